@@ -1,0 +1,1 @@
+"""Subcommands of `distill`: every module defines `register(subparsers)` and sets `func`."""

@@ -1,0 +1,92 @@
+"""Published row contracts: one pydantic model per release config, and which tables feed it.
+
+Every published row carries `id` (stable content hash), `source`, `source_ref` (file + line or
+run/turn/episode id), `quality_score` (0..1) and `metadata` (a JSON string of source-specific
+fields). Source tables that feed a config ("feed tables") hold these columns, the config's core
+columns, and two internal columns the curation layer uses and drops before publishing:
+`split_group` (the group no split may cut: task, session, scenario, player) and `event_time`
+(unix seconds of the underlying record; the earliest wins ties in dedup).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+from pydantic import BaseModel, Field
+
+
+class Message(BaseModel):
+    """One chat message."""
+
+    role: str = Field(description="system | user | assistant | tool")
+    content: str
+
+
+class PublishedRow(BaseModel):
+    """Columns every config has."""
+
+    id: str = Field(description="sha256 of the row's content fields, first 16 hex digits")
+    source: str = Field(description="traces | escalations | revisions | telemetry")
+    source_ref: str = Field(description="where in raw data the row came from")
+    quality_score: float = Field(ge=0.0, le=1.0)
+    metadata: str = Field(description="JSON object of source-specific fields")
+
+
+class SftRow(PublishedRow):
+    """`sft`: chat messages; for traces the assistant target is the tool-call JSON (seed 003)."""
+
+    messages: list[Message]
+
+
+class DpoRow(PublishedRow):
+    """`dpo`: a preference pair (TRL's prompt/chosen/rejected)."""
+
+    prompt: str
+    chosen: str
+    rejected: str
+
+
+class InstructionRow(PublishedRow):
+    """`instruction`: Alpaca-style instruction/input/output (seed 000 format 1)."""
+
+    instruction: str
+    input: str
+    output: str
+
+
+COMMON_SCHEMA: dict[str, pl.DataType] = {
+    "id": pl.String(),
+    "source": pl.String(),
+    "source_ref": pl.String(),
+    "quality_score": pl.Float64(),
+    "metadata": pl.String(),
+}
+INTERNAL_SCHEMA: dict[str, pl.DataType] = {"split_group": pl.String(), "event_time": pl.Float64()}
+MESSAGES_DTYPE = pl.List(pl.Struct({"role": pl.String(), "content": pl.String()}))
+
+CORE_SCHEMAS: dict[str, dict[str, pl.DataType]] = {
+    "sft": {"messages": MESSAGES_DTYPE},
+    "dpo": {"prompt": pl.String(), "chosen": pl.String(), "rejected": pl.String()},
+    "instruction": {"instruction": pl.String(), "input": pl.String(), "output": pl.String()},
+}
+ROW_MODELS: dict[str, type[PublishedRow]] = {
+    "sft": SftRow,
+    "dpo": DpoRow,
+    "instruction": InstructionRow,
+}
+
+# config -> the partitioned lake tables (source, table) whose rows it publishes
+CONFIG_FEEDS: dict[str, list[tuple[str, str]]] = {
+    "sft": [("traces", "sft_steps"), ("telemetry", "dialogues")],
+    "dpo": [("revisions", "revision_pairs")],
+    "instruction": [("escalations", "instruction_examples")],
+}
+
+
+def published_schema(config: str) -> pl.Schema:
+    """Return the exact published column order and types of a config."""
+    return pl.Schema({**COMMON_SCHEMA, **CORE_SCHEMAS[config]})
+
+
+def feed_schema(config: str) -> pl.Schema:
+    """Return the columns a feed table of `config` must hold (published + internal)."""
+    return pl.Schema({**COMMON_SCHEMA, **CORE_SCHEMAS[config], **INTERNAL_SCHEMA})

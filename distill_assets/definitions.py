@@ -1,0 +1,21 @@
+"""The one entry point: load the defs folder and apply project-wide policy here only."""
+
+import dagster as dg
+
+from distill_assets import defs as defs_package
+from distill_assets.defs.resources import DistillSettings, LakeIOManager
+
+
+@dg.definitions
+def defs() -> dg.Definitions:
+    """Every source's assets, checks, jobs, schedules and sensors, with the shared resources."""
+    return dg.Definitions.merge(
+        dg.load_defs(defs_root=defs_package),
+        dg.Definitions(
+            resources={
+                "io_manager": LakeIOManager(),
+                "settings": DistillSettings(),
+            },
+            executor=dg.multiprocess_executor.configured({"max_concurrent": 2}),
+        ),
+    )

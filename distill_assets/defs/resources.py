@@ -1,0 +1,92 @@
+"""Project-wide resources: settings, the Parquet lake IO manager.
+
+`LakeIOManager` is built on Dagster's `UPathIOManager` (dagster-polars 0.27.12 breaks on Polars 2.x,
+see DESIGN.md): outputs are Polars frames (a LazyFrame is streamed), Arrow tables, or a
+`StagedParquet` file an asset wrote itself with DuckDB; all land atomically at
+`<lake root>/<source>/<table>/<partition>.parquet`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import polars as pl
+import pyarrow as pa
+from upath import UPath
+
+from distill_assets.lib.lake import move_into_place, parquet_row_count, write_parquet_atomic
+from distill_assets.lib.settings import Settings
+
+
+class DistillSettings(dg.ConfigurableResource):
+    """Where raw data lands, where the lake and hub live, and the dataset's name.
+
+    Empty fields fall back to `DISTILL_*` environment variables, then to folders under
+    `DISTILL_DATA_DIR` (see `distill_assets.lib.settings`).
+    """
+
+    raw_root: str = ""
+    lake_root: str = ""
+    hub_root: str = ""
+    dataset_name: str = ""
+
+    def resolved(self) -> Settings:
+        """Return the effective settings."""
+        return Settings.resolve(
+            raw_root=self.raw_root or None,
+            lake_root=self.lake_root or None,
+            hub_root=self.hub_root or None,
+            dataset_name=self.dataset_name or None,
+        )
+
+
+@dataclass(frozen=True)
+class StagedParquet:
+    """A Parquet file an asset already wrote to local disk; the IO manager moves it into place."""
+
+    path: Path
+
+
+class ParquetLakeIO(dg.UPathIOManager):
+    """UPath IO manager writing Parquet atomically and loading Polars frames."""
+
+    extension: str = ".parquet"
+
+    def dump_to_path(self, context: dg.OutputContext, obj: Any, path: UPath) -> None:
+        """Write `obj` to `path` atomically."""
+        if isinstance(obj, StagedParquet):
+            move_into_place(obj.path, path)
+        elif isinstance(obj, pl.DataFrame | pl.LazyFrame | pa.Table):
+            write_parquet_atomic(obj, path)
+        else:
+            raise TypeError(f"the lake stores Polars/Arrow frames, not {type(obj).__name__}")
+
+    def load_from_path(self, context: dg.InputContext, path: UPath) -> pl.DataFrame | pl.LazyFrame:
+        """Load a Parquet file as a LazyFrame when the input asks for one, else a DataFrame."""
+        frame = pl.scan_parquet(str(path))
+        if context.dagster_type.typing_type is pl.LazyFrame:
+            return frame
+        return frame.collect()
+
+    def get_metadata(self, context: dg.OutputContext, obj: Any) -> dict[str, Any]:
+        """Report the written row count (from the Parquet footer)."""
+        path = (
+            next(iter(self._get_paths_for_partitions(context).values()))
+            if context.has_asset_partitions
+            else self._get_path(context)
+        )
+        return {"dagster/row_count": dg.MetadataValue.int(parquet_row_count(path))}
+
+
+class LakeIOManager(dg.ConfigurableIOManagerFactory):
+    """The lake IO manager; `lake_root` empty means the settings' lake root."""
+
+    lake_root: str = ""
+
+    def create_io_manager(self, context: dg.InitResourceContext) -> ParquetLakeIO:
+        """Build the IO manager rooted at the configured lake."""
+        root = self.lake_root or Settings.resolve().lake_root
+        return ParquetLakeIO(base_path=UPath(root))

@@ -1,0 +1,125 @@
+"""The Parquet lake: where tables live and how they are written (atomically) and scanned.
+
+Layout: `<lake root>/<source>/<table>/<YYYY-MM-DD>.parquet` for partitioned tables and
+`<lake root>/<source>/<table>.parquet` for global ones. Every write goes to a temporary name in
+the same folder and is renamed into place, so readers never see a half-written file and re-running
+a partition replaces it whole.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+from upath import UPath
+
+PARQUET_COMPRESSION = "zstd"
+ROW_GROUP_SIZE = 8192
+
+
+def table_dir(lake_root: str, source: str, table: str) -> UPath:
+    """Return the folder of a partitioned table."""
+    return UPath(lake_root) / source / table
+
+
+def partition_path(lake_root: str, source: str, table: str, partition: str) -> UPath:
+    """Return the file of one partition of a table."""
+    return table_dir(lake_root, source, table) / f"{partition}.parquet"
+
+
+def global_path(lake_root: str, source: str, table: str) -> UPath:
+    """Return the file of an unpartitioned table."""
+    return UPath(lake_root) / source / f"{table}.parquet"
+
+
+def partition_files(lake_root: str, source: str, table: str) -> list[str]:
+    """Return every partition file of a table, sorted by partition key."""
+    folder = table_dir(lake_root, source, table)
+    if not folder.exists():
+        return []
+    return sorted(str(p) for p in folder.iterdir() if p.name.endswith(".parquet"))
+
+
+def scan_partitions(
+    lake_root: str, source: str, table: str, schema: pl.Schema | None = None
+) -> pl.LazyFrame:
+    """Lazily scan all partitions of a table, adding a `partition` column (YYYY-MM-DD).
+
+    With no partition written yet, return an empty frame of `schema` (if given).
+    """
+    files = partition_files(lake_root, source, table)
+    if not files:
+        return pl.LazyFrame(schema=schema or {}).with_columns(
+            pl.lit(None, dtype=pl.String).alias("partition")
+        )
+    frames = [
+        pl.scan_parquet(f).with_columns(pl.lit(Path(f).stem).alias("partition")) for f in files
+    ]
+    return pl.concat(frames, how="diagonal_relaxed")
+
+
+def _temporary_sibling(path: UPath) -> UPath:
+    return path.parent / f".{path.name}.{uuid.uuid4().hex}.tmp"
+
+
+def _publish(tmp: UPath, path: UPath) -> None:
+    if tmp.protocol in ("", "file", "local"):
+        os.replace(tmp.path, path.path)
+    else:
+        tmp.fs.mv(tmp.path, path.path)
+
+
+def write_parquet_atomic(obj: pl.DataFrame | pl.LazyFrame | pa.Table, path: UPath) -> None:
+    """Write a frame (a LazyFrame is streamed) to `path` atomically: temporary name, then rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _temporary_sibling(path)
+    try:
+        if isinstance(obj, pl.LazyFrame):
+            obj.sink_parquet(
+                str(tmp), compression=PARQUET_COMPRESSION, row_group_size=ROW_GROUP_SIZE
+            )
+        else:
+            table = obj.to_arrow() if isinstance(obj, pl.DataFrame) else obj
+            with tmp.open("wb") as handle:
+                pq.write_table(
+                    table, handle, compression=PARQUET_COMPRESSION, row_group_size=ROW_GROUP_SIZE
+                )
+        _publish(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def move_into_place(staged: Path, path: UPath) -> None:
+    """Move a Parquet file an asset wrote locally (e.g. by DuckDB COPY) atomically to `path`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.protocol in ("", "file", "local"):
+        tmp = _temporary_sibling(path)
+        os.replace(staged, tmp.path) if _same_device(staged, Path(tmp.path)) else _copy(staged, tmp)
+        os.replace(tmp.path, path.path)
+    else:
+        tmp = _temporary_sibling(path)
+        tmp.fs.put_file(str(staged), tmp.path)
+        _publish(tmp, path)
+        staged.unlink(missing_ok=True)
+
+
+def _same_device(a: Path, b: Path) -> bool:
+    return a.stat().st_dev == b.parent.stat().st_dev
+
+
+def _copy(staged: Path, tmp: UPath) -> None:
+    with staged.open("rb") as src, tmp.open("wb") as dst:
+        while chunk := src.read(8 << 20):
+            dst.write(chunk)
+    staged.unlink()
+
+
+def parquet_row_count(path: UPath) -> int:
+    """Return the number of rows recorded in a Parquet file's footer."""
+    with path.open("rb") as handle:
+        return pq.ParquetFile(handle).metadata.num_rows

@@ -1,0 +1,53 @@
+"""Materialization metadata a data engineer reads in the UI: funnels, histograms, previews."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import dagster as dg
+import polars as pl
+
+HISTOGRAM_BINS = 10
+
+
+def funnel(counts: Mapping[str, int]) -> dg.MetadataValue:
+    """Render reason → count (e.g. drop or quarantine reasons) as a Markdown table."""
+    rows = "\n".join(f"| {reason} | {count} |" for reason, count in sorted(counts.items()))
+    return dg.MetadataValue.md(f"| reason | rows |\n| --- | --- |\n{rows}" if rows else "none")
+
+
+def reason_counts(frame: pl.DataFrame | pl.LazyFrame, column: str = "reason") -> dict[str, int]:
+    """Count rows per value of `column` (a reason code)."""
+    lazy = frame.lazy() if isinstance(frame, pl.DataFrame) else frame
+    counted = lazy.group_by(column).agg(pl.len().alias("n")).collect()
+    return {str(r): int(n) for r, n in counted.iter_rows()}
+
+
+def histogram(values: pl.Series, lo: float = 0.0, hi: float = 1.0) -> dg.MetadataValue:
+    """Render a fixed-range histogram of scores in [lo, hi] as a Markdown table."""
+    clean = values.drop_nulls().cast(pl.Float64)
+    if clean.is_empty():
+        return dg.MetadataValue.md("no scores")
+    width = (hi - lo) / HISTOGRAM_BINS
+    bins = ((clean - lo) / width).floor().clip(0, HISTOGRAM_BINS - 1).cast(pl.Int64)
+    counts = dict(bins.value_counts().iter_rows())
+    lines = [
+        f"| [{lo + i * width:.1f}, {lo + (i + 1) * width:.1f}) | {counts.get(i, 0)} |"
+        for i in range(HISTOGRAM_BINS)
+    ]
+    return dg.MetadataValue.md("| score | rows |\n| --- | --- |\n" + "\n".join(lines))
+
+
+def preview(frame: pl.DataFrame, rows: int = 5, width: int = 80) -> dg.MetadataValue:
+    """Render the first rows as Markdown, long cells cut to `width` characters."""
+    head = frame.head(rows).with_columns(pl.all().cast(pl.String, strict=False).str.slice(0, width))
+    if head.is_empty():
+        return dg.MetadataValue.md("no rows")
+    header = "| " + " | ".join(head.columns) + " |\n|" + " --- |" * len(head.columns)
+    body = "\n".join(
+        "| "
+        + " | ".join(("" if v is None else v.replace("|", "\\|").replace("\n", " ")) for v in r)
+        + " |"
+        for r in head.iter_rows()
+    )
+    return dg.MetadataValue.md(f"{header}\n{body}")

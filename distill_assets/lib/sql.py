@@ -1,0 +1,29 @@
+"""Load DuckDB SQL statements from `sql/<source>/<verb>_<table>.sql`.
+
+The folder is found inside the installed package (the wheel force-includes it as
+`distill_assets/sql`) or, in a checkout, beside `pyproject.toml`.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import resources
+from pathlib import Path
+
+
+@cache
+def sql_root() -> Path:
+    """Return the folder holding distill's SQL files."""
+    packaged = Path(str(resources.files("distill_assets"))) / "sql"
+    if packaged.is_dir():
+        return packaged
+    for folder in Path(__file__).resolve().parents:
+        if (folder / "pyproject.toml").is_file() and (folder / "sql").is_dir():
+            return folder / "sql"
+    raise FileNotFoundError("distill's sql/ folder is neither packaged nor in a checkout")
+
+
+@cache
+def load_sql(name: str) -> str:
+    """Return the statement in `sql/<name>.sql`, e.g. `load_sql("traces/select_events")`."""
+    return (sql_root() / f"{name}.sql").read_text(encoding="utf-8")

@@ -1,0 +1,57 @@
+"""Shared fixtures: an isolated data folder per test and real Dagster materializations into it."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from distill_assets.lib.settings import Settings
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = PROJECT_ROOT / "data" / "samples"
+SAMPLE_DATES = ("2026-11-19", "2026-11-20")
+
+
+@pytest.fixture
+def distill_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
+    """Point every distill root at a fresh folder under `tmp_path`."""
+    data_dir = tmp_path / "data"
+    monkeypatch.setenv("DISTILL_DATA_DIR", str(data_dir))
+    for name in ("DISTILL_RAW_ROOT", "DISTILL_LAKE_ROOT", "DISTILL_HUB_ROOT"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dagster_home"))
+    (tmp_path / "dagster_home").mkdir()
+    return Settings.resolve()
+
+
+@pytest.fixture
+def sample_env(distill_env: Settings) -> Settings:
+    """`distill_env` with the committed samples landed in its raw root."""
+    shutil.copytree(SAMPLES, distill_env.raw_root)
+    return distill_env
+
+
+def land(settings: Settings, source: str, day: str, name: str, text: str | bytes) -> Path:
+    """Write one raw file into `<raw root>/<source>/<day>/<name>` and return its path."""
+    path = Path(settings.raw_root) / source / day / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+def materialize(selection: str, partition: str | None = None) -> dg.ExecuteInProcessResult:
+    """Materialize `selection` (Dagster selection syntax) of the real definitions in-process."""
+    from distill_assets.definitions import defs
+
+    definitions = defs()
+    job = dg.define_asset_job("test_job", selection=selection)
+    resolved = dg.Definitions.merge(definitions, dg.Definitions(jobs=[job]))
+    return resolved.resolve_job_def("test_job").execute_in_process(
+        partition_key=partition, raise_on_error=True
+    )
