@@ -37,6 +37,45 @@ class SftRow(PublishedRow):
     messages: list[Message]
 
 
+class ToolFunction(BaseModel):
+    """The function a tool call invokes; `arguments` is a JSON string (OpenAI/TRL)."""
+
+    name: str
+    arguments: str
+
+
+class ToolCall(BaseModel):
+    """One tool call of an assistant message."""
+
+    id: str
+    type: str = Field(description="always `function`")
+    function: ToolFunction
+
+
+class ToolMessage(BaseModel):
+    """A chat message in the tool-calling format.
+
+    Assistant messages carry `tool_calls` (and no content), `tool` messages carry the
+    `tool_call_id` they answer.
+    """
+
+    role: str = Field(description="system | user | assistant | tool")
+    content: str | None
+    tool_calls: list[ToolCall] | None
+    tool_call_id: str | None
+
+
+class SftToolsRow(PublishedRow):
+    """`sft_tools`: trace steps in TRL/OpenAI tool-calling form.
+
+    `tools` is the JSON array of the tools' function schemas (json.loads it for libraries that
+    want a list of dicts).
+    """
+
+    messages: list[ToolMessage]
+    tools: str
+
+
 class DpoRow(PublishedRow):
     """`dpo`: a preference pair (TRL's prompt/chosen/rejected)."""
 
@@ -62,16 +101,36 @@ COMMON_SCHEMA: dict[str, pl.DataType] = {
 }
 INTERNAL_SCHEMA: dict[str, pl.DataType] = {"split_group": pl.String(), "event_time": pl.Float64()}
 MESSAGES_DTYPE = pl.List(pl.Struct({"role": pl.String(), "content": pl.String()}))
+TOOL_MESSAGES_DTYPE = pl.List(
+    pl.Struct(
+        {
+            "role": pl.String(),
+            "content": pl.String(),
+            "tool_calls": pl.List(
+                pl.Struct(
+                    {
+                        "id": pl.String(),
+                        "type": pl.String(),
+                        "function": pl.Struct({"name": pl.String(), "arguments": pl.String()}),
+                    }
+                )
+            ),
+            "tool_call_id": pl.String(),
+        }
+    )
+)
 
 CORE_SCHEMAS: dict[str, dict[str, pl.DataType]] = {
     "sft": {"messages": MESSAGES_DTYPE},
     "dpo": {"prompt": pl.String(), "chosen": pl.String(), "rejected": pl.String()},
     "instruction": {"instruction": pl.String(), "input": pl.String(), "output": pl.String()},
+    "sft_tools": {"messages": TOOL_MESSAGES_DTYPE, "tools": pl.String()},
 }
 ROW_MODELS: dict[str, type[PublishedRow]] = {
     "sft": SftRow,
     "dpo": DpoRow,
     "instruction": InstructionRow,
+    "sft_tools": SftToolsRow,
 }
 
 # config -> the partitioned lake tables (source, table) whose rows it publishes
@@ -79,6 +138,7 @@ CONFIG_FEEDS: dict[str, list[tuple[str, str]]] = {
     "sft": [("traces", "sft_steps"), ("telemetry", "dialogues")],
     "dpo": [("revisions", "revision_pairs")],
     "instruction": [("escalations", "instruction_examples")],
+    "sft_tools": [("traces", "sft_tool_steps")],
 }
 
 

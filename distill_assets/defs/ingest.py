@@ -51,10 +51,15 @@ def ingest_partition(
     raw_paths: list[str],
     raw_root: str | None = None,
     parse_sql: str | None = None,
+    *,
+    params: Mapping[str, object] | None = None,
+    bronze_exclude: tuple[str, ...] = (),
 ) -> IngestResult:
     """Parse `raw_paths` with `sql/<source>/select_parsed_<table>.sql` into staged Parquet files.
 
-    `source_file` values are relative to `raw_root` (e.g. `traces/2026-11-19/a.jsonl`).
+    `source_file` values are relative to `raw_root` (e.g. `traces/2026-11-19/a.jsonl`). `params`
+    are the parse statement's bind parameters; `bronze_exclude` names parse columns kept out of
+    bronze (e.g. `line` when only quarantine may hold the raw text).
     """
     statement = parse_sql or load_sql(f"{source}/select_parsed_{table}")
     reader = RawLineReader(raw_paths, root=raw_root)
@@ -64,10 +69,11 @@ def ingest_partition(
     try:
         con.execute("SET preserve_insertion_order = true")
         con.register("raw_lines", reader.reader())
-        con.execute(f"COPY ({statement}) TO '{stage}.parquet' {_COPY_OPTIONS}")
+        con.execute(f"COPY ({statement}) TO '{stage}.parquet' {_COPY_OPTIONS}", params or {})
         con.execute(f"CREATE VIEW stage AS SELECT * FROM read_parquet('{stage}.parquet')")
+        excluded = ", ".join(("quarantine_reason", "quarantine_detail", *bronze_exclude))
         con.execute(
-            "COPY (SELECT * EXCLUDE (quarantine_reason, quarantine_detail) FROM stage "
+            f"COPY (SELECT * EXCLUDE ({excluded}) FROM stage "
             f"WHERE quarantine_reason IS NULL) TO '{bronze}.parquet' {_COPY_OPTIONS}"
         )
         con.execute(_quarantine_copy(quarantine), {"source": source})

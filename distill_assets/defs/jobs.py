@@ -19,4 +19,5 @@ publish_release = dg.define_asset_job(
     RELEASE_JOB,
     selection=dg.AssetSelection.groups("curation", "release"),
     description="Curate all history and publish a new dataset version.",
+    tags={"distill/release": "publish"},
 )

@@ -30,7 +30,8 @@ def with_stable_id(frame: pl.DataFrame, columns: list[str], name: str = "id") ->
     con = duckdb.connect()
     try:
         con.register("frame", frame)
-        ids = con.execute(f"SELECT left(sha256({joined}), {ID_HEX_DIGITS}) AS id FROM frame").pl()
+        query = f"SELECT left(sha256({joined}), {ID_HEX_DIGITS}) AS id FROM frame"
+        ids = pl.from_arrow(con.sql(query).to_arrow_table())
     finally:
         con.close()
     return frame.with_columns(ids.get_column("id").alias(name))

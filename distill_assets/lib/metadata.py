@@ -40,7 +40,20 @@ def histogram(values: pl.Series, lo: float = 0.0, hi: float = 1.0) -> dg.Metadat
 
 def preview(frame: pl.DataFrame, rows: int = 5, width: int = 80) -> dg.MetadataValue:
     """Render the first rows as Markdown, long cells cut to `width` characters."""
-    head = frame.head(rows).with_columns(pl.all().cast(pl.String, strict=False).str.slice(0, width))
+    # Lists and structs (e.g. chat `messages`) cannot be cast to String: show them as JSON.
+    head = frame.head(rows).with_columns(
+        (
+            pl.struct(pl.col(name).alias("v"))
+            .struct.json_encode()
+            .str.strip_prefix('{"v":')
+            .str.strip_suffix("}")
+            if dtype.is_nested()
+            else pl.col(name).cast(pl.String, strict=False)
+        )
+        .str.slice(0, width)
+        .alias(name)
+        for name, dtype in frame.schema.items()
+    )
     if head.is_empty():
         return dg.MetadataValue.md("no rows")
     header = "| " + " | ".join(head.columns) + " |\n|" + " --- |" * len(head.columns)

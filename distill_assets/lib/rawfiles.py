@@ -136,6 +136,8 @@ class RawLineReader:
                 emitted = int(line_no[-1].as_py()) if len(line_no) else emitted
                 yield self._to_batch(path, line_no, raw)
         except pa.ArrowInvalid as exc:
+            if "Empty CSV file" in str(exc):
+                return  # an empty file (e.g. just created by a writer) holds no records
             if "straddling" not in str(exc) and "block" not in str(exc):
                 raise
             yield from self._slow_path(path, after_line=emitted)

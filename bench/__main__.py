@@ -1,0 +1,38 @@
+"""Run every benchmark module of this package and print their Markdown tables.
+
+`python -m bench` (what `make bench` runs) uses each module's full default sizes;
+`python -m bench --quick` runs tiny sizes as a smoke test. Results also go to bench/results/.
+"""
+
+import argparse
+import importlib
+import pkgutil
+import sys
+from pathlib import Path
+
+import bench
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="tiny sizes (smoke test)")
+    parser.add_argument("--only", default=None, help="run only this benchmark module")
+    args = parser.parse_args(argv)
+    names = sorted(
+        info.name
+        for info in pkgutil.iter_modules(bench.__path__)
+        if not info.name.startswith("_") and (args.only is None or info.name == args.only)
+    )
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        module = importlib.import_module(f"bench.{name}")
+        section = module.run(quick=args.quick)
+        (RESULTS / f"{name}{'-quick' if args.quick else ''}.md").write_text(section + "\n")
+        print(section)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,130 @@
+"""Curation assets: one per release config, over all history of its feed tables.
+
+`curation/<config>` holds the scrubbed, exactly-deduplicated rows of every feed table of the config
+(`CONFIG_FEEDS`), with a stable train/test split; `curation/<config>_duplicates` holds every row
+removed as an exact duplicate and the id of the row kept in its place. Both are unpartitioned and
+re-read every partition of the feeds, so the result never depends on the order partitions were
+ingested in. Rules and hashes: `distill_assets.rules.curation`.
+"""
+
+import dagster as dg
+import polars as pl
+
+from distill_assets.contracts.published import CONFIG_FEEDS
+from distill_assets.defs.curation.curate import CurationResult, curate, feed_partitions, scan_feeds
+from distill_assets.defs.resources import DistillSettings
+from distill_assets.lib.metadata import funnel, histogram, preview
+from distill_assets.rules import rules_metadata, rules_version
+from distill_assets.rules.curation import SPLITS, TEST_FRACTION
+
+GROUP = "curation"
+KINDS = {"polars", "duckdb"}
+
+
+def duplicates_key(config: str) -> dg.AssetKey:
+    """Return the key of a config's removed-duplicates table."""
+    return dg.AssetKey([GROUP, f"{config}_duplicates"])
+
+
+def source_split_counts(curated: pl.DataFrame) -> dg.MetadataValue:
+    """Render rows per source and split as a Markdown table."""
+    counts = curated.group_by("source", "split").len()
+    lookup = {(s, sp): n for s, sp, n in counts.iter_rows()}
+    sources = sorted({s for s, _ in lookup})
+    lines = [
+        f"| {s} | " + " | ".join(str(lookup.get((s, sp), 0)) for sp in SPLITS) + " |"
+        for s in sources
+    ]
+    header = "| source | " + " | ".join(SPLITS) + " |\n|---|" + "---|" * len(SPLITS)
+    return dg.MetadataValue.md("\n".join([header, *lines]) if lines else "no rows")
+
+
+def redaction_table(redactions: dict[str, int]) -> dg.MetadataValue:
+    """Render matches replaced per redaction kind (in rule order) as a Markdown table."""
+    lines = [f"| {kind} | {n} |" for kind, n in redactions.items()]
+    return dg.MetadataValue.md("| kind | matches |\n|---|---|\n" + "\n".join(lines))
+
+
+def input_partitions(partitions: dict[str, list[str]]) -> dg.MetadataValue:
+    """Render, per feed table, how many partitions were read and their range."""
+    lines = [
+        f"| {feed} | {len(days)} | {days[0] if days else ''} | {days[-1] if days else ''} |"
+        for feed, days in sorted(partitions.items())
+    ]
+    return dg.MetadataValue.md(
+        "| feed table | partitions | first | last |\n|---|---|---|---|\n" + "\n".join(lines)
+    )
+
+
+def curation_metadata(
+    result: CurationResult, partitions: dict[str, list[str]]
+) -> dict[str, object]:
+    """Return the materialization metadata of a curated table."""
+    curated = result.curated
+    return {
+        "rows_in": dg.MetadataValue.int(result.rows_in),
+        "rows_out": dg.MetadataValue.int(curated.height),
+        "dropped": funnel(result.drop_reasons),
+        "redactions": redaction_table(result.redactions),
+        "redacted_rows": dg.MetadataValue.int(result.redacted_rows),
+        "rows_by_source_and_split": source_split_counts(curated),
+        "test_fraction": dg.MetadataValue.float(TEST_FRACTION),
+        "quality_score": histogram(curated.get_column("quality_score")),
+        "input_partitions": input_partitions(partitions),
+        "preview": preview(curated),
+        **rules_metadata(GROUP),
+    }
+
+
+def build_curation_asset(config: str) -> dg.AssetsDefinition:
+    """Return the multi-asset curating `config`: `curation/<config>` and its duplicates table."""
+    feeds = [dg.AssetKey([source, table]) for source, table in CONFIG_FEEDS[config]]
+    code_version = rules_version(GROUP)
+
+    @dg.multi_asset(
+        name=f"curate_{config}",
+        outs={
+            "curated": dg.AssetOut(
+                key=dg.AssetKey([GROUP, config]),
+                description=(
+                    f"`{config}` rows of every feed table and partition, scrubbed of secrets, "
+                    "e-mail addresses and phone numbers, exactly deduplicated on normalized "
+                    "content (representative: highest quality, then earliest, then smallest id) "
+                    "and split train/test by a stable hash of the row's group. Columns: the "
+                    "published ones, `split`, and audit columns `split_group, content_hash, "
+                    "partition`."
+                ),
+                code_version=code_version,
+                kinds=KINDS,
+            ),
+            "duplicates": dg.AssetOut(
+                key=duplicates_key(config),
+                description=(
+                    f"`{config}` rows removed as exact duplicates: id, source, source_ref, "
+                    "partition, content_hash and `kept_id`, the row published in their place."
+                ),
+                code_version=code_version,
+                kinds=KINDS,
+            ),
+        },
+        deps=feeds,
+        group_name=GROUP,
+    )
+    def curate_config(
+        context: dg.AssetExecutionContext, settings: DistillSettings
+    ) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """Scrub, deduplicate and split one config's feed rows over all history."""
+        lake_root = settings.resolved().lake_root
+        partitions = feed_partitions(lake_root, config)
+        result = curate(scan_feeds(lake_root, config), config)
+        context.add_output_metadata(curation_metadata(result, partitions), output_name="curated")
+        context.add_output_metadata(
+            {"kept_ids": dg.MetadataValue.int(result.duplicates["kept_id"].n_unique())},
+            output_name="duplicates",
+        )
+        return result.curated, result.duplicates
+
+    return curate_config
+
+
+curation_assets: list[dg.AssetsDefinition] = [build_curation_asset(c) for c in CONFIG_FEEDS]

@@ -1,0 +1,76 @@
+"""Apply a string expression to every text leaf of a column, however deeply it is nested.
+
+Published configs hold text at several depths: plain strings (`prompt`), strings in lists
+(`thought_process`), strings in lists of structs (`messages[].content`). These helpers build one
+vectorized Polars expression per column that reaches all of them, so scrubbing, dedup keys and
+leak checks stay generic over whatever `CORE_SCHEMAS` holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+import polars as pl
+
+StringFn = Callable[[pl.Expr], pl.Expr]
+
+
+def has_text(dtype: pl.DataType) -> bool:
+    """Return whether `dtype` is a string or contains one."""
+    if dtype == pl.String:
+        return True
+    if isinstance(dtype, pl.List):
+        return has_text(dtype.inner)
+    if isinstance(dtype, pl.Struct):
+        return any(has_text(field.dtype) for field in dtype.fields)
+    return False
+
+
+def text_columns(
+    schema: Mapping[str, pl.DataType], exclude: frozenset[str]
+) -> dict[str, pl.DataType]:
+    """Return the columns of `schema` holding text, minus `exclude`, in schema order."""
+    return {
+        name: dtype for name, dtype in schema.items() if name not in exclude and has_text(dtype)
+    }
+
+
+def map_text(expr: pl.Expr, dtype: pl.DataType, fn: StringFn) -> pl.Expr:
+    """Return `expr` with `fn` applied to every string inside it (other values unchanged)."""
+    if dtype == pl.String:
+        return fn(expr)
+    if isinstance(dtype, pl.List) and has_text(dtype.inner):
+        return expr.list.eval(map_text(pl.element(), dtype.inner, fn))
+    if isinstance(dtype, pl.Struct):
+        fields = [
+            map_text(pl.field(field.name), field.dtype, fn).alias(field.name)
+            for field in dtype.fields
+            if has_text(field.dtype)
+        ]
+        return expr.struct.with_fields(fields) if fields else expr
+    return expr
+
+
+def sum_text(expr: pl.Expr, dtype: pl.DataType, fn: StringFn) -> pl.Expr:
+    """Return, per row, the sum of the integer `fn(string)` over every string inside `expr`.
+
+    Null strings, lists and structs count 0.
+    """
+    if dtype == pl.String:
+        return fn(expr).cast(pl.Int64).fill_null(0)
+    if isinstance(dtype, pl.List) and has_text(dtype.inner):
+        return expr.list.eval(sum_text(pl.element(), dtype.inner, fn)).list.sum().fill_null(0)
+    if isinstance(dtype, pl.Struct) and has_text(dtype):
+        return pl.sum_horizontal(
+            sum_text(expr.struct.field(field.name), field.dtype, fn)
+            for field in dtype.fields
+            if has_text(field.dtype)
+        ).fill_null(0)
+    return pl.lit(0, dtype=pl.Int64)
+
+
+def sum_columns(columns: Mapping[str, pl.DataType], fn: StringFn) -> pl.Expr:
+    """Return, per row, the sum of `fn(string)` over every string of every column in `columns`."""
+    if not columns:
+        return pl.lit(0, dtype=pl.Int64)
+    return pl.sum_horizontal(sum_text(pl.col(name), dtype, fn) for name, dtype in columns.items())

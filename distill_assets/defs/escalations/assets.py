@@ -1,0 +1,128 @@
+"""Escalations (seed 000): raw JSONL → records → distillation_examples → instruction rows.
+
+Layers, one daily partition (ingest date) each:
+- `escalations/records` + `escalations/quarantine` (bronze, DuckDB): every raw line parsed against
+  `contracts.escalations.Interaction`, or quarantined with a reason code, file and line.
+- `escalations/distillation_examples` (silver, Polars): the seed's canonical table with reasoning
+  type, steps, classification, quality flags and score (`rules/escalations.py`).
+- `escalations/instruction_examples` (feed of the `instruction` config): Alpaca rows above the
+  quality threshold, drop reasons counted.
+"""
+
+import dagster as dg
+import polars as pl
+
+from distill_assets.defs.escalations.examples import distillation_examples as build_examples
+from distill_assets.defs.escalations.instruction import instruction_rows
+from distill_assets.defs.escalations.records import RECORDS, SOURCE, ingest_records
+from distill_assets.defs.ingest import QUARANTINE_TABLE, ingest_metadata
+from distill_assets.defs.partitions import daily_partitions
+from distill_assets.defs.resources import DistillSettings, StagedParquet
+from distill_assets.lib.metadata import funnel, histogram, preview, reason_counts
+from distill_assets.lib.rawfiles import list_raw_files
+from distill_assets.rules import escalations as rules
+from distill_assets.rules import rules_metadata, rules_version
+
+EXAMPLES = "distillation_examples"
+INSTRUCTION = "instruction_examples"
+PREVIEW_COLUMNS = ("id", "source_ref", "reasoning_type", "domain", "quality_score", "query")
+
+
+@dg.multi_asset(
+    outs={
+        RECORDS: dg.AssetOut(
+            key=[SOURCE, RECORDS],
+            description=(
+                "Bronze escalations: one row per valid raw escalation line (seed 000 Interaction), "
+                "with its id (producer's or SHA256(query + timestamp)[:16]), unix `created_at`, "
+                "optional pre-labels and unknown fields in `extra`."
+            ),
+            kinds={"duckdb"},
+        ),
+        QUARANTINE_TABLE: dg.AssetOut(
+            key=[SOURCE, QUARANTINE_TABLE],
+            description=(
+                "Escalation lines that failed the raw contract, with reason code, detail, file, "
+                "line and the raw text (invalid_json, missing_query, duplicate_id, ...)."
+            ),
+            kinds={"duckdb"},
+        ),
+    },
+    partitions_def=daily_partitions,
+    group_name=SOURCE,
+)
+def escalation_records(
+    context: dg.AssetExecutionContext, settings: DistillSettings
+) -> tuple[StagedParquet, StagedParquet]:
+    """Stream a day of raw escalation JSONL through DuckDB into records and quarantine."""
+    cfg = settings.resolved()
+    paths = list_raw_files(cfg.raw_root, SOURCE, context.partition_key)
+    result = ingest_records(paths, raw_root=cfg.raw_root)
+    context.add_output_metadata(ingest_metadata(result), output_name=RECORDS)
+    context.add_output_metadata(
+        {"by_reason": funnel(result.quarantine_by_reason)}, output_name=QUARANTINE_TABLE
+    )
+    return result.bronze, result.quarantine
+
+
+@dg.asset(
+    key=[SOURCE, EXAMPLES],
+    ins={"records": dg.AssetIn(key=[SOURCE, RECORDS])},
+    partitions_def=daily_partitions,
+    group_name=SOURCE,
+    kinds={"polars"},
+    code_version=rules_version(SOURCE),
+)
+def distillation_examples(context: dg.AssetExecutionContext, records: pl.LazyFrame) -> pl.DataFrame:
+    """Seed 000 canonical distillation examples: one per escalation record.
+
+    Reasoning type from the seed's CoT/tool/correction indicator regexes, numbered reasoning steps,
+    classification (pre-labels win over heuristics), quality flags and the seed's quality score.
+    `human_reviewed` is 0 (pending) until review decisions arrive.
+    """
+    examples = build_examples(records).collect()
+    context.add_output_metadata(
+        {
+            "rows": examples.height,
+            "reasoning_types": funnel(reason_counts(examples, "reasoning_type")),
+            "domains": funnel(reason_counts(examples, "domain")),
+            "quality_flags": funnel(
+                reason_counts(
+                    examples.select(pl.col("quality_flags").explode()).drop_nulls(), "quality_flags"
+                )
+            ),
+            "quality_score": histogram(examples.get_column("quality_score")),
+            "preview": preview(examples.select(PREVIEW_COLUMNS)),
+            **rules_metadata(SOURCE),
+        }
+    )
+    return examples
+
+
+@dg.asset(
+    key=[SOURCE, INSTRUCTION],
+    ins={"examples": dg.AssetIn(key=[SOURCE, EXAMPLES])},
+    partitions_def=daily_partitions,
+    group_name=SOURCE,
+    kinds={"polars"},
+    code_version=rules_version(SOURCE),
+)
+def instruction_examples(context: dg.AssetExecutionContext, examples: pl.DataFrame) -> pl.DataFrame:
+    """Alpaca-style instruction rows (seed 000 export format 1) feeding the `instruction` config.
+
+    instruction = query, input = query_context or "", output = claude_response. Examples with an
+    excluded flag (refusal) or a quality score below the rules' minimum are dropped and counted.
+    """
+    feed, dropped = instruction_rows(examples)
+    context.add_output_metadata(
+        {
+            "rows": feed.height,
+            "input_examples": examples.height,
+            "dropped_by_reason": funnel(dropped),
+            "min_quality_score": rules.INSTRUCTION_MIN_QUALITY,
+            "quality_score": histogram(feed.get_column("quality_score")),
+            "preview": preview(feed.select("id", "source_ref", "quality_score", "instruction")),
+            **rules_metadata(SOURCE),
+        }
+    )
+    return feed

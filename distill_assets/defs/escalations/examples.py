@@ -1,0 +1,330 @@
+"""Bronze escalation records → seed 000 `distillation_examples`, as vectorized Polars expressions.
+
+Per record: numbered reasoning steps, indicator hits per seed pattern list, the reasoning type,
+classification (pre-labels win), quality flags and the seed's quality score. The rules are data in
+`distill_assets.rules.escalations`; this module only turns them into expressions. Parts of the seed
+record that need an LLM are left empty and contribute nothing to the score: `principles` (null),
+step `action`/`reasoning`, the `what_was_wrong`/`correct_answer` of a SAM error, and the flags
+`outdated` and `hallucination_risk`.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from distill_assets.contracts.escalations import DistillationExample
+from distill_assets.rules import escalations as rules
+
+SOURCE = "escalations"
+EXAMPLE_COLUMNS: tuple[str, ...] = tuple(DistillationExample.model_fields)
+CLASSIFICATION_FIELDS: tuple[str, ...] = (
+    "domain",
+    "subdomain",
+    "task_type",
+    "complexity",
+    "reasoning_type",
+)
+STEP_DTYPE = pl.Struct(
+    {
+        "step_num": pl.Int64(),
+        "action": pl.String(),
+        "content": pl.String(),
+        "reasoning": pl.String(),
+    }
+)
+TOOL_DTYPE = pl.Struct(
+    {
+        "tool": pl.String(),
+        "purpose": pl.String(),
+        "input_pattern": pl.String(),
+        "output_handling": pl.String(),
+    }
+)
+SAM_ERROR_DTYPE = pl.Struct(
+    {
+        "error_type": pl.String(),
+        "what_sam_said": pl.String(),
+        "what_was_wrong": pl.String(),
+        "correct_answer": pl.String(),
+    }
+)
+PRINCIPLE_DTYPE = pl.Struct(
+    {"principle": pl.String(), "context": pl.String(), "importance": pl.Float64()}
+)
+# Offline a correction is known to exist, not what kind of error SAM made.
+UNCLASSIFIED_ERROR = "unclassified"
+
+_RESPONSE = pl.col("claude_response")
+_NULL_STR = pl.lit(None, dtype=pl.String)
+
+
+def indicator_hits(text: pl.Expr, patterns: tuple[str, ...]) -> pl.Expr:
+    """Count how many of `patterns` match somewhere in `text` (seed: one hit per indicator)."""
+    return pl.sum_horizontal([text.str.contains(p).cast(pl.Int64) for p in patterns])
+
+
+def first_rule(text: pl.Expr, rules_: tuple[tuple[str, str], ...]) -> pl.Expr:
+    """Return the label of the first (label, pattern) rule whose pattern matches, else null."""
+    chain = pl.when(text.str.contains(rules_[0][1])).then(pl.lit(rules_[0][0]))
+    for label, pattern in rules_[1:]:
+        chain = chain.when(text.str.contains(pattern)).then(pl.lit(label))
+    return chain.otherwise(_NULL_STR)
+
+
+def _reasoning_steps() -> pl.Expr:
+    return _RESPONSE.str.extract_all(rules.STEP_LINE).list.eval(
+        pl.struct(
+            step_num=pl.int_range(1, pl.len() + 1, dtype=pl.Int64),
+            action=_NULL_STR,
+            content=pl.element().str.replace(rules.STEP_PREFIX, "").str.strip_chars(),
+            reasoning=_NULL_STR,
+        )
+    )
+
+
+def _tool_usage() -> pl.Expr:
+    names = _RESPONSE.str.extract_all(rules.TOOL_NAME_PATTERN).list.eval(
+        pl.element()
+        .str.replace_all(rules.TOOL_NAME_STRIP, "")
+        .replace(rules.TOOL_ALIASES)
+        .unique()
+        .sort()
+    )
+    return names.list.eval(
+        pl.struct(
+            tool=pl.element(),
+            purpose=_NULL_STR,
+            input_pattern=_NULL_STR,
+            output_handling=_NULL_STR,
+        )
+    )
+
+
+def _repetition() -> pl.Expr:
+    units = (
+        pl.col("prose")
+        .str.to_lowercase()
+        .str.extract_all(rules.REPETITION_UNIT)
+        .list.eval(pl.element().str.strip_chars())
+        .list.eval(
+            pl.element().filter(pl.element().str.len_chars() >= rules.REPETITION_MIN_UNIT_CHARS)
+        )
+    )
+    total = units.list.len()
+    repeated = total - units.list.n_unique()
+    return (total >= rules.REPETITION_MIN_UNITS) & (repeated >= rules.REPETITION_MIN_SHARE * total)
+
+
+def _measures() -> list[pl.Expr]:
+    """Per-record measurements the type, flags and score are decided from."""
+    return [
+        _reasoning_steps().alias("reasoning_steps"),
+        _tool_usage().alias("tool_usage"),
+        indicator_hits(_RESPONSE, rules.COT_INDICATORS).alias("cot_hits"),
+        indicator_hits(_RESPONSE, rules.TOOL_INDICATORS).alias("tool_hits"),
+        indicator_hits(_RESPONSE, rules.CORRECTION_INDICATORS).alias("correction_hits"),
+        indicator_hits(_RESPONSE, rules.UNCERTAINTY_INDICATORS).alias("uncertainty_hits"),
+        indicator_hits(_RESPONSE, rules.REFLECTION_INDICATORS).alias("reflection_hits"),
+        indicator_hits(_RESPONSE, rules.REFUSAL_INDICATORS).alias("refusal_hits"),
+        _RESPONSE.str.count_matches(rules.TOKEN_PATTERN).cast(pl.Int64).alias("token_count"),
+        _RESPONSE.str.replace_all(rules.CODE_BLOCK, " ").alias("prose"),
+        _RESPONSE.str.contains(rules.CODE_FENCE, literal=True).alias("has_code"),
+        _RESPONSE.str.count_matches(rules.CODE_FENCE, literal=True).alias("fences"),
+        pl.col("query").str.count_matches(rules.QUERY_SUBTASK).alias("query_subtasks"),
+        pl.col("query").str.count_matches(rules.TOKEN_PATTERN).alias("query_words"),
+        (pl.col("sam_attempt").str.strip_chars().str.len_chars() > 0)
+        .fill_null(False)
+        .alias("has_sam_attempt"),
+        (pl.col("query_context").str.strip_chars().str.len_chars() > 0)
+        .fill_null(False)
+        .alias("has_context"),
+    ]
+
+
+def _detected_reasoning_type() -> pl.Expr:
+    steps = pl.col("reasoning_steps").list.len()
+    conditions = {
+        "correction": pl.col("has_sam_attempt")
+        & (pl.col("correction_hits") >= rules.MIN_CORRECTION_HITS),
+        "tool_use": pl.col("tool_hits") >= rules.MIN_TOOL_HITS,
+        "multi_step": (pl.col("query_subtasks") >= rules.MULTI_STEP_MIN_SUBTASKS)
+        & (steps >= rules.MULTI_STEP_MIN_STEPS),
+        "chain_of_thought": (pl.col("cot_hits") >= rules.MIN_COT_HITS)
+        | (steps >= rules.COT_MIN_STEPS),
+        "meta_cognitive": pl.col("uncertainty_hits") + pl.col("reflection_hits")
+        >= rules.MIN_META_HITS,
+    }
+    first, *rest = rules.REASONING_PRECEDENCE
+    chain = pl.when(conditions[first]).then(pl.lit(first))
+    for name in rest:
+        chain = chain.when(conditions[name]).then(pl.lit(name))
+    return chain.otherwise(pl.lit("direct"))
+
+
+def _heuristic_domain() -> pl.Expr:
+    by_query = first_rule(pl.col("query"), rules.DOMAIN_RULES)
+    return by_query.fill_null(
+        pl.when(pl.col("has_code")).then(pl.lit("code")).otherwise(pl.lit(rules.DEFAULT_DOMAIN))
+    )
+
+
+def _heuristic_complexity() -> pl.Expr:
+    steps = pl.col("reasoning_steps").list.len()
+    length_points = (pl.col("token_count") // rules.COMPLEXITY_WORDS_PER_POINT).clip(
+        0, rules.COMPLEXITY_MAX_LENGTH_POINTS
+    )
+    step_points = pl.sum_horizontal(
+        [(steps >= t).cast(pl.Int64) for t in rules.COMPLEXITY_STEP_THRESHOLDS]
+    )
+    return (
+        (
+            1
+            + length_points
+            + step_points
+            + pl.col("has_code").cast(pl.Int64)
+            + pl.col("has_context").cast(pl.Int64)
+            + (pl.col("query_words") > rules.COMPLEXITY_LONG_QUERY_WORDS).cast(pl.Int64)
+        )
+        .clip(1, 10)
+        .cast(pl.Int64)
+    )
+
+
+def _classification() -> list[pl.Expr]:
+    text = pl.col("query") + pl.lit("\n") + _RESPONSE
+    return [
+        pl.coalesce(pl.col("domain"), _heuristic_domain()).alias("domain"),
+        pl.coalesce(pl.col("subdomain"), first_rule(text, rules.SUBDOMAIN_RULES)).alias(
+            "subdomain"
+        ),
+        pl.coalesce(
+            pl.col("task_type"),
+            first_rule(pl.col("query"), rules.TASK_TYPE_RULES).fill_null(
+                pl.lit(rules.DEFAULT_TASK_TYPE)
+            ),
+        ).alias("task_type"),
+        pl.coalesce(pl.col("complexity"), _heuristic_complexity()).alias("complexity"),
+        pl.coalesce(pl.col("reasoning_type"), pl.col("detected_reasoning_type")).alias(
+            "reasoning_type"
+        ),
+    ]
+
+
+def _quality_flags() -> pl.Expr:
+    conditions = {
+        "repetition": _repetition(),
+        "incomplete": (pl.col("fences") % 2 == 1) | _RESPONSE.str.contains(rules.INCOMPLETE_ENDING),
+        "no_reasoning": (pl.col("cot_hits") == 0)
+        & (pl.col("reasoning_steps").list.len() < rules.NO_REASONING_MAX_STEPS),
+        "too_short": pl.col("token_count") < rules.TOO_SHORT_TOKENS,
+        "too_long": pl.col("token_count") > rules.TOO_LONG_TOKENS,
+        "code_only": pl.col("has_code")
+        & (
+            pl.col("prose").str.count_matches(rules.TOKEN_PATTERN) < rules.CODE_ONLY_MAX_PROSE_WORDS
+        ),
+        "refusal": pl.col("refusal_hits") > 0,
+        "uncertain": pl.col("uncertainty_hits") > 0,
+    }
+    return pl.concat_list(
+        [
+            pl.when(conditions[flag]).then(pl.lit(flag)).otherwise(_NULL_STR)
+            for flag in rules.QUALITY_FLAGS
+            if flag in conditions
+        ]
+    ).list.drop_nulls()
+
+
+def _corrections() -> pl.Expr:
+    error = pl.struct(
+        error_type=pl.lit(UNCLASSIFIED_ERROR),
+        what_sam_said=pl.col("sam_attempt"),
+        what_was_wrong=_NULL_STR,
+        correct_answer=_NULL_STR,
+    )
+    return pl.when(pl.col("reasoning_type") == "correction").then(
+        pl.struct(
+            sam_errors=pl.concat_list([error]),
+            improvements=pl.lit([], dtype=pl.List(pl.String)),
+        )
+    )
+
+
+def quality_score() -> pl.Expr:
+    """Return the seed 000 score: base 0.5 plus/minus each factor, clamped to [0, 1] and rounded."""
+    flags = pl.col("quality_flags")
+
+    def term(condition: pl.Expr, weight: float) -> pl.Expr:
+        return pl.when(condition.fill_null(False)).then(pl.lit(weight)).otherwise(pl.lit(0.0))
+
+    score = pl.sum_horizontal(
+        pl.lit(rules.SCORE_BASE),
+        term(
+            pl.col("reasoning_steps").list.len() >= rules.SCORE_MIN_REASONING_STEPS,
+            rules.SCORE_REASONING_STEPS,
+        ),
+        term(
+            pl.col("corrections").struct.field("sam_errors").list.len() > 0,
+            rules.SCORE_CORRECTION,
+        ),
+        term(pl.col("principles").list.len() >= 1, rules.SCORE_PRINCIPLES),
+        term(pl.col("complexity") >= rules.SCORE_MIN_COMPLEXITY, rules.SCORE_COMPLEXITY),
+        term(
+            _RESPONSE.str.len_chars() < rules.SCORE_SHORT_RESPONSE_CHARS,
+            rules.SCORE_SHORT_RESPONSE,
+        ),
+        term(pl.col("reasoning_type") == "direct", rules.SCORE_DIRECT),
+        term(flags.list.contains("repetition"), rules.SCORE_REPETITION),
+        term(flags.list.contains("incomplete"), rules.SCORE_INCOMPLETE),
+    )
+    return score.clip(0.0, 1.0).round(rules.SCORE_DECIMALS)
+
+
+def _training_format() -> pl.Expr:
+    kind = pl.col("reasoning_type")
+    return (
+        pl.when(kind == "correction")
+        .then(pl.lit("correction"))
+        .when(kind.is_in(["chain_of_thought", "multi_step"]))
+        .then(pl.lit("cot"))
+        .otherwise(pl.lit("instruction"))
+    )
+
+
+def distillation_examples(records: pl.LazyFrame) -> pl.LazyFrame:
+    """Turn bronze `escalations/records` rows into `distillation_examples` rows (same order)."""
+    prelabelled = pl.concat_list(
+        [
+            pl.when(pl.col(f).is_not_null()).then(pl.lit(f)).otherwise(_NULL_STR)
+            for f in CLASSIFICATION_FIELDS
+        ]
+    ).list.drop_nulls()
+    return (
+        records.sort("source_file", "line_no")
+        .with_columns(prelabelled.alias("prelabelled"))
+        .with_columns(_measures())
+        .with_columns(_detected_reasoning_type().alias("detected_reasoning_type"))
+        .with_columns(_classification())
+        .with_columns(
+            _quality_flags().alias("quality_flags"),
+            _corrections().alias("corrections"),
+            pl.lit(None, dtype=pl.List(PRINCIPLE_DTYPE)).alias("principles"),
+        )
+        .with_columns(
+            quality_score().alias("quality_score"),
+            _training_format().alias("training_format"),
+            pl.struct(
+                chain_of_thought=pl.col("cot_hits"),
+                tool_use=pl.col("tool_hits"),
+                correction=pl.col("correction_hits"),
+                meta_cognitive=pl.col("uncertainty_hits") + pl.col("reflection_hits"),
+            ).alias("indicator_hits"),
+            pl.lit(SOURCE).alias("source"),
+            pl.format("{}:{}", "source_file", "line_no").alias("source_ref"),
+            pl.lit(0, dtype=pl.Int64).alias("human_reviewed"),
+            _NULL_STR.alias("reviewer_notes"),
+            pl.lit(0, dtype=pl.Int64).alias("training_ready"),
+            pl.lit(0, dtype=pl.Int64).alias("export_count"),
+            pl.lit(None, dtype=pl.Float64).alias("last_exported_at"),
+        )
+        .select(EXAMPLE_COLUMNS)
+    )

@@ -1,0 +1,238 @@
+"""Build one dataset version into a folder: data files, `release.json`, `README.md`.
+
+Versions are named from content: `v<YYYYMMDD>-<hash8>`, where the date is the newest input
+partition over all feed tables (`v00000000` before any) and `hash8` is the first 8 hex digits of
+SHA-256 over the sorted lines `file <path> <sha256>` of every data file and `rules <module>
+<version>` of every rules module. So a new version is made exactly when a published row, column,
+order or file changes, a rules module changes, or a newer input partition arrives; re-building
+the same inputs under the same rules gives the same version and byte-identical files (no wall
+clock anywhere). The card compares with the previous version: the one currently published as
+latest, or, when latest already is this version (a re-build), the version it was compared with
+when first built, so a re-build writes the same card.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import import_module
+from pathlib import Path
+
+import polars as pl
+
+from distill_assets.contracts.published import published_schema
+from distill_assets.contracts.release import (
+    ConfigSummary,
+    CountChange,
+    ReleaseFile,
+    ReleaseManifest,
+    RulesChange,
+    ScoreSummary,
+    SplitSummary,
+)
+from distill_assets.defs.release.card import render_card
+from distill_assets.defs.release.layout import (
+    MANIFEST,
+    README,
+    SHARD_ROWS,
+    data_file_path,
+    shard_count,
+    write_data_file,
+)
+from distill_assets.rules import rules_version
+from distill_assets.rules.curation import SPLITS
+
+NO_PARTITION_DATE = "00000000"
+VERSION_HASH_DIGITS = 8
+SCORE_BINS = 10
+SCORE_DECIMALS = 6
+
+PreviousLookup = Callable[[str], ReleaseManifest | None]
+
+
+@dataclass(frozen=True)
+class ReleaseInputs:
+    """Everything a release is built from: curated rows per config and their provenance."""
+
+    name: str
+    curated: dict[str, pl.DataFrame]
+    duplicates_removed: dict[str, int]
+    created_from: dict[str, list[str]]
+    rules: dict[str, str]
+
+    @property
+    def newest_partition(self) -> str | None:
+        """Return the newest partition over all feed tables, if any."""
+        days = [day for partitions in self.created_from.values() for day in partitions]
+        return max(days) if days else None
+
+
+def all_rules_versions() -> dict[str, str]:
+    """Return the version of every module of `distill_assets.rules`, by module name."""
+    package = import_module("distill_assets.rules")
+    names = sorted(info.name for info in pkgutil.iter_modules(package.__path__))
+    return {name: rules_version(name) for name in names}
+
+
+def release_version(
+    newest_partition: str | None, files: list[ReleaseFile], rules: dict[str, str]
+) -> str:
+    """Return the content-derived version name (see module docstring)."""
+    lines = [f"file {f.path} {f.sha256}" for f in sorted(files, key=lambda f: f.path)]
+    lines += [f"rules {name} {version}" for name, version in sorted(rules.items())]
+    digest = hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
+    day = newest_partition.replace("-", "") if newest_partition else NO_PARTITION_DATE
+    return f"v{day}-{digest[:VERSION_HASH_DIGITS]}"
+
+
+def previous_manifest(
+    latest: ReleaseManifest | None, version: str, lookup: PreviousLookup
+) -> ReleaseManifest | None:
+    """Return the manifest a build of `version` is compared with (see module docstring)."""
+    if latest is None:
+        return None
+    if latest.version != version:
+        return latest
+    return lookup(latest.previous_version) if latest.previous_version else None
+
+
+def score_summary(scores: pl.Series) -> ScoreSummary:
+    """Summarize quality scores: count, mean, min, max and a 10-bin histogram over [0, 1]."""
+    clean = scores.drop_nulls().cast(pl.Float64)
+    if clean.is_empty():
+        return ScoreSummary(rows=0, histogram=[0] * SCORE_BINS)
+    bins = (clean * SCORE_BINS).floor().clip(0, SCORE_BINS - 1).cast(pl.Int64)
+    counts = dict(bins.value_counts().iter_rows())
+    return ScoreSummary(
+        rows=clean.len(),
+        mean=round(float(clean.mean()), SCORE_DECIMALS),
+        min=round(float(clean.min()), SCORE_DECIMALS),
+        max=round(float(clean.max()), SCORE_DECIMALS),
+        histogram=[int(counts.get(i, 0)) for i in range(SCORE_BINS)],
+    )
+
+
+def split_summaries(curated: pl.DataFrame) -> dict[str, SplitSummary]:
+    """Return split -> rows in total and per source (every split present, sources sorted)."""
+    counted = curated.group_by("split", "source").len().sort("split", "source")
+    sources: dict[str, dict[str, int]] = {split: {} for split in SPLITS}
+    for split, source, rows in counted.iter_rows():
+        sources.setdefault(split, {})[source] = int(rows)
+    return {
+        split: SplitSummary(rows=sum(by_source.values()), sources=by_source)
+        for split, by_source in sources.items()
+    }
+
+
+def count_changes(
+    previous: ReleaseManifest | None, configs: dict[str, ConfigSummary]
+) -> dict[str, dict[str, CountChange]]:
+    """Return config -> split -> row counts before and now (empty without a previous version)."""
+    if previous is None:
+        return {}
+    changes: dict[str, dict[str, CountChange]] = {}
+    for config in sorted(set(previous.configs) | set(configs)):
+        before = previous.split_rows(config)
+        now = (
+            {split: s.rows for split, s in configs[config].splits.items()}
+            if config in configs
+            else {}
+        )
+        changes[config] = {
+            split: CountChange(
+                previous=before.get(split, 0),
+                current=now.get(split, 0),
+                delta=now.get(split, 0) - before.get(split, 0),
+            )
+            for split in SPLITS
+        }
+    return changes
+
+
+def rules_changes(
+    previous: ReleaseManifest | None, rules: dict[str, str]
+) -> dict[str, RulesChange]:
+    """Return the rules modules whose version differs from the previous release's."""
+    if previous is None:
+        return {}
+    return {
+        name: RulesChange(previous=previous.rules.get(name), current=rules.get(name))
+        for name in sorted(set(previous.rules) | set(rules))
+        if previous.rules.get(name) != rules.get(name)
+    }
+
+
+def write_config(
+    config: str, curated: pl.DataFrame, out_dir: Path, shard_rows: int
+) -> list[ReleaseFile]:
+    """Write one config's data files (a split with no rows gets no file; see `build_release`)."""
+    schema = published_schema(config)
+    files = []
+    for split in SPLITS:
+        rows = curated.filter(pl.col("split") == split)
+        if rows.is_empty():
+            continue
+        count = shard_count(rows.height, shard_rows)
+        for index in range(count):
+            path = data_file_path(config, split, index, count)
+            shard = rows.slice(index * shard_rows, shard_rows)
+            written = write_data_file(shard, schema, out_dir / path)
+            files.append(
+                ReleaseFile(
+                    path=path,
+                    config=config,
+                    split=split,
+                    rows=written.rows,
+                    bytes=written.bytes,
+                    sha256=written.sha256,
+                )
+            )
+    return files
+
+
+def build_release(
+    inputs: ReleaseInputs,
+    out_dir: Path,
+    previous_for: Callable[[str], ReleaseManifest | None],
+    shard_rows: int = SHARD_ROWS,
+) -> ReleaseManifest:
+    """Write the repository of one version into `out_dir` and return its manifest.
+
+    A split with no rows has no file and is not listed (the `datasets` library cannot load an
+    empty Parquet split); a config with no rows at all is omitted and named in `empty_configs`.
+    `previous_for(version)` returns the manifest to compare with (`previous_manifest`).
+    """
+    files: list[ReleaseFile] = []
+    configs: dict[str, ConfigSummary] = {}
+    empty: list[str] = []
+    for config in sorted(inputs.curated):
+        curated = inputs.curated[config]
+        if curated.is_empty():
+            empty.append(config)
+            continue
+        files += write_config(config, curated, out_dir, shard_rows)
+        configs[config] = ConfigSummary(
+            splits=split_summaries(curated),
+            duplicates_removed=inputs.duplicates_removed.get(config, 0),
+            scores=score_summary(curated.get_column("quality_score")),
+        )
+    version = release_version(inputs.newest_partition, files, inputs.rules)
+    previous = previous_for(version)
+    manifest = ReleaseManifest(
+        name=inputs.name,
+        version=version,
+        previous_version=previous.version if previous else None,
+        newest_partition=inputs.newest_partition,
+        configs=configs,
+        empty_configs=empty,
+        created_from={k: inputs.created_from[k] for k in sorted(inputs.created_from)},
+        rules=dict(sorted(inputs.rules.items())),
+        files=files,
+        changes=count_changes(previous, configs),
+        rules_changed=rules_changes(previous, inputs.rules),
+    )
+    (out_dir / MANIFEST).write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    (out_dir / README).write_text(render_card(manifest), encoding="utf-8")
+    return manifest

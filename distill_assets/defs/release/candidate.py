@@ -1,0 +1,72 @@
+"""The release candidate: the repository of the next version, staged in the lake before publish.
+
+It lives at `<lake root>/release/candidate/` (same layout as a published version). The checks
+read it from there, and only a candidate that passed them is published.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+import pyarrow.parquet as pq
+from upath import UPath
+
+from distill_assets.contracts.published import CONFIG_FEEDS
+from distill_assets.contracts.release import ReleaseManifest
+from distill_assets.defs.curation.curate import feed_partitions
+from distill_assets.defs.release.build import ReleaseInputs, all_rules_versions
+from distill_assets.defs.release.layout import MANIFEST
+from distill_assets.lib.lake import global_path, parquet_row_count
+
+CURATION_GROUP = "curation"
+
+
+def candidate_dir(lake_root: str) -> UPath:
+    """Return the folder the release candidate is staged in."""
+    return UPath(lake_root) / "release" / "candidate"
+
+
+def read_parquet(path: UPath, columns: list[str] | None = None) -> pl.DataFrame:
+    """Read a Parquet file from any filesystem the lake may be on."""
+    if not path.exists():
+        raise FileNotFoundError(f"{path} does not exist: materialize its asset first")
+    with path.open("rb") as handle:
+        return pl.from_arrow(pq.read_table(handle, columns=columns))  # type: ignore[return-value]
+
+
+def load_release_inputs(lake_root: str, name: str) -> ReleaseInputs:
+    """Read every curated table and what the release records about its inputs."""
+    curated = {
+        config: read_parquet(global_path(lake_root, CURATION_GROUP, config))
+        for config in CONFIG_FEEDS
+    }
+    duplicates = {
+        config: parquet_row_count(global_path(lake_root, CURATION_GROUP, f"{config}_duplicates"))
+        for config in CONFIG_FEEDS
+    }
+    created_from: dict[str, list[str]] = {}
+    for config in CONFIG_FEEDS:
+        created_from.update(feed_partitions(lake_root, config))
+    return ReleaseInputs(
+        name=name,
+        curated=curated,
+        duplicates_removed=duplicates,
+        created_from=created_from,
+        rules=all_rules_versions(),
+    )
+
+
+def read_manifest(folder: UPath) -> ReleaseManifest:
+    """Read the manifest of a staged or published repository folder."""
+    return ReleaseManifest.model_validate_json((folder / MANIFEST).read_text(encoding="utf-8"))
+
+
+def read_config_rows(
+    folder: UPath, manifest: ReleaseManifest, config: str, columns: list[str] | None = None
+) -> pl.DataFrame:
+    """Read every data file of `config` (optionally only `columns`) with its `split` added."""
+    frames = [
+        read_parquet(folder / f.path, columns).with_columns(pl.lit(f.split).alias("split"))
+        for f in manifest.files
+        if f.config == config
+    ]
+    return pl.concat(frames, how="vertical") if frames else pl.DataFrame()

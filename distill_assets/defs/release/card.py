@@ -1,0 +1,220 @@
+"""The dataset card (`README.md`): YAML front matter that the Hub and `datasets` read, then tables.
+
+The front matter lists every config's data files per split (`configs:`), the license, tags and
+task categories. The body says what is inside (rows per config, split and source; quality score
+distributions), from which inputs (partitions per feed table), under which rules (every rules
+module's version) and what changed since the previous version. Everything comes from the
+manifest, so the card is as deterministic as the data.
+"""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+
+import yaml
+
+from distill_assets.contracts.published import COMMON_SCHEMA, published_schema
+from distill_assets.contracts.release import ReleaseManifest
+from distill_assets.rules.curation import SPLITS, TEST_FRACTION
+
+LICENSE = "apache-2.0"
+LANGUAGES = ["en"]
+TASK_CATEGORIES = ["text-generation"]
+BASE_TAGS = ["distill", "distillation", "synthetic"]
+SIZE_CATEGORIES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"))
+LARGEST_SIZE_CATEGORY = "100K<n<1M"
+
+
+def size_category(rows: int) -> str:
+    """Return the Hub's size category for a row count (capped at 100K<n<1M for this card)."""
+    for limit, name in SIZE_CATEGORIES:
+        if rows < limit:
+            return name
+    return LARGEST_SIZE_CATEGORY
+
+
+def front_matter(manifest: ReleaseManifest) -> dict[str, object]:
+    """Return the card's YAML metadata, `configs:` listing each config's files per split."""
+    configs = []
+    for config in manifest.configs:
+        data_files = []
+        for split in SPLITS:
+            paths = [f.path for f in manifest.files if f.config == config and f.split == split]
+            if paths:
+                data_files.append({"split": split, "path": paths})
+        configs.append({"config_name": config, "data_files": data_files})
+    total = sum(f.rows for f in manifest.files)
+    return {
+        "pretty_name": manifest.name,
+        "license": LICENSE,
+        "language": LANGUAGES,
+        "task_categories": TASK_CATEGORIES,
+        "tags": [*BASE_TAGS, *manifest.configs],
+        "size_categories": [size_category(total)],
+        "configs": configs,
+    }
+
+
+def partition_ranges(days: list[str]) -> str:
+    """Render sorted YYYY-MM-DD dates as runs of consecutive days, e.g. `2026-11-19..2026-11-20`."""
+    runs: list[tuple[date, date]] = []
+    for day in sorted(date.fromisoformat(d) for d in days):
+        if runs and day == runs[-1][1] + timedelta(days=1):
+            runs[-1] = (runs[-1][0], day)
+        else:
+            runs.append((day, day))
+    return ", ".join(
+        start.isoformat() if start == end else f"{start.isoformat()}..{end.isoformat()}"
+        for start, end in runs
+    )
+
+
+def _table(header: list[str], rows: list[list[object]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _load_section(manifest: ReleaseManifest) -> str:
+    config = next(iter(manifest.configs), "sft")
+    return (
+        "## Load\n\n```python\nfrom datasets import load_dataset\n\n"
+        f'ds = load_dataset("path/to/{manifest.name}/latest", "{config}")  # local folder\n'
+        f'ds = load_dataset("<org>/{manifest.name}", "{config}", revision="{manifest.version}")'
+        "  # Hub, pinned\n```\n\n"
+        "Each config has `train` and `test` splits; a split or config without rows is left out. "
+        "Every row has `id` (stable content hash), `source`, `source_ref` (where in the raw data "
+        "it came from), `quality_score` and `metadata` (a JSON string of source-specific fields)."
+    )
+
+
+def _configs_section(manifest: ReleaseManifest) -> str:
+    rows = []
+    for config in manifest.configs:
+        per_split = manifest.split_rows(config)
+        core = [c for c in published_schema(config).names() if c not in COMMON_SCHEMA]
+        rows.append(
+            [
+                f"`{config}`",
+                *(per_split.get(split, 0) for split in SPLITS),
+                sum(per_split.values()),
+                manifest.configs[config].duplicates_removed,
+                ", ".join(f"`{c}`" for c in core),
+            ]
+        )
+    text = "## Configs\n\n" + _table(
+        ["config", *SPLITS, "total", "duplicates removed", "core columns"], rows
+    )
+    if manifest.empty_configs:
+        names = ", ".join(f"`{c}`" for c in manifest.empty_configs)
+        text += f"\n\nNo rows in this version (omitted): {names}."
+    return text
+
+
+def _sources_section(manifest: ReleaseManifest) -> str:
+    rows = [
+        [f"`{config}`", split, source, rows]
+        for config, summary in manifest.configs.items()
+        for split in SPLITS
+        for source, rows in summary.splits[split].sources.items()
+    ]
+    return "## Rows per config, split and source\n\n" + _table(
+        ["config", "split", "source", "rows"], rows
+    )
+
+
+def _scores_section(manifest: ReleaseManifest) -> str:
+    scores = {config: summary.scores for config, summary in manifest.configs.items()}
+    bins = len(next(iter(scores.values())).histogram) if scores else 0
+    header = ["config", "rows", "mean", "min", "max"] + [
+        f"[{i / bins:.1f}, {(i + 1) / bins:.1f}{']' if i == bins - 1 else ')'}" for i in range(bins)
+    ]
+    rows = [
+        [f"`{config}`", s.rows, s.mean, s.min, s.max, *s.histogram] for config, s in scores.items()
+    ]
+    return "## Quality scores\n\nRows per `quality_score` bin.\n\n" + (_table(header, rows))
+
+
+def _curation_section() -> str:
+    return (
+        "## Curation\n\n"
+        "Before release every text field is scrubbed of API keys, tokens, private keys, e-mail "
+        "addresses and phone numbers (replaced by placeholders such as `[REDACTED_EMAIL]`); rows "
+        "with the same normalized content (lowercased, whitespace collapsed) are deduplicated "
+        "across all history, keeping the highest quality, then earliest, then smallest id; and "
+        f"rows are split by a stable SHA-256 hash of their group (task, session, scenario, "
+        f"player) with {TEST_FRACTION:.0%} of groups in `test`, so no group spans splits. "
+        "Rules: `distill_assets/rules/curation.py`."
+    )
+
+
+def _rules_section(manifest: ReleaseManifest) -> str:
+    rows = [[f"`{name}`", f"`{version}`"] for name, version in manifest.rules.items()]
+    return "## Rules versions\n\n" + _table(["rules module", "version"], rows)
+
+
+def _inputs_section(manifest: ReleaseManifest) -> str:
+    rows = [
+        [f"`{feed}`", len(days), partition_ranges(days) or "none"]
+        for feed, days in manifest.created_from.items()
+    ]
+    return (
+        "## Inputs\n\nFeed table partitions (ingest dates) present when this version was built.\n\n"
+        + (_table(["feed table", "partitions", "dates"], rows))
+    )
+
+
+def _changes_section(manifest: ReleaseManifest) -> str:
+    if manifest.previous_version is None:
+        return "## Changes\n\nFirst version: nothing to compare with."
+    rows = [
+        [f"`{config}`", split, c.previous, c.current, f"{c.delta:+d}"]
+        for config, splits in manifest.changes.items()
+        for split, c in splits.items()
+    ]
+    text = f"## Changes since `{manifest.previous_version}`\n\n" + _table(
+        ["config", "split", "previous rows", "rows", "delta"], rows
+    )
+    if manifest.rules_changed:
+        rules = [
+            [
+                f"`{name}`",
+                f"`{c.previous}`" if c.previous else "new",
+                f"`{c.current}`" if c.current else "removed",
+            ]
+            for name, c in manifest.rules_changed.items()
+        ]
+        text += "\n\nRules changed:\n\n" + _table(["rules module", "previous", "now"], rules)
+    else:
+        text += "\n\nNo rules module changed."
+    return text
+
+
+def _files_section(manifest: ReleaseManifest) -> str:
+    rows = [[f"`{f.path}`", f.rows, f.bytes, f"`{f.sha256}`"] for f in manifest.files]
+    return "## Files\n\nChecksums are also in `release.json`.\n\n" + _table(
+        ["file", "rows", "bytes", "sha256"], rows
+    )
+
+
+def render_card(manifest: ReleaseManifest) -> str:
+    """Return the full `README.md` of a version."""
+    meta = yaml.safe_dump(front_matter(manifest), sort_keys=False, allow_unicode=True)
+    sections = [
+        f"# {manifest.name}\n\nVersion `{manifest.version}`"
+        + (
+            f" (newest input partition {manifest.newest_partition})."
+            if manifest.newest_partition
+            else "."
+        ),
+        _load_section(manifest),
+        _configs_section(manifest),
+        _sources_section(manifest),
+        _scores_section(manifest),
+        _curation_section(),
+        _inputs_section(manifest),
+        _rules_section(manifest),
+        _changes_section(manifest),
+        _files_section(manifest),
+    ]
+    return f"---\n{meta}---\n\n" + "\n\n".join(sections) + "\n"

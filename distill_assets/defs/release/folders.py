@@ -1,0 +1,96 @@
+"""Folder moves for staging and publishing: build aside, then swap into place.
+
+POSIX cannot atomically replace a non-empty folder, so a swap is two renames (old aside, new in)
+within the same parent folder; a reader sees either the old or the new complete folder, or (for the
+instant between the renames) none. Folders are never half-written in place. Object stores (lake
+roots such as `s3://`) have no folder rename: there a folder is uploaded under a temporary name
+and moved, which is as close as they allow.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from upath import UPath
+
+LOCAL_PROTOCOLS = ("", "file", "local")
+
+
+def is_local(path: UPath) -> bool:
+    """Return whether `path` is on the local filesystem."""
+    return path.protocol in LOCAL_PROTOCOLS
+
+
+def sibling(path: Path, label: str) -> Path:
+    """Return a fresh hidden name beside `path` (same folder, so renames stay on one device)."""
+    return path.with_name(f".{path.name}.{uuid.uuid4().hex}.{label}")
+
+
+def swap_folder(new: Path, target: Path) -> None:
+    """Replace folder `target` by folder `new` (same parent): old aside, new in, old removed."""
+    old = sibling(target, "old")
+    if target.exists():
+        os.replace(target, old)
+    os.replace(new, target)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def copy_folder(source: Path, target: Path) -> None:
+    """Replace folder `target` by a copy of `source`, copied aside first then swapped in."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = sibling(target, "tmp")
+    try:
+        shutil.copytree(source, tmp)
+        swap_folder(tmp, target)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _upload(local: Path, target: UPath) -> None:
+    fs = target.fs
+    tmp = target.parent / f".{target.name}.{uuid.uuid4().hex}.tmp"
+    for file in sorted(p for p in local.rglob("*") if p.is_file()):
+        fs.put_file(str(file), f"{tmp.path}/{file.relative_to(local).as_posix()}")
+    if target.exists():
+        fs.rm(target.path, recursive=True)
+    fs.mv(tmp.path, target.path, recursive=True)
+
+
+@contextmanager
+def staged_folder(target: UPath) -> Iterator[Path]:
+    """Yield an empty local folder to build in; on success it replaces `target` whole."""
+    if is_local(target):
+        final = Path(target.path)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        tmp = sibling(final, "tmp")
+        tmp.mkdir()
+        try:
+            yield tmp
+            swap_folder(tmp, final)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    else:
+        with tempfile.TemporaryDirectory(prefix="distill-stage-") as scratch:
+            yield Path(scratch)
+            _upload(Path(scratch), target)
+
+
+@contextmanager
+def local_folder(folder: UPath) -> Iterator[Path]:
+    """Yield `folder` as a local path (downloading it to a temporary folder if it is remote)."""
+    if is_local(folder):
+        yield Path(folder.path)
+        return
+    with tempfile.TemporaryDirectory(prefix="distill-fetch-") as scratch:
+        root = folder.path.rstrip("/")
+        for remote in sorted(folder.fs.find(root)):
+            local = Path(scratch) / remote[len(root) + 1 :]
+            local.parent.mkdir(parents=True, exist_ok=True)
+            folder.fs.get_file(remote, str(local))
+        yield Path(scratch)

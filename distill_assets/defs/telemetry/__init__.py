@@ -1,0 +1,1 @@
+"""Telemetry room (seed 004): events → quarantine, dialogues."""

@@ -1,0 +1,206 @@
+"""Raw traces → bronze `traces/events` + `traces/quarantine` in one streaming pass.
+
+The shared `defs.ingest.ingest_partition` streams lines through one DuckDB thread into a stage
+file and then splits the stage into bronze and quarantine: two extra full passes over the event
+text, which is nearly all of trace data. This is the same contract in one parallel pass:
+`JsonlLineReader` reads the files in a background thread, in chunks of `CHUNK_BYTES`; DuckDB
+parses each chunk with all its threads (`sql/traces/select_parsed_events.sql`); the Arrow
+result is split by `quarantine_reason` — bronze rows are written to Parquet as they stream (row
+groups of `ROW_GROUP_SIZE`), quarantined rows (few) go to the quarantine table (`source,
+source_file, line_no, reason, detail, raw_line`). Memory is bounded by a few chunks. It returns
+the shared `IngestResult`, so `ingest_metadata` and `reconcile_check` apply unchanged.
+"""
+
+from __future__ import annotations
+
+import queue
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from distill_assets.defs.ingest import IngestResult
+from distill_assets.defs.resources import StagedParquet
+from distill_assets.defs.traces.lines import JsonlLineReader
+from distill_assets.lib.lake import PARQUET_COMPRESSION, ROW_GROUP_SIZE
+from distill_assets.lib.sql import load_sql
+
+SOURCE = "traces"
+BRONZE_SCHEMA = pa.schema(
+    [
+        ("source_file", pa.string()),
+        ("line_no", pa.int64()),
+        ("ts", pa.float64()),
+        ("kind", pa.string()),
+        ("run_id", pa.string()),
+        ("t", pa.int64()),
+        ("task_id", pa.string()),
+        ("model", pa.string()),
+        ("goal", pa.string()),
+        ("action", pa.string()),
+        ("tool", pa.string()),
+        ("args", pa.string()),
+        ("ok", pa.bool_()),
+        ("event", pa.string()),
+        ("utf8_replaced", pa.bool_()),
+    ]
+)
+QUARANTINE_SCHEMA = pa.schema(
+    [
+        ("source", pa.string()),
+        ("source_file", pa.string()),
+        ("line_no", pa.int64()),
+        ("reason", pa.string()),
+        ("detail", pa.string()),
+        ("raw_line", pa.string()),
+    ]
+)
+CHUNK_BYTES = 48 << 20
+# columns with few distinct values per row group are dictionary-encoded; events are not
+_DICTIONARY_COLUMNS = [
+    "source_file",
+    "kind",
+    "run_id",
+    "task_id",
+    "model",
+    "goal",
+    "action",
+    "tool",
+]
+
+
+class _RowGroupWriter:
+    """Write batches to Parquet in row groups of exactly `ROW_GROUP_SIZE` rows (the last short)."""
+
+    def __init__(self, path: Path, schema: pa.Schema) -> None:
+        self.schema = schema
+        self.writer = pq.ParquetWriter(
+            path,
+            schema,
+            compression=PARQUET_COMPRESSION,
+            use_dictionary=[c for c in _DICTIONARY_COLUMNS if c in schema.names],
+        )
+        self.pending: list[pa.RecordBatch] = []
+        self.pending_rows = 0
+        self.rows = 0
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        """Buffer `batch`; flush every full row group."""
+        if batch.num_rows == 0:
+            return
+        self.pending.append(batch)
+        self.pending_rows += batch.num_rows
+        if self.pending_rows >= ROW_GROUP_SIZE:
+            table = pa.Table.from_batches(self.pending, schema=self.schema)
+            full = self.pending_rows - self.pending_rows % ROW_GROUP_SIZE
+            self.writer.write_table(table.slice(0, full), row_group_size=ROW_GROUP_SIZE)
+            rest = table.slice(full)
+            self.pending = rest.to_batches()
+            self.pending_rows = rest.num_rows
+            self.rows += full
+
+    def close(self) -> int:
+        """Flush the last row group, close the file and return the rows written."""
+        if self.pending_rows:
+            table = pa.Table.from_batches(self.pending, schema=self.schema)
+            self.writer.write_table(table, row_group_size=ROW_GROUP_SIZE)
+            self.rows += self.pending_rows
+        self.writer.close()
+        return self.rows
+
+
+def ingest_events(
+    raw_paths: list[str], raw_root: str | None = None, workdir: Path | None = None
+) -> IngestResult:
+    """Parse raw trace files into staged bronze and quarantine Parquet files.
+
+    The files go to `workdir` (by default a new temporary folder). `source_file` values are
+    relative to `raw_root` (e.g. `traces/2026-11-19/a.jsonl`).
+    """
+    reader = JsonlLineReader(raw_paths, root=raw_root)
+    workdir = workdir or Path(tempfile.mkdtemp(prefix="distill-traces-"))
+    bronze_path, quarantine_path = workdir / "bronze.parquet", workdir / "quarantine.parquet"
+    bronze = _RowGroupWriter(bronze_path, BRONZE_SCHEMA)
+    quarantined: list[pa.RecordBatch] = []
+    statement = load_sql("traces/select_parsed_events")
+    con = duckdb.connect()
+    try:
+        con.execute("SET preserve_insertion_order = true")
+        for chunk in _prefetched(_chunks(reader)):
+            con.register("raw_lines", chunk)
+            for parsed in con.sql(statement).to_arrow_reader(ROW_GROUP_SIZE):
+                bad = pc.is_valid(parsed.column("quarantine_reason"))
+                good = parsed
+                if pc.any(bad).as_py():
+                    quarantined.append(_quarantine_rows(parsed.filter(bad)))
+                    good = parsed.filter(pc.invert(bad))
+                bronze.write(good.select(BRONZE_SCHEMA.names).cast(BRONZE_SCHEMA))
+            con.unregister("raw_lines")
+    finally:
+        con.close()
+        bronze_rows = bronze.close()
+    table = pa.Table.from_batches(quarantined, schema=QUARANTINE_SCHEMA)
+    pq.write_table(table, quarantine_path, compression=PARQUET_COMPRESSION)
+    counts = table.group_by("reason").aggregate([("reason", "count")]).to_pylist()
+    return IngestResult(
+        bronze=StagedParquet(bronze_path),
+        quarantine=StagedParquet(quarantine_path),
+        stats=reader.stats,
+        bronze_rows=bronze_rows,
+        quarantine_by_reason={row["reason"]: row["reason_count"] for row in counts},
+    )
+
+
+def _chunks(reader: JsonlLineReader) -> Iterator[pa.Table]:
+    """Group the reader's batches into tables of about `CHUNK_BYTES`.
+
+    The tables hold small record batches: DuckDB scans the record batches of a table in parallel.
+    """
+    batches: list[pa.RecordBatch] = []
+    size = 0
+    for batch in reader.batches():
+        batches.extend(pa.Table.from_batches([batch]).to_batches(max_chunksize=ROW_GROUP_SIZE))
+        size += batch.nbytes
+        if size >= CHUNK_BYTES:
+            yield pa.Table.from_batches(batches)
+            batches, size = [], 0
+    if batches:
+        yield pa.Table.from_batches(batches)
+
+
+def _prefetched(chunks: Iterator[pa.Table]) -> Iterator[pa.Table]:
+    """Produce the next chunk in a background thread while the current one is parsed."""
+    ready: queue.Queue[pa.Table | BaseException | None] = queue.Queue(maxsize=1)
+
+    def produce() -> None:
+        try:
+            for chunk in chunks:
+                ready.put(chunk)
+            ready.put(None)
+        except BaseException as exc:  # re-raised in the consuming thread
+            ready.put(exc)
+
+    threading.Thread(target=produce, daemon=True).start()
+    while (item := ready.get()) is not None:
+        if isinstance(item, BaseException):
+            raise item
+        yield item
+
+
+def _quarantine_rows(batch: pa.RecordBatch) -> pa.RecordBatch:
+    return pa.RecordBatch.from_arrays(
+        [
+            pa.array([SOURCE] * batch.num_rows, pa.string()),
+            batch.column("source_file"),
+            batch.column("line_no"),
+            batch.column("quarantine_reason"),
+            batch.column("quarantine_detail"),
+            batch.column("line"),
+        ],
+        schema=QUARANTINE_SCHEMA,
+    )

@@ -1,0 +1,184 @@
+r"""A JSON Lines reader for big trace files, batch-compatible with `lib.rawfiles.RawLineReader`.
+
+Trace lines are long (an `llm_request` re-sends the whole chat; tool outputs can be several MB),
+so this reader avoids a tokenizer: it reads a file in blocks, finds the `\n` line ends with
+NumPy, and wraps each block's lines as one zero-copy Arrow array (offsets into the block).
+The batches have `lib.rawfiles.LINE_SCHEMA` and the same semantics: 1-based line numbers counting
+every line, a UTF-8 BOM at the start of a file and `\r\n` line ends accepted, blank lines
+counted and skipped, invalid UTF-8 decoded with U+FFFD and flagged, `is_last_line` on a file's
+last record, no limit on line length. Lines end at `\n` only (the JSON Lines rule), so a stray
+`\r` inside a line stays part of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import fsspec
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from upath import UPath
+
+from distill_assets.lib.rawfiles import LINE_SCHEMA, ReadStats, compression_of
+
+BLOCK_BYTES = 32 << 20
+_BOM = b"\xef\xbb\xbf"
+_NEWLINE = 10
+# bytes that can start a whitespace-only line (a blank line is only possible if its first byte is
+# one of these; such rare lines are checked exactly)
+_SPACE_STARTS = np.array([0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x20, 0xC2, 0xE1, 0xE2, 0xE3], np.uint8)
+
+
+class JsonlLineReader:
+    """Stream the lines of raw JSONL files as Arrow batches of `LINE_SCHEMA`."""
+
+    def __init__(self, paths: list[str], root: str | None = None) -> None:
+        """Read `paths` in the given order; `source_file` is given relative to `root` if set."""
+        self.paths = paths
+        self.root = root.rstrip("/") + "/" if root else None
+        self.stats = ReadStats()
+
+    def display_name(self, path: str) -> str:
+        """Return `path` as recorded in `source_file` (relative to the raw root when known)."""
+        if self.root and path.startswith(self.root):
+            return path[len(self.root) :]
+        return path
+
+    def reader(self) -> pa.RecordBatchReader:
+        """Return a record batch reader (DuckDB and Polars scan it without materializing)."""
+        return pa.RecordBatchReader.from_batches(LINE_SCHEMA, self.batches())
+
+    def batches(self) -> Iterator[pa.RecordBatch]:
+        """Yield the batches of every file in turn."""
+        for path in self.paths:
+            self.stats.files += 1
+            before = self.stats.records
+            pending: pa.RecordBatch | None = None
+            for batch in self._file_batches(path):
+                if batch.num_rows == 0:
+                    continue
+                if pending is not None:
+                    yield pending
+                pending = batch
+            if pending is not None:
+                flags = np.zeros(pending.num_rows, dtype=bool)
+                flags[-1] = True
+                yield pending.set_column(4, LINE_SCHEMA.field("is_last_line"), pa.array(flags))
+            self.stats.per_file[self.display_name(path)] = self.stats.records - before
+
+    def _file_batches(self, path: str) -> Iterator[pa.RecordBatch]:
+        name = self.display_name(path)
+        next_line = 1
+        carry = b""
+        first = True
+        with _open(path) as stream:
+            while True:
+                chunk = stream.read_buffer(BLOCK_BYTES)
+                data = carry + chunk.to_pybytes() if carry else chunk
+                if first and len(data):
+                    data = _strip_bom(data)
+                    first = False
+                if not len(chunk):
+                    if len(data):
+                        yield self._to_batch(name, bytes(data) + b"\n", next_line)[0]
+                    return
+                raw = np.frombuffer(data, dtype=np.uint8)
+                cut = _last_newline(raw)
+                if cut < 0:
+                    carry = bytes(data)
+                    continue
+                carry = bytes(memoryview(data)[cut + 1 :])
+                batch, lines = self._to_batch(name, memoryview(data)[: cut + 1], next_line)
+                next_line += lines
+                yield batch
+
+    def _to_batch(
+        self, name: str, block: bytes | memoryview, first_line: int
+    ) -> tuple[pa.RecordBatch, int]:
+        r"""Turn a block of complete `\n`-terminated lines into a batch of records.
+
+        Returns the batch and the number of lines the block held (blank ones included).
+        """
+        raw = np.frombuffer(block, dtype=np.uint8)
+        ends = np.flatnonzero(raw == _NEWLINE)
+        starts = np.empty(len(ends), dtype=np.int64)
+        starts[0] = 0
+        starts[1:] = ends[:-1] + 1
+        offsets = np.append(starts, len(block))
+        # each element is a line with its terminator; the terminator is trimmed after decoding
+        lines = pa.Array.from_buffers(
+            pa.large_binary(), len(ends), [None, pa.py_buffer(offsets), pa.py_buffer(block)]
+        )
+        text, replaced = _decode(lines)
+        text = pc.utf8_rtrim(text, characters="\r\n")
+        keep = ~self._blank(raw, starts, ends, text)
+        kept = int(keep.sum())
+        self.stats.blank_lines += len(ends) - kept
+        self.stats.records += kept
+        numbers = np.arange(first_line, first_line + len(ends), dtype=np.int64)
+        if kept < len(ends):
+            mask = pa.array(keep)
+            text, replaced, numbers = text.filter(mask), replaced.filter(mask), numbers[keep]
+        self.stats.utf8_replaced += int(pc.sum(replaced).as_py() or 0)
+        batch = pa.RecordBatch.from_arrays(
+            [
+                pa.DictionaryArray.from_arrays(
+                    pa.array(np.zeros(kept, dtype=np.int32)), pa.array([name])
+                ).dictionary_decode(),
+                pa.array(numbers),
+                text.cast(pa.string()),
+                replaced,
+                pa.array(np.zeros(kept, dtype=bool)),
+            ],
+            schema=LINE_SCHEMA,
+        )
+        return batch, len(ends)
+
+    @staticmethod
+    def _blank(raw: np.ndarray, starts: np.ndarray, ends: np.ndarray, text: pa.Array) -> np.ndarray:
+        """Whitespace-only lines; only lines starting with a (possible) space byte are checked."""
+        maybe = (starts == ends) | np.isin(raw[np.minimum(starts, len(raw) - 1)], _SPACE_STARTS)
+        blank = np.zeros(len(ends), dtype=bool)
+        if maybe.any():
+            candidates = np.flatnonzero(maybe)
+            trimmed = pc.utf8_trim_whitespace(text.take(pa.array(candidates)))
+            blank[candidates] = pc.equal(trimmed, "").to_numpy(zero_copy_only=False)
+        return blank
+
+
+def _open(path: str) -> pa.NativeFile:
+    """Open a raw file as an Arrow stream (native I/O for local files, fsspec otherwise)."""
+    codec = compression_of(path)
+    location = UPath(path)
+    if location.protocol in ("", "file", "local"):
+        return pa.input_stream(location.path, compression=codec)
+    return pa.input_stream(fsspec.open(path, "rb").open(), compression=codec)
+
+
+def _strip_bom(data: bytes | pa.Buffer) -> bytes | pa.Buffer:
+    if bytes(memoryview(data)[:3]) == _BOM:
+        return memoryview(data)[3:].tobytes()
+    return data
+
+
+def _last_newline(raw: np.ndarray) -> int:
+    r"""Return the position of the last `\n` in `raw`, or -1 (searching backwards in steps)."""
+    step = 1 << 16
+    for end in range(len(raw), 0, -step):
+        hits = np.flatnonzero(raw[max(0, end - step) : end] == _NEWLINE)
+        if len(hits):
+            return max(0, end - step) + int(hits[-1])
+    return -1
+
+
+def _decode(lines: pa.Array) -> tuple[pa.Array, pa.Array]:
+    """Decode UTF-8; only a block holding invalid UTF-8 is decoded row by row, with U+FFFD."""
+    try:
+        text = lines.cast(pa.large_string())
+        return text, pa.array(np.zeros(len(lines), dtype=bool))
+    except pa.ArrowInvalid:
+        values = lines.to_pylist()
+        decoded = [v.decode("utf-8", "replace") for v in values]
+        flags = [d.encode("utf-8") != v for d, v in zip(decoded, values, strict=True)]
+        return pa.array(decoded, pa.large_string()), pa.array(flags, pa.bool_())

@@ -1,0 +1,193 @@
+-- Parse raw escalation lines (seed 000 "Interaction", contracts/escalations.py) into bronze columns
+-- plus a quarantine reason (NULL = accepted). Reads the view `raw_lines`; output ordered by
+-- (source_file, line_no). The first failing rule names the reason; a valid record whose id was
+-- already seen earlier in the partition is a `duplicate_id`.
+-- Parameters (from contracts.escalations.parse_parameters): $known_fields, $iso_pattern,
+-- $offset_pattern, $max_unix_seconds, $domains, $reasoning_types.
+WITH objects AS (
+    SELECT
+        source_file,
+        line_no,
+        line,
+        utf8_replaced,
+        is_last_line,
+        json_valid(line) AS is_json,
+        CASE WHEN json_valid(line) THEN json_type(json(line)) END AS json_kind,
+        CASE
+            WHEN json_valid(line) AND json_type(json(line)) = 'OBJECT' THEN json(line)
+        END AS o
+    FROM raw_lines
+),
+typed AS (
+    SELECT
+        *,
+        coalesce(json_type(o -> 'id'), 'NULL') AS t_id,
+        coalesce(json_type(o -> 'session_id'), 'NULL') AS t_session_id,
+        coalesce(json_type(o -> 'created_at'), 'NULL') AS t_created_at,
+        coalesce(json_type(o -> 'timestamp'), 'NULL') AS t_timestamp,
+        coalesce(json_type(o -> 'query'), 'NULL') AS t_query,
+        coalesce(json_type(o -> 'query_context'), 'NULL') AS t_query_context,
+        coalesce(json_type(o -> 'sam_attempt'), 'NULL') AS t_sam_attempt,
+        coalesce(json_type(o -> 'sam_confidence'), 'NULL') AS t_sam_confidence,
+        coalesce(json_type(o -> 'sam_reasoning'), 'NULL') AS t_sam_reasoning,
+        coalesce(json_type(o -> 'claude_response'), 'NULL') AS t_claude_response,
+        coalesce(json_type(o -> 'domain'), 'NULL') AS t_domain,
+        coalesce(json_type(o -> 'subdomain'), 'NULL') AS t_subdomain,
+        coalesce(json_type(o -> 'task_type'), 'NULL') AS t_task_type,
+        coalesce(json_type(o -> 'complexity'), 'NULL') AS t_complexity,
+        coalesce(json_type(o -> 'reasoning_type'), 'NULL') AS t_reasoning_type,
+        list_filter(json_keys(o), lambda k: NOT list_contains($known_fields, k)) AS extra_keys
+    FROM objects
+),
+valued AS (
+    SELECT
+        *,
+        CASE WHEN t_id = 'VARCHAR' THEN o ->> 'id' END AS v_id,
+        CASE WHEN t_query = 'VARCHAR' THEN o ->> 'query' END AS v_query,
+        CASE WHEN t_claude_response = 'VARCHAR' THEN o ->> 'claude_response' END AS v_response,
+        CASE WHEN t_timestamp = 'VARCHAR' THEN o ->> 'timestamp' END AS v_timestamp,
+        CASE
+            WHEN t_created_at IN ('BIGINT', 'UBIGINT', 'HUGEINT', 'DOUBLE')
+                THEN CAST(o -> 'created_at' AS DOUBLE)
+        END AS v_created_at,
+        CASE
+            WHEN t_sam_confidence IN ('BIGINT', 'UBIGINT', 'HUGEINT', 'DOUBLE')
+                THEN CAST(o -> 'sam_confidence' AS DOUBLE)
+        END AS v_confidence,
+        CASE
+            WHEN t_complexity IN ('BIGINT', 'UBIGINT', 'HUGEINT')
+                THEN try_cast(o ->> 'complexity' AS BIGINT)
+        END AS v_complexity
+    FROM typed
+),
+timed AS (
+    SELECT
+        *,
+        CASE
+            WHEN regexp_matches(v_timestamp, $iso_pattern)
+                THEN epoch(try_cast(
+                    CASE
+                        WHEN regexp_matches(v_timestamp, $offset_pattern) THEN v_timestamp
+                        ELSE v_timestamp || '+00:00'
+                    END AS TIMESTAMPTZ
+                ))
+        END AS v_timestamp_seconds
+    FROM valued
+),
+ranged AS (
+    SELECT
+        *,
+        t_created_at = 'NULL'
+            OR coalesce(v_created_at >= 0 AND v_created_at < $max_unix_seconds, false)
+            AS created_at_ok,
+        t_timestamp = 'NULL' OR v_timestamp_seconds IS NOT NULL AS timestamp_ok
+    FROM timed
+),
+checked AS (
+    SELECT
+        *,
+        CASE
+            WHEN NOT is_json AND is_last_line THEN 'torn_last_line'
+            WHEN NOT is_json THEN 'invalid_json'
+            WHEN json_kind <> 'OBJECT' THEN 'not_an_object'
+            WHEN t_query = 'NULL' OR (t_query = 'VARCHAR' AND trim(v_query) = '')
+                THEN 'missing_query'
+            WHEN t_query <> 'VARCHAR' THEN 'invalid_query'
+            WHEN t_claude_response = 'NULL' OR (t_claude_response = 'VARCHAR' AND trim(v_response) = '')
+                THEN 'missing_claude_response'
+            WHEN t_claude_response <> 'VARCHAR' THEN 'invalid_claude_response'
+            WHEN t_created_at = 'NULL' AND t_timestamp = 'NULL' THEN 'missing_timestamp'
+            WHEN NOT (created_at_ok AND timestamp_ok) THEN 'invalid_timestamp'
+            WHEN t_sam_confidence <> 'NULL' AND NOT coalesce(v_confidence BETWEEN 0 AND 1, false)
+                THEN 'invalid_sam_confidence'
+            WHEN t_id <> 'NULL' AND NOT coalesce(trim(v_id) <> '', false) THEN 'invalid_id'
+            WHEN t_session_id NOT IN ('NULL', 'VARCHAR') THEN 'invalid_session_id'
+            WHEN t_query_context NOT IN ('NULL', 'VARCHAR') THEN 'invalid_query_context'
+            WHEN t_sam_attempt NOT IN ('NULL', 'VARCHAR') THEN 'invalid_sam_attempt'
+            WHEN t_sam_reasoning NOT IN ('NULL', 'VARCHAR') THEN 'invalid_sam_reasoning'
+            WHEN t_domain <> 'NULL'
+                AND NOT coalesce(
+                    t_domain = 'VARCHAR' AND list_contains($domains, o ->> 'domain'),
+                    false
+                )
+                THEN 'invalid_domain'
+            WHEN t_subdomain NOT IN ('NULL', 'VARCHAR') THEN 'invalid_subdomain'
+            WHEN t_task_type NOT IN ('NULL', 'VARCHAR') THEN 'invalid_task_type'
+            WHEN t_complexity <> 'NULL' AND NOT coalesce(v_complexity BETWEEN 1 AND 10, false)
+                THEN 'invalid_complexity'
+            WHEN t_reasoning_type <> 'NULL'
+                AND NOT coalesce(
+                    t_reasoning_type = 'VARCHAR'
+                    AND list_contains($reasoning_types, o ->> 'reasoning_type'),
+                    false
+                )
+                THEN 'invalid_reasoning_type'
+        END AS invalid_reason,
+        coalesce(
+            v_id,
+            left(
+                sha256(
+                    v_query || coalesce(v_timestamp, CAST(v_created_at AS VARCHAR))
+                ),
+                16
+            )
+        ) AS escalation_id
+    FROM ranged
+),
+ranked AS (
+    SELECT
+        *,
+        CASE
+            WHEN invalid_reason IS NULL THEN row_number() OVER (
+                PARTITION BY invalid_reason IS NULL, escalation_id ORDER BY source_file, line_no
+            )
+        END AS id_rank,
+        CASE
+            WHEN invalid_reason IS NULL THEN first_value(source_file || ':' || line_no) OVER (
+                PARTITION BY invalid_reason IS NULL, escalation_id ORDER BY source_file, line_no
+            )
+        END AS first_ref
+    FROM checked
+)
+SELECT
+    source_file,
+    line_no,
+    line,
+    utf8_replaced,
+    escalation_id AS id,
+    v_id IS NULL AS id_derived,
+    o ->> 'session_id' AS session_id,
+    coalesce(v_created_at, v_timestamp_seconds) AS created_at,
+    v_timestamp AS "timestamp",
+    v_query AS query,
+    o ->> 'query_context' AS query_context,
+    o ->> 'sam_attempt' AS sam_attempt,
+    v_confidence AS sam_confidence,
+    o ->> 'sam_reasoning' AS sam_reasoning,
+    v_response AS claude_response,
+    o ->> 'domain' AS domain,
+    o ->> 'subdomain' AS subdomain,
+    o ->> 'task_type' AS task_type,
+    v_complexity AS complexity,
+    o ->> 'reasoning_type' AS reasoning_type,
+    CASE
+        WHEN len(extra_keys) > 0 THEN CAST(to_json(map_from_entries(list_transform(
+            extra_keys, lambda k: {'key': k, 'value': o -> k}
+        ))) AS VARCHAR)
+    END AS extra,
+    coalesce(invalid_reason, CASE WHEN id_rank > 1 THEN 'duplicate_id' END) AS quarantine_reason,
+    CASE
+        WHEN invalid_reason IS NULL AND id_rank > 1
+            THEN 'id ' || escalation_id || ' first seen at ' || first_ref
+        WHEN invalid_reason = 'not_an_object' THEN 'json ' || lower(json_kind)
+        WHEN invalid_reason = 'invalid_timestamp' AND NOT created_at_ok
+            THEN left('created_at = ' || CAST(o -> 'created_at' AS VARCHAR), 200)
+        WHEN invalid_reason LIKE 'invalid_%' AND invalid_reason <> 'invalid_json'
+            THEN left(
+                replace(invalid_reason, 'invalid_', '') || ' = '
+                    || coalesce(CAST(o -> replace(invalid_reason, 'invalid_', '') AS VARCHAR), 'null'),
+                200
+            )
+    END AS quarantine_detail
+FROM ranked
+ORDER BY source_file, line_no

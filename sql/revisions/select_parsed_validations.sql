@@ -1,0 +1,151 @@
+-- Parse revision-loop validations (one JSON object per raw line) against the contract of
+-- distill_assets/contracts/revisions.py. One output row per raw line: the bronze columns plus
+-- quarantine_reason (NULL = accepted; the first failing test below wins) and quarantine_detail.
+-- Among accepted lines, a second line for the same (turn_id, iteration) is quarantined as
+-- duplicate_validation: the first one in (source_file, line_no) order is kept.
+WITH lines AS (
+    SELECT
+        source_file,
+        line_no,
+        line,
+        utf8_replaced,
+        is_last_line,
+        CASE WHEN json_valid(line) THEN line::JSON END AS doc
+    FROM raw_lines
+),
+typed AS (
+    SELECT
+        *,
+        json_type(doc) AS doc_type,
+        json_type(doc, '$.turn_id') AS turn_id_type,
+        json_type(doc, '$.ts') AS ts_type,
+        json_type(doc, '$.iteration') AS iteration_type,
+        json_type(doc, '$.decision') AS decision_type,
+        json_type(doc, '$.response') AS response_type,
+        json_type(doc, '$.query') AS query_type,
+        json_type(doc, '$.revision_hints') AS hints_type,
+        json_type(doc, '$.revision_hints[*]') AS hint_item_types,
+        json_type(doc, '$.revision_focus') AS focus_type
+    FROM lines
+),
+valued AS (
+    SELECT
+        *,
+        CASE
+            WHEN turn_id_type = 'VARCHAR' THEN nullif(trim(doc ->> '$.turn_id'), '')
+            WHEN turn_id_type IN ('UBIGINT', 'BIGINT') THEN doc ->> '$.turn_id'
+        END AS turn_id_value,
+        CASE
+            WHEN ts_type IN ('UBIGINT', 'BIGINT', 'DOUBLE') THEN TRY_CAST(doc ->> '$.ts' AS DOUBLE)
+            WHEN ts_type = 'VARCHAR'
+                AND regexp_matches(
+                    doc ->> '$.ts', '[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|z|[+-]\d{2}(:?\d{2})?)$'
+                )
+                THEN epoch(TRY_CAST(doc ->> '$.ts' AS TIMESTAMPTZ))
+            WHEN ts_type = 'VARCHAR' THEN epoch(TRY_CAST(doc ->> '$.ts' AS TIMESTAMP))
+        END AS ts_value,
+        CASE
+            WHEN iteration_type IN ('UBIGINT', 'BIGINT')
+                THEN TRY_CAST(doc ->> '$.iteration' AS BIGINT)
+        END AS iteration_value,
+        CASE WHEN decision_type = 'VARCHAR' THEN upper(trim(doc ->> '$.decision')) END
+            AS decision_value,
+        CASE WHEN response_type = 'VARCHAR' THEN doc ->> '$.response' END AS response_value,
+        CASE
+            WHEN hints_type = 'VARCHAR' THEN [trim(doc ->> '$.revision_hints')]
+            WHEN hints_type = 'ARRAY'
+                THEN list_transform(
+                    json_extract_string(doc, '$.revision_hints[*]'), lambda h: trim(h)
+                )
+            ELSE []
+        END AS hints_value
+    FROM typed
+),
+checked AS (
+    SELECT
+        *,
+        CASE
+            WHEN doc IS NULL AND is_last_line THEN 'torn_last_line'
+            WHEN doc IS NULL THEN 'invalid_json'
+            WHEN doc_type <> 'OBJECT' THEN 'not_an_object'
+            WHEN coalesce(turn_id_type, 'NULL') = 'NULL'
+                OR (turn_id_type = 'VARCHAR' AND turn_id_value IS NULL) THEN 'missing_turn_id'
+            WHEN turn_id_value IS NULL THEN 'invalid_turn_id'
+            WHEN coalesce(ts_type, 'NULL') = 'NULL' THEN 'missing_ts'
+            WHEN ts_value IS NULL OR NOT isfinite(ts_value)
+                OR ts_value < 0 OR ts_value >= 4102444800 THEN 'invalid_ts'
+            WHEN coalesce(iteration_type, 'NULL') = 'NULL' THEN 'missing_iteration'
+            WHEN iteration_value IS NULL OR iteration_value < 1 THEN 'invalid_iteration'
+            WHEN coalesce(decision_type, 'NULL') = 'NULL' THEN 'missing_decision'
+            WHEN decision_value IS NULL
+                OR decision_value NOT IN ('REVISE', 'APPROVE', 'FAIL') THEN 'invalid_decision'
+            WHEN coalesce(response_type, 'NULL') = 'NULL'
+                OR (response_type = 'VARCHAR' AND trim(response_value) = '')
+                THEN 'missing_response'
+            WHEN response_value IS NULL THEN 'invalid_response'
+            WHEN coalesce(query_type, 'NULL') NOT IN ('NULL', 'VARCHAR') THEN 'invalid_query'
+            WHEN coalesce(hints_type, 'NULL') NOT IN ('NULL', 'VARCHAR', 'ARRAY')
+                OR (hints_type = 'ARRAY'
+                    AND NOT list_bool_and(list_transform(hint_item_types, lambda t: t = 'VARCHAR'))
+                ) THEN 'invalid_revision_hints'
+            WHEN coalesce(focus_type, 'NULL') NOT IN ('NULL', 'VARCHAR')
+                THEN 'invalid_revision_focus'
+        END AS contract_reason
+    FROM valued
+),
+ranked AS (
+    SELECT
+        *,
+        row_number() OVER same_iteration AS occurrence,
+        first_value(source_file || ':' || line_no) OVER same_iteration AS first_ref,
+        first_value(line) OVER same_iteration AS first_line
+    FROM checked
+    WINDOW same_iteration AS (
+        PARTITION BY contract_reason IS NULL, turn_id_value, iteration_value
+        ORDER BY source_file, line_no
+    )
+)
+SELECT
+    left(sha256(source_file || chr(31) || line_no), 16) AS id,
+    'revisions' AS source,
+    source_file || ':' || line_no AS source_ref,
+    source_file,
+    line_no,
+    line,
+    utf8_replaced,
+    turn_id_value AS turn_id,
+    ts_value AS ts,
+    iteration_value AS iteration,
+    decision_value AS decision,
+    CASE WHEN query_type = 'VARCHAR' THEN doc ->> '$.query' END AS query,
+    response_value AS response,
+    list_filter(hints_value, lambda h: h <> '') AS revision_hints,
+    CASE WHEN focus_type = 'VARCHAR' THEN nullif(trim(doc ->> '$.revision_focus'), '') END
+        AS revision_focus,
+    CASE WHEN doc_type = 'OBJECT' THEN json_merge_patch(
+        doc,
+        '{"turn_id":null,"ts":null,"iteration":null,"query":null,"response":null,'
+        || '"decision":null,"revision_hints":null,"revision_focus":null}'
+    )::VARCHAR END AS extra,
+    CASE
+        WHEN contract_reason IS NOT NULL THEN contract_reason
+        WHEN occurrence > 1 THEN 'duplicate_validation'
+    END AS quarantine_reason,
+    CASE
+        WHEN contract_reason = 'invalid_json' THEN 'line is not valid JSON'
+        WHEN contract_reason = 'torn_last_line'
+            THEN 'last line of the file is not valid JSON (cut off while being written?)'
+        WHEN contract_reason = 'not_an_object'
+            THEN 'JSON ' || lower(doc_type) || ' where an object was expected'
+        WHEN contract_reason LIKE 'missing_%'
+            THEN substr(contract_reason, 9) || ' is absent, null or blank'
+        WHEN contract_reason LIKE 'invalid_%'
+            THEN substr(contract_reason, 9) || ' = '
+            || left(json_extract(doc, '$.' || substr(contract_reason, 9))::VARCHAR, 200)
+        WHEN occurrence > 1 AND line = first_line
+            THEN 'repeats ' || first_ref || ' (first occurrence kept)'
+        WHEN occurrence > 1
+            THEN 'conflicts with ' || first_ref || ' (first occurrence kept)'
+    END AS quarantine_detail
+FROM ranked
+ORDER BY source_file, line_no

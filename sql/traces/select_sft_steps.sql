@@ -1,0 +1,51 @@
+-- The `sft` feed rows (contracts/published.py feed_schema("sft")) in the `together` format of
+-- seed 003: system, GOAL user, then per earlier tool call an assistant turn whose content is the
+-- canonical tool-call JSON and a user turn "[tool_result]\n<output>" followed by its DRIVER
+-- NOTEs, and last the target assistant turn (this step's tool call). Ordered by the step's
+-- llm_action position in the raw files (source_file, line_no).
+SELECT
+    left(sha256(concat_ws(chr(31), 'traces', 'sft', run_id, t::VARCHAR)), 16) AS id,
+    'traces' AS source,
+    'run:' || run_id || '/step:' || t AS source_ref,
+    quality_score,
+    json_object(
+        'run_id', run_id,
+        't', t,
+        'task_id', task_id,
+        'tool', tool_name,
+        'file', source_file,
+        'line', line_no,
+        'model', model,
+        'run_success', success,
+        'sample_kind', sample_kind,
+        'split', split,
+        'context_turns', len(turns),
+        'truncated_outputs', truncated_outputs,
+        'format', 'together'
+    )::VARCHAR AS metadata,
+    list_concat(
+        [
+            {'role': 'system', 'content': system_prompt},
+            {'role': 'user', 'content': goal_message}
+        ],
+        flatten(list_transform(turns, lambda u: [
+            {'role': 'assistant', 'content': json_object(
+                'type', 'tool_call', 'name', u.name, 'args', json(u.args)
+            )::VARCHAR},
+            {'role': 'user', 'content': $tool_result_prefix || u.output
+                || array_to_string(list_transform(u.notes, lambda n: $note_separator || n), '')}
+        ])),
+        [{'role': 'assistant', 'content': target}]
+    ) AS messages,
+    split_group,
+    event_time,
+    run_id,
+    t,
+    task_id,
+    tool_name,
+    sample_kind,
+    split,
+    source_file,
+    line_no
+FROM sft_turns
+ORDER BY source_file, line_no

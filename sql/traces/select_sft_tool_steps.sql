@@ -1,0 +1,88 @@
+-- The `sft_tools` feed rows (feed_schema("sft_tools")): the same samples as select_sft_steps in
+-- the OpenAI/TRL tool-calling format. Each earlier tool call is an assistant message with
+-- `tool_calls` (id call_<k>, JSON-string arguments) followed by its `tool` message (tool_call_id
+-- call_<k>, its output) and then its DRIVER NOTEs as system messages; the
+-- target is an assistant message calling this step's tool. `tools` holds the tools' JSON schemas.
+-- Same order as select_sft_steps.
+WITH rendered AS (
+    SELECT
+        *,
+        [
+            {
+                'role': 'system', 'content': system_prompt,
+                'tool_calls': NULL, 'tool_call_id': NULL::VARCHAR
+            },
+            {
+                'role': 'user', 'content': goal_message,
+                'tool_calls': NULL, 'tool_call_id': NULL::VARCHAR
+            }
+        ] AS opening,
+        flatten(list_transform(turns, lambda u, k: list_concat(
+            [
+                {
+                    'role': 'assistant',
+                    'content': NULL::VARCHAR,
+                    'tool_calls': [{
+                        'id': $call_id_prefix || k,
+                        'type': 'function',
+                        'function': {'name': u.name, 'arguments': u.args}
+                    }],
+                    'tool_call_id': NULL::VARCHAR
+                },
+                {
+                    'role': 'tool',
+                    'content': u.output,
+                    'tool_calls': NULL,
+                    'tool_call_id': $call_id_prefix || k
+                }
+            ],
+            list_transform(u.notes, lambda n: {
+                'role': 'system', 'content': n, 'tool_calls': NULL, 'tool_call_id': NULL::VARCHAR
+            })
+        ))) AS history,
+        [{
+            'role': 'assistant',
+            'content': NULL::VARCHAR,
+            'tool_calls': [{
+                'id': $call_id_prefix || (len(turns) + 1),
+                'type': 'function',
+                'function': {'name': tool_name, 'arguments': target_args}
+            }],
+            'tool_call_id': NULL::VARCHAR
+        }] AS closing
+    FROM sft_turns
+)
+SELECT
+    left(sha256(concat_ws(chr(31), 'traces', 'sft_tools', run_id, t::VARCHAR)), 16) AS id,
+    'traces' AS source,
+    'run:' || run_id || '/step:' || t AS source_ref,
+    quality_score,
+    json_object(
+        'run_id', run_id,
+        't', t,
+        'task_id', task_id,
+        'tool', tool_name,
+        'file', source_file,
+        'line', line_no,
+        'model', model,
+        'run_success', success,
+        'sample_kind', sample_kind,
+        'split', split,
+        'context_turns', len(turns),
+        'truncated_outputs', truncated_outputs,
+        'format', 'tools'
+    )::VARCHAR AS metadata,
+    list_concat(opening, history, closing) AS messages,
+    $tools AS tools,
+    split_group,
+    event_time,
+    run_id,
+    t,
+    task_id,
+    tool_name,
+    sample_kind,
+    split,
+    source_file,
+    line_no
+FROM rendered
+ORDER BY source_file, line_no

@@ -1,0 +1,200 @@
+"""Release assets materialized in-process: candidate, blocking checks, publish, versions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dagster as dg
+import polars as pl
+import yaml
+
+from distill_assets.contracts.published import CONFIG_FEEDS
+from distill_assets.contracts.release import ReleaseManifest
+from distill_assets.lib.settings import Settings
+from tests.conftest import materialize
+from tests.unit.curation.feeds import feed_frame, feed_row, write_feed
+
+SELECTION = "group:curation or group:release"
+DAY1, DAY2 = "2026-11-19", "2026-11-20"
+CHECKS = {
+    "files_match_manifest",
+    "groups_within_one_split",
+    "has_rows",
+    "ids_unique",
+    "matches_contract",
+    "no_unscrubbed_secrets",
+}
+
+
+def land_feeds(settings: Settings, day: str, n: int, prefix: str = "") -> None:
+    lake = settings.lake_root
+    rows = {
+        config: [
+            feed_row(
+                config,
+                f"{prefix}{config}{i}",
+                f"{prefix} {config} example {i} from dev{i}@corp.com",
+                source=source,
+                group=f"{prefix}g{i}",
+                score=(i % 10) / 10,
+            )
+            for i in range(n)
+        ]
+        for config, source in (
+            ("sft", "traces"),
+            ("dpo", "revisions"),
+            ("instruction", "escalations"),
+        )
+    }
+    write_feed(lake, "traces", "sft_steps", day, feed_frame("sft", rows["sft"]))
+    write_feed(lake, "revisions", "revision_pairs", day, feed_frame("dpo", rows["dpo"]))
+    write_feed(
+        lake,
+        "escalations",
+        "instruction_examples",
+        day,
+        feed_frame("instruction", rows["instruction"]),
+    )
+
+
+def repo(settings: Settings) -> Path:
+    return Path(settings.hub_root) / settings.dataset_name
+
+
+def files(folder: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+def manifest_of(folder: Path) -> ReleaseManifest:
+    return ReleaseManifest.model_validate_json((folder / "release.json").read_text())
+
+
+def dataset_metadata(result: dg.ExecuteInProcessResult) -> dict[str, object]:
+    (event,) = result.asset_materializations_for_node("release__dataset")
+    return {k: v.value for k, v in event.metadata.items()}
+
+
+def run_unchecked(selection: str) -> dg.ExecuteInProcessResult:
+    from distill_assets.definitions import defs
+
+    job = dg.define_asset_job("release_test_job", selection=selection)
+    definitions = dg.Definitions.merge(defs(), dg.Definitions(jobs=[job]))
+    return definitions.resolve_job_def("release_test_job").execute_in_process(raise_on_error=False)
+
+
+def test_release_publishes_a_checked_version_and_a_rerun_changes_nothing(
+    distill_env: Settings,
+) -> None:
+    land_feeds(distill_env, DAY1, 25)
+    result = materialize(SELECTION)
+    assert {e.check_name: e.passed for e in result.get_asset_check_evaluations()} == dict.fromkeys(
+        CHECKS, True
+    )
+
+    latest = repo(distill_env) / "latest"
+    manifest = manifest_of(latest)
+    version_dir = repo(distill_env) / "versions" / manifest.version
+    assert [p.name for p in (repo(distill_env) / "versions").iterdir()] == [manifest.version]
+    assert sorted(files(version_dir)) == [
+        "README.md",
+        "data/dpo/test-00000-of-00001.parquet",
+        "data/dpo/train-00000-of-00001.parquet",
+        "data/instruction/test-00000-of-00001.parquet",
+        "data/instruction/train-00000-of-00001.parquet",
+        "data/sft/test-00000-of-00001.parquet",
+        "data/sft/train-00000-of-00001.parquet",
+        "release.json",
+    ]
+    assert (
+        files(latest)
+        == files(version_dir)
+        == files(Path(distill_env.lake_root) / "release" / "candidate")
+    )
+    assert manifest.version.startswith("v20261119-")
+    written = {"escalations/instruction_examples", "revisions/revision_pairs", "traces/sft_steps"}
+    assert manifest.created_from == {
+        f"{source}/{table}": [DAY1] if f"{source}/{table}" in written else []
+        for feeds in CONFIG_FEEDS.values()
+        for source, table in feeds
+    }
+    expected_rows = {"train": 24, "test": 1}
+    assert {c: manifest.split_rows(c) for c in manifest.configs} == {
+        c: expected_rows for c in ("dpo", "instruction", "sft")
+    }
+    meta = dataset_metadata(result)
+    assert meta["path"] == str(latest)
+    assert meta["version"] == manifest.version
+    assert meta["new_version"] is True
+    assert f'ds = load_dataset("{latest}", "sft")' in meta["load_dataset"]
+    assert meta["rows"] == 75
+    card = (latest / "README.md").read_text()
+    assert yaml.safe_load(card.split("---\n")[1])["configs"][2]["config_name"] == "sft"
+    test_rows = pl.read_parquet(latest / "data/instruction/test-00000-of-00001.parquet")
+    assert test_rows.select("id", "instruction").rows() == [
+        ("instruction16", " instruction example 16 from [REDACTED_EMAIL]")
+    ]
+
+    before = files(repo(distill_env))
+    again = materialize(SELECTION)
+    assert dataset_metadata(again)["new_version"] is False
+    assert dataset_metadata(again)["version"] == manifest.version
+    assert files(repo(distill_env)) == before
+
+
+def test_changed_input_makes_a_new_version_with_its_diff(distill_env: Settings) -> None:
+    land_feeds(distill_env, DAY1, 25)
+    materialize(SELECTION)
+    first = manifest_of(repo(distill_env) / "latest")
+    land_feeds(distill_env, DAY2, 10, prefix="new")
+    materialize(SELECTION)
+    second = manifest_of(repo(distill_env) / "latest")
+    assert second.version != first.version
+    assert second.version.startswith("v20261120-")
+    assert second.previous_version == first.version
+    assert sorted(p.name for p in (repo(distill_env) / "versions").iterdir()) == sorted(
+        [first.version, second.version]
+    )
+    assert manifest_of(repo(distill_env) / "versions" / first.version) == first
+    deltas = {c: {s: d.delta for s, d in v.items()} for c, v in second.changes.items()}
+    added = {
+        c: {s: second.split_rows(c)[s] - first.split_rows(c)[s] for s in ("train", "test")}
+        for c in second.configs
+    }
+    assert deltas == added
+    assert sum(d for v in deltas.values() for d in v.values()) == 30
+    card = (repo(distill_env) / "latest" / "README.md").read_text()
+    assert f"## Changes since `{first.version}`" in card
+    train = second.changes["sft"]["train"]
+    assert f"| `sft` | train | {train.previous} | {train.current} | +{train.delta} |" in card
+
+
+def test_a_failing_blocking_check_stops_the_publish(distill_env: Settings) -> None:
+    land_feeds(distill_env, DAY1, 25)
+    materialize(SELECTION)
+    published = files(repo(distill_env))
+    # a feed room bug: the same id for two different rows
+    write_feed(
+        distill_env.lake_root,
+        "revisions",
+        "revision_pairs",
+        DAY2,
+        feed_frame(
+            "dpo",
+            [
+                feed_row("dpo", "clash", "first prompt", source="revisions", group="x"),
+                feed_row("dpo", "clash", "second prompt", source="revisions", group="x"),
+            ],
+        ),
+    )
+    result = run_unchecked(SELECTION)
+    assert not result.success
+    outcome = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
+    assert outcome["ids_unique"] is False
+    failed = next(e for e in result.get_asset_check_evaluations() if e.check_name == "ids_unique")
+    assert failed.metadata["failures"].value == {"dpo": {"repeated_ids": 1, "ids": ["clash"]}}
+    assert result.asset_materializations_for_node("release__dataset") == []
+    assert files(repo(distill_env)) == published

@@ -1,0 +1,249 @@
+"""Telemetry assets materialized in-process from the committed samples (real definitions)."""
+
+import json
+import re
+from pathlib import Path
+
+import dagster as dg
+import duckdb
+import polars as pl
+import pytest
+
+from distill_assets.contracts import telemetry as contract
+from distill_assets.contracts.published import feed_schema
+from distill_assets.defs.telemetry.pseudonym import player_key
+from distill_assets.defs.telemetry.resources import DEVELOPMENT_KEY, KEY_ENV
+from distill_assets.lib.settings import Settings
+from tests.conftest import SAMPLE_DATES, materialize
+
+SELECTION = 'key:"telemetry/*"'
+DAY = "2026-11-19"
+TABLES = ("events", "quarantine", "dialogues")
+# a 2026-11-19 sample conversation: an NPC greeting (trimmed), a player line sent as two turns
+# (merged), and a quarantined copy of one turn with empty text
+KNOWN_CONVERSATION = "conv_4579c5756463"
+NINKASI_AMA = (
+    "You are Ninkasi-ama, keeper of a beer house by the harbor of Ur. You hear every rumor the "
+    "sailors bring, but you share them only with those who pay or earn your trust."
+)
+
+
+def lake_file(settings: Settings, table: str, day: str = DAY) -> Path:
+    return Path(settings.lake_root) / "telemetry" / table / f"{day}.parquet"
+
+
+def metadata_of(result: dg.ExecuteInProcessResult, key: str) -> dict:
+    for event in result.get_asset_materialization_events():
+        if event.asset_key == dg.AssetKey(key.split("/")):
+            materialization = event.step_materialization_data.materialization
+            return {k: getattr(v, "value", v) for k, v in materialization.metadata.items()}
+    raise KeyError(key)
+
+
+def raw_records(settings: Settings, day: str) -> list[str]:
+    folder = Path(settings.raw_root) / "telemetry" / day
+    return [line for f in sorted(folder.iterdir()) for line in f.read_text().splitlines() if line]
+
+
+def raw_player_ids(settings: Settings) -> set[str]:
+    """Every player id written in the raw samples (strings, bare numbers, torn strings)."""
+    found: set[str] = set()
+    for day in SAMPLE_DATES:
+        for line in raw_records(settings, day):
+            found |= set(re.findall(r'"player_id": "?([^",}]+)', line))
+    return found
+
+
+@pytest.fixture(autouse=True)
+def no_key_in_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(KEY_ENV, raising=False)
+
+
+def test_sample_partition_bronze_quarantine_and_checks(sample_env: Settings) -> None:
+    result = materialize(SELECTION, DAY)
+    assert result.success
+    checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
+    assert checks == {"raw_reconciles": True, "matches_sft_feed_schema": True}
+    quarantine = pl.read_parquet(lake_file(sample_env, "quarantine"))
+    reasons = dict(quarantine.get_column("reason").value_counts().iter_rows())
+    assert reasons == {
+        "invalid_json": 1,
+        "torn_last_line": 1,
+        "not_an_object": 1,
+        "missing_event_id": 1,
+        "invalid_event_id": 1,
+        "missing_event_type": 1,
+        "unknown_event_type": 1,
+        "missing_player_id": 1,
+        "invalid_player_id": 1,
+        "missing_server_ts": 1,
+        "invalid_timestamp": 1,
+        "missing_payload": 1,
+        "invalid_payload": 1,
+        "missing_conversation_id": 1,
+        "missing_speaker": 1,
+        "invalid_speaker": 1,
+        "missing_text": 1,
+        "missing_turn_index": 1,
+        "invalid_turn_index": 1,
+        "unredactable_player_id": 1,
+        "duplicate_event_id": 1,
+    }
+    events = pl.read_parquet(lake_file(sample_env, "events"))
+    assert events.height == 116
+    assert len(raw_records(sample_env, DAY)) == events.height + quarantine.height == 137
+    assert dict(events.get_column("event_type").value_counts().iter_rows()) == {
+        "dialogue_turn": 91,
+        "decision": 4,
+        "outcome": 4,
+        "trajectory_step": 6,
+        "episode_end": 1,
+        "reasoning": 2,
+        "gold_standard_result": 2,
+        "peer_prediction": 2,
+        "consent": 3,
+        "deletion_request": 1,
+    }
+    meta = metadata_of(result, "telemetry/events")
+    assert (meta["raw_records"], meta["bronze_rows"], meta["quarantine_rows"]) == (137, 116, 21)
+    assert meta["player_key_source"] == "development-default"
+
+
+def test_bronze_agrees_with_the_pydantic_contract(sample_env: Settings) -> None:
+    materialize(SELECTION, DAY)
+    events = pl.read_parquet(lake_file(sample_env, "events"))
+    kept = set(zip(events["source_file"], events["line_no"], strict=True))
+    folder = Path(sample_env.raw_root) / "telemetry" / DAY
+    quarantine = pl.read_parquet(lake_file(sample_env, "quarantine"))
+    accepted_by_sql_only = set(
+        quarantine.filter(pl.col("reason").is_in(["duplicate_event_id", "unredactable_player_id"]))
+        .select("source_file", "line_no")
+        .iter_rows()
+    )
+    for path in sorted(folder.iterdir()):
+        for line_no, line in enumerate(path.read_text().splitlines(), start=1):
+            ref = (f"telemetry/{DAY}/{path.name}", line_no)
+            try:
+                contract.validate_event(json.loads(line))
+                valid = True
+            except (ValueError, TypeError, AttributeError):
+                valid = False
+            assert valid == (ref in kept or ref in accepted_by_sql_only), ref
+
+
+def test_raw_player_ids_reach_no_lake_file(sample_env: Settings) -> None:
+    for day in SAMPLE_DATES:
+        materialize(SELECTION, day)
+    ids = raw_player_ids(sample_env)
+    assert len(ids) >= 7  # six players, a numeric id, a legacy digits id, a torn id
+    files = sorted((Path(sample_env.lake_root) / "telemetry").rglob("*.parquet"))
+    assert [f.relative_to(sample_env.lake_root).as_posix() for f in files] == [
+        f"telemetry/{table}/{day}.parquet" for table in sorted(TABLES) for day in SAMPLE_DATES
+    ]
+    con = duckdb.connect()
+    for path in files:
+        data = path.read_bytes()
+        rows = [
+            r[0]
+            for r in con.execute(
+                "SELECT t::VARCHAR FROM read_parquet($p) t", {"p": str(path)}
+            ).fetchall()
+        ]
+        text = "\n".join(rows)
+        assert text, path
+        for raw_id in ids:
+            assert raw_id.encode() not in data, (path, raw_id)
+            assert raw_id not in text, (path, raw_id)
+    events = pl.read_parquet(lake_file(sample_env, "events"))
+    assert "player_id" not in events.columns
+    assert "line" not in events.columns
+
+
+def test_player_key_from_the_environment(
+    sample_env: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(KEY_ENV, "a-production-secret")
+    result = materialize(SELECTION, DAY)
+    assert metadata_of(result, "telemetry/events")["player_key_source"] == "env"
+    first_line = json.loads(raw_records(sample_env, DAY)[0])
+    events = pl.read_parquet(lake_file(sample_env, "events"))
+    row = events.filter(pl.col("event_id") == first_line["event_id"])
+    expected = player_key(b"a-production-secret", first_line["player_id"])
+    assert row.get_column("player_key").to_list() == [expected]
+    assert expected != player_key(DEVELOPMENT_KEY.encode(), first_line["player_id"])
+
+
+def test_known_conversation_exact_messages(sample_env: Settings) -> None:
+    result = materialize(SELECTION, DAY)
+    dialogues = pl.read_parquet(lake_file(sample_env, "dialogues"))
+    assert dialogues.schema == feed_schema("sft")
+    assert dialogues.height == 7
+    row = dialogues.filter(pl.col("source_ref") == f"conversation:{KNOWN_CONVERSATION}")
+    assert row.get_column("messages").to_list()[0] == [
+        {"role": "system", "content": NINKASI_AMA},
+        {
+            "role": "user",
+            "content": "I'm looking for news of the copper caravans from the north. Have any "
+            "sailors spoken of them?",
+        },
+        {
+            "role": "assistant",
+            "content": "Sailors speak of many things when their cups are full. News costs a jug "
+            "of my best, friend.",
+        },
+        {"role": "user", "content": "Then pour me a jug, and one for yourself. What do they say?"},
+        {
+            "role": "assistant",
+            "content": "They say the caravan master Lu-Ninurta was delayed at Umma. Bandits in "
+            "the reed marshes, or so he claims.",
+        },
+        {"role": "user", "content": "You sound unconvinced.\nDo you think he lies?"},
+        {
+            "role": "assistant",
+            "content": "He owes silver to half the merchants of Ur. A delay is convenient when "
+            "your creditors are waiting on the quay.",
+        },
+        {
+            "role": "user",
+            "content": "If the caravan is not truly delayed, where would he be selling the copper?",
+        },
+        {
+            "role": "assistant",
+            "content": "Lagash pays well and asks few questions. If I were a man in debt, that "
+            "is where my donkeys would walk.",
+        },
+    ]
+    greeting = next(
+        json.loads(line)
+        for line in raw_records(sample_env, DAY)
+        if KNOWN_CONVERSATION in line and '"turn_index": 0' in line
+    )
+    key = player_key(DEVELOPMENT_KEY.encode(), greeting["player_id"])
+    assert row.select("split_group", "event_time", "quality_score").row(0) == (
+        key,
+        greeting["server_ts"],
+        0.5344,
+    )
+    assert json.loads(row.item(0, "metadata")) == {
+        "game_genre": "RPG_Survival_Ancient",
+        "player_skill_tier": "Master",
+        "ambiguity_level": "Medium",
+        "social_context": "Information_Gathering_Tavern",
+        "karma_state": 9,
+        "profession": "Simug",
+        "player_key": key,
+        "npc_name": "Ninkasi-ama",
+        "session_id": "s_b217319b",
+        "exchanges": 4,
+        "turns": 10,
+    }
+    meta = metadata_of(result, "telemetry/dialogues")
+    assert (meta["conversations"], meta["conversations_kept"]) == (9, 7)
+    assert (meta["dropped_too_few_exchanges"], meta["dropped_missing_persona"]) == (1, 1)
+
+
+def test_rematerializing_is_byte_identical(sample_env: Settings) -> None:
+    materialize(SELECTION, DAY)
+    first = {t: lake_file(sample_env, t).read_bytes() for t in TABLES}
+    materialize(SELECTION, DAY)
+    assert {t: lake_file(sample_env, t).read_bytes() for t in TABLES} == first

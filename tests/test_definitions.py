@@ -1,0 +1,73 @@
+"""The definitions load, and their keys, groups, checks, jobs and schedules are DESIGN.md's."""
+
+from __future__ import annotations
+
+import dagster as dg
+import pytest
+
+from distill_assets.contracts.published import CONFIG_FEEDS
+from distill_assets.definitions import defs
+from distill_assets.lib.settings import SOURCES
+
+GROUPS = {*SOURCES, "curation", "release"}
+
+
+@pytest.fixture(scope="module")
+def definitions() -> dg.Definitions:
+    return defs()
+
+
+@pytest.fixture(scope="module")
+def specs(definitions: dg.Definitions) -> list[dg.AssetSpec]:
+    return list(definitions.resolve_all_asset_specs())
+
+
+def test_asset_keys_are_source_and_table(specs: list[dg.AssetSpec]) -> None:
+    for spec in specs:
+        assert len(spec.key.path) == 2, spec.key
+        assert spec.key.path[0] in GROUPS, spec.key
+        assert spec.group_name == spec.key.path[0], spec.key
+
+
+def test_every_group_has_assets_and_every_asset_a_description(
+    specs: list[dg.AssetSpec],
+) -> None:
+    assert {s.group_name for s in specs} == GROUPS
+    assert [s.key for s in specs if not (s.description or "").strip()] == []
+
+
+def test_source_assets_are_daily_partitioned_and_global_ones_are_not(
+    specs: list[dg.AssetSpec],
+) -> None:
+    for spec in specs:
+        partitioned = spec.partitions_def is not None
+        assert partitioned == (spec.group_name in SOURCES), spec.key
+
+
+def test_feed_tables_and_quarantine_exist(specs: list[dg.AssetSpec]) -> None:
+    keys = {s.key for s in specs}
+    for feeds in CONFIG_FEEDS.values():
+        for source, table in feeds:
+            assert dg.AssetKey([source, table]) in keys
+    for source in SOURCES:
+        assert dg.AssetKey([source, "quarantine"]) in keys
+    for config in CONFIG_FEEDS:
+        assert dg.AssetKey(["curation", config]) in keys
+
+
+def test_each_source_has_a_blocking_reconcile_check(definitions: dg.Definitions) -> None:
+    checks = {
+        (key.asset_key.path[0], key.name): spec.blocking
+        for ac in definitions.asset_checks or []
+        for key, spec in zip(ac.check_keys, ac.check_specs, strict=True)
+    }
+    for source in SOURCES:
+        assert checks.get((source, "raw_reconciles")) is True, source
+
+
+def test_jobs_schedule_and_sensors(definitions: dg.Definitions) -> None:
+    assert definitions.resolve_job_def("daily_ingest").partitions_def is not None
+    assert definitions.resolve_job_def("publish_release") is not None
+    schedules = list(definitions.schedules or [])
+    assert [s.cron_schedule for s in schedules] == ["0 2 * * *"]
+    assert len(list(definitions.sensors or [])) >= 2

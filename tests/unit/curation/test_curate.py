@@ -1,0 +1,95 @@
+import polars as pl
+import pytest
+
+from distill_assets.defs.curation.curate import curate, curated_schema, feed_partitions, scan_feeds
+from distill_assets.lib.lake import partition_path, write_parquet_atomic
+from tests.unit.curation.feeds import feed_frame, feed_row, write_feed
+
+
+def test_feeds_of_all_tables_and_partitions_are_read_and_missing_tables_give_no_rows(tmp_path):
+    lake = str(tmp_path / "lake")
+    write_feed(
+        lake,
+        "traces",
+        "sft_steps",
+        "2026-11-19",
+        feed_frame(
+            "sft",
+            [
+                feed_row("sft", "a", "one", source="traces", group="t"),
+            ],
+        ),
+    )
+    write_feed(
+        lake,
+        "traces",
+        "sft_steps",
+        "2026-11-20",
+        feed_frame(
+            "sft",
+            [
+                feed_row("sft", "b", "two", source="traces", group="t"),
+            ],
+        ),
+    )
+    frame = scan_feeds(lake, "sft").collect()
+    assert frame.select("id", "partition").rows() == [("a", "2026-11-19"), ("b", "2026-11-20")]
+    assert feed_partitions(lake, "sft") == {
+        "traces/sft_steps": ["2026-11-19", "2026-11-20"],
+        "telemetry/dialogues": [],
+    }
+    empty = curate(scan_feeds(lake, "instruction"), "instruction")
+    assert empty.curated.schema == curated_schema("instruction")
+    assert (empty.curated.height, empty.duplicates.height, empty.rows_in) == (0, 0, 0)
+
+
+def test_extra_feed_columns_are_ignored_and_a_missing_contract_column_is_named(tmp_path):
+    lake = str(tmp_path / "lake")
+    frame = feed_frame("dpo", [feed_row("dpo", "a", "p", source="revisions", group="g")])
+    write_feed(
+        lake,
+        "revisions",
+        "revision_pairs",
+        "2026-11-19",
+        frame.with_columns(pl.lit(1).alias("extra")),
+    )
+    assert scan_feeds(lake, "dpo").collect().columns == [*frame.columns, "partition"]
+    write_parquet_atomic(
+        frame.drop("split_group"), partition_path(lake, "revisions", "revision_pairs", "2026-11-20")
+    )
+    with pytest.raises(
+        ValueError, match=r"revisions/revision_pairs of config 'dpo' lacks \['split_group'\]"
+    ):
+        scan_feeds(lake, "dpo")
+
+
+def test_curate_counts_redactions_per_kind_and_rows_touched():
+    rows = [
+        feed_row("instruction", "a", "mail a@b.io", source="escalations", group="s1"),
+        feed_row(
+            "instruction",
+            "b",
+            "clean",
+            source="escalations",
+            group="s2",
+            metadata={"tel": "555-123-4567"},
+        ),
+        feed_row("instruction", "c", "nothing here", source="escalations", group="s3"),
+    ]
+    frame = (
+        feed_frame("instruction", rows).lazy().with_columns(pl.lit("2026-11-19").alias("partition"))
+    )
+    result = curate(frame, "instruction")
+    assert result.redactions == {
+        "private_key": 0,
+        "api_key": 0,
+        "jwt": 0,
+        "bearer_token": 0,
+        "email": 2,
+        "phone": 1,
+    }
+    assert result.redacted_rows == 2
+    by_id = {r["id"]: r for r in result.curated.iter_rows(named=True)}
+    assert by_id["a"]["instruction"] == "mail [REDACTED_EMAIL]"
+    assert by_id["a"]["output"] == "output for mail [REDACTED_EMAIL]"
+    assert by_id["b"]["metadata"] == '{"tel": "[REDACTED_PHONE]"}'

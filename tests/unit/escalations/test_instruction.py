@@ -1,0 +1,102 @@
+"""Pure transform distillation_examples → instruction feed: columns, mapping, drop reasons."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import polars as pl
+
+from distill_assets.contracts.escalations import RECORD_SCHEMA
+from distill_assets.contracts.published import feed_schema
+from distill_assets.defs.escalations.examples import distillation_examples
+from distill_assets.defs.escalations.instruction import instruction_rows
+from distill_assets.lib.hashing import stable_id
+
+LONG_STEPS = (
+    "Let me think through this step by step:\n\n1. The farmer starts with 17 sheep\n"
+    '2. The phrase "all but 9" means "all except 9"\n3. So if all but 9 run away, 9 stayed\n\n'
+    "Therefore, 9 sheep are left."
+)
+
+
+def examples(*records: dict[str, Any]) -> pl.DataFrame:
+    rows = []
+    for line_no, fields in enumerate(records, start=1):
+        row: dict[str, Any] = dict.fromkeys(RECORD_SCHEMA)
+        row.update(
+            source_file="escalations/2026-11-19/a.jsonl",
+            line_no=line_no,
+            utf8_replaced=False,
+            id=f"esc{line_no}",
+            id_derived=False,
+            created_at=1795076100.0 + line_no,
+            query=f"query {line_no}",
+        )
+        row.update(fields)
+        rows.append(row)
+    return distillation_examples(pl.DataFrame(rows, schema=RECORD_SCHEMA).lazy()).collect()
+
+
+def test_feed_rows_map_the_seed_instruction_format() -> None:
+    source = examples(
+        {
+            "query": "A farmer has 17 sheep. All but 9 run away. How many are left?",
+            "query_context": "Puzzle night",
+            "session_id": "sess_1",
+            "sam_attempt": "8",
+            "sam_confidence": 0.6,
+            "claude_response": LONG_STEPS,
+        },
+        {"claude_response": LONG_STEPS},
+    )
+    feed, dropped = instruction_rows(source)
+    assert dropped == {}
+    assert feed.schema == feed_schema("instruction")
+    first, second = feed.to_dicts()
+    assert first["instruction"] == "A farmer has 17 sheep. All but 9 run away. How many are left?"
+    assert first["input"] == "Puzzle night"
+    assert first["output"] == LONG_STEPS
+    assert first["source"] == "escalations"
+    assert first["source_ref"] == "escalations/2026-11-19/a.jsonl:1"
+    assert first["id"] == stable_id("esc1", first["instruction"], "Puzzle night", LONG_STEPS)
+    assert first["split_group"] == "sess_1"
+    assert first["event_time"] == 1795076101.0
+    assert first["quality_score"] == 0.6  # chain_of_thought: 0.5 + 0.1 (3 steps); complexity 3
+    assert json.loads(first["metadata"]) == {
+        "escalation_id": "esc1",
+        "session_id": "sess_1",
+        "reasoning_type": "chain_of_thought",
+        "domain": "reasoning",
+        "subdomain": None,
+        "task_type": "explain",
+        "complexity": 3,
+        "quality_flags": ["too_short"],
+        "sam_confidence": 0.6,
+    }
+    assert second["input"] == ""
+    assert second["split_group"] == "esc2"  # no session: the escalation id
+
+
+def test_drop_reasons_in_order_and_threshold_is_inclusive() -> None:
+    source = examples(
+        {
+            "claude_response": "I can't help with that. Credentials for production systems are "
+            "issued by the owning team, so please ask them or use the secrets manager."
+        },
+        {"claude_response": "4."},
+        {"claude_response": "```python\nimport os\nprint(os.getcwd())\n```"},
+        {"claude_response": "I can't help with that."},
+    )
+    assert source.get_column("quality_score").to_list() == [0.4, 0.2, 0.3, 0.2]
+    feed, dropped = instruction_rows(source)
+    # a refusal is dropped for the flag even above the threshold; 0.3 is kept (>= 0.3)
+    assert dropped == {"flag_refusal": 2, "below_min_quality": 1}
+    assert feed.get_column("source_ref").to_list() == ["escalations/2026-11-19/a.jsonl:3"]
+
+
+def test_empty_input_gives_an_empty_feed_of_the_right_schema() -> None:
+    feed, dropped = instruction_rows(examples({"claude_response": "x"}).head(0))
+    assert feed.height == 0
+    assert feed.schema == feed_schema("instruction")
+    assert dropped == {}

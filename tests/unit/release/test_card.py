@@ -1,0 +1,80 @@
+import yaml
+
+from distill_assets.defs.release.build import build_release
+from distill_assets.defs.release.card import partition_ranges, size_category
+from tests.unit.release.test_build import inputs, no_previous
+
+
+def front_matter(text: str) -> dict:
+    assert text.startswith("---\n")
+    return yaml.safe_load(text.split("---\n")[1])
+
+
+def test_card_yaml_lists_every_config_and_data_file_per_split(tmp_path):
+    manifest = build_release(inputs(), tmp_path, no_previous, shard_rows=10)
+    meta = front_matter((tmp_path / "README.md").read_text())
+    assert meta["configs"] == [
+        {
+            "config_name": "dpo",
+            "data_files": [
+                {
+                    "split": "train",
+                    "path": [
+                        "data/dpo/train-00000-of-00002.parquet",
+                        "data/dpo/train-00001-of-00002.parquet",
+                    ],
+                },
+                {"split": "test", "path": ["data/dpo/test-00000-of-00001.parquet"]},
+            ],
+        },
+        {
+            "config_name": "sft",
+            "data_files": [
+                {
+                    "split": "train",
+                    "path": [
+                        "data/sft/train-00000-of-00003.parquet",
+                        "data/sft/train-00001-of-00003.parquet",
+                        "data/sft/train-00002-of-00003.parquet",
+                    ],
+                },
+                {"split": "test", "path": ["data/sft/test-00000-of-00001.parquet"]},
+            ],
+        },
+    ]
+    listed = {p for c in meta["configs"] for d in c["data_files"] for p in d["path"]}
+    assert listed == {f.path for f in manifest.files}
+    assert meta["license"] == "apache-2.0"
+    assert meta["task_categories"] == ["text-generation"]
+    assert meta["tags"] == ["distill", "distillation", "synthetic", "dpo", "sft"]
+    assert meta["size_categories"] == ["n<1K"]
+
+
+def test_card_body_reports_counts_sources_scores_inputs_rules_and_first_version(tmp_path):
+    manifest = build_release(inputs(), tmp_path, no_previous)
+    card = (tmp_path / "README.md").read_text()
+    assert f"Version `{manifest.version}` (newest input partition 2026-11-20)." in card
+    assert "| `sft` | 26 | 4 | 30 | 2 | `messages` |" in card
+    assert "| `dpo` | 11 | 1 | 12 | 0 | `prompt`, `chosen`, `rejected` |" in card
+    assert "No rows in this version (omitted): `instruction`." in card
+    assert "| `sft` | test | traces | 4 |" in card
+    assert "| `dpo` | 12 | 0.5 | 0.5 | 0.5 | 0 | 0 | 0 | 0 | 0 | 12 | 0 | 0 | 0 | 0 |" in card
+    assert "| `traces/sft_steps` | 2 | 2026-11-19..2026-11-20 |" in card
+    assert "| `curation` | `aaaaaaaaaaaa` |" in card
+    assert "First version: nothing to compare with." in card
+    for entry in manifest.files:
+        assert f"| `{entry.path}` | {entry.rows} | {entry.bytes} | `{entry.sha256}` |" in card
+
+
+def test_partition_ranges_and_size_categories():
+    assert partition_ranges(
+        ["2026-11-20", "2026-11-19", "2026-11-22", "2026-12-01", "2026-11-30"]
+    ) == ("2026-11-19..2026-11-20, 2026-11-22, 2026-11-30..2026-12-01")
+    assert partition_ranges([]) == ""
+    assert [size_category(n) for n in (0, 999, 1000, 10_000, 500_000)] == [
+        "n<1K",
+        "n<1K",
+        "1K<n<10K",
+        "10K<n<100K",
+        "100K<n<1M",
+    ]

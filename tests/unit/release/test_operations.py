@@ -1,0 +1,118 @@
+import json
+from datetime import UTC, datetime
+
+import dagster as dg
+import pytest
+
+from distill_assets.defs.jobs import INGEST_JOB, RELEASE_JOB
+from distill_assets.defs.release.landing import folder_fingerprint, landed
+from distill_assets.defs.release.sensors import raw_landing, release_after_ingest
+from distill_assets.defs.resources import DistillSettings
+from tests.conftest import land
+
+
+@pytest.fixture(scope="module")
+def definitions() -> dg.Definitions:
+    from distill_assets.definitions import defs
+
+    return defs()
+
+
+@pytest.mark.parametrize(
+    ("tick", "partition"),
+    [
+        (datetime(2026, 11, 22, 2, 0, tzinfo=UTC), "2026-11-21"),
+        (datetime(2026, 1, 1, 2, 0, tzinfo=UTC), "2025-12-31"),
+    ],
+)
+def test_nightly_schedule_runs_yesterdays_partition_at_two_utc(definitions, tick, partition):
+    schedule = definitions.resolve_schedule_def("nightly_ingest")
+    assert (schedule.cron_schedule, schedule.execution_timezone) == ("0 2 * * *", "UTC")
+    assert schedule.job_name == INGEST_JOB
+    assert schedule.default_status == dg.DefaultScheduleStatus.RUNNING
+    with (
+        dg.instance_for_test() as instance,
+        dg.build_schedule_context(instance=instance, scheduled_execution_time=tick) as context,
+    ):
+        requests = schedule.evaluate_tick(context).run_requests
+    assert [r.partition_key for r in requests] == [partition]
+
+
+def test_sensors_are_running_by_default_and_target_the_right_jobs(definitions):
+    release = definitions.resolve_sensor_def("release_after_ingest")
+    landing = definitions.resolve_sensor_def("raw_landing")
+    assert release.default_status == landing.default_status == dg.DefaultSensorStatus.RUNNING
+    assert [j.name for j in release._monitored_jobs] == [INGEST_JOB]  # no public accessor
+    assert release.job_name == RELEASE_JOB
+    assert landing.job_name == INGEST_JOB
+
+
+def test_release_follows_a_successful_ingest_but_not_a_backfill_run():
+    @dg.op
+    def noop() -> None:
+        pass
+
+    @dg.job(name=INGEST_JOB)
+    def fake_ingest() -> None:
+        noop()
+
+    with dg.instance_for_test() as instance:
+        for tags, expected in [({}, dg.RunRequest), ({"dagster/backfill": "abc"}, dg.SkipReason)]:
+            result = fake_ingest.execute_in_process(instance=instance, tags=tags)
+            context = dg.build_run_status_sensor_context(
+                sensor_name="release_after_ingest",
+                dagster_instance=instance,
+                dagster_run=result.dagster_run,
+                dagster_event=result.get_run_success_event(),
+            )
+            outcome = release_after_ingest(context)
+            assert isinstance(outcome, expected)
+            if expected is dg.RunRequest:
+                assert outcome.run_key == f"release-after:{result.run_id}"
+
+
+def evaluate(cursor: str | None) -> dg.SensorResult:
+    context = dg.build_sensor_context(cursor=cursor, resources={"settings": DistillSettings()})
+    return raw_landing(context)
+
+
+def test_landing_sensor_requests_each_changed_complete_date_once(distill_env):
+    land(distill_env, "traces", "2025-03-01", "a.jsonl", '{"kind": "run_start"}\n')
+    land(distill_env, "revisions", "2025-03-01", "b.jsonl.gz", b"\x1f\x8b")
+    land(distill_env, "telemetry", "2025-03-02", "c.jsonl", "{}\n")
+    land(distill_env, "telemetry", "2999-01-01", "future.jsonl", "{}\n")
+    land(distill_env, "telemetry", "2025-03-03", "notes.txt", "not raw data")
+
+    first = evaluate(None)
+    assert [(r.partition_key, r.job_name) for r in first.run_requests] == [
+        ("2025-03-01", None),
+        ("2025-03-02", None),
+    ]
+    cursor = json.loads(first.cursor)
+    assert sorted(cursor) == ["revisions/2025-03-01", "telemetry/2025-03-02", "traces/2025-03-01"]
+    assert cursor["traces/2025-03-01"] == folder_fingerprint(
+        distill_env.raw_root, "traces", "2025-03-01"
+    )
+    assert "telemetry/2999-01-01" in landed(distill_env.raw_root)
+
+    assert evaluate(first.cursor).run_requests == []
+    assert [r.run_key for r in evaluate(None).run_requests] == [
+        r.run_key for r in first.run_requests
+    ]
+
+    land(
+        distill_env,
+        "traces",
+        "2025-03-01",
+        "a.jsonl",
+        '{"kind": "run_start"}\n{"kind": "run_end"}\n',
+    )
+    grown = evaluate(first.cursor)
+    assert [r.partition_key for r in grown.run_requests] == ["2025-03-01"]
+    assert grown.run_requests[0].run_key != first.run_requests[0].run_key
+    assert grown.run_requests[0].run_key.startswith("raw:2025-03-01:")
+
+    land(distill_env, "escalations", "2025-03-02", "late.jsonl", "{}\n")
+    late = evaluate(grown.cursor)
+    assert [r.partition_key for r in late.run_requests] == ["2025-03-02"]
+    assert evaluate(late.cursor).run_requests == []

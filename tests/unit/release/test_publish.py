@@ -1,0 +1,127 @@
+import pytest
+
+from distill_assets.defs.release.build import build_release
+from distill_assets.defs.release.publish import (
+    HubPublisher,
+    LocalPublisher,
+    PublisherResource,
+)
+from distill_assets.lib.settings import Settings
+from tests.unit.release.fake_hub import FakeHubApi
+from tests.unit.release.test_build import inputs, no_previous, tree
+
+
+@pytest.fixture
+def builds(tmp_path):
+    first = tmp_path / "build1"
+    second = tmp_path / "build2"
+    return (
+        (first, build_release(inputs(), first, no_previous)),
+        (second, build_release(inputs(sft=40), second, no_previous)),
+    )
+
+
+def snapshot(folder):
+    return {name: (folder / name).read_bytes() for name in tree(folder)}
+
+
+def test_local_publish_creates_an_immutable_version_and_a_real_latest_folder(tmp_path, builds):
+    (folder, manifest), (folder2, manifest2) = builds
+    publisher = LocalPublisher(tmp_path / "hub", "distill")
+    assert publisher.latest_manifest() is None
+
+    published = publisher.publish(folder, manifest.version)
+    version_dir = tmp_path / "hub" / "distill" / "versions" / manifest.version
+    latest = tmp_path / "hub" / "distill" / "latest"
+    assert (published.created, published.location, published.load_path) == (
+        True,
+        str(version_dir),
+        str(latest),
+    )
+    assert published.load_snippet("sft") == f'load_dataset("{latest}", "sft")'
+    assert not latest.is_symlink() and latest.is_dir()
+    assert snapshot(version_dir) == snapshot(folder) == snapshot(latest)
+    assert publisher.latest_manifest() == manifest
+
+    again = publisher.publish(folder, manifest.version)
+    assert again.created is False
+    assert snapshot(latest) == snapshot(folder)
+
+    publisher.publish(folder2, manifest2.version)
+    assert sorted(p.name for p in (tmp_path / "hub" / "distill" / "versions").iterdir()) == sorted(
+        [manifest.version, manifest2.version]
+    )
+    assert snapshot(latest) == snapshot(folder2)
+    assert snapshot(version_dir) == snapshot(folder)
+    assert publisher.version_manifest(manifest.version) == manifest
+    assert publisher.version_manifest("v19990101-00000000") is None
+    assert sorted(p.name for p in (tmp_path / "hub" / "distill").iterdir()) == [
+        "latest",
+        "versions",
+    ]
+
+
+def test_an_existing_version_is_never_rewritten(tmp_path, builds):
+    (folder, manifest), (folder2, _) = builds
+    publisher = LocalPublisher(tmp_path / "hub", "distill")
+    publisher.publish(folder, manifest.version)
+    result = publisher.publish(folder2, manifest.version)
+    assert result.created is False
+    assert snapshot(tmp_path / "hub" / "distill" / "versions" / manifest.version) == snapshot(
+        folder
+    )
+
+
+def test_hub_publish_uploads_the_folder_and_tags_the_commit_once(tmp_path, builds):
+    (folder, manifest), (folder2, manifest2) = builds
+    api = FakeHubApi(tmp_path / "fake_hub")
+    publisher = HubPublisher("org/distill", api)
+    assert publisher.latest_manifest() is None
+
+    published = publisher.publish(folder, manifest.version)
+    assert published.created is True
+    assert (
+        published.load_snippet("dpo")
+        == f'load_dataset("org/distill", "dpo", revision="{manifest.version}")'
+    )
+    assert (
+        published.location == f"https://huggingface.co/datasets/org/distill/tree/{manifest.version}"
+    )
+    oid = api.repos["org/distill"].tags[manifest.version]
+    assert snapshot(api.commit_dir("org/distill", oid)) == snapshot(folder)
+    assert publisher.latest_manifest() == manifest
+    assert api.repos["org/distill"].private is True
+
+    assert publisher.publish(folder, manifest.version).created is False
+    assert len(api.repos["org/distill"].commits) == 1
+
+    publisher.publish(folder2, manifest2.version)
+    assert publisher.latest_manifest() == manifest2
+    assert publisher.version_manifest(manifest.version) == manifest
+    assert publisher.version_manifest("v19990101-00000000") is None
+    newest = api.commit_dir("org/distill", api.repos["org/distill"].tags[manifest2.version])
+    assert snapshot(newest) == snapshot(folder2)  # stale data files of the old version deleted
+    assert api.calls == [
+        "create_repo org/distill dataset private=True",
+        "upload_folder org/distill distill release " + manifest.version,
+        f"create_tag org/distill {manifest.version} {oid}",
+        "create_repo org/distill dataset private=True",
+        "create_repo org/distill dataset private=True",
+        "upload_folder org/distill distill release " + manifest2.version,
+        f"create_tag org/distill {manifest2.version} {'2'.zfill(40)}",
+    ]
+
+
+def test_publisher_resource_uses_the_hub_only_with_repo_and_token(tmp_path, monkeypatch):
+    monkeypatch.delenv("DISTILL_HUB_REPO_ID", raising=False)
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    settings = Settings.resolve(hub_root=str(tmp_path / "hub"), dataset_name="mine")
+    local = PublisherResource().publisher(settings)
+    assert isinstance(local, LocalPublisher)
+    assert local.latest == tmp_path / "hub" / "mine" / "latest"
+    assert isinstance(PublisherResource(hub_repo_id="org/x").publisher(settings), LocalPublisher)
+    monkeypatch.setenv("DISTILL_HUB_REPO_ID", "org/x")
+    monkeypatch.setenv("HF_TOKEN", "hf_test_token")
+    hub = PublisherResource().publisher(settings)
+    assert isinstance(hub, HubPublisher)
+    assert hub.repo_id == "org/x"
