@@ -1,17 +1,19 @@
-"""Find raw files of a partition and stream them as numbered text lines.
+r"""Find raw files of a partition and stream them as numbered text lines.
 
 Raw files land under `<raw root>/<source>/<YYYY-MM-DD>/` as `.jsonl`, `.jsonl.gz`, `.jsonl.zst`
 or `.jsonl.lz4`. `RawLineReader` streams them as Arrow record batches of
-`(source_file, line_no, line, utf8_replaced, is_last_line)` with bounded memory: lines are split by
-Arrow's CSV tokenizer (no per-row Python), decoded as UTF-8, and only a batch that holds invalid
-UTF-8 is decoded row by row with replacement characters (such rows keep their record and carry
-`utf8_replaced = true`). A UTF-8 BOM at the start of a file and CRLF line ends are accepted.
-Blank lines are not records: they are counted, not emitted.
+`(source_file, line_no, line, utf8_replaced, is_last_line)` with bounded memory and no per-row
+Python: a file is read in blocks, the `\n` line ends are found with NumPy and each block's lines
+become one zero-copy Arrow array (offsets into the block). Line numbers are 1-based and count every
+line; a UTF-8 BOM at the start of a file and `\r\n` line ends are accepted; lines have no length
+limit (a line longer than a block is carried into the next read); only a block holding invalid
+UTF-8 is decoded row by row, with U+FFFD (such rows keep their record and carry
+`utf8_replaced = true`). Lines end at `\n` only (the JSON Lines rule), so a stray `\r` inside a
+line stays part of it. Blank lines are not records: they are counted, not emitted.
 """
 
 from __future__ import annotations
 
-import io
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -19,7 +21,6 @@ import fsspec
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.csv as pacsv
 from upath import UPath
 
 RAW_SUFFIXES: dict[str, str | None] = {
@@ -28,13 +29,12 @@ RAW_SUFFIXES: dict[str, str | None] = {
     ".jsonl.zst": "zstd",
     ".jsonl.lz4": "lz4",
 }
-# A single record may be several MB (tool outputs); a line longer than a block is re-read by the
-# slow path below instead of failing the run.
-BLOCK_SIZE = 64 << 20
-# JSON text never contains a raw U+001F, so a line holding one is invalid JSON anyway; the tokenizer
-# reports it as a two-column row and the handler keeps it as a record.
-_FIELD_DELIMITER = "\x1f"
-_SLOW_PATH_BATCH = 64
+BLOCK_BYTES = 32 << 20
+_BOM = b"\xef\xbb\xbf"
+_NEWLINE = 10
+# bytes that can start a whitespace-only line (a blank line is only possible if its first byte is
+# one of these; such rare lines are checked exactly)
+_SPACE_STARTS = np.array([0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x20, 0xC2, 0xE1, 0xE2, 0xE3], np.uint8)
 
 LINE_SCHEMA = pa.schema(
     [
@@ -115,127 +115,131 @@ class RawLineReader:
         for path in self.paths:
             self.stats.files += 1
             before = self.stats.records
-            yield from self._file_batches(path)
+            pending: pa.RecordBatch | None = None
+            for batch in self._file_batches(path):
+                if batch.num_rows == 0:
+                    continue
+                if pending is not None:
+                    yield pending
+                pending = batch
+            if pending is not None:
+                flags = np.zeros(pending.num_rows, dtype=bool)
+                flags[-1] = True
+                yield pending.set_column(4, LINE_SCHEMA.field("is_last_line"), pa.array(flags))
             self.stats.per_file[self.display_name(path)] = self.stats.records - before
 
     def _file_batches(self, path: str) -> Iterator[pa.RecordBatch]:
-        pending: pa.RecordBatch | None = None
-        for batch in self._decoded(path):
-            if batch.num_rows == 0:
-                continue
-            if pending is not None:
-                yield _with_last_flag(pending, last=False)
-            pending = batch
-        if pending is not None:
-            yield _with_last_flag(pending, last=True)
-
-    def _decoded(self, path: str) -> Iterator[pa.RecordBatch]:
-        emitted = 0
-        try:
-            for line_no, raw in self._tokenized(path):
-                emitted = int(line_no[-1].as_py()) if len(line_no) else emitted
-                yield self._to_batch(path, line_no, raw)
-        except pa.ArrowInvalid as exc:
-            if "Empty CSV file" in str(exc):
-                return  # an empty file (e.g. just created by a writer) holds no records
-            if "straddling" not in str(exc) and "block" not in str(exc):
-                raise
-            yield from self._slow_path(path, after_line=emitted)
-
-    def _tokenized(self, path: str) -> Iterator[tuple[pa.Array, pa.Array]]:
-        """Yield (line numbers, raw bytes) per block, in file order, blank lines included."""
-        split_rows: list[tuple[int, str]] = []
-
-        def keep_split_row(row: pacsv.InvalidRow) -> str:
-            split_rows.append((row.number, row.text))
-            return "skip"
-
+        name = self.display_name(path)
         next_line = 1
-        with fsspec.open(path, "rb") as handle:
-            csv_reader = pacsv.open_csv(
-                pa.input_stream(handle, compression=compression_of(path)),
-                read_options=pacsv.ReadOptions(
-                    column_names=["line"], block_size=BLOCK_SIZE, use_threads=False
-                ),
-                parse_options=pacsv.ParseOptions(
-                    delimiter=_FIELD_DELIMITER,
-                    quote_char=False,
-                    escape_char=False,
-                    newlines_in_values=False,
-                    ignore_empty_lines=False,
-                    invalid_row_handler=keep_split_row,
-                ),
-                convert_options=pacsv.ConvertOptions(
-                    column_types={"line": pa.binary()},
-                    strings_can_be_null=False,
-                    quoted_strings_can_be_null=False,
-                ),
-            )
-            for chunk in csv_reader:
-                lines = chunk.column(0)
-                total = len(lines) + len(split_rows)
-                numbers = np.arange(next_line, next_line + total, dtype=np.int64)
-                if split_rows:
-                    # the handler took these rows out of the block; put them back in place
-                    taken = np.array([n for n, _ in split_rows], dtype=np.int64)
-                    numbers = np.concatenate([numbers[~np.isin(numbers, taken)], taken])
-                    texts = pa.array([t.encode("utf-8") for _, t in split_rows], pa.binary())
-                    lines = pa.concat_arrays([lines, texts])
-                    order = np.argsort(numbers, kind="stable")
-                    numbers, lines = numbers[order], lines.take(pa.array(order))
-                    split_rows.clear()
-                next_line += total
-                yield pa.array(numbers, pa.int64()), lines
+        carry = b""
+        first = True
+        with _open(path) as stream:
+            while True:
+                chunk = stream.read_buffer(BLOCK_BYTES)
+                data = carry + chunk.to_pybytes() if carry else chunk
+                if first and len(data):
+                    data = _strip_bom(data)
+                    first = False
+                if not len(chunk):
+                    if len(data):
+                        yield self._to_batch(name, bytes(data) + b"\n", next_line)[0]
+                    return
+                raw = np.frombuffer(data, dtype=np.uint8)
+                cut = _last_newline(raw)
+                if cut < 0:
+                    carry = bytes(data)
+                    continue
+                carry = bytes(memoryview(data)[cut + 1 :])
+                batch, lines = self._to_batch(name, memoryview(data)[: cut + 1], next_line)
+                next_line += lines
+                yield batch
 
-    def _to_batch(self, path: str, line_no: pa.Array, raw: pa.Array) -> pa.RecordBatch:
-        try:
-            text = raw.cast(pa.string())
-            replaced = pa.array([False] * len(text), pa.bool_())
-        except pa.ArrowInvalid:
-            # rare: only batches holding invalid UTF-8 pay for per-row decoding
-            values = raw.to_pylist()
-            decoded = [v.decode("utf-8", "replace") for v in values]
-            flags = [d.encode("utf-8") != v for d, v in zip(decoded, values, strict=True)]
-            text, replaced = pa.array(decoded, pa.string()), pa.array(flags, pa.bool_())
-        keep = pc.invert(pc.equal(pc.utf8_trim_whitespace(text), ""))
-        kept = int(pc.sum(keep).as_py() or 0)
-        self.stats.blank_lines += len(text) - kept
+    def _to_batch(
+        self, name: str, block: bytes | memoryview, first_line: int
+    ) -> tuple[pa.RecordBatch, int]:
+        r"""Turn a block of complete `\n`-terminated lines into a batch of records.
+
+        Returns the batch and the number of lines the block held (blank ones included).
+        """
+        raw = np.frombuffer(block, dtype=np.uint8)
+        ends = np.flatnonzero(raw == _NEWLINE)
+        starts = np.empty(len(ends), dtype=np.int64)
+        starts[0] = 0
+        starts[1:] = ends[:-1] + 1
+        offsets = np.append(starts, len(block))
+        # each element is a line with its terminator; the terminator is trimmed after decoding
+        lines = pa.Array.from_buffers(
+            pa.large_binary(), len(ends), [None, pa.py_buffer(offsets), pa.py_buffer(block)]
+        )
+        text, replaced = _decode(lines)
+        text = pc.utf8_rtrim(text, characters="\r\n")
+        keep = ~self._blank(raw, starts, ends, text)
+        kept = int(keep.sum())
+        self.stats.blank_lines += len(ends) - kept
         self.stats.records += kept
-        self.stats.utf8_replaced += int(pc.sum(pc.and_(keep, replaced)).as_py() or 0)
-        return pa.RecordBatch.from_arrays(
+        numbers = np.arange(first_line, first_line + len(ends), dtype=np.int64)
+        if kept < len(ends):
+            mask = pa.array(keep)
+            text, replaced, numbers = text.filter(mask), replaced.filter(mask), numbers[keep]
+        self.stats.utf8_replaced += int(pc.sum(replaced).as_py() or 0)
+        batch = pa.RecordBatch.from_arrays(
             [
-                pa.array([self.display_name(path)] * kept, pa.string()),
-                pc.filter(line_no, keep),
-                pc.filter(text, keep),
-                pc.filter(replaced, keep),
-                pa.array([False] * kept, pa.bool_()),
+                pa.DictionaryArray.from_arrays(
+                    pa.array(np.zeros(kept, dtype=np.int32)), pa.array([name])
+                ).dictionary_decode(),
+                pa.array(numbers),
+                text.cast(pa.string()),
+                replaced,
+                pa.array(np.zeros(kept, dtype=bool)),
             ],
             schema=LINE_SCHEMA,
         )
+        return batch, len(ends)
 
-    def _slow_path(self, path: str, after_line: int) -> Iterator[pa.RecordBatch]:
-        """Read a file whose single line outgrew a block, line by line, after `after_line`."""
-        numbers: list[int] = []
-        raws: list[bytes] = []
-        with fsspec.open(path, "rb") as handle:
-            stream = io.BufferedReader(pa.input_stream(handle, compression=compression_of(path)))
-            for line_no, raw in enumerate(stream, start=1):
-                if line_no <= after_line:
-                    continue
-                body = raw.rstrip(b"\r\n")
-                if line_no == 1 and body.startswith(b"\xef\xbb\xbf"):
-                    body = body[3:]
-                numbers.append(line_no)
-                raws.append(body)
-                if len(raws) >= _SLOW_PATH_BATCH:
-                    yield self._to_batch(path, pa.array(numbers, pa.int64()), pa.array(raws))
-                    numbers, raws = [], []
-        if raws:
-            yield self._to_batch(path, pa.array(numbers, pa.int64()), pa.array(raws, pa.binary()))
+    @staticmethod
+    def _blank(raw: np.ndarray, starts: np.ndarray, ends: np.ndarray, text: pa.Array) -> np.ndarray:
+        """Whitespace-only lines; only lines starting with a (possible) space byte are checked."""
+        maybe = (starts == ends) | np.isin(raw[np.minimum(starts, len(raw) - 1)], _SPACE_STARTS)
+        blank = np.zeros(len(ends), dtype=bool)
+        if maybe.any():
+            candidates = np.flatnonzero(maybe)
+            trimmed = pc.utf8_trim_whitespace(text.take(pa.array(candidates)))
+            blank[candidates] = pc.equal(trimmed, "").to_numpy(zero_copy_only=False)
+        return blank
 
 
-def _with_last_flag(batch: pa.RecordBatch, *, last: bool) -> pa.RecordBatch:
-    if not last:
-        return batch
-    flags = [False] * (batch.num_rows - 1) + [True]
-    return batch.set_column(4, LINE_SCHEMA.field("is_last_line"), pa.array(flags, pa.bool_()))
+def _open(path: str) -> pa.NativeFile:
+    """Open a raw file as an Arrow stream (native I/O for local files, fsspec otherwise)."""
+    codec = compression_of(path)
+    location = UPath(path)
+    if location.protocol in ("", "file", "local"):
+        return pa.input_stream(location.path, compression=codec)
+    return pa.input_stream(fsspec.open(path, "rb").open(), compression=codec)
+
+
+def _strip_bom(data: bytes | pa.Buffer) -> bytes | pa.Buffer:
+    if bytes(memoryview(data)[:3]) == _BOM:
+        return memoryview(data)[3:].tobytes()
+    return data
+
+
+def _last_newline(raw: np.ndarray) -> int:
+    r"""Return the position of the last `\n` in `raw`, or -1 (searching backwards in steps)."""
+    step = 1 << 16
+    for end in range(len(raw), 0, -step):
+        hits = np.flatnonzero(raw[max(0, end - step) : end] == _NEWLINE)
+        if len(hits):
+            return max(0, end - step) + int(hits[-1])
+    return -1
+
+
+def _decode(lines: pa.Array) -> tuple[pa.Array, pa.Array]:
+    """Decode UTF-8; only a block holding invalid UTF-8 is decoded row by row, with U+FFFD."""
+    try:
+        text = lines.cast(pa.large_string())
+        return text, pa.array(np.zeros(len(lines), dtype=bool))
+    except pa.ArrowInvalid:
+        values = lines.to_pylist()
+        decoded = [v.decode("utf-8", "replace") for v in values]
+        flags = [d.encode("utf-8") != v for d, v in zip(decoded, values, strict=True)]
+        return pa.array(decoded, pa.large_string()), pa.array(flags, pa.bool_())

@@ -3,7 +3,7 @@
 The shared `defs.ingest.ingest_partition` streams lines through one DuckDB thread into a stage
 file and then splits the stage into bronze and quarantine: two extra full passes over the event
 text, which is nearly all of trace data. This is the same contract in one parallel pass:
-`JsonlLineReader` reads the files in a background thread, in chunks of `CHUNK_BYTES`; DuckDB
+`RawLineReader` reads the files in a background thread, in chunks of `CHUNK_BYTES`; DuckDB
 parses each chunk with all its threads (`sql/traces/select_parsed_events.sql`); the Arrow
 result is split by `quarantine_reason` — bronze rows are written to Parquet as they stream (row
 groups of `ROW_GROUP_SIZE`), quarantined rows (few) go to the quarantine table (`source,
@@ -26,8 +26,8 @@ import pyarrow.parquet as pq
 
 from distill_assets.defs.ingest import IngestResult
 from distill_assets.defs.resources import StagedParquet
-from distill_assets.defs.traces.lines import JsonlLineReader
 from distill_assets.lib.lake import PARQUET_COMPRESSION, ROW_GROUP_SIZE
+from distill_assets.lib.rawfiles import RawLineReader
 from distill_assets.lib.sql import load_sql
 
 SOURCE = "traces"
@@ -122,7 +122,7 @@ def ingest_events(
     The files go to `workdir` (by default a new temporary folder). `source_file` values are
     relative to `raw_root` (e.g. `traces/2026-11-19/a.jsonl`).
     """
-    reader = JsonlLineReader(raw_paths, root=raw_root)
+    reader = RawLineReader(raw_paths, root=raw_root)
     workdir = workdir or Path(tempfile.mkdtemp(prefix="distill-traces-"))
     bronze_path, quarantine_path = workdir / "bronze.parquet", workdir / "quarantine.parquet"
     bronze = _RowGroupWriter(bronze_path, BRONZE_SCHEMA)
@@ -156,7 +156,7 @@ def ingest_events(
     )
 
 
-def _chunks(reader: JsonlLineReader) -> Iterator[pa.Table]:
+def _chunks(reader: RawLineReader) -> Iterator[pa.Table]:
     """Group the reader's batches into tables of about `CHUNK_BYTES`.
 
     The tables hold small record batches: DuckDB scans the record batches of a table in parallel.

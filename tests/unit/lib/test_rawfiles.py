@@ -1,0 +1,112 @@
+"""The raw line reader on awkward files: exact line numbers, text, flags and counts."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from distill_assets.lib import rawfiles
+from distill_assets.lib.rawfiles import RawLineReader, list_partitions, list_raw_files
+
+# name -> (bytes, [(line_no, line, utf8_replaced, is_last_line)], (records, blank, replaced))
+CASES: dict[str, tuple[bytes, list[tuple[int, str, bool, bool]], tuple[int, int, int]]] = {
+    "bom_crlf.jsonl": (
+        b'\xef\xbb\xbf{"a": 1}\r\n{"b": 2}\r\n',
+        [(1, '{"a": 1}', False, False), (2, '{"b": 2}', False, True)],
+        (2, 0, 0),
+    ),
+    "blank.jsonl": (
+        b'\n  \n{"a": 1}\n\t\n\xc2\xa0\n{"b": 2}\n\n',
+        [(3, '{"a": 1}', False, False), (6, '{"b": 2}', False, True)],
+        (2, 5, 0),
+    ),
+    "no_newline.jsonl": (
+        b'{"a": 1}\n{"b": 2}',
+        [(1, '{"a": 1}', False, False), (2, '{"b": 2}', False, True)],
+        (2, 0, 0),
+    ),
+    "utf8.jsonl": (
+        b'{"a": "\xff\xfe"}\n{"b": "caf\xc3\xa9"}\n',
+        [(1, '{"a": "\ufffd\ufffd"}', True, False), (2, '{"b": "café"}', False, True)],
+        (2, 0, 1),
+    ),
+    "only_blank.jsonl": (b"\n\n   \n", [], (0, 3, 0)),
+    "empty.jsonl": (b"", [], (0, 0, 0)),
+    "leading_space.jsonl": (b'  {"a": 1}\n', [(1, '  {"a": 1}', False, True)], (1, 0, 0)),
+    "zipped.jsonl.gz": (
+        gzip.compress(b'{"a": 1}\n\n{"b": 2}\n', mtime=0),
+        [(1, '{"a": 1}', False, False), (3, '{"b": 2}', False, True)],
+        (2, 1, 0),
+    ),
+}
+
+
+def read_all(reader: RawLineReader) -> pa.Table:
+    return pa.Table.from_batches(list(reader.batches()), schema=reader.reader().schema)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_awkward_files(tmp_path: Path, name: str) -> None:
+    data, expected, counts = CASES[name]
+    (tmp_path / name).write_bytes(data)
+    reader = RawLineReader([str(tmp_path / name)], root=str(tmp_path))
+    rows = read_all(reader).to_pylist()
+    assert [(r["line_no"], r["line"], r["utf8_replaced"], r["is_last_line"]) for r in rows] == (
+        expected
+    )
+    assert {r["source_file"] for r in rows} <= {name}
+    stats = reader.stats
+    assert (stats.records, stats.blank_lines, stats.utf8_replaced) == counts
+
+
+@pytest.mark.parametrize("codec,suffix", [("zstd", ".jsonl.zst"), ("lz4", ".jsonl.lz4")])
+def test_zstd_and_lz4_streams(tmp_path: Path, codec: str, suffix: str) -> None:
+    path = tmp_path / f"a{suffix}"
+    with pa.CompressedOutputStream(str(path), codec) as out:
+        out.write(b'{"a": 1}\n\n{"b": 2}\n')
+    table = read_all(RawLineReader([str(path)]))
+    assert table["line"].to_pylist() == ['{"a": 1}', '{"b": 2}']
+    assert table["line_no"].to_pylist() == [1, 3]
+
+
+def test_lines_longer_than_a_block(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rawfiles, "BLOCK_BYTES", 16)
+    long_line = '{"output": "' + "x" * 100 + '"}'
+    (tmp_path / "a.jsonl").write_text(f'{long_line}\n\n{{"b": 2}}\n{long_line}')
+    reader = RawLineReader([str(tmp_path / "a.jsonl")])
+    table = read_all(reader)
+    assert table["line"].to_pylist() == [long_line, '{"b": 2}', long_line]
+    assert table["line_no"].to_pylist() == [1, 3, 4]
+    assert table["is_last_line"].to_pylist() == [False, False, True]
+    assert (reader.stats.records, reader.stats.blank_lines) == (3, 1)
+
+
+def test_several_files_keep_their_own_numbering(tmp_path: Path) -> None:
+    for name in ("a.jsonl", "b.jsonl"):
+        (tmp_path / name).write_text('{"x": 1}\n{"x": 2}\n')
+    reader = RawLineReader(sorted(str(p) for p in tmp_path.iterdir()), root=str(tmp_path))
+    table = read_all(reader)
+    assert table.select(["source_file", "line_no", "is_last_line"]).to_pylist() == [
+        {"source_file": "a.jsonl", "line_no": 1, "is_last_line": False},
+        {"source_file": "a.jsonl", "line_no": 2, "is_last_line": True},
+        {"source_file": "b.jsonl", "line_no": 1, "is_last_line": False},
+        {"source_file": "b.jsonl", "line_no": 2, "is_last_line": True},
+    ]
+    assert reader.stats.per_file == {"a.jsonl": 2, "b.jsonl": 2}
+
+
+def test_listing_partitions_and_files(tmp_path: Path) -> None:
+    day = tmp_path / "traces" / "2026-11-19"
+    (day / "nested").mkdir(parents=True)
+    for name in ("b.jsonl", "a.jsonl.gz", "nested/c.jsonl.zst", "notes.txt"):
+        (day / name).write_bytes(b"")
+    (tmp_path / "traces" / "not-a-date").mkdir()
+    assert list_partitions(str(tmp_path), "traces") == ["2026-11-19"]
+    assert [
+        Path(p).relative_to(day).as_posix()
+        for p in list_raw_files(str(tmp_path), "traces", "2026-11-19")
+    ] == ["a.jsonl.gz", "b.jsonl", "nested/c.jsonl.zst"]
+    assert list_raw_files(str(tmp_path), "traces", "2026-11-20") == []
