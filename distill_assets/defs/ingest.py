@@ -19,7 +19,7 @@ import duckdb
 import polars as pl
 
 from distill_assets.defs.resources import DistillSettings, StagedParquet
-from distill_assets.lib.lake import ROW_GROUP_SIZE, partition_path
+from distill_assets.lib.lake import ROW_GROUP_SIZE, scan_partition
 from distill_assets.lib.metadata import funnel
 from distill_assets.lib.rawfiles import RawLineReader, ReadStats, list_raw_files
 from distill_assets.lib.sql import load_sql
@@ -103,6 +103,22 @@ def _quarantine_copy(target: Path) -> str:
     )
 
 
+def bronze_outs(
+    source: str, table: str, bronze_description: str, quarantine_description: str
+) -> dict[str, dg.AssetOut]:
+    """Return the two outputs of a source's bronze multi-asset, keyed by table name."""
+    return {
+        table: dg.AssetOut(
+            key=[source, table], description=bronze_description, kinds={"duckdb", "parquet"}
+        ),
+        QUARANTINE_TABLE: dg.AssetOut(
+            key=[source, QUARANTINE_TABLE],
+            description=quarantine_description,
+            kinds={"duckdb", "parquet"},
+        ),
+    }
+
+
 def ingest_metadata(result: IngestResult) -> dict[str, object]:
     """Metadata shared by every bronze materialization: files, records, quarantine funnel."""
     return {
@@ -145,7 +161,7 @@ def reconcile_check(
         paths = list_raw_files(cfg.raw_root, source, partition, *([suffixes] if suffixes else []))
         raw = count_raw_records(paths).records
         counts: Mapping[str, int] = {
-            name: pl.scan_parquet(str(partition_path(cfg.lake_root, source, name, partition)))
+            name: scan_partition(cfg.lake_root, source, name, partition)
             .select(pl.len())
             .collect()
             .item()

@@ -62,6 +62,11 @@ def scan_partitions(
     return pl.concat(frames, how="diagonal_relaxed")
 
 
+def scan_partition(lake_root: str, source: str, table: str, partition: str) -> pl.LazyFrame:
+    """Lazily scan one partition of a table."""
+    return pl.scan_parquet(str(partition_path(lake_root, source, table, partition)))
+
+
 def _temporary_sibling(path: UPath) -> UPath:
     return path.parent / f".{path.name}.{uuid.uuid4().hex}.tmp"
 

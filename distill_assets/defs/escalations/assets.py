@@ -15,7 +15,7 @@ import polars as pl
 from distill_assets.defs.escalations.examples import distillation_examples as build_examples
 from distill_assets.defs.escalations.instruction import instruction_rows
 from distill_assets.defs.escalations.records import RECORDS, SOURCE, ingest_records
-from distill_assets.defs.ingest import QUARANTINE_TABLE, ingest_metadata
+from distill_assets.defs.ingest import QUARANTINE_TABLE, bronze_outs, ingest_metadata
 from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.resources import DistillSettings, StagedParquet
 from distill_assets.lib.metadata import funnel, histogram, preview, reason_counts
@@ -29,25 +29,19 @@ PREVIEW_COLUMNS = ("id", "source_ref", "reasoning_type", "domain", "quality_scor
 
 
 @dg.multi_asset(
-    outs={
-        RECORDS: dg.AssetOut(
-            key=[SOURCE, RECORDS],
-            description=(
-                "Bronze escalations: one row per valid raw escalation line (seed 000 Interaction), "
-                "with its id (producer's or SHA256(query + timestamp)[:16]), unix `created_at`, "
-                "optional pre-labels and unknown fields in `extra`."
-            ),
-            kinds={"duckdb"},
+    outs=bronze_outs(
+        SOURCE,
+        RECORDS,
+        bronze_description=(
+            "Bronze escalations: one row per valid raw escalation line (seed 000 Interaction), "
+            "with its id (producer's or SHA256(query + timestamp)[:16]), unix `created_at`, "
+            "optional pre-labels and unknown fields in `extra`."
         ),
-        QUARANTINE_TABLE: dg.AssetOut(
-            key=[SOURCE, QUARANTINE_TABLE],
-            description=(
-                "Escalation lines that failed the raw contract, with reason code, detail, file, "
-                "line and the raw text (invalid_json, missing_query, duplicate_id, ...)."
-            ),
-            kinds={"duckdb"},
+        quarantine_description=(
+            "Escalation lines that failed the raw contract, with reason code, detail, file, "
+            "line and the raw text (invalid_json, missing_query, duplicate_id, ...)."
         ),
-    },
+    ),
     partitions_def=daily_partitions,
     group_name=SOURCE,
 )

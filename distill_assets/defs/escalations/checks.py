@@ -8,7 +8,7 @@ from distill_assets.defs.escalations.assets import EXAMPLES, INSTRUCTION, RECORD
 from distill_assets.defs.escalations.instruction import FEED_CONFIG
 from distill_assets.defs.ingest import reconcile_check
 from distill_assets.defs.resources import DistillSettings
-from distill_assets.lib.lake import partition_path
+from distill_assets.lib.lake import scan_partition
 from distill_assets.rules import escalations as rules
 
 EXAMPLES_CHECK = "one_example_per_record"
@@ -18,8 +18,7 @@ records_reconcile = reconcile_check(SOURCE, RECORDS)
 
 
 def _scan(settings: DistillSettings, table: str, partition: str) -> pl.LazyFrame:
-    lake_root = settings.resolved().lake_root
-    return pl.scan_parquet(str(partition_path(lake_root, SOURCE, table, partition)))
+    return scan_partition(settings.resolved().lake_root, SOURCE, table, partition)
 
 
 @dg.asset_check(

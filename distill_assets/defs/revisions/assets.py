@@ -12,7 +12,12 @@ Layers, one daily partition (ingest date) each:
 import dagster as dg
 import polars as pl
 
-from distill_assets.defs.ingest import QUARANTINE_TABLE, ingest_metadata, ingest_partition
+from distill_assets.defs.ingest import (
+    QUARANTINE_TABLE,
+    bronze_outs,
+    ingest_metadata,
+    ingest_partition,
+)
 from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.resources import DistillSettings, StagedParquet
 from distill_assets.defs.revisions.pairing import SOURCE, pair_turns
@@ -29,26 +34,20 @@ UNPAIRED_PREVIEW_COLUMNS = ("turn_id", "reason", "detail", "query")
 
 
 @dg.multi_asset(
-    outs={
-        VALIDATIONS: dg.AssetOut(
-            key=[SOURCE, VALIDATIONS],
-            description=(
-                "Bronze validations: one row per valid raw line of the validation loop (turn_id, "
-                "ts, iteration, query, response, decision, revision_hints, revision_focus), "
-                "unknown fields in `extra`, `source_ref` = file:line."
-            ),
-            kinds={"duckdb"},
+    outs=bronze_outs(
+        SOURCE,
+        VALIDATIONS,
+        bronze_description=(
+            "Bronze validations: one row per valid raw line of the validation loop (turn_id, "
+            "ts, iteration, query, response, decision, revision_hints, revision_focus), "
+            "unknown fields in `extra`, `source_ref` = file:line."
         ),
-        QUARANTINE_TABLE: dg.AssetOut(
-            key=[SOURCE, QUARANTINE_TABLE],
-            description=(
-                "Validation lines that failed the raw contract, with reason code, detail, file, "
-                "line and raw text (invalid_json, torn_last_line, missing_turn_id, "
-                "invalid_decision, duplicate_validation, ...)."
-            ),
-            kinds={"duckdb"},
+        quarantine_description=(
+            "Validation lines that failed the raw contract, with reason code, detail, file, "
+            "line and raw text (invalid_json, torn_last_line, missing_turn_id, "
+            "invalid_decision, duplicate_validation, ...)."
         ),
-    },
+    ),
     partitions_def=daily_partitions,
     group_name=SOURCE,
 )

@@ -8,7 +8,7 @@ from distill_assets.defs.ingest import reconcile_check
 from distill_assets.defs.resources import DistillSettings
 from distill_assets.defs.revisions.assets import PAIRS, UNPAIRED, VALIDATIONS
 from distill_assets.defs.revisions.pairing import SOURCE
-from distill_assets.lib.lake import partition_path
+from distill_assets.lib.lake import scan_partition
 
 TURNS_CHECK = "every_turn_accounted"
 FEED_CHECK = "dpo_feed_valid"
@@ -18,8 +18,7 @@ validations_reconcile = reconcile_check(SOURCE, VALIDATIONS)
 
 
 def _scan(settings: DistillSettings, table: str, partition: str) -> pl.LazyFrame:
-    lake_root = settings.resolved().lake_root
-    return pl.scan_parquet(str(partition_path(lake_root, SOURCE, table, partition)))
+    return scan_partition(settings.resolved().lake_root, SOURCE, table, partition)
 
 
 @dg.asset_check(

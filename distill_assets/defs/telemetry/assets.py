@@ -4,7 +4,12 @@ import dagster as dg
 import polars as pl
 
 from distill_assets.contracts import telemetry as contract
-from distill_assets.defs.ingest import QUARANTINE_TABLE, ingest_metadata, ingest_partition
+from distill_assets.defs.ingest import (
+    QUARANTINE_TABLE,
+    bronze_outs,
+    ingest_metadata,
+    ingest_partition,
+)
 from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.resources import DistillSettings
 from distill_assets.defs.telemetry.dialogues import DROP_REASONS, build_dialogues
@@ -33,27 +38,21 @@ def parse_params(hasher: PlayerIdHasher) -> tuple[dict[str, object], str]:
 
 
 @dg.multi_asset(
-    outs={
-        EVENTS: dg.AssetOut(
-            key=[SOURCE, EVENTS],
-            description=(
-                "Bronze telemetry: one row per valid envelope (event_id, event_type, "
-                "schema_version, player_key, session_id, client_ts, server_ts, payload JSON, "
-                "extra JSON, source_file, line_no). player_key is the HMAC-SHA256 of the raw "
-                "player_id, which is replaced everywhere and never stored. Consent and deletion "
-                "requests are kept for the gates downstream."
-            ),
-            kinds={"duckdb"},
+    outs=bronze_outs(
+        SOURCE,
+        EVENTS,
+        bronze_description=(
+            "Bronze telemetry: one row per valid envelope (event_id, event_type, "
+            "schema_version, player_key, session_id, client_ts, server_ts, payload JSON, "
+            "extra JSON, source_file, line_no). player_key is the HMAC-SHA256 of the raw "
+            "player_id, which is replaced everywhere and never stored. Consent and deletion "
+            "requests are kept for the gates downstream."
         ),
-        QUARANTINE_TABLE: dg.AssetOut(
-            key=[SOURCE, QUARANTINE_TABLE],
-            description=(
-                "Telemetry records that broke the raw contract, with reason code, detail, file, "
-                "line and the raw line (player id replaced by its player_key)."
-            ),
-            kinds={"duckdb"},
+        quarantine_description=(
+            "Telemetry records that broke the raw contract, with reason code, detail, file, "
+            "line and the raw line (player id replaced by its player_key)."
         ),
-    },
+    ),
     partitions_def=daily_partitions,
     group_name=SOURCE,
 )

@@ -9,7 +9,7 @@ from pathlib import Path
 import dagster as dg
 import polars as pl
 
-from distill_assets.defs.ingest import QUARANTINE_TABLE, ingest_metadata
+from distill_assets.defs.ingest import bronze_outs, ingest_metadata
 from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.resources import DistillSettings, StagedParquet
 from distill_assets.defs.traces.bronze import ingest_events
@@ -61,25 +61,19 @@ def _workdir() -> Path:
 
 
 @dg.multi_asset(
-    outs={
-        "events": dg.AssetOut(
-            key=EVENTS,
-            kinds={"duckdb", "parquet"},
-            description=(
-                "Bronze trace events: one row per valid JSONL line of the llm-repo-agent trace "
-                "writer (`kind`, or its alias `type`), with the envelope parsed (ts, kind, "
-                "run_id, t, task_id) and the event kept verbatim; file and line of every event."
-            ),
+    outs=bronze_outs(
+        SOURCE,
+        "events",
+        bronze_description=(
+            "Bronze trace events: one row per valid JSONL line of the llm-repo-agent trace "
+            "writer (`kind`, or its alias `type`), with the envelope parsed (ts, kind, "
+            "run_id, t, task_id) and the event kept verbatim; file and line of every event."
         ),
-        "quarantine": dg.AssetOut(
-            key=dg.AssetKey([SOURCE, QUARANTINE_TABLE]),
-            kinds={"duckdb", "parquet"},
-            description=(
-                "Trace lines that are not valid events, with a reason code (torn_last_line, "
-                "invalid_json, not_an_object, missing_<field>, invalid_<field>, …), file and line."
-            ),
+        quarantine_description=(
+            "Trace lines that are not valid events, with a reason code (torn_last_line, "
+            "invalid_json, not_an_object, missing_<field>, invalid_<field>, …), file and line."
         ),
-    },
+    ),
     partitions_def=daily_partitions,
     group_name=SOURCE,
 )
