@@ -31,6 +31,7 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from distill_assets.contracts.revisions import QUARANTINE_REASONS
 from distill_assets.samples import GeneratedDay
 
 SOURCE = "revisions"
@@ -319,24 +320,8 @@ def _bad_record(kind: str, turn_id: str, ts: float) -> str | dict[str, Any]:
     return without
 
 
-LINE_KINDS: tuple[str, ...] = (
-    "invalid_json",
-    "not_an_object",
-    "missing_turn_id",
-    "invalid_turn_id",
-    "missing_ts",
-    "invalid_ts",
-    "missing_iteration",
-    "invalid_iteration",
-    "missing_decision",
-    "invalid_decision",
-    "missing_response",
-    "invalid_response",
-    "invalid_query",
-    "invalid_revision_hints",
-    "invalid_revision_focus",
-    "duplicate_validation",
-)
+# every quarantine reason a single line can have (a torn line is only ever the last one)
+LINE_KINDS: tuple[str, ...] = tuple(r for r in QUARANTINE_REASONS if r != "torn_last_line")
 
 
 def _encode(record: dict[str, Any] | str, worker: int) -> str:
