@@ -42,7 +42,6 @@ enveloped AS (
         f[2] AS kind_json,
         f[3] AS type_json,
         coalesce(f[2], f[3]) AS kind_any,
-        coalesce(f[2], f[3]) ->> '$' AS kind,
         f[4] AS run_id_json,
         f[5] AS meta,
         f[6] AS t_json,
@@ -51,6 +50,19 @@ enveloped AS (
         f[9] AS model_json,
         f[10] AS meta_goal_json
     FROM fields
+),
+-- A JSON value that json_extract returns is serialized compactly: it is a string iff it starts
+-- with `"`, an object iff with `{`, JSON null iff it is `null`, a number if it starts with a
+-- digit. A string without a backslash has no escape, so its text is what lies between the
+-- quotes. These checks replace json_type and `->> '$'` (a parse of the value each) on the common
+-- values; others still go through them.
+kinded AS (
+    SELECT
+        *,
+        CASE WHEN starts_with(kind_any, '"') AND NOT contains(kind_any, '\')
+            THEN substr(kind_any, 2, length(kind_any) - 2) ELSE kind_any ->> '$'
+        END AS kind
+    FROM enveloped
 ),
 -- the step fields live in small events: a second parse reads them there, never in the large
 -- llm_request lines
@@ -70,7 +82,7 @@ typed AS (
         ]) END AS g,
         CASE WHEN valid AND t_json IS NULL THEN json_type(line, '$.payload') END
             AS untimed_payload_type
-    FROM enveloped
+    FROM kinded
 ),
 stepped AS (
     SELECT
@@ -81,6 +93,7 @@ stepped AS (
         g[3] AS action_name_json,
         g[4] AS args_json,
         g[5] AS tool_json,
+        coalesce(g[3], g[5]) AS tool_any_json,
         CASE kind
             WHEN 'tool_result' THEN g[6]
             WHEN 'tests' THEN g[7]
@@ -97,36 +110,63 @@ checked AS (
             WHEN NOT valid THEN 'invalid_json'
             WHEN NOT is_object THEN 'not_an_object'
             WHEN kind_any IS NULL THEN 'missing_kind'
-            WHEN json_type(kind_any) <> 'VARCHAR' OR kind = '' THEN 'invalid_kind'
+            WHEN NOT starts_with(kind_any, '"') OR kind = '' THEN 'invalid_kind'
             WHEN kind_json IS NOT NULL AND type_json IS NOT NULL AND kind_json <> type_json
                 THEN 'conflicting_kind'
             WHEN run_id_json IS NULL THEN 'missing_run_id'
-            WHEN json_type(run_id_json) <> 'VARCHAR' OR run_id_json ->> '$' = ''
+            WHEN NOT starts_with(run_id_json, '"') OR run_id_json::VARCHAR = '""'
                 THEN 'invalid_run_id'
             WHEN ts_json IS NULL THEN 'missing_ts'
-            WHEN json_type(ts_json) NOT IN ('DOUBLE', 'BIGINT', 'UBIGINT') THEN 'invalid_ts'
+            WHEN CASE WHEN left(ts_json, 1) BETWEEN '0' AND '9' THEN false
+                ELSE json_type(ts_json) NOT IN ('DOUBLE', 'BIGINT', 'UBIGINT') END
+                THEN 'invalid_ts'
             WHEN t_json IS NULL AND untimed_payload_type IS NULL THEN 'missing_payload'
             WHEN t_json IS NULL AND untimed_payload_type <> 'OBJECT' THEN 'invalid_payload'
-            WHEN meta IS NOT NULL AND json_type(meta) NOT IN ('OBJECT', 'NULL') THEN 'invalid_meta'
+            WHEN meta IS NOT NULL AND NOT (starts_with(meta, '{') OR meta::VARCHAR = 'null')
+                THEN 'invalid_meta'
             WHEN kind IN ('llm_request', 'llm_action', 'llm_parse_error', 'tool_result')
-                AND coalesce(json_type(t_json), '') NOT IN ('BIGINT', 'UBIGINT') THEN 'missing_t'
+                AND CASE WHEN regexp_full_match(t_json, '[0-9]{1,18}') THEN false
+                    ELSE coalesce(json_type(t_json), '') NOT IN ('BIGINT', 'UBIGINT') END
+                THEN 'missing_t'
             WHEN kind = 'llm_request' AND first_role IS NULL THEN 'invalid_messages'
         END AS quarantine_reason
     FROM stepped
+),
+texts AS (
+    SELECT
+        *,
+        CASE WHEN starts_with(run_id_json, '"') AND NOT contains(run_id_json, '\')
+            THEN substr(run_id_json, 2, length(run_id_json) - 2) ELSE run_id_json ->> '$'
+        END AS run_id_text,
+        CASE WHEN starts_with(task_id_json, '"') AND NOT contains(task_id_json, '\')
+            THEN substr(task_id_json, 2, length(task_id_json) - 2) ELSE task_id_json ->> '$'
+        END AS task_id_text,
+        CASE WHEN starts_with(model_json, '"') AND NOT contains(model_json, '\')
+            THEN substr(model_json, 2, length(model_json) - 2) ELSE model_json ->> '$'
+        END AS model_text,
+        CASE WHEN starts_with(goal_json, '"') AND NOT contains(goal_json, '\')
+            THEN substr(goal_json, 2, length(goal_json) - 2) ELSE goal_json ->> '$'
+        END AS goal_text,
+        CASE WHEN starts_with(action_json, '"') AND NOT contains(action_json, '\')
+            THEN substr(action_json, 2, length(action_json) - 2) ELSE action_json ->> '$'
+        END AS action_text,
+        CASE WHEN starts_with(tool_any_json, '"') AND NOT contains(tool_any_json, '\')
+            THEN substr(tool_any_json, 2, length(tool_any_json) - 2) ELSE tool_any_json ->> '$'
+        END AS tool_text
+    FROM checked
 )
 SELECT
     source_file,
     line_no,
     CASE WHEN quarantine_reason IS NULL THEN ts_json::DOUBLE END AS ts,
     CASE WHEN quarantine_reason IS NULL THEN kind END AS kind,
-    CASE WHEN quarantine_reason IS NULL THEN run_id_json ->> '$' END AS run_id,
+    CASE WHEN quarantine_reason IS NULL THEN run_id_text END AS run_id,
     CASE WHEN quarantine_reason IS NULL THEN t_json::BIGINT END AS t,
-    CASE WHEN quarantine_reason IS NULL THEN task_id_json ->> '$' END AS task_id,
-    CASE WHEN quarantine_reason IS NULL THEN model_json ->> '$' END AS model,
-    CASE WHEN quarantine_reason IS NULL THEN goal_json ->> '$' END AS goal,
-    CASE WHEN quarantine_reason IS NULL THEN action_json ->> '$' END AS action,
-    CASE WHEN quarantine_reason IS NULL
-        THEN coalesce(action_name_json, tool_json) ->> '$' END AS tool,
+    CASE WHEN quarantine_reason IS NULL THEN task_id_text END AS task_id,
+    CASE WHEN quarantine_reason IS NULL THEN model_text END AS model,
+    CASE WHEN quarantine_reason IS NULL THEN goal_text END AS goal,
+    CASE WHEN quarantine_reason IS NULL THEN action_text END AS action,
+    CASE WHEN quarantine_reason IS NULL THEN tool_text END AS tool,
     CASE WHEN quarantine_reason IS NULL AND starts_with(args_json::VARCHAR, '{')
         THEN args_json::VARCHAR END AS args,
     CASE WHEN quarantine_reason IS NULL THEN
@@ -153,4 +193,4 @@ SELECT
         WHEN 'missing_t' THEN kind || ' payload has no integer t'
         WHEN 'invalid_messages' THEN 'messages is not a non-empty array of messages'
     END AS quarantine_detail
-FROM checked
+FROM texts
