@@ -15,14 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import dagster as dg
-import duckdb
 import polars as pl
 
 from distill_assets.defs.resources import DistillSettings, StagedParquet
 from distill_assets.lib.lake import ROW_GROUP_SIZE, scan_partition
 from distill_assets.lib.metadata import funnel
 from distill_assets.lib.rawfiles import RawLineReader, ReadStats, list_raw_files
-from distill_assets.lib.sql import load_sql
+from distill_assets.lib.sql import connect, load_sql
 
 QUARANTINE_TABLE = "quarantine"
 RECONCILE_CHECK = "raw_reconciles"
@@ -65,7 +64,7 @@ def ingest_partition(
     reader = RawLineReader(raw_paths, root=raw_root)
     workdir = Path(tempfile.mkdtemp(prefix=f"distill-{source}-"))
     stage, bronze, quarantine = (workdir / n for n in ("stage", "bronze", "quarantine"))
-    con = duckdb.connect()
+    con = connect()
     try:
         con.execute("SET preserve_insertion_order = true")
         con.register("raw_lines", reader.reader())

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import hashlib
 
-import duckdb
 import polars as pl
+
+from distill_assets.lib.sql import connect
 
 FIELD_SEPARATOR = "\x1f"
 ID_HEX_DIGITS = 16
@@ -27,7 +28,7 @@ def with_stable_id(frame: pl.DataFrame, columns: list[str], name: str = "id") ->
     if frame.height == 0:
         return frame.with_columns(pl.lit(None, dtype=pl.String).alias(name))
     joined = " || chr(31) || ".join(f"coalesce(CAST(\"{c}\" AS VARCHAR), '')" for c in columns)
-    con = duckdb.connect()
+    con = connect()
     try:
         con.register("frame", frame)
         query = f"SELECT left(sha256({joined}), {ID_HEX_DIGITS}) AS id FROM frame"

@@ -10,6 +10,8 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
+import duckdb
+
 
 @cache
 def sql_root() -> Path:
@@ -27,3 +29,15 @@ def sql_root() -> Path:
 def load_sql(name: str) -> str:
     """Return the statement in `sql/<name>.sql`, e.g. `load_sql("traces/select_events")`."""
     return (sql_root() / f"{name}.sql").read_text(encoding="utf-8")
+
+
+def connect() -> duckdb.DuckDBPyConnection:
+    """Open an in-memory DuckDB connection with distill's macros (`sql/macros/*.sql`) defined.
+
+    Every engine connection of distill is made here, so a statement may use the macros whichever
+    asset, check or test runs it.
+    """
+    con = duckdb.connect()
+    for macro in sorted((sql_root() / "macros").glob("*.sql")):
+        con.execute(macro.read_text(encoding="utf-8"))
+    return con

@@ -54,14 +54,12 @@ enveloped AS (
 -- A JSON value that json_extract returns is serialized compactly: it is a string iff it starts
 -- with `"`, an object iff with `{`, JSON null iff it is `null`, a number if it starts with a
 -- digit. A string without a backslash has no escape, so its text is what lies between the
--- quotes. These checks replace json_type and `->> '$'` (a parse of the value each) on the common
--- values; others still go through them.
+-- quotes (macro `json_text`, sql/macros). These checks replace json_type and `->> '$'` (a parse of
+-- the value each) on the common values; others still go through them.
 kinded AS (
     SELECT
         *,
-        CASE WHEN starts_with(kind_any, '"') AND NOT contains(kind_any, '\')
-            THEN substr(kind_any, 2, length(kind_any) - 2) ELSE kind_any ->> '$'
-        END AS kind
+        json_text(kind_any) AS kind
     FROM enveloped
 ),
 -- the step fields live in small events: a second parse reads them there, never in the large
@@ -135,24 +133,12 @@ checked AS (
 texts AS (
     SELECT
         *,
-        CASE WHEN starts_with(run_id_json, '"') AND NOT contains(run_id_json, '\')
-            THEN substr(run_id_json, 2, length(run_id_json) - 2) ELSE run_id_json ->> '$'
-        END AS run_id_text,
-        CASE WHEN starts_with(task_id_json, '"') AND NOT contains(task_id_json, '\')
-            THEN substr(task_id_json, 2, length(task_id_json) - 2) ELSE task_id_json ->> '$'
-        END AS task_id_text,
-        CASE WHEN starts_with(model_json, '"') AND NOT contains(model_json, '\')
-            THEN substr(model_json, 2, length(model_json) - 2) ELSE model_json ->> '$'
-        END AS model_text,
-        CASE WHEN starts_with(goal_json, '"') AND NOT contains(goal_json, '\')
-            THEN substr(goal_json, 2, length(goal_json) - 2) ELSE goal_json ->> '$'
-        END AS goal_text,
-        CASE WHEN starts_with(action_json, '"') AND NOT contains(action_json, '\')
-            THEN substr(action_json, 2, length(action_json) - 2) ELSE action_json ->> '$'
-        END AS action_text,
-        CASE WHEN starts_with(tool_any_json, '"') AND NOT contains(tool_any_json, '\')
-            THEN substr(tool_any_json, 2, length(tool_any_json) - 2) ELSE tool_any_json ->> '$'
-        END AS tool_text
+        json_text(run_id_json) AS run_id_text,
+        json_text(task_id_json) AS task_id_text,
+        json_text(model_json) AS model_text,
+        json_text(goal_json) AS goal_text,
+        json_text(action_json) AS action_text,
+        json_text(tool_any_json) AS tool_text
     FROM checked
 )
 SELECT

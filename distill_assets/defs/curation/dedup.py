@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-import duckdb
 import polars as pl
 
 from distill_assets.defs.curation.text import map_text
-from distill_assets.lib.sql import load_sql
+from distill_assets.lib.sql import connect, load_sql
 from distill_assets.rules.curation import (
     CONTENT_HASH_HEX_DIGITS,
     SPLIT_BUCKETS,
@@ -38,7 +37,7 @@ def content_key(core: Mapping[str, pl.DataType]) -> pl.Expr:
 
 
 def _run(sql_name: str, table: str, frame: pl.DataFrame, params: dict[str, object]) -> pl.DataFrame:
-    con = duckdb.connect()
+    con = connect()
     try:
         con.register(table, frame)
         return con.sql(load_sql(sql_name), params=params).pl()

@@ -19,7 +19,6 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -28,7 +27,7 @@ from distill_assets.defs.ingest import IngestResult
 from distill_assets.defs.resources import StagedParquet
 from distill_assets.lib.lake import PARQUET_COMPRESSION, ROW_GROUP_SIZE
 from distill_assets.lib.rawfiles import RawLineReader
-from distill_assets.lib.sql import load_sql
+from distill_assets.lib.sql import connect, load_sql
 
 SOURCE = "traces"
 BRONZE_SCHEMA = pa.schema(
@@ -128,7 +127,7 @@ def ingest_events(
     bronze = _RowGroupWriter(bronze_path, BRONZE_SCHEMA)
     quarantined: list[pa.RecordBatch] = []
     statement = load_sql("traces/select_parsed_events")
-    con = duckdb.connect()
+    con = connect()
     try:
         con.execute("SET preserve_insertion_order = true")
         for chunk in _prefetched(_chunks(reader)):

@@ -5,7 +5,6 @@ format and has its feed's columns.
 """
 
 import dagster as dg
-import duckdb
 import polars as pl
 
 from distill_assets.contracts.published import feed_schema
@@ -13,7 +12,7 @@ from distill_assets.defs.ingest import reconcile_check
 from distill_assets.defs.resources import DistillSettings
 from distill_assets.defs.traces.assets import DROPPED_STEPS, EVENTS, SFT_STEPS, SFT_TOOL_STEPS
 from distill_assets.lib.lake import partition_path
-from distill_assets.lib.sql import load_sql
+from distill_assets.lib.sql import connect, load_sql
 from distill_assets.rules import traces as rules
 
 SOURCE = "traces"
@@ -30,7 +29,7 @@ def _path(context: dg.AssetCheckExecutionContext, settings: DistillSettings, tab
 
 
 def _query(statement: str, params: dict[str, object]) -> list[tuple]:
-    con = duckdb.connect()
+    con = connect()
     try:
         return con.execute(statement, params).fetchall()
     finally:

@@ -26,11 +26,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Self
 
-import duckdb
 import pyarrow as pa
 
 from distill_assets.lib.lake import ROW_GROUP_SIZE
-from distill_assets.lib.sql import load_sql
+from distill_assets.lib.sql import connect, load_sql
 from distill_assets.rules import traces as rules
 
 # zstd level 1: samples are written once per materialization and read by the release, so write
@@ -95,7 +94,7 @@ class Extraction:
     def __init__(self, events_file: str | Path, options: ExtractOptions) -> None:
         """Open a session over one bronze events Parquet file (a partition of `traces/events`)."""
         self.options = options
-        self.con = duckdb.connect()
+        self.con = connect()
         self.con.execute("SET preserve_insertion_order = true")
         # bronze rows are in (file, line) order: file_row_number orders them
         self.con.read_parquet(str(events_file), file_row_number=True).create_view("events")
