@@ -3,7 +3,8 @@
 -- message, and one turn per earlier assistant tool call — its tool name, canonical arguments
 -- (`thought` removed), the output of its tool message cut to max_context_chars, and the DRIVER
 -- NOTE system messages the agent put between that call and the next one (normalised to follow
--- the tool output); plus the columns both sample formats share (quality score, split, kind).
+-- the tool output); plus the columns both sample formats share (quality score, split, kind,
+-- source_ref, and `provenance`: the metadata fields both formats publish).
 -- A view takes no bind parameters: rule values come from session variables that
 -- distill_assets.defs.traces.extract sets from rules/traces.py and the extraction options.
 CREATE OR REPLACE TEMP VIEW sft_turns AS
@@ -58,21 +59,41 @@ cut AS (
             full_turns, lambda u: length(u.output) > getvariable('max_context_chars')
         )) ELSE 0 END AS truncated_outputs
     FROM turned
+),
+scored AS (
+    SELECT
+        *,
+        CASE WHEN is_recovery THEN 'recovery' ELSE 'step' END AS sample_kind,
+        CASE
+            WHEN ('0x' || left(sha256(split_group), 16))::UBIGINT % getvariable('split_buckets')
+                < getvariable('eval_fraction') * getvariable('split_buckets') THEN 'eval'
+            ELSE 'train'
+        END AS split,
+        greatest(0.0, least(1.0,
+            getvariable('quality_base')
+            - CASE WHEN success THEN 0.0 ELSE getvariable('penalty_not_successful') END
+            - CASE WHEN is_recovery THEN getvariable('penalty_recovery') ELSE 0.0 END
+            - CASE WHEN truncated_outputs > 0 THEN getvariable('penalty_truncated') ELSE 0.0 END
+            - getvariable('penalty_per_failed_call')
+                * least(failed_calls_before, getvariable('max_failed_calls'))
+        )) AS quality_score
+    FROM cut
 )
 SELECT
     *,
-    CASE WHEN is_recovery THEN 'recovery' ELSE 'step' END AS sample_kind,
-    CASE
-        WHEN ('0x' || left(sha256(split_group), 16))::UBIGINT % getvariable('split_buckets')
-            < getvariable('eval_fraction') * getvariable('split_buckets') THEN 'eval'
-        ELSE 'train'
-    END AS split,
-    greatest(0.0, least(1.0,
-        getvariable('quality_base')
-        - CASE WHEN success THEN 0.0 ELSE getvariable('penalty_not_successful') END
-        - CASE WHEN is_recovery THEN getvariable('penalty_recovery') ELSE 0.0 END
-        - CASE WHEN truncated_outputs > 0 THEN getvariable('penalty_truncated') ELSE 0.0 END
-        - getvariable('penalty_per_failed_call')
-            * least(failed_calls_before, getvariable('max_failed_calls'))
-    )) AS quality_score
-FROM cut
+    'run:' || run_id || '/step:' || t AS source_ref,
+    {
+        'run_id': run_id,
+        't': t,
+        'task_id': task_id,
+        'tool': tool_name,
+        'file': source_file,
+        'line': line_no,
+        'model': model,
+        'run_success': success,
+        'sample_kind': sample_kind,
+        'split': split,
+        'context_turns': len(turns),
+        'truncated_outputs': truncated_outputs
+    } AS provenance
+FROM scored

@@ -6,23 +6,9 @@
 SELECT
     left(sha256(concat_ws(chr(31), 'traces', 'sft', run_id, t::VARCHAR)), 16) AS id,
     'traces' AS source,
-    'run:' || run_id || '/step:' || t AS source_ref,
+    source_ref,
     quality_score,
-    json_object(
-        'run_id', run_id,
-        't', t,
-        'task_id', task_id,
-        'tool', tool_name,
-        'file', source_file,
-        'line', line_no,
-        'model', model,
-        'run_success', success,
-        'sample_kind', sample_kind,
-        'split', split,
-        'context_turns', len(turns),
-        'truncated_outputs', truncated_outputs,
-        'format', 'together'
-    )::VARCHAR AS metadata,
+    to_json(struct_insert(provenance, format := 'together'))::VARCHAR AS metadata,
     list_concat(
         [
             {'role': 'system', 'content': system_prompt},
