@@ -29,7 +29,10 @@ DROPPED_STEPS = dg.AssetKey([SOURCE, "dropped_steps"])
 
 
 class SftExtractConfig(dg.Config):
-    """Seed 003 `SFTExtractConfig` (defaults from the seed) and its "future enhancements"."""
+    """Seed 003 `SFTExtractConfig` (defaults from the seed) and its "future enhancements".
+
+    The run-config face of `ExtractOptions` (same fields and defaults; a test keeps them equal).
+    """
 
     require_success: bool = rules.REQUIRE_SUCCESS
     require_valid_tool_ok: bool = rules.REQUIRE_VALID_TOOL_OK
@@ -41,15 +44,7 @@ class SftExtractConfig(dg.Config):
 
     def options(self) -> ExtractOptions:
         """Return the extraction options (the ones `distill sft-extract` takes)."""
-        return ExtractOptions(
-            require_success=self.require_success,
-            require_valid_tool_ok=self.require_valid_tool_ok,
-            max_context_chars=self.max_context_chars,
-            include_recovery=self.include_recovery,
-            dedup=self.dedup,
-            validate_samples=self.validate_samples,
-            eval_fraction=self.eval_fraction,
-        )
+        return ExtractOptions(**self.model_dump())
 
 
 def _events_file(settings: DistillSettings, partition: str) -> str:

@@ -320,3 +320,13 @@ def test_split_by_task_and_feed_columns(tmp_path: Path) -> None:
     assert dict(out.sft.select("split_group", "split").unique().iter_rows()) == expected
     assert out.sft["id"].n_unique() == out.sft.height
     assert out.sft["source_ref"][0] == "run:r0/step:0"
+
+
+def test_asset_config_mirrors_the_extraction_options() -> None:
+    from dataclasses import asdict
+
+    from distill_assets.defs.traces.assets import SftExtractConfig
+    from distill_assets.defs.traces.extract import ExtractOptions
+
+    assert SftExtractConfig().options() == ExtractOptions()
+    assert SftExtractConfig().model_dump() == asdict(ExtractOptions())
