@@ -3,13 +3,15 @@ r"""Find raw files of a partition and stream them as numbered text lines.
 Raw files land under `<raw root>/<source>/<YYYY-MM-DD>/` as `.jsonl`, `.jsonl.gz`, `.jsonl.zst`
 or `.jsonl.lz4`. `RawLineReader` streams them as Arrow record batches of
 `(source_file, line_no, line, utf8_replaced, is_last_line)` with bounded memory and no per-row
-Python: a file is read in blocks, the `\n` line ends are found with NumPy and each block's lines
-become one zero-copy Arrow array (offsets into the block). Line numbers are 1-based and count every
-line; a UTF-8 BOM at the start of a file and `\r\n` line ends are accepted; lines have no length
-limit (a line longer than a block is carried into the next read); only a block holding invalid
-UTF-8 is decoded row by row, with U+FFFD (such rows keep their record and carry
-`utf8_replaced = true`). Lines end at `\n` only (the JSON Lines rule), so a stray `\r` inside a
-line stays part of it. Blank lines are not records: they are counted, not emitted.
+Python: a file is read in blocks, the `\n` line ends are found with NumPy, a block is validated
+as UTF-8 in one call, and its lines become one zero-copy Arrow `string_view` array (views into
+the block, without their `\n` or `\r\n`; DuckDB scans it as VARCHAR). Line numbers are 1-based
+and count every line; a UTF-8 BOM at the start of a file and `\r\n` line ends are accepted;
+lines have no length limit (a line longer than a block is carried into the next read); a block
+holding invalid UTF-8 is decoded once with U+FFFD replacements (its rows keep their record;
+those that held invalid bytes carry `utf8_replaced = true`). Lines end at `\n` only (the JSON
+Lines rule), so a stray `\r` inside a line stays part of it. Blank lines are not records: they
+are counted, not emitted.
 """
 
 from __future__ import annotations
@@ -32,6 +34,10 @@ RAW_SUFFIXES: dict[str, str | None] = {
 BLOCK_BYTES = 32 << 20
 _BOM = b"\xef\xbb\xbf"
 _NEWLINE = 10
+_CARRIAGE_RETURN = 13
+# Arrow string views hold up to 12 bytes inline, else a 4-byte prefix of the string
+_INLINE_BYTES = 12
+_PREFIX_BYTES = 4
 # bytes that can start a whitespace-only line (a blank line is only possible if its first byte is
 # one of these; such rare lines are checked exactly)
 _SPACE_STARTS = np.array([0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x20, 0xC2, 0xE1, 0xE2, 0xE3], np.uint8)
@@ -40,7 +46,7 @@ LINE_SCHEMA = pa.schema(
     [
         pa.field("source_file", pa.string(), nullable=False),
         pa.field("line_no", pa.int64(), nullable=False),
-        pa.field("line", pa.string(), nullable=False),
+        pa.field("line", pa.string_view(), nullable=False),
         pa.field("utf8_replaced", pa.bool_(), nullable=False),
         pa.field("is_last_line", pa.bool_(), nullable=False),
     ]
@@ -163,49 +169,40 @@ class RawLineReader:
         """
         raw = np.frombuffer(block, dtype=np.uint8)
         ends = np.flatnonzero(raw == _NEWLINE)
-        starts = np.empty(len(ends), dtype=np.int64)
-        starts[0] = 0
-        starts[1:] = ends[:-1] + 1
-        offsets = np.append(starts, len(block))
-        # each element is a line with its terminator; the terminator is trimmed after decoding
-        lines = pa.Array.from_buffers(
-            pa.large_binary(), len(ends), [None, pa.py_buffer(offsets), pa.py_buffer(block)]
-        )
-        text, replaced = _decode(lines)
-        text = pc.utf8_rtrim(text, characters="\r\n")
-        keep = ~self._blank(raw, starts, ends, text)
+        replaced = np.zeros(len(ends), dtype=bool)
+        if not _valid_utf8(block):
+            block, replaced = _repair_utf8(block, raw, ends)
+            raw = np.frombuffer(block, dtype=np.uint8)
+            ends = np.flatnonzero(raw == _NEWLINE)
+        starts = _starts(ends)
+        # a line ends before its `\n`, or before `\r\n`
+        stops = ends - ((ends > starts) & (raw[ends - 1] == _CARRIAGE_RETURN))
+        keep = ~_blank(block, raw, starts, stops)
         kept = int(keep.sum())
         self.stats.blank_lines += len(ends) - kept
         self.stats.records += kept
         numbers = np.arange(first_line, first_line + len(ends), dtype=np.int64)
         if kept < len(ends):
-            mask = pa.array(keep)
-            text, replaced, numbers = text.filter(mask), replaced.filter(mask), numbers[keep]
-        self.stats.utf8_replaced += int(pc.sum(replaced).as_py() or 0)
+            starts, stops, replaced, numbers = (
+                starts[keep],
+                stops[keep],
+                replaced[keep],
+                numbers[keep],
+            )
+        self.stats.utf8_replaced += int(replaced.sum())
         batch = pa.RecordBatch.from_arrays(
             [
                 pa.DictionaryArray.from_arrays(
                     pa.array(np.zeros(kept, dtype=np.int32)), pa.array([name])
                 ).dictionary_decode(),
                 pa.array(numbers),
-                text.cast(pa.string()),
-                replaced,
+                _string_views(block, raw, starts, stops),
+                pa.array(replaced),
                 pa.array(np.zeros(kept, dtype=bool)),
             ],
             schema=LINE_SCHEMA,
         )
         return batch, len(ends)
-
-    @staticmethod
-    def _blank(raw: np.ndarray, starts: np.ndarray, ends: np.ndarray, text: pa.Array) -> np.ndarray:
-        """Whitespace-only lines; only lines starting with a (possible) space byte are checked."""
-        maybe = (starts == ends) | np.isin(raw[np.minimum(starts, len(raw) - 1)], _SPACE_STARTS)
-        blank = np.zeros(len(ends), dtype=bool)
-        if maybe.any():
-            candidates = np.flatnonzero(maybe)
-            trimmed = pc.utf8_trim_whitespace(text.take(pa.array(candidates)))
-            blank[candidates] = pc.equal(trimmed, "").to_numpy(zero_copy_only=False)
-        return blank
 
 
 def _open(path: str) -> pa.NativeFile:
@@ -233,20 +230,80 @@ def _last_newline(raw: np.ndarray) -> int:
     return -1
 
 
-def _decode(lines: pa.Array) -> tuple[pa.Array, pa.Array]:
-    """Decode UTF-8 vectorized; only lines that hold invalid UTF-8 are decoded one by one.
+def _starts(ends: np.ndarray) -> np.ndarray:
+    r"""Return where each line starts, given the positions of the `\n` that end them."""
+    starts = np.empty(len(ends), dtype=np.int64)
+    starts[0] = 0
+    starts[1:] = ends[:-1] + 1
+    return starts
 
-    A slice that fails validation is halved until the failing lines are isolated, so a block
-    with k bad lines costs about 2·log2(n)·k vectorized validations plus k Python decodes.
-    """
+
+def _valid_utf8(block: bytes | memoryview) -> bool:
+    """Whether a block is valid UTF-8 (one vectorized validation of the whole block)."""
+    whole = pa.Array.from_buffers(
+        pa.large_binary(), 1, [None, pa.py_buffer(np.array([0, len(block)])), pa.py_buffer(block)]
+    )
     try:
-        return lines.cast(pa.large_string()), pa.array(np.zeros(len(lines), dtype=bool))
+        whole.cast(pa.large_string())
     except pa.ArrowInvalid:
-        if len(lines) == 1:
-            value = lines[0].as_py()
-            decoded = value.decode("utf-8", "replace")
-            return pa.array([decoded], pa.large_string()), pa.array([True])
-    half = len(lines) // 2
-    head, head_flags = _decode(lines.slice(0, half))
-    tail, tail_flags = _decode(lines.slice(half))
-    return pa.concat_arrays([head, tail]), pa.concat_arrays([head_flags, tail_flags])
+        return False
+    return True
+
+
+def _string_views(
+    block: bytes | memoryview, raw: np.ndarray, starts: np.ndarray, stops: np.ndarray
+) -> pa.Array:
+    """Return the lines `block[start:stop]` as a zero-copy Arrow `string_view` array.
+
+    Each view is 16 bytes (Arrow columnar format): the length, then for up to 12 bytes the bytes
+    themselves, else a 4-byte prefix, buffer 0 and the offset into the block.
+    """
+    lengths = (stops - starts).astype(np.int32)
+    views = np.zeros((len(starts), 4), dtype=np.int32)
+    views[:, 0] = lengths
+    views[:, 3] = np.where(lengths > _INLINE_BYTES, starts, 0)
+    inline = np.where(lengths > _INLINE_BYTES, _PREFIX_BYTES, lengths)
+    positions = np.arange(_INLINE_BYTES)
+    copied = positions[None, :] < inline[:, None]
+    gathered = raw[np.minimum(starts[:, None] + positions[None, :], max(len(raw) - 1, 0))]
+    as_bytes = views.view(np.uint8)
+    as_bytes[:, 4:] = np.where(copied, gathered, as_bytes[:, 4:])
+    return pa.Array.from_buffers(
+        pa.string_view(), len(starts), [None, pa.py_buffer(views), pa.py_buffer(block)]
+    )
+
+
+def _blank(
+    block: bytes | memoryview, raw: np.ndarray, starts: np.ndarray, stops: np.ndarray
+) -> np.ndarray:
+    """Whitespace-only lines; only lines starting with a (possible) space byte are checked."""
+    maybe = (starts == stops) | np.isin(raw[np.minimum(starts, len(raw) - 1)], _SPACE_STARTS)
+    blank = np.zeros(len(starts), dtype=bool)
+    if maybe.any():
+        candidates = np.flatnonzero(maybe)
+        text = _string_views(block, raw, starts[candidates], stops[candidates])
+        trimmed = pc.utf8_trim_whitespace(text.cast(pa.string()))
+        blank[candidates] = pc.equal(trimmed, "").to_numpy(zero_copy_only=False)
+    return blank
+
+
+def _repair_utf8(
+    block: bytes | memoryview, raw: np.ndarray, ends: np.ndarray
+) -> tuple[bytes, np.ndarray]:
+    r"""Decode a block holding invalid UTF-8 once, with U+FFFD for every invalid sequence.
+
+    Returns the repaired block (the same lines: an invalid sequence never swallows a `\n`) and
+    which lines were repaired: those holding more U+FFFD after than before (each replacement
+    adds one; a U+FFFD already in the input stays as it was).
+    """
+    repaired = bytes(block).decode("utf-8", "replace").encode("utf-8")
+    fixed = np.frombuffer(repaired, dtype=np.uint8)
+    before = _replacement_chars_per_line(raw, ends)
+    after = _replacement_chars_per_line(fixed, np.flatnonzero(fixed == _NEWLINE))
+    return repaired, after > before
+
+
+def _replacement_chars_per_line(raw: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Count the U+FFFD (`EF BF BD`) of each line of a block."""
+    hits = np.flatnonzero((raw[:-2] == 0xEF) & (raw[1:-1] == 0xBF) & (raw[2:] == 0xBD))
+    return np.bincount(np.searchsorted(ends, hits), minlength=len(ends))[: len(ends)]

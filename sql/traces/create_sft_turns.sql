@@ -1,64 +1,16 @@
--- The context of every kept step (trace_steps.reason IS NULL), read from the llm_request that
--- produced its action (view `events`), as temp view sft_turns: the system prompt, the GOAL user
--- message, and one turn per earlier assistant tool call — its tool name, canonical arguments
--- (`thought` removed), the output of its tool message cut to max_context_chars, and the DRIVER
--- NOTE system messages the agent put between that call and the next one (normalised to follow
--- the tool output); plus the columns both sample formats share (quality score, split, kind,
--- source_ref, and `provenance`: the metadata fields both formats publish).
+-- Every kept step (trace_steps.reason IS NULL) with its context (request_contexts: system
+-- prompt, GOAL user message, earlier tool-call turns with outputs cut to max_context_chars and
+-- their DRIVER NOTEs), as temp view sft_turns, plus the columns both sample formats share
+-- (quality score, split, kind, source_ref, and `provenance`: the metadata fields both formats
+-- publish).
 -- A view takes no bind parameters: rule values come from session variables that
 -- distill_assets.defs.traces.extract sets from rules/traces.py and the extraction options.
 CREATE OR REPLACE TEMP VIEW sft_turns AS
-WITH requests AS (
-    SELECT
-        k.*,
-        from_json(
-            e.event,
-            '{"payload":{"messages":[{"role":"VARCHAR","content":"VARCHAR",'
-            || '"tool_calls":[{"function":{"name":"VARCHAR","arguments":"VARCHAR"}}]}]}}'
-        ).payload.messages AS m
-    FROM events AS e
-    JOIN trace_steps AS k ON e.source_file = k.request_file AND e.line_no = k.request_line
-    WHERE e.kind = 'llm_request' AND k.reason IS NULL
-),
-segmented AS (
-    SELECT
-        *,
-        list_filter(range(1, len(m) + 1), lambda i: m[i].role = 'assistant') AS apos
-    FROM requests
-),
-turned AS (
-    SELECT
-        * EXCLUDE (m, apos),
-        m[1].content AS system_prompt,
-        m[2].content AS goal_message,
-        list_transform(apos, lambda p, k: {
-            'name': m[p].tool_calls[1].function.name,
-            'args': json_merge_patch(
-                m[p].tool_calls[1].function.arguments::JSON, getvariable('thought_patch')
-            )::VARCHAR,
-            'output': coalesce(list_filter(
-                m[p + 1:coalesce(apos[k + 1], len(m) + 1) - 1], lambda x: x.role = 'tool'
-            )[1].content, ''),
-            'notes': list_transform(list_filter(
-                m[p + 1:coalesce(apos[k + 1], len(m) + 1) - 1], lambda x: x.role = 'system'
-            ), lambda x: coalesce(x.content, ''))
-        }) AS full_turns
-    FROM segmented
-),
-cut AS (
-    SELECT
-        * EXCLUDE (full_turns),
-        list_transform(full_turns, lambda u: {
-            'name': u.name,
-            'args': u.args,
-            'output': CASE WHEN getvariable('max_context_chars') > 0
-                THEN left(u.output, getvariable('max_context_chars')) ELSE u.output END,
-            'notes': u.notes
-        }) AS turns,
-        CASE WHEN getvariable('max_context_chars') > 0 THEN len(list_filter(
-            full_turns, lambda u: length(u.output) > getvariable('max_context_chars')
-        )) ELSE 0 END AS truncated_outputs
-    FROM turned
+WITH cut AS (
+    SELECT k.*, c.system_prompt, c.goal_message, c.turns, c.truncated_outputs
+    FROM trace_steps AS k
+    JOIN request_contexts AS c ON c.wants_context AND c.run_id = k.run_id AND c.t = k.t
+    WHERE k.reason IS NULL
 ),
 scored AS (
     SELECT

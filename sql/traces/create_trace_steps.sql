@@ -9,13 +9,17 @@
 CREATE OR REPLACE TEMP TABLE trace_steps AS
 WITH prompts AS (
     SELECT run_id, any_value(prompt_hash) AS prompt_hash
-    FROM request_shapes
+    FROM request_contexts
     WHERE prompt_hash IS NOT NULL
     GROUP BY run_id
 ),
 validated AS (
     SELECT
         f.*,
+        r.split_group,
+        r.task_id,
+        r.goal,
+        r.model,
         s.request_roles,
         CASE
             WHEN f.reason IS NOT NULL THEN f.reason
@@ -23,11 +27,12 @@ validated AS (
                 regexp_full_match(s.request_roles, $request_role_order) AND s.request_calls_ok
             ) THEN 'invalid_sample'
         END AS pre_dedup_reason,
-        md5(concat_ws(
-            chr(31), coalesce(p.prompt_hash, ''), coalesce(f.goal, ''), f.history, f.target
-        )) AS dedup_key
+        CASE WHEN pre_dedup_reason IS NULL THEN md5(concat_ws(
+            chr(31), coalesce(p.prompt_hash, ''), coalesce(r.goal, ''), f.history, f.target
+        )) END AS dedup_key
     FROM trace_steps_filtered AS f
-    LEFT JOIN request_shapes AS s ON s.wants_shape AND s.run_id = f.run_id AND s.t = f.t
+    JOIN trace_runs AS r ON r.run_id = f.run_id
+    LEFT JOIN request_contexts AS s ON s.wants_context AND s.run_id = f.run_id AND s.t = f.t
     LEFT JOIN prompts AS p ON p.run_id = f.run_id
 ),
 first_of_key AS (
@@ -41,9 +46,9 @@ deduped AS (
         validated.*,
         first_of_key.first IS NOT NULL
             AND first_of_key.first <> {'ts': action_ts, 'run_id': run_id, 't': t} AS is_duplicate,
-        left(sha256(concat_ws(
+        CASE WHEN is_duplicate THEN left(sha256(concat_ws(
             chr(31), 'traces', 'sft', first_of_key.first.run_id, first_of_key.first.t::VARCHAR
-        )), 16) AS first_id
+        )), 16) END AS first_id
     FROM validated
     LEFT JOIN first_of_key
         ON validated.pre_dedup_reason IS NULL AND validated.dedup_key = first_of_key.dedup_key
@@ -62,8 +67,6 @@ SELECT
     coalesce(action_file, first_file) AS source_file,
     coalesce(action_line, first_line) AS line_no,
     coalesce(action_ts, first_ts) AS event_time,
-    request_file,
-    request_line,
     tool_name,
     action_args AS target_args,
     target,

@@ -18,14 +18,12 @@ checked AS (
         s.*,
         r.success,
         r.skip_reason,
-        r.split_group,
-        r.task_id,
-        r.goal,
-        r.model,
+        -- the steps the rules after the run filter apply to (the others are dropped by it)
+        r.success OR NOT $require_success AS considered,
         tools.tool IS NOT NULL AS known_tool,
-        CASE WHEN s.action_args IS NOT NULL
+        CASE WHEN considered AND s.action_args IS NOT NULL
             THEN list_has_all(json_keys(s.action_args), tools.required) END AS has_all_args,
-        CASE WHEN s.action_args IS NOT NULL THEN
+        CASE WHEN considered AND s.action_args IS NOT NULL THEN
             len(json_keys(s.action_args)) = len(tools.required)
             AND list_bool_and(list_transform(
                 tools.spec,
@@ -39,7 +37,8 @@ checked AS (
     JOIN trace_runs AS r USING (run_id)
     LEFT JOIN tools ON tools.tool = s.tool_name
 ),
--- window results on a narrow projection (wide rows make the window operator slow)
+-- window results on a narrow projection (wide rows make the window operator slow), for the
+-- considered steps only (NULL for the others)
 windowed AS (
     SELECT
         run_id,
@@ -48,23 +47,39 @@ windowed AS (
         coalesce(sum(CASE WHEN obs_ok = false THEN 1 ELSE 0 END) OVER (
             w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING
         ), 0) AS failed_calls_before,
-        -- the tool-call history of the run before this step (its context's assistant turns),
-        -- as the md5 of each earlier call
-        coalesce(string_agg(md5(target), '') OVER (
-            w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING
-        ), '') AS history
+        md5_number(target) AS call,
+        -- the position of this call among the run's tool calls
+        count(target) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS call_no
     FROM checked
+    WHERE considered
+    WINDOW w AS (PARTITION BY run_id ORDER BY t)
+),
+-- the tool-call history of the run before this step (its context's assistant turns) as an
+-- order-sensitive fingerprint: the sum of a 64-bit hash of every earlier (call, position), twice
+-- with different seeds (a running sum costs O(1) per step, a concatenation O(steps))
+histories AS (
+    SELECT
+        run_id,
+        t,
+        after_failed_call,
+        failed_calls_before,
+        coalesce(sum(CASE WHEN call IS NOT NULL THEN hash(call, call_no, 1) END) OVER (
+            w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING
+        ), 0)::VARCHAR || ':' || coalesce(sum(CASE WHEN call IS NOT NULL THEN hash(call, call_no, 2) END) OVER (
+            w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING
+        ), 0)::VARCHAR AS history
+    FROM windowed
     WINDOW w AS (PARTITION BY run_id ORDER BY t)
 )
 SELECT
     *,
     CASE
-        WHEN $require_success AND NOT success THEN 'run_' || skip_reason
+        WHEN NOT considered THEN 'run_' || skip_reason
         WHEN action_type IS NULL AND has_parse_error THEN 'llm_parse_error'
         WHEN action_type IS NULL THEN 'no_action'
         WHEN action_type = 'final' THEN 'final_action'
         WHEN action_type <> 'tool_call' THEN 'unknown_action'
-        WHEN request_file IS NULL THEN 'no_llm_request'
+        WHEN request_k IS NULL THEN 'no_llm_request'
         WHEN NOT known_tool THEN 'unknown_tool'
         WHEN NOT coalesce(has_all_args, false) THEN 'missing_args'
         WHEN NOT args_well_typed THEN 'invalid_args'
@@ -73,4 +88,4 @@ SELECT
         WHEN NOT $include_recovery AND after_failed_call THEN 'recovery_step'
     END AS reason
 FROM checked
-JOIN windowed USING (run_id, t)
+LEFT JOIN histories USING (run_id, t)

@@ -3,15 +3,15 @@
 `Extraction` opens a DuckDB session over one bronze events file (a partition of
 `traces/events`) and derives, in SQL (`sql/traces/`, each step its `create_<table>` file):
 
-1. `trace_events` — the facts of every step event (read from bronze columns, no event text);
-2. `trace_step_facts` — one row per step `(run_id, t)`: the facts of its events;
-3. `trace_runs` — one row per run: success and the rule that decided it, how it ended, counts;
-4. `trace_steps_filtered` — every step with the seed 003 filters applied;
-5. `request_shapes` — the message shape of the requests of steps that passed them (only these
-   requests are parsed);
-6. `trace_steps` — one row per step `(run_id, t)` with `reason` NULL (a sample) or why it was
+1. `trace_step_facts` — one row per step `(run_id, t)`: the facts of its events (read from
+   bronze columns, no event text);
+2. `trace_runs` — one row per run: success and the rule that decided it, how it ended, counts;
+3. `trace_steps_filtered` — every step with the seed 003 filters applied;
+4. `request_contexts` — the requests of the steps that passed them, each parsed once: its
+   message shape (what a sample is validated against) and its context turns;
+5. `trace_steps` — one row per step `(run_id, t)` with `reason` NULL (a sample) or why it was
    dropped (seed 003 filters, then validation and near-duplicate dedup);
-7. `sft_turns` — the context of every kept step, read from the `llm_request` that produced it.
+6. `sft_turns` — every kept step with its context and the columns both sample formats share.
 
 Writers then stream `runs`, `dropped_steps`, `sft_steps` (`together` format) and
 `sft_tool_steps` (`tools` format) to Parquet, or the samples to JSONL (the CLI), always in the
@@ -25,8 +25,6 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Self
-
-import pyarrow as pa
 
 from distill_assets.lib.lake import ROW_GROUP_SIZE
 from distill_assets.lib.sql import connect, load_sql
@@ -98,15 +96,16 @@ class Extraction:
         self.con.execute("SET preserve_insertion_order = true")
         # bronze rows are in (file, line) order: file_row_number orders them
         self.con.read_parquet(str(events_file), file_row_number=True).create_view("events")
-        self.con.register("tool_args", pa.Table.from_pylist(rules.tool_arg_rows()))
+        self.con.execute(
+            "CREATE TEMP TABLE tool_args AS SELECT unnest($rows, recursive := true)",
+            {"rows": rules.tool_arg_rows()},
+        )
         for name, value in self._variables().items():
             self.con.execute(f"SET VARIABLE {name} = $value", {"value": value})
         self.con.execute(
-            load_sql("traces/create_trace_events"),
+            load_sql("traces/create_trace_step_facts"),
             {"thought_patch": _thought_patch(), "thought_key": json.dumps(rules.THOUGHT_ARG)},
         )
-        self.con.execute(load_sql("traces/create_trace_step_facts"))
-        self.con.execute(load_sql("traces/drop_trace_events"))
         self.con.execute(
             load_sql("traces/create_trace_runs"),
             {
@@ -123,7 +122,7 @@ class Extraction:
                 "include_recovery": options.include_recovery,
             },
         )
-        self.con.execute(load_sql("traces/create_request_shapes"))
+        self.con.execute(load_sql("traces/create_request_contexts"))
         self.con.execute(
             load_sql("traces/create_trace_steps"),
             {
@@ -148,7 +147,7 @@ class Extraction:
         self.con.close()
 
     def _variables(self) -> dict[str, object]:
-        """Session variables the `sft_turns` view reads (a view takes no bind parameters)."""
+        """Session variables the SQL reads (`sft_turns` is a view, which takes no parameters)."""
         o = self.options
         return {
             "thought_patch": _thought_patch(),
