@@ -146,7 +146,7 @@ def measure(name: str, root: Path, work: Path) -> dict[str, float]:
 def run(quick: bool = False, repeats: int | None = None) -> str:
     """Run the benchmark at its sizes and return the Markdown section."""
     sizes = QUICK_SIZES_GB if quick else FULL_SIZES_GB
-    repeats = repeats or (1 if quick else 2)
+    repeats = repeats or (1 if quick else 3)
     rows: list[str] = []
     for size_gb in sizes:
         root = dataset(size_gb)

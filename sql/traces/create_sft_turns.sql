@@ -7,8 +7,17 @@
 -- distill_assets.defs.traces.extract sets from rules/traces.py and the extraction options.
 CREATE OR REPLACE TEMP VIEW sft_turns AS
 WITH cut AS (
-    SELECT k.*, c.system_prompt, c.goal_message, c.turns, c.truncated_outputs
+    SELECT
+        k.*,
+        r.split_group,
+        r.task_id,
+        r.model,
+        c.system_prompt,
+        c.goal_message,
+        c.turns,
+        c.truncated_outputs
     FROM trace_steps AS k
+    JOIN trace_runs AS r ON r.run_id = k.run_id
     JOIN request_contexts AS c ON c.wants_context AND c.run_id = k.run_id AND c.t = k.t
     WHERE k.reason IS NULL
 ),

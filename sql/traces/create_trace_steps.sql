@@ -16,10 +16,7 @@ WITH prompts AS (
 validated AS (
     SELECT
         f.*,
-        r.split_group,
-        r.task_id,
         r.goal,
-        r.model,
         s.request_roles,
         CASE
             WHEN f.reason IS NOT NULL THEN f.reason
@@ -72,9 +69,5 @@ SELECT
     target,
     coalesce(after_failed_call AND obs_ok, false) AS is_recovery,
     failed_calls_before,
-    success,
-    split_group,
-    task_id,
-    goal,
-    model
+    success
 FROM deduped

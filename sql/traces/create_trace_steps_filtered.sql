@@ -71,8 +71,12 @@ histories AS (
     FROM windowed
     WINDOW w AS (PARTITION BY run_id ORDER BY t)
 )
+-- the columns of the checks are not kept (only their verdict, `reason`)
 SELECT
-    *,
+    * EXCLUDE (
+        action_type, has_parse_error, has_result, considered, known_tool, has_all_args,
+        args_well_typed
+    ),
     CASE
         WHEN NOT considered THEN 'run_' || skip_reason
         WHEN action_type IS NULL AND has_parse_error THEN 'llm_parse_error'

@@ -1,20 +1,21 @@
 -- traces/dropped_steps: every step that did not become a sample, with the reason it left (see
 -- create_trace_steps.sql), in raw-file order.
 SELECT
-    left(sha256(concat_ws(chr(31), 'traces', 'step', run_id, t::VARCHAR)), 16) AS id,
+    left(sha256(concat_ws(chr(31), 'traces', 'step', s.run_id, s.t::VARCHAR)), 16) AS id,
     'traces' AS source,
-    'run:' || run_id || '/step:' || t AS source_ref,
-    run_id,
-    t,
-    reason,
-    detail,
-    tool_name,
-    target,
-    success AS run_success,
-    task_id,
-    source_file,
-    line_no,
-    event_time
-FROM trace_steps
-WHERE reason IS NOT NULL
-ORDER BY source_file, line_no, run_id, t
+    'run:' || s.run_id || '/step:' || s.t AS source_ref,
+    s.run_id,
+    s.t,
+    s.reason,
+    s.detail,
+    s.tool_name,
+    s.target,
+    s.success AS run_success,
+    r.task_id,
+    s.source_file,
+    s.line_no,
+    s.event_time
+FROM trace_steps AS s
+JOIN trace_runs AS r ON r.run_id = s.run_id
+WHERE s.reason IS NOT NULL
+ORDER BY s.source_file, s.line_no, s.run_id, s.t

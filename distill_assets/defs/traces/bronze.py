@@ -5,10 +5,12 @@ file and then splits the stage into bronze and quarantine: two extra full passes
 text, which is nearly all of trace data. This is the same contract in one parallel pass:
 `RawLineReader` reads the files in a background thread, in chunks of `CHUNK_BYTES`; DuckDB
 parses each chunk with all its threads (`sql/traces/select_parsed_events.sql`); the Arrow
-result is split by `quarantine_reason` — bronze rows are written to Parquet as they stream (row
-groups of `ROW_GROUP_SIZE`), quarantined rows (few) go to the quarantine table (`source,
-source_file, line_no, reason, detail, raw_line`). Memory is bounded by a few chunks. It returns
-the shared `IngestResult`, so `ingest_metadata` and `reconcile_check` apply unchanged.
+result (text as string views: lines are never copied after they are read) is split by
+`quarantine_reason` in a background thread, and bronze rows (LZ4) and quarantined rows
+(`source, source_file, line_no, reason, detail, raw_line`) are both written to Parquet as they
+stream, in row groups of `ROW_GROUP_SIZE`. Memory is bounded by a few chunks, whatever the size
+of the partition. It returns the shared `IngestResult`, so `ingest_metadata` and
+`reconcile_check` apply unchanged.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import queue
 import tempfile
 import threading
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -69,7 +72,7 @@ CHUNK_BYTES = 48 << 20
 # LZ4 for the event text: it compresses about as fast as zstd level 1 and decompresses ~3x
 # faster, and the extraction reads the llm_request text of a partition twice
 BRONZE_COMPRESSION = "lz4"
-_PENDING_WRITES = 2
+_PENDING_BATCHES = 16
 # columns with few distinct values per row group are dictionary-encoded; events are not
 _DICTIONARY_COLUMNS = [
     "source_file",
@@ -84,47 +87,24 @@ _DICTIONARY_COLUMNS = [
 
 
 class _RowGroupWriter:
-    """Write batches to Parquet in row groups of exactly `ROW_GROUP_SIZE` rows (the last short).
+    """Write batches to Parquet in row groups of exactly `ROW_GROUP_SIZE` rows (the last short)."""
 
-    Encoding and compression run in a background thread (Arrow releases the GIL there), so the
-    next chunk is parsed while the last one is written; at most `_PENDING_WRITES` row-group
-    batches wait for it.
-    """
-
-    def __init__(self, path: Path, schema: pa.Schema) -> None:
-        """Open `path` for writing `schema`."""
+    def __init__(self, path: Path, schema: pa.Schema, compression: str) -> None:
+        """Open `path` for writing `schema` with `compression`."""
         self.schema = schema
         self.writer = pq.ParquetWriter(
             path,
             schema,
-            compression=BRONZE_COMPRESSION,
+            compression=compression,
             use_dictionary=[c for c in _DICTIONARY_COLUMNS if c in schema.names],
             store_schema=False,
         )
         self.pending: list[pa.RecordBatch] = []
         self.pending_rows = 0
         self.rows = 0
-        self.tables: queue.Queue[pa.Table | None] = queue.Queue(maxsize=_PENDING_WRITES)
-        self.failure: BaseException | None = None
-        self.thread = threading.Thread(target=self._drain, daemon=True)
-        self.thread.start()
-
-    def _drain(self) -> None:
-        while (table := self.tables.get()) is not None:
-            if self.failure is None:
-                try:
-                    self.writer.write_table(table, row_group_size=ROW_GROUP_SIZE)
-                except BaseException as exc:  # re-raised by write() or close()
-                    self.failure = exc
-
-    def _send(self, table: pa.Table) -> None:
-        if self.failure is not None:
-            raise self.failure
-        self.tables.put(table)
-        self.rows += table.num_rows
 
     def write(self, batch: pa.RecordBatch) -> None:
-        """Buffer `batch`; hand every full row group to the writing thread."""
+        """Buffer `batch`; write every full row group."""
         if batch.num_rows == 0:
             return
         self.pending.append(batch)
@@ -132,23 +112,75 @@ class _RowGroupWriter:
         if self.pending_rows >= ROW_GROUP_SIZE:
             table = pa.Table.from_batches(self.pending, schema=self.schema)
             full = self.pending_rows - self.pending_rows % ROW_GROUP_SIZE
-            self._send(table.slice(0, full))
+            self.writer.write_table(table.slice(0, full), row_group_size=ROW_GROUP_SIZE)
+            self.rows += full
             rest = table.slice(full)
             self.pending = rest.to_batches()
             self.pending_rows = rest.num_rows
 
     def close(self) -> int:
-        """Flush the last row group, close the file and return the rows written."""
-        try:
-            if self.pending_rows and self.failure is None:
-                self._send(pa.Table.from_batches(self.pending, schema=self.schema))
-        finally:
-            self.tables.put(None)
-            self.thread.join()
-            self.writer.close()
+        """Write the last row group, close the file and return the rows written."""
+        if self.pending_rows:
+            table = pa.Table.from_batches(self.pending, schema=self.schema)
+            self.writer.write_table(table, row_group_size=ROW_GROUP_SIZE)
+            self.rows += self.pending_rows
+        self.writer.close()
+        return self.rows
+
+
+class _Sink:
+    """Split parsed batches into bronze and quarantine rows and write both, in a background thread.
+
+    The thread that drives DuckDB only hands batches over (at most `_PENDING_BATCHES` wait), so
+    DuckDB parses the next rows while the last ones are split, encoded and compressed (Arrow
+    releases the GIL for most of that work).
+    """
+
+    def __init__(self, bronze_path: Path, quarantine_path: Path) -> None:
+        """Open both files and start the thread."""
+        self.bronze = _RowGroupWriter(bronze_path, _WRITE_SCHEMA, BRONZE_COMPRESSION)
+        self.quarantine = _RowGroupWriter(quarantine_path, QUARANTINE_SCHEMA, PARQUET_COMPRESSION)
+        self.quarantine_by_reason: Counter[str] = Counter()
+        self.batches: queue.Queue[pa.RecordBatch | None] = queue.Queue(maxsize=_PENDING_BATCHES)
+        self.failure: BaseException | None = None
+        self.thread = threading.Thread(target=self._drain, daemon=True)
+        self.thread.start()
+
+    def put(self, parsed: pa.RecordBatch) -> None:
+        """Hand a parsed batch to the thread (raises what the thread failed with, if it did)."""
         if self.failure is not None:
             raise self.failure
-        return self.rows
+        self.batches.put(parsed)
+
+    def _drain(self) -> None:
+        while (parsed := self.batches.get()) is not None:
+            if self.failure is None:
+                try:
+                    self._split(parsed)
+                except BaseException as exc:  # re-raised by put() or close()
+                    self.failure = exc
+
+    def _split(self, parsed: pa.RecordBatch) -> None:
+        bad = pc.is_valid(parsed.column("quarantine_reason")).to_numpy(zero_copy_only=False)
+        good = parsed.select(BRONZE_SCHEMA.names)
+        if bad.any():
+            rows = _quarantine_rows(_take(parsed, np.flatnonzero(bad)))
+            for count in pc.value_counts(rows.column("reason")).to_pylist():
+                self.quarantine_by_reason[count["values"]] += count["counts"]
+            self.quarantine.write(rows)
+            good = _take(good, np.flatnonzero(~bad))
+        # DuckDB hands small results over as plain strings
+        self.bronze.write(good if good.schema == _WRITE_SCHEMA else good.cast(_WRITE_SCHEMA))
+
+    def close(self) -> int:
+        """Finish the queued batches, close both files and return the bronze rows written."""
+        self.batches.put(None)
+        self.thread.join()
+        bronze_rows = self.bronze.close()
+        self.quarantine.close()
+        if self.failure is not None:
+            raise self.failure
+        return bronze_rows
 
 
 def ingest_events(
@@ -162,8 +194,7 @@ def ingest_events(
     reader = RawLineReader(raw_paths, root=raw_root)
     workdir = workdir or Path(tempfile.mkdtemp(prefix="distill-traces-"))
     bronze_path, quarantine_path = workdir / "bronze.parquet", workdir / "quarantine.parquet"
-    bronze = _RowGroupWriter(bronze_path, _WRITE_SCHEMA)
-    quarantined: list[pa.RecordBatch] = []
+    sink = _Sink(bronze_path, quarantine_path)
     statement = load_sql("traces/select_parsed_events")
     con = connect()
     try:
@@ -173,26 +204,17 @@ def ingest_events(
         for chunk in _prefetched(_chunks(reader)):
             con.register("raw_lines", chunk)
             for parsed in con.sql(statement).to_arrow_reader(ROW_GROUP_SIZE):
-                bad = pc.is_valid(parsed.column("quarantine_reason")).to_numpy(zero_copy_only=False)
-                good = parsed.select(BRONZE_SCHEMA.names)
-                if bad.any():
-                    quarantined.append(_quarantine_rows(_take(parsed, np.flatnonzero(bad))))
-                    good = _take(good, np.flatnonzero(~bad))
-                # DuckDB hands small results over as plain strings
-                bronze.write(good if good.schema == _WRITE_SCHEMA else good.cast(_WRITE_SCHEMA))
+                sink.put(parsed)
             con.unregister("raw_lines")
     finally:
         con.close()
-        bronze_rows = bronze.close()
-    table = pa.Table.from_batches(quarantined, schema=QUARANTINE_SCHEMA)
-    pq.write_table(table, quarantine_path, compression=PARQUET_COMPRESSION)
-    counts = table.group_by("reason").aggregate([("reason", "count")]).to_pylist()
+        bronze_rows = sink.close()
     return IngestResult(
         bronze=StagedParquet(bronze_path),
         quarantine=StagedParquet(quarantine_path),
         stats=reader.stats,
         bronze_rows=bronze_rows,
-        quarantine_by_reason={row["reason"]: row["reason_count"] for row in counts},
+        quarantine_by_reason=dict(sink.quarantine_by_reason),
     )
 
 

@@ -122,6 +122,7 @@ class Extraction:
                 "include_recovery": options.include_recovery,
             },
         )
+        self.con.execute(load_sql("traces/drop_trace_step_facts"))
         self.con.execute(load_sql("traces/create_request_contexts"))
         self.con.execute(
             load_sql("traces/create_trace_steps"),
