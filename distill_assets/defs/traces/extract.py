@@ -13,9 +13,11 @@
    dropped (seed 003 filters, then validation and near-duplicate dedup);
 6. `sft_turns` — every kept step with its context and the columns both sample formats share.
 
-Writers then stream `runs`, `dropped_steps`, `sft_steps` (`together` format) and
-`sft_tool_steps` (`tools` format) to Parquet, or the samples to JSONL (the CLI), always in the
-same order: by the position of each step's `llm_action` in the raw files (file, then line).
+Stages 1-2 are built when the session opens, 3-6 when first needed (writing only the runs
+needs none of them). Writers then stream `runs`, `dropped_steps`, `sft_steps` (`together`
+format) and `sft_tool_steps` (`tools` format) to Parquet, or the samples to JSONL (the CLI),
+always in the same order: by the position of each step's `llm_action` in the raw files (file,
+then line).
 Everything is vectorized SQL; the only Python loops are over small per-reason aggregates.
 """
 
@@ -114,26 +116,7 @@ class Extraction:
                 "rule_none": rules.SUCCESS_RULE_NONE,
             },
         )
-        self.con.execute(
-            load_sql("traces/create_trace_steps_filtered"),
-            {
-                "require_success": options.require_success,
-                "require_valid_tool_ok": options.require_valid_tool_ok,
-                "include_recovery": options.include_recovery,
-            },
-        )
-        self.con.execute(load_sql("traces/drop_trace_step_facts"))
-        self.con.execute(load_sql("traces/create_request_contexts"))
-        self.con.execute(
-            load_sql("traces/create_trace_steps"),
-            {
-                "validate": options.validate_samples,
-                "dedup": options.dedup,
-                "request_role_order": rules.REQUEST_ROLE_ORDER,
-            },
-        )
-        self.con.execute(load_sql("traces/drop_trace_steps_filtered"))
-        self.con.execute(load_sql("traces/create_sft_turns"))
+        self._steps_built = False
 
     def __enter__(self) -> Self:
         """Use as a context manager."""
@@ -146,6 +129,36 @@ class Extraction:
     def close(self) -> None:
         """Close the DuckDB connection."""
         self.con.close()
+
+    def _build_steps(self) -> None:
+        """Derive the steps and their fates (stages 3-6), once, when first needed.
+
+        Writing only the runs needs none of them.
+        """
+        if self._steps_built:
+            return
+        o = self.options
+        self.con.execute(
+            load_sql("traces/create_trace_steps_filtered"),
+            {
+                "require_success": o.require_success,
+                "require_valid_tool_ok": o.require_valid_tool_ok,
+                "include_recovery": o.include_recovery,
+            },
+        )
+        self.con.execute(load_sql("traces/drop_trace_step_facts"))
+        self.con.execute(load_sql("traces/create_request_contexts"))
+        self.con.execute(
+            load_sql("traces/create_trace_steps"),
+            {
+                "validate": o.validate_samples,
+                "dedup": o.dedup,
+                "request_role_order": rules.REQUEST_ROLE_ORDER,
+            },
+        )
+        self.con.execute(load_sql("traces/drop_trace_steps_filtered"))
+        self.con.execute(load_sql("traces/create_sft_turns"))
+        self._steps_built = True
 
     def _variables(self) -> dict[str, object]:
         """Session variables the SQL reads (`sft_turns` is a view, which takes no parameters)."""
@@ -165,6 +178,7 @@ class Extraction:
 
     def sft_steps_query(self, fmt: str) -> tuple[str, dict[str, object]]:
         """Return the statement and parameters writing the samples in `fmt` (together | tools)."""
+        self._build_steps()
         if fmt == "together":
             params: dict[str, object] = {
                 "tool_result_prefix": rules.TOOL_RESULT_PREFIX,
@@ -200,11 +214,13 @@ class Extraction:
 
     def write_dropped_steps(self, path: Path) -> None:
         """Write the dropped steps (one row per step that did not become a sample)."""
+        self._build_steps()
         statement = load_sql("traces/select_dropped_steps")
         self.con.execute(f"COPY ({statement}) TO '{path}' {COPY_PARQUET}")
 
     def summary(self) -> ExtractionSummary:
         """Count runs by outcome and steps by fate."""
+        self._build_steps()
         runs = self.con.execute(load_sql("traces/select_run_outcomes")).fetchall()
         steps = self.con.execute(load_sql("traces/select_step_fates")).fetchall()
         by_run = {str(r): int(n) for r, n in runs}
@@ -224,6 +240,7 @@ class Extraction:
 
     def per_file(self) -> dict[str, FileProgress]:
         """Per raw file holding run starts: its runs by skip reason and its samples."""
+        self._build_steps()
         progress: dict[str, FileProgress] = {}
         for name, reason, runs, samples in self.con.execute(
             load_sql("traces/select_file_progress")
