@@ -91,7 +91,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def trace_files(trace_dir: Path) -> list[Path]:
     """Return the trace files under `trace_dir`, sorted by path."""
     suffixes = tuple(RAW_SUFFIXES)
-    return sorted(p for p in trace_dir.rglob("*") if p.is_file() and p.name.endswith(suffixes))
+    found = (p for p in trace_dir.rglob("*") if p.is_file() and p.name.endswith(suffixes))
+    # by path text, as the assets list raw files: bronze rows are then in (source_file, line) order
+    return sorted(found, key=str)
 
 
 def run(args: argparse.Namespace) -> int:

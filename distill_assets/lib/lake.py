@@ -124,6 +124,61 @@ def _copy(staged: Path, tmp: UPath) -> None:
     staged.unlink()
 
 
+class RowGroupWriter:
+    """Write record batches to a local Parquet file in row groups of exactly `ROW_GROUP_SIZE` rows.
+
+    Batches of any size are buffered until a row group is full; the last row group may be short.
+    Columns named in `dictionary` are dictionary-encoded (few distinct values per row group), the
+    others are not. No Arrow schema is stored: every reader sees the Parquet types.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        schema: pa.Schema,
+        compression: str,
+        compression_level: int | None = None,
+        dictionary: list[str] | None = None,
+    ) -> None:
+        """Open `path` for writing `schema` with `compression` (and its level, if given)."""
+        self.schema = schema
+        self.writer = pq.ParquetWriter(
+            path,
+            schema,
+            compression=compression,
+            compression_level=compression_level,
+            use_dictionary=[c for c in dictionary or [] if c in schema.names],
+            store_schema=False,
+        )
+        self.pending: list[pa.RecordBatch] = []
+        self.pending_rows = 0
+        self.rows = 0
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        """Buffer `batch`; write every full row group."""
+        if batch.num_rows == 0:
+            return
+        self.pending.append(batch)
+        self.pending_rows += batch.num_rows
+        if self.pending_rows >= ROW_GROUP_SIZE:
+            table = pa.Table.from_batches(self.pending, schema=self.schema)
+            full = self.pending_rows - self.pending_rows % ROW_GROUP_SIZE
+            self.writer.write_table(table.slice(0, full), row_group_size=ROW_GROUP_SIZE)
+            self.rows += full
+            rest = table.slice(full)
+            self.pending = rest.to_batches()
+            self.pending_rows = rest.num_rows
+
+    def close(self) -> int:
+        """Write the last row group, close the file and return the rows written."""
+        if self.pending_rows:
+            table = pa.Table.from_batches(self.pending, schema=self.schema)
+            self.writer.write_table(table, row_group_size=ROW_GROUP_SIZE)
+            self.rows += self.pending_rows
+        self.writer.close()
+        return self.rows
+
+
 def parquet_row_count(path: UPath) -> int:
     """Return the number of rows recorded in a Parquet file's footer."""
     with path.open("rb") as handle:

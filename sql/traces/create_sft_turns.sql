@@ -1,35 +1,24 @@
--- Every kept step (trace_steps.reason IS NULL) with its context (request_contexts: system
--- prompt, GOAL user message, earlier tool-call turns with outputs cut to max_context_chars and
--- their DRIVER NOTEs), as temp view sft_turns, plus the columns both sample formats share
--- (quality score, split, kind, source_ref, and `provenance`: the metadata fields both formats
--- publish).
+-- Every kept step (kept_steps) of the current slice with its context (view slice_turns, the slice's spilled request contexts: system prompt, GOAL user message, earlier
+-- tool-call turns with outputs cut to max_context_chars and their DRIVER NOTEs), as temp view
+-- sft_turns, plus the columns both sample formats share (quality score, split, kind, source_ref,
+-- and `provenance`: the metadata fields both formats publish).
 -- A view takes no bind parameters: rule values come from session variables that
 -- distill_assets.defs.traces.extract sets from rules/traces.py and the extraction options.
 CREATE OR REPLACE TEMP VIEW sft_turns AS
 WITH cut AS (
     SELECT
         k.*,
-        r.split_group,
-        r.task_id,
-        r.model,
         c.system_prompt,
         c.goal_message,
         c.turns,
         c.truncated_outputs
-    FROM trace_steps AS k
-    JOIN trace_runs AS r ON r.run_id = k.run_id
-    JOIN request_contexts AS c ON c.wants_context AND c.run_id = k.run_id AND c.t = k.t
-    WHERE k.reason IS NULL
+    FROM kept_steps AS k
+    JOIN slice_turns AS c ON c.run_id = k.run_id AND c.t = k.t
 ),
 scored AS (
     SELECT
         *,
         CASE WHEN is_recovery THEN 'recovery' ELSE 'step' END AS sample_kind,
-        CASE
-            WHEN ('0x' || left(sha256(split_group), 16))::UBIGINT % getvariable('split_buckets')
-                < getvariable('eval_fraction') * getvariable('split_buckets') THEN 'eval'
-            ELSE 'train'
-        END AS split,
         greatest(0.0, least(1.0,
             getvariable('quality_base')
             - CASE WHEN success THEN 0.0 ELSE getvariable('penalty_not_successful') END

@@ -1,7 +1,8 @@
 -- One row per agent step (run_id, t) with the facts of its events (temp table
 -- trace_step_facts), read from bronze columns (view `events`; no event text is read): the
--- llm_request that produced the action (its bronze row `request_k`), the llm_action (position,
--- time, type, tool, canonical arguments), an llm_parse_error, and the tool_result's ok. A duplicated event (the same kind twice for one step) counts once: the first
+-- llm_request that produced the action (its bronze row `request_k`), the llm_action (its bronze
+-- row `action_k`, position, time, type, tool, canonical arguments), an llm_parse_error, and the
+-- tool_result's ok. A duplicated event (the same kind twice for one step) counts once: the first
 -- in file order (`k`, the event's row number in bronze, which is in (file, line) order). A
 -- call's arguments lose the `thought` the agent lets the model add (the canonical tool call has
 -- none).
@@ -30,6 +31,7 @@ SELECT
     run_id,
     t,
     min(k) FILTER (WHERE kind = 'llm_request') AS request_k,
+    min(k) FILTER (WHERE kind = 'llm_action') AS action_k,
     arg_min(source_file, k) FILTER (WHERE kind = 'llm_action') AS action_file,
     arg_min(line_no, k) FILTER (WHERE kind = 'llm_action') AS action_line,
     arg_min(ts, k) FILTER (WHERE kind = 'llm_action') AS action_ts,

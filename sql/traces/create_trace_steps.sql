@@ -9,7 +9,7 @@
 CREATE OR REPLACE TEMP TABLE trace_steps AS
 WITH prompts AS (
     SELECT run_id, any_value(prompt_hash) AS prompt_hash
-    FROM request_contexts
+    FROM request_shapes
     WHERE prompt_hash IS NOT NULL
     GROUP BY run_id
 ),
@@ -29,7 +29,7 @@ validated AS (
         )) END AS dedup_key
     FROM trace_steps_filtered AS f
     JOIN trace_runs AS r ON r.run_id = f.run_id
-    LEFT JOIN request_contexts AS s ON s.wants_context AND s.run_id = f.run_id AND s.t = f.t
+    LEFT JOIN request_shapes AS s ON s.wants_context AND s.run_id = f.run_id AND s.t = f.t
     LEFT JOIN prompts AS p ON p.run_id = f.run_id
 ),
 first_of_key AS (

@@ -25,13 +25,13 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from distill_assets.defs.ingest import IngestResult
 from distill_assets.defs.resources import StagedParquet
-from distill_assets.lib.lake import PARQUET_COMPRESSION, ROW_GROUP_SIZE
+from distill_assets.lib.lake import PARQUET_COMPRESSION, ROW_GROUP_SIZE, RowGroupWriter
 from distill_assets.lib.rawfiles import RawLineReader
 from distill_assets.lib.sql import connect, load_sql
+from distill_assets.lib.threads import Drain
 
 SOURCE = "traces"
 BRONZE_SCHEMA = pa.schema(
@@ -86,48 +86,6 @@ _DICTIONARY_COLUMNS = [
 ]
 
 
-class _RowGroupWriter:
-    """Write batches to Parquet in row groups of exactly `ROW_GROUP_SIZE` rows (the last short)."""
-
-    def __init__(self, path: Path, schema: pa.Schema, compression: str) -> None:
-        """Open `path` for writing `schema` with `compression`."""
-        self.schema = schema
-        self.writer = pq.ParquetWriter(
-            path,
-            schema,
-            compression=compression,
-            use_dictionary=[c for c in _DICTIONARY_COLUMNS if c in schema.names],
-            store_schema=False,
-        )
-        self.pending: list[pa.RecordBatch] = []
-        self.pending_rows = 0
-        self.rows = 0
-
-    def write(self, batch: pa.RecordBatch) -> None:
-        """Buffer `batch`; write every full row group."""
-        if batch.num_rows == 0:
-            return
-        self.pending.append(batch)
-        self.pending_rows += batch.num_rows
-        if self.pending_rows >= ROW_GROUP_SIZE:
-            table = pa.Table.from_batches(self.pending, schema=self.schema)
-            full = self.pending_rows - self.pending_rows % ROW_GROUP_SIZE
-            self.writer.write_table(table.slice(0, full), row_group_size=ROW_GROUP_SIZE)
-            self.rows += full
-            rest = table.slice(full)
-            self.pending = rest.to_batches()
-            self.pending_rows = rest.num_rows
-
-    def close(self) -> int:
-        """Write the last row group, close the file and return the rows written."""
-        if self.pending_rows:
-            table = pa.Table.from_batches(self.pending, schema=self.schema)
-            self.writer.write_table(table, row_group_size=ROW_GROUP_SIZE)
-            self.rows += self.pending_rows
-        self.writer.close()
-        return self.rows
-
-
 class _Sink:
     """Split parsed batches into bronze and quarantine rows and write both, in a background thread.
 
@@ -138,27 +96,18 @@ class _Sink:
 
     def __init__(self, bronze_path: Path, quarantine_path: Path) -> None:
         """Open both files and start the thread."""
-        self.bronze = _RowGroupWriter(bronze_path, _WRITE_SCHEMA, BRONZE_COMPRESSION)
-        self.quarantine = _RowGroupWriter(quarantine_path, QUARANTINE_SCHEMA, PARQUET_COMPRESSION)
+        self.bronze = RowGroupWriter(
+            bronze_path, _WRITE_SCHEMA, BRONZE_COMPRESSION, dictionary=_DICTIONARY_COLUMNS
+        )
+        self.quarantine = RowGroupWriter(
+            quarantine_path, QUARANTINE_SCHEMA, PARQUET_COMPRESSION, dictionary=_DICTIONARY_COLUMNS
+        )
         self.quarantine_by_reason: Counter[str] = Counter()
-        self.batches: queue.Queue[pa.RecordBatch | None] = queue.Queue(maxsize=_PENDING_BATCHES)
-        self.failure: BaseException | None = None
-        self.thread = threading.Thread(target=self._drain, daemon=True)
-        self.thread.start()
+        self.drain: Drain[pa.RecordBatch] = Drain(self._split, _PENDING_BATCHES)
 
     def put(self, parsed: pa.RecordBatch) -> None:
         """Hand a parsed batch to the thread (raises what the thread failed with, if it did)."""
-        if self.failure is not None:
-            raise self.failure
-        self.batches.put(parsed)
-
-    def _drain(self) -> None:
-        while (parsed := self.batches.get()) is not None:
-            if self.failure is None:
-                try:
-                    self._split(parsed)
-                except BaseException as exc:  # re-raised by put() or close()
-                    self.failure = exc
+        self.drain.put(parsed)
 
     def _split(self, parsed: pa.RecordBatch) -> None:
         bad = pc.is_valid(parsed.column("quarantine_reason")).to_numpy(zero_copy_only=False)
@@ -174,12 +123,11 @@ class _Sink:
 
     def close(self) -> int:
         """Finish the queued batches, close both files and return the bronze rows written."""
-        self.batches.put(None)
-        self.thread.join()
-        bronze_rows = self.bronze.close()
-        self.quarantine.close()
-        if self.failure is not None:
-            raise self.failure
+        try:
+            self.drain.close()
+        finally:
+            bronze_rows = self.bronze.close()
+            self.quarantine.close()
         return bronze_rows
 
 

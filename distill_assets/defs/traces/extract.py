@@ -1,35 +1,51 @@
 """Seed 003 extraction as one pure function shared by the assets and `distill sft-extract`.
 
-`Extraction` opens a DuckDB session over one bronze events file (a partition of
-`traces/events`) and derives, in SQL (`sql/traces/`, each step its `create_<table>` file):
+`Extraction` opens a DuckDB session over one bronze events file (a partition of `traces/events`)
+and derives, in SQL (`sql/traces/`, each step its `create_<table>` file):
 
 1. `trace_step_facts` — one row per step `(run_id, t)`: the facts of its events (read from
    bronze columns, no event text);
 2. `trace_runs` — one row per run: success and the rule that decided it, how it ended, counts;
 3. `trace_steps_filtered` — every step with the seed 003 filters applied;
-4. `request_contexts` — the requests of the steps that passed them, each parsed once: its
-   message shape (what a sample is validated against) and its context turns;
+4. `request_contexts`, slice by slice — the requests of the steps that passed them, each parsed
+   once: its message shape (what a sample is validated against, kept in `request_shapes`) and
+   its context turns (spilled to a Parquet file per slice);
 5. `trace_steps` — one row per step `(run_id, t)` with `reason` NULL (a sample) or why it was
    dropped (seed 003 filters, then validation and near-duplicate dedup);
-6. `sft_turns` — every kept step with its context and the columns both sample formats share.
+6. `sft_turns` — the kept steps of one slice with their context and the columns both sample
+   formats share.
 
-Stages 1-2 are built when the session opens, 3-6 when first needed (writing only the runs
-needs none of them). Writers then stream `runs`, `dropped_steps`, `sft_steps` (`together`
-format) and `sft_tool_steps` (`tools` format) to Parquet, or the samples to JSONL (the CLI),
-always in the same order: by the position of each step's `llm_action` in the raw files (file,
-then line).
-Everything is vectorized SQL; the only Python loops are over small per-reason aggregates.
+Stages 1-2 are built when the session opens, 3-5 when first needed (writing only the runs needs
+none of them). Writers then stream `runs`, `dropped_steps`, `sft_steps` (`together` format) and
+`sft_tool_steps` (`tools` format) to Parquet, or the samples to JSONL (the CLI), always in the
+same order: by the position of each step's `llm_action` in the raw files (file, then line).
+
+**Bounded memory.** Only per-run and per-step facts (no message text) are held for the whole
+partition. The request text — nearly all of a partition, and quadratic in a run's length once
+rendered as contexts — is handled in slices: consecutive bronze row groups holding about
+`SLICE_EVENT_BYTES` of event text. A slice's requests are parsed together (the Parquet scan reads
+only the row groups they lie in), their contexts spilled to an LZ4 Parquet file, and its samples
+rendered, sorted and appended to the output one slice at a time. A step belongs to the slice of
+its `llm_action`'s row, and bronze rows are in (file, line) order, so the slices' samples follow
+each other in the output order.
+Everything is vectorized SQL; the only Python loops are over slices and small per-reason
+aggregates.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Self
 
-from distill_assets.lib.lake import ROW_GROUP_SIZE
+import pyarrow as pa
+
+from distill_assets.lib.lake import ROW_GROUP_SIZE, RowGroupWriter
 from distill_assets.lib.sql import connect, load_sql
+from distill_assets.lib.threads import Drain
 from distill_assets.rules import traces as rules
 
 # zstd level 1: samples are written once per materialization and read by the release, so write
@@ -37,6 +53,14 @@ from distill_assets.rules import traces as rules
 COPY_PARQUET = (
     f"(FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE {ROW_GROUP_SIZE})"
 )
+SAMPLES_COMPRESSION, SAMPLES_COMPRESSION_LEVEL = "zstd", 1
+# a slice's spilled contexts are written and read back once per output format: LZ4 is fastest
+SPILL_PARQUET = f"(FORMAT parquet, COMPRESSION lz4_raw, ROW_GROUP_SIZE {ROW_GROUP_SIZE})"
+# event text (uncompressed, as recorded in the bronze footer) per slice: what bounds the memory
+# of parsing requests and rendering samples, whatever the size of the partition
+SLICE_EVENT_BYTES = 256 << 20
+# the end of the last slice: past any bronze row number
+_LAST_ROW = 1 << 62
 FORMATS = ("together", "tools")
 
 
@@ -91,19 +115,29 @@ def _thought_patch() -> str:
 class Extraction:
     """A DuckDB session deriving runs, steps and samples from a bronze events file."""
 
-    def __init__(self, events_file: str | Path, options: ExtractOptions) -> None:
-        """Open a session over one bronze events Parquet file (a partition of `traces/events`)."""
+    def __init__(
+        self,
+        events_file: str | Path,
+        options: ExtractOptions,
+        slice_event_bytes: int = SLICE_EVENT_BYTES,
+    ) -> None:
+        """Open a session over one bronze events Parquet file (a partition of `traces/events`).
+
+        `slice_event_bytes` is how much event text a slice holds (see the module docstring).
+        """
         self.options = options
+        self.slice_event_bytes = slice_event_bytes
+        self.events_file = str(events_file)
         self.con = connect()
         self.con.execute("SET preserve_insertion_order = true")
         # bronze rows are in (file, line) order: file_row_number orders them
-        self.con.read_parquet(str(events_file), file_row_number=True).create_view("events")
+        self.con.read_parquet(self.events_file, file_row_number=True).create_view("events")
         self.con.execute(
             "CREATE TEMP TABLE tool_args AS SELECT unnest($rows, recursive := true)",
             {"rows": rules.tool_arg_rows()},
         )
         for name, value in self._variables().items():
-            self.con.execute(f"SET VARIABLE {name} = $value", {"value": value})
+            self._set(name, value)
         self.con.execute(
             load_sql("traces/create_trace_step_facts"),
             {"thought_patch": _thought_patch(), "thought_key": json.dumps(rules.THOUGHT_ARG)},
@@ -116,7 +150,8 @@ class Extraction:
                 "rule_none": rules.SUCCESS_RULE_NONE,
             },
         )
-        self._steps_built = False
+        self._spill_dir = Path(tempfile.mkdtemp(prefix="distill-extract-"))
+        self._spills: list[Path] = []
 
     def __enter__(self) -> Self:
         """Use as a context manager."""
@@ -127,15 +162,16 @@ class Extraction:
         self.close()
 
     def close(self) -> None:
-        """Close the DuckDB connection."""
+        """Close the DuckDB connection and remove the spilled contexts."""
         self.con.close()
+        shutil.rmtree(self._spill_dir, ignore_errors=True)
 
     def _build_steps(self) -> None:
-        """Derive the steps and their fates (stages 3-6), once, when first needed.
+        """Derive the steps and their fates (stages 3-5), once, when first needed.
 
         Writing only the runs needs none of them.
         """
-        if self._steps_built:
+        if self._spills:
             return
         o = self.options
         self.con.execute(
@@ -147,7 +183,17 @@ class Extraction:
             },
         )
         self.con.execute(load_sql("traces/drop_trace_step_facts"))
-        self.con.execute(load_sql("traces/create_request_contexts"))
+        self.con.execute(load_sql("traces/create_candidate_requests"))
+        self.con.execute(load_sql("traces/create_run_first_requests"))
+        contexts = load_sql("traces/select_request_contexts")
+        for number, (lo, hi) in enumerate(self.slices()):
+            spill = self._spill_dir / f"contexts-{number:05d}.parquet"
+            self.con.execute(
+                f"COPY ({contexts}) TO '{spill}' {SPILL_PARQUET}", {"lo": lo, "hi": hi}
+            )
+            self._spills.append(spill)
+        self._set("context_spills", [str(p) for p in self._spills])
+        self.con.execute(load_sql("traces/create_request_shapes"))
         self.con.execute(
             load_sql("traces/create_trace_steps"),
             {
@@ -157,8 +203,36 @@ class Extraction:
             },
         )
         self.con.execute(load_sql("traces/drop_trace_steps_filtered"))
+        self.con.execute(load_sql("traces/create_kept_steps"))
+        self._use_slice(0)
+        self.con.execute(load_sql("traces/create_slice_turns"))
         self.con.execute(load_sql("traces/create_sft_turns"))
-        self._steps_built = True
+
+    def slices(self) -> list[tuple[int, int]]:
+        """Return the slices of the bronze rows, `[(first row, end row), ...]`, in row order.
+
+        Consecutive row groups are grouped until they hold `slice_event_bytes` of event text (by
+        the sizes in the Parquet footer); the last slice is open-ended, so every row has one.
+        """
+        sizes = self.con.execute(
+            load_sql("traces/select_event_row_groups"), {"path": self.events_file}
+        ).fetchall()
+        starts, row, text = [0], 0, 0
+        for rows, event_bytes in sizes:
+            if text >= self.slice_event_bytes:
+                starts.append(row)
+                text = 0
+            row += int(rows)
+            text += int(event_bytes)
+        return list(zip(starts, [*starts[1:], _LAST_ROW], strict=True))
+
+    def _use_slice(self, number: int) -> None:
+        """Point view `slice_turns` (what `sft_turns` reads) at slice `number`'s contexts."""
+        self._set("slice_spill", str(self._spills[number]))
+
+    def _set(self, name: str, value: object) -> None:
+        """Set session variable `name` (views read their files and rule values from these)."""
+        self.con.execute(f"SET VARIABLE {name} = $value", {"value": value})
 
     def _variables(self) -> dict[str, object]:
         """Session variables the SQL reads (`sft_turns` is a view, which takes no parameters)."""
@@ -190,23 +264,52 @@ class Extraction:
             return load_sql("traces/select_sft_tool_steps"), params
         raise ValueError(f"unknown format {fmt!r}; expected one of {FORMATS}")
 
-    def write_sft_steps(self, path: Path, fmt: str = "together") -> None:
-        """Write the samples (a feed table) to Parquet at `path`."""
+    def write_sft_steps(self, path: Path, fmt: str = "together") -> int:
+        """Write the samples (a feed table) to Parquet at `path`, slice by slice; return how many.
+
+        Row groups hold `ROW_GROUP_SIZE` samples, whatever the slices' sizes.
+        """
         statement, params = self.sft_steps_query(fmt)
-        self.con.execute(f"COPY ({statement}) TO '{path}' {COPY_PARQUET}", params)
+        writer: RowGroupWriter | None = None
+        drain: Drain[pa.RecordBatch] | None = None
+        try:
+            for number in range(len(self._spills)):
+                self._use_slice(number)
+                reader = self.con.sql(statement, params=params).to_arrow_reader(ROW_GROUP_SIZE)
+                if writer is None:
+                    writer = RowGroupWriter(
+                        path, reader.schema, SAMPLES_COMPRESSION, SAMPLES_COMPRESSION_LEVEL
+                    )
+                    # encoding and compression (GIL released) overlap DuckDB's next batches
+                    drain = Drain(writer.write, pending=2)
+                for batch in reader:
+                    drain.put(batch)
+        finally:
+            if drain is not None:
+                drain.close()
+        return writer.close() if writer is not None else 0
 
     def write_jsonl(self, path: Path, fmt: str = "together", split: str | None = None) -> int:
         """Write the samples (of one `split`, or all) as chat JSONL and return how many.
 
-        Lines are `{"messages": [...]}`, plus `"tools": [...]` in the `tools` format.
+        Lines are `{"messages": [...]}`, plus `"tools": [...]` in the `tools` format. Each slice
+        is written by DuckDB to a part file, appended to `path` in slice order.
         """
         statement, params = self.sft_steps_query(fmt)
-        lines = load_sql(f"traces/select_jsonl_{fmt}")
-        query = f"WITH samples AS ({statement}) {lines}"
-        written = self.con.execute(
-            f"COPY ({query}) TO '{path}' (FORMAT json)", {**params, "split": split}
-        ).fetchone()
-        return int(written[0]) if written else 0
+        query = f"WITH samples AS ({statement}) {load_sql(f'traces/select_jsonl_{fmt}')}"
+        part = self._spill_dir / "part.jsonl"
+        written = 0
+        with path.open("wb") as out:
+            for number in range(len(self._spills)):
+                self._use_slice(number)
+                copied = self.con.execute(
+                    f"COPY ({query}) TO '{part}' (FORMAT json)", {**params, "split": split}
+                ).fetchone()
+                written += int(copied[0]) if copied else 0
+                with part.open("rb") as src:
+                    shutil.copyfileobj(src, out, 8 << 20)
+        part.unlink(missing_ok=True)
+        return written
 
     def write_runs(self, path: Path) -> None:
         """Write the runs table to Parquet at `path`."""

@@ -1,24 +1,25 @@
--- The llm_request text of the steps that passed the seed 003 filters, read once (view `events`)
--- into temp table request_contexts: for every such step (trace_steps_filtered.reason IS NULL),
--- the shape of its request — its roles joined by "," and whether every assistant message holds
--- a tool call with JSON-object arguments (what a sample is validated against) — and its context:
--- the system prompt, the GOAL user message, and one turn per earlier assistant tool call — its
--- tool name, canonical arguments (`thought` removed), the output of its tool message cut to
--- max_context_chars, and the DRIVER NOTE system messages the agent put between that call and the
--- next one (normalised to follow the tool output). For the runs of those steps, also the md5 of
--- the system prompt of their first request (part of the near-duplicate key).
+-- The llm_request text of one slice of steps, read once (view `events`); distill_assets.defs.
+-- traces.extract writes the result to the slice's spill file. A slice is the bronze rows
+-- [$lo, $hi): the steps that passed the seed 003 filters (candidate_requests) whose llm_action
+-- lies there, and the first requests of runs (run_first_requests) that lie there. For every such
+-- step, the shape of its request — its roles joined by "," and whether every assistant message
+-- holds a tool call with JSON-object arguments (what a sample is validated against) — and its
+-- context: the system prompt, the GOAL user message, and one turn per earlier assistant tool
+-- call — its tool name, canonical arguments (`thought` removed), the output of its tool message
+-- cut to max_context_chars, and the DRIVER NOTE system messages the agent put between that call
+-- and the next one (normalised to follow the tool output). For a run's first request, the md5 of
+-- its system prompt (part of the near-duplicate key). The join on the row number lets the
+-- Parquet scan skip the row groups outside the slice's requests.
 -- Rule values come from session variables that distill_assets.defs.traces.extract sets.
-CREATE OR REPLACE TEMP TABLE request_contexts AS
 WITH candidates AS (
     SELECT run_id, t, request_k
-    FROM trace_steps_filtered
-    WHERE reason IS NULL
+    FROM candidate_requests
+    WHERE action_k >= $lo AND action_k < $hi
 ),
 firsts AS (
-    SELECT run_id, arg_min(request_k, t) AS request_k
-    FROM trace_steps_filtered
-    WHERE request_k IS NOT NULL AND run_id IN (SELECT run_id FROM candidates)
-    GROUP BY run_id
+    SELECT run_id, request_k
+    FROM run_first_requests
+    WHERE request_k >= $lo AND request_k < $hi
 ),
 wanted AS (
     SELECT
