@@ -3,11 +3,14 @@
 The shared `defs.ingest.ingest_partition` streams lines through one DuckDB thread into a stage
 file and then splits the stage into bronze and quarantine: two extra full passes over the event
 text, which is nearly all of trace data. This is the same contract in one parallel pass:
-`RawLineReader` reads the files in a background thread, in chunks of `CHUNK_BYTES`; DuckDB
-parses each chunk with all its threads (`sql/traces/select_parsed_events.sql`); the Arrow
-result (text as string views: lines are never copied after they are read) is split by
-`quarantine_reason` in a background thread, and bronze rows (LZ4) and quarantined rows
-(`source, source_file, line_no, reason, detail, raw_line`) are both written to Parquet as they
+`RawLineReader` reads the files in a background thread, in chunks of `CHUNK_BYTES` (the lines
+are Arrow string views into the blocks read: never copied after they are read); DuckDB parses
+each chunk with all its threads (`sql/traces/select_parsed_events.sql`, of which only the
+parsed columns are selected, so the text is never copied out of DuckDB) and returns them with a
+`quarantine_reason`, one row per line in input order. A background thread
+then puts each bronze row together from the parsed columns and the input line (the event text
+is the reader's, not a copy out of DuckDB), splits off the quarantined rows
+(`source, source_file, line_no, reason, detail, raw_line`) and writes both to Parquet as they
 stream, in row groups of `ROW_GROUP_SIZE`. Memory is bounded by a few chunks, whatever the size
 of the partition. It returns the shared `IngestResult`, so `ingest_metadata` and
 `reconcile_check` apply unchanged.
@@ -53,11 +56,18 @@ BRONZE_SCHEMA = pa.schema(
         ("utf8_replaced", pa.bool_()),
     ]
 )
-# what the writer is given: the text columns as DuckDB hands them over (string views); the file
-# records plain strings (no Arrow schema is stored), which is how every reader sees them
-_WRITE_SCHEMA = pa.schema(
-    [(f.name, pa.string_view() if f.type == pa.string() else f.type) for f in BRONZE_SCHEMA]
+# what the writer is given: the event text as the reader's string views; the file records plain
+# strings (no Arrow schema is stored), which is how every reader sees them
+_WRITE_SCHEMA = BRONZE_SCHEMA.set(
+    BRONZE_SCHEMA.get_field_index("event"), pa.field("event", pa.string_view())
 )
+# the bronze columns taken from the input lines (DuckDB's parse returns the others)
+_LINE_COLUMNS = {"source_file": "source_file", "event": "line", "utf8_replaced": "utf8_replaced"}
+_PARSED_COLUMNS = [
+    *(name for name in BRONZE_SCHEMA.names if name not in _LINE_COLUMNS),
+    "quarantine_reason",
+    "quarantine_detail",
+]
 QUARANTINE_SCHEMA = pa.schema(
     [
         ("source", pa.string()),
@@ -72,7 +82,7 @@ CHUNK_BYTES = 48 << 20
 # LZ4 for the event text: it compresses about as fast as zstd level 1 and decompresses ~3x
 # faster, and the extraction reads the llm_request text of a partition twice
 BRONZE_COMPRESSION = "lz4"
-_PENDING_BATCHES = 16
+_PENDING_CHUNKS = 2
 # columns with few distinct values per row group are dictionary-encoded; events are not
 _DICTIONARY_COLUMNS = [
     "source_file",
@@ -87,11 +97,11 @@ _DICTIONARY_COLUMNS = [
 
 
 class _Sink:
-    """Split parsed batches into bronze and quarantine rows and write both, in a background thread.
+    """Assemble, split and write bronze and quarantine rows, in a background thread.
 
-    The thread that drives DuckDB only hands batches over (at most `_PENDING_BATCHES` wait), so
-    DuckDB parses the next rows while the last ones are split, encoded and compressed (Arrow
-    releases the GIL for most of that work).
+    The thread that drives DuckDB only hands `(lines, parsed)` chunk pairs over (at most
+    `_PENDING_CHUNKS` wait), so DuckDB parses the next chunk while the last one is assembled,
+    encoded and compressed (Arrow releases the GIL for most of that work).
     """
 
     def __init__(self, bronze_path: Path, quarantine_path: Path) -> None:
@@ -103,26 +113,51 @@ class _Sink:
             quarantine_path, QUARANTINE_SCHEMA, PARQUET_COMPRESSION, dictionary=_DICTIONARY_COLUMNS
         )
         self.quarantine_by_reason: Counter[str] = Counter()
-        self.drain: Drain[pa.RecordBatch] = Drain(self._split, _PENDING_BATCHES)
+        self.drain: Drain[tuple[pa.Table, pa.Table]] = Drain(self._split_chunk, _PENDING_CHUNKS)
 
-    def put(self, parsed: pa.RecordBatch) -> None:
-        """Hand a parsed batch to the thread (raises what the thread failed with, if it did)."""
-        self.drain.put(parsed)
+    def put(self, lines: pa.Table, parsed: pa.Table) -> None:
+        """Hand a chunk of input lines and its parse to the thread (raises what it failed with)."""
+        self.drain.put((lines, parsed))
 
-    def _split(self, parsed: pa.RecordBatch) -> None:
-        bad = pc.is_valid(parsed.column("quarantine_reason")).to_numpy(zero_copy_only=False)
-        good = parsed.select(BRONZE_SCHEMA.names)
+    def _split_chunk(self, chunk: tuple[pa.Table, pa.Table]) -> None:
+        lines, parsed = chunk
+        if parsed.num_rows != lines.num_rows:
+            raise RuntimeError(f"the parse returned {parsed.num_rows} rows for {lines.num_rows}")
+        offset = 0
+        for batch in lines.to_batches():
+            rows = parsed.slice(offset, batch.num_rows).combine_chunks()
+            offset += batch.num_rows
+            if not rows.column("line_no").combine_chunks().equals(batch.column("line_no")):
+                raise RuntimeError("the parse did not return the lines in input order")
+            self._split(batch, rows)
+
+    def _split(self, lines: pa.RecordBatch, parsed: pa.Table) -> None:
+        reasons = parsed.column("quarantine_reason").combine_chunks()
+        bad = pc.is_valid(reasons).to_numpy(zero_copy_only=False)
+        good = pa.RecordBatch.from_arrays(
+            [
+                lines.column(_LINE_COLUMNS[name])
+                if name in _LINE_COLUMNS
+                else parsed.column(name).combine_chunks()
+                for name in BRONZE_SCHEMA.names
+            ],
+            names=BRONZE_SCHEMA.names,
+        )
         if bad.any():
-            rows = _quarantine_rows(_take(parsed, np.flatnonzero(bad)))
+            picked = np.flatnonzero(bad)
+            rows = _quarantine_rows(
+                _take(lines, picked),
+                reasons.take(picked),
+                parsed.column("quarantine_detail").combine_chunks().take(picked),
+            )
             for count in pc.value_counts(rows.column("reason")).to_pylist():
                 self.quarantine_by_reason[count["values"]] += count["counts"]
             self.quarantine.write(rows)
             good = _take(good, np.flatnonzero(~bad))
-        # DuckDB hands small results over as plain strings
         self.bronze.write(good if good.schema == _WRITE_SCHEMA else good.cast(_WRITE_SCHEMA))
 
     def close(self) -> int:
-        """Finish the queued batches, close both files and return the bronze rows written."""
+        """Finish the queued chunks, close both files and return the bronze rows written."""
         try:
             self.drain.close()
         finally:
@@ -143,16 +178,16 @@ def ingest_events(
     workdir = workdir or Path(tempfile.mkdtemp(prefix="distill-traces-"))
     bronze_path, quarantine_path = workdir / "bronze.parquet", workdir / "quarantine.parquet"
     sink = _Sink(bronze_path, quarantine_path)
-    statement = load_sql("traces/select_parsed_events")
+    statement = (
+        f"SELECT {', '.join(_PARSED_COLUMNS)} FROM ({load_sql('traces/select_parsed_events')})"
+    )
     con = connect()
     try:
+        # the parse returns its rows in input order: the sink pairs them with the input lines
         con.execute("SET preserve_insertion_order = true")
-        # text columns come out as Arrow string views: no copy of the event text on the way out
-        con.execute("SET produce_arrow_string_view = true")
         for chunk in _prefetched(_chunks(reader)):
             con.register("raw_lines", chunk)
-            for parsed in con.sql(statement).to_arrow_reader(ROW_GROUP_SIZE):
-                sink.put(parsed)
+            sink.put(chunk, con.sql(statement).to_arrow_table())
             con.unregister("raw_lines")
     finally:
         con.close()
@@ -202,15 +237,15 @@ def _prefetched(chunks: Iterator[pa.Table]) -> Iterator[pa.Table]:
         yield item
 
 
-def _quarantine_rows(batch: pa.RecordBatch) -> pa.RecordBatch:
+def _quarantine_rows(lines: pa.RecordBatch, reasons: pa.Array, details: pa.Array) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays(
         [
-            pa.array([SOURCE] * batch.num_rows, pa.string()),
-            batch.column("source_file").cast(pa.string()),
-            batch.column("line_no"),
-            batch.column("quarantine_reason").cast(pa.string()),
-            batch.column("quarantine_detail").cast(pa.string()),
-            batch.column("line").cast(pa.string()),
+            pa.array([SOURCE] * lines.num_rows, pa.string()),
+            lines.column("source_file").cast(pa.string()),
+            lines.column("line_no"),
+            reasons.cast(pa.string()),
+            details.cast(pa.string()),
+            lines.column("line").cast(pa.string()),
         ],
         schema=QUARANTINE_SCHEMA,
     )
