@@ -129,7 +129,8 @@ class Extraction:
         self.slice_event_bytes = slice_event_bytes
         self.events_file = str(events_file)
         self.con = connect()
-        self.con.execute("SET preserve_insertion_order = true")
+        # every output has an ORDER BY on unique keys: intermediate row order need not be kept
+        self.con.execute("SET preserve_insertion_order = false")
         # bronze rows are in (file, line) order: file_row_number orders them
         self.con.read_parquet(self.events_file, file_row_number=True).create_view("events")
         self.con.execute(
