@@ -203,6 +203,37 @@ def test_interleaved_runs_in_one_file_match_separate_files(tmp_path: Path) -> No
     assert together.sft.sort(key)["messages"].to_list() == apart.sft.sort(key)["messages"].to_list()
 
 
+def test_run_cut_by_a_torn_last_line_keeps_its_complete_steps(tmp_path: Path) -> None:
+    cut = AgentRun("cut", goal="Fix gcd.py", task_id="quixbugs/gcd")
+    cut.call("list_files", {"rel_dir": ".", "max_files": 50}, "gcd.py")
+    cut.call("read_file", {"rel_path": "gcd.py", "max_chars": 4000}, "def gcd(a, b): ...")
+    cut.request()
+    torn = cut.lines.pop()[:70]
+    body = text(success_run("ok1"), cut, interleave=True) + torn
+    files = {"traces/live.jsonl": body}
+    kept = extract(tmp_path / "default", files)
+    assert kept.quarantine.select("line_no", "reason").rows() == [
+        (body.count("\n") + 1, "torn_last_line")
+    ]
+    assert kept.quarantine["raw_line"].to_list() == [torn]
+    assert per_run(kept.sft) == {"ok1": 3}
+    assert reasons(kept.dropped, "cut") == [(0, "run_incomplete"), (1, "run_incomplete")]
+    assert kept.summary.steps == kept.sft.height + kept.dropped.height == 6
+    everything = extract(tmp_path / "all", files, require_success=False)
+    assert per_run(everything.sft) == {"cut": 2, "ok1": 3}
+    assert messages(everything.sft, "cut", 1) == [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": "GOAL:\nFix gcd.py"},
+        {"role": "assistant", "content": LIST},
+        {"role": "user", "content": "[tool_result]\ngcd.py"},
+        {
+            "role": "assistant",
+            "content": '{"type":"tool_call","name":"read_file",'
+            '"args":{"rel_path":"gcd.py","max_chars":4000}}',
+        },
+    ]
+
+
 def test_near_identical_samples_across_runs_are_deduplicated(tmp_path: Path) -> None:
     files = {"traces/x.jsonl": text(success_run("a1")), "traces/y.jsonl": text(success_run("b1"))}
     out = extract(tmp_path / "dedup", files)
