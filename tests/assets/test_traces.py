@@ -84,6 +84,7 @@ def test_sample_partitions_materialize_with_exact_counts(sample_env: Settings) -
     }
     sft = meta["traces/sft_steps"]
     assert sft["samples"].value == 11
+    assert sft["slices"].value == 1
     assert sft["rules_version"].value == rules_version("traces")
     assert "| duplicate | 2 |" in sft["dropped_by_reason"].value
     assert "| recovery_step | 1 |" in sft["dropped_by_reason"].value

@@ -161,7 +161,11 @@ def traces_runs(context: dg.AssetExecutionContext, settings: DistillSettings) ->
 def traces_sft(
     context: dg.AssetExecutionContext, config: SftExtractConfig, settings: DistillSettings
 ) -> tuple[StagedParquet, StagedParquet, StagedParquet]:
-    """Extract seed 003's step-level SFT samples (both formats) and the dropped-step funnel."""
+    """Extract seed 003's step-level SFT samples (both formats) and the dropped-step funnel.
+
+    The request text is parsed and rendered in slices of the bronze file (metadata `slices`), so
+    memory does not grow with the size of the day's contexts.
+    """
     options = config.options()
     work = _workdir()
     sft, tools, dropped = work / "sft.parquet", work / "sft_tools.parquet", work / "dropped.parquet"
@@ -170,6 +174,7 @@ def traces_sft(
         ex.write_sft_steps(tools, "tools")
         ex.write_dropped_steps(dropped)
         summary = ex.summary()
+        slice_count = ex.slice_count
     samples = pl.read_parquet(sft, columns=["quality_score", "split", "sample_kind", "tool_name"])
     shared = {
         "samples": summary.samples,
@@ -177,6 +182,7 @@ def traces_sft(
         "runs": summary.runs,
         "successful_runs": summary.successful_runs,
         "avg_samples_per_run": round(summary.avg_steps_per_run, 3),
+        "slices": slice_count,
         "options": dg.MetadataValue.json(options.as_dict()),
         **rules_metadata(SOURCE),
     }

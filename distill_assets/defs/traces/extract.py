@@ -209,6 +209,11 @@ class Extraction:
         self.con.execute(load_sql("traces/create_slice_turns"))
         self.con.execute(load_sql("traces/create_sft_turns"))
 
+    @property
+    def slice_count(self) -> int:
+        """How many slices the request text was handled in (0 before the steps are built)."""
+        return len(self._spills)
+
     def slices(self) -> list[tuple[int, int]]:
         """Return the slices of the bronze rows, `[(first row, end row), ...]`, in row order.
 

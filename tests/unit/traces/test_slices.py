@@ -45,6 +45,7 @@ def outputs(bronze: Path, work: Path, slice_bytes: int, **options: object) -> di
         ex.write_dropped_steps(work / "dropped.parquet")
         lines = ex.write_jsonl(work / "tools.jsonl", "tools", split="train")
         summary = ex.summary()
+        assert ex.slice_count == len(slices)
     return {
         "slices": len(slices),
         "written": written,
