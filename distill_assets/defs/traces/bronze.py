@@ -7,9 +7,9 @@ text, which is nearly all of trace data. This is the same contract in one parall
 are Arrow string views into the blocks read: never copied after they are read); DuckDB parses
 each chunk with all its threads (`sql/traces/select_parsed_events.sql`, of which only the
 parsed columns are selected, so the text is never copied out of DuckDB) and returns them with a
-`quarantine_reason`, one row per line in input order. A background thread
-then puts each bronze row together from the parsed columns and the input line (the event text
-is the reader's, not a copy out of DuckDB), splits off the quarantined rows
+`quarantine_reason`, one row per line in input order (a pure projection with insertion order
+kept; `line_no` is checked against the input). A background thread then puts each bronze row
+together from the parsed columns and the input line, splits off the quarantined rows
 (`source, source_file, line_no, reason, detail, raw_line`) and writes both to Parquet as they
 stream, in row groups of `ROW_GROUP_SIZE`. Memory is bounded by a few chunks, whatever the size
 of the partition. It returns the shared `IngestResult`, so `ingest_metadata` and
