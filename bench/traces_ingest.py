@@ -1,9 +1,9 @@
 """Trace ingest benchmark: raw JSONL → bronze `traces/events` → `traces/sft_steps`.
 
 Generates llm-repo-agent traces with `distill_assets.samples.traces` (plain `.jsonl`, the same
-scenarios and ~5% bad lines as the committed samples) at two sizes, by default 0.5 GB and 1 GB,
-into bench/data/ (reused on the next run), and measures, in the same invocation and on the same
-files:
+scenarios and ~5% bad lines as the committed samples) at two sizes, by default at least 0.5 GB
+and 1 GB, into bench/data/ (reused on the next run), and measures, in the same invocation and on
+the same files:
 
 - `copy`: the baseline, a bare DuckDB `COPY (SELECT * FROM read_json(files,
   format='newline_delimited', ignore_errors=true, columns=…)) TO '…parquet' (FORMAT parquet,
@@ -49,19 +49,31 @@ PIPELINE = ("bronze", "sft_steps")
 
 
 def dataset(size_gb: float) -> Path:
-    """Return a raw root holding about `size_gb` of generated traces (generated once)."""
+    """Return a raw root holding at least `size_gb` of generated traces (generated once).
+
+    The batches of a calibration run give the scale; if the result falls short (the multi-MB
+    tool outputs make batches uneven), the scale grows by the shortfall and the day is written
+    again.
+    """
     from distill_assets.samples.traces import generate_day
 
     root = DATA / f"traces-{size_gb:g}GB-seed{SEED}"
-    if (root / ".complete").is_file():
+    target = size_gb * 1e9
+    marker = root / ".complete"
+    if marker.is_file() and json.loads(marker.read_text())["bytes"] >= target:
         return root
-    shutil.rmtree(root, ignore_errors=True)
     with tempfile.TemporaryDirectory() as tmp:
         generate_day(tmp, DAY, CALIBRATION_BATCHES, SEED, plain=True)
         per_batch = _size(Path(tmp)) / CALIBRATION_BATCHES
-    scale = max(1, math.ceil(size_gb * 1e9 / per_batch))
-    generate_day(root, DAY, scale, SEED, plain=True)
-    (root / ".complete").write_text(json.dumps({"scale": scale, "bytes": _size(root)}))
+    scale, size = max(1, math.ceil(target / per_batch)), 0
+    while True:
+        shutil.rmtree(root, ignore_errors=True)
+        generate_day(root, DAY, scale, SEED, plain=True)
+        size = _size(root)
+        if size >= target:
+            break
+        scale = math.ceil(scale * target / size) + 1
+    marker.write_text(json.dumps({"scale": scale, "bytes": size}))
     return root
 
 
