@@ -14,7 +14,7 @@ from pathlib import Path
 
 from distill_assets.defs.traces.bronze import ingest_events
 from distill_assets.defs.traces.extract import FORMATS, Extraction, ExtractOptions, FileProgress
-from distill_assets.lib.rawfiles import RAW_SUFFIXES
+from distill_assets.lib.rawfiles import raw_files_in
 from distill_assets.rules import traces as rules
 
 PREFIX = "[sft-extract]"
@@ -88,14 +88,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def trace_files(trace_dir: Path) -> list[Path]:
-    """Return the trace files under `trace_dir`, sorted by path."""
-    suffixes = tuple(RAW_SUFFIXES)
-    found = (p for p in trace_dir.rglob("*") if p.is_file() and p.name.endswith(suffixes))
-    # by path text, as the assets list raw files: bronze rows are then in (source_file, line) order
-    return sorted(found, key=str)
-
-
 def run(args: argparse.Namespace) -> int:
     """Extract the samples, print the seed's progress and summary lines, write the JSONL."""
     say = (lambda _: None) if args.quiet else (lambda text: print(f"{PREFIX} {text}"))
@@ -107,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
         eval_fraction=args.eval_fraction,
     )
     root = args.trace_dir.expanduser().resolve()
-    files = trace_files(root)
+    files = [Path(p) for p in raw_files_in(root)]
     say(f"Scanning {root}...")
     say(f"Found {len(files)} trace files")
     workdir = Path(tempfile.mkdtemp(prefix="distill-sft-extract-"))

@@ -62,7 +62,16 @@ def list_raw_files(
     raw_root: str, source: str, partition: str, suffixes: tuple[str, ...] = tuple(RAW_SUFFIXES)
 ) -> list[str]:
     """Return the raw files of a partition with one of `suffixes`, sorted by name (recursive)."""
-    folder = partition_dir(raw_root, source, partition)
+    return raw_files_in(partition_dir(raw_root, source, partition), suffixes)
+
+
+def raw_files_in(folder: str | UPath, suffixes: tuple[str, ...] = tuple(RAW_SUFFIXES)) -> list[str]:
+    """Return the files under `folder` with one of `suffixes`, sorted by path text (recursive).
+
+    Path-text order is the order readers take files in, so rows read from them are in
+    (`source_file`, `line_no`) order.
+    """
+    folder = UPath(folder)
     if not folder.exists():
         return []
     found = [p for p in folder.rglob("*") if p.is_file() and p.name.endswith(suffixes)]

@@ -172,9 +172,11 @@ def ingest_events(
     """Parse raw trace files into staged bronze and quarantine Parquet files.
 
     The files go to `workdir` (by default a new temporary folder). `source_file` values are
-    relative to `raw_root` (e.g. `traces/2026-11-19/a.jsonl`).
+    relative to `raw_root` (e.g. `traces/2026-11-19/a.jsonl`). The files are read in path order,
+    whatever order they are given in: bronze rows are in (`source_file`, `line_no`) order, which
+    the extraction's slices rely on.
     """
-    reader = RawLineReader(raw_paths, root=raw_root)
+    reader = RawLineReader(sorted(raw_paths), root=raw_root)
     workdir = workdir or Path(tempfile.mkdtemp(prefix="distill-traces-"))
     bronze_path, quarantine_path = workdir / "bronze.parquet", workdir / "quarantine.parquet"
     sink = _Sink(bronze_path, quarantine_path)

@@ -195,3 +195,25 @@ def test_bronze_is_deterministic(tmp_path: Path) -> None:
     second = ingest_events(paths, raw_root=str(tmp_path / "raw"))
     assert first.bronze.path.read_bytes() == second.bronze.path.read_bytes()
     assert first.quarantine.path.read_bytes() == second.quarantine.path.read_bytes()
+
+
+def test_files_are_read_in_path_order_whatever_order_they_are_given_in(tmp_path: Path) -> None:
+    raw = tmp_path / "raw" / "traces"
+    raw.mkdir(parents=True)
+    (raw / "a.jsonl").write_text(text(success_run("s1")))
+    (raw / "b.jsonl").write_text(text(success_run("s2")))
+    paths = [str(raw / "b.jsonl"), str(raw / "a.jsonl")]
+    given = ingest_events(paths, raw_root=str(tmp_path / "raw"), workdir=_dir(tmp_path / "g"))
+    ordered = ingest_events(
+        sorted(paths), raw_root=str(tmp_path / "raw"), workdir=_dir(tmp_path / "o")
+    )
+    bronze = pl.read_parquet(given.bronze.path)
+    assert bronze.equals(pl.read_parquet(ordered.bronze.path))
+    keys = list(bronze.select("source_file", "line_no").iter_rows())
+    assert keys == sorted(keys)
+    assert keys[0] == ("traces/a.jsonl", 1)
+
+
+def _dir(path: Path) -> Path:
+    path.mkdir()
+    return path
