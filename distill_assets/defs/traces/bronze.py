@@ -125,36 +125,34 @@ class _Sink:
             raise RuntimeError(f"the parse returned {parsed.num_rows} rows for {lines.num_rows}")
         offset = 0
         for batch in lines.to_batches():
-            rows = parsed.slice(offset, batch.num_rows).combine_chunks()
+            rows = parsed.slice(offset, batch.num_rows).combine_chunks().to_batches()[0]
             offset += batch.num_rows
-            if not rows.column("line_no").combine_chunks().equals(batch.column("line_no")):
+            if not rows.column("line_no").equals(batch.column("line_no")):
                 raise RuntimeError("the parse did not return the lines in input order")
             self._split(batch, rows)
 
-    def _split(self, lines: pa.RecordBatch, parsed: pa.Table) -> None:
-        reasons = parsed.column("quarantine_reason").combine_chunks()
+    def _split(self, lines: pa.RecordBatch, parsed: pa.RecordBatch) -> None:
+        reasons = parsed.column("quarantine_reason")
         bad = pc.is_valid(reasons).to_numpy(zero_copy_only=False)
         good = pa.RecordBatch.from_arrays(
             [
-                lines.column(_LINE_COLUMNS[name])
-                if name in _LINE_COLUMNS
-                else parsed.column(name).combine_chunks()
+                lines.column(_LINE_COLUMNS[name]) if name in _LINE_COLUMNS else parsed.column(name)
                 for name in BRONZE_SCHEMA.names
             ],
-            names=BRONZE_SCHEMA.names,
+            schema=_WRITE_SCHEMA,
         )
         if bad.any():
             picked = np.flatnonzero(bad)
             rows = _quarantine_rows(
                 _take(lines, picked),
                 reasons.take(picked),
-                parsed.column("quarantine_detail").combine_chunks().take(picked),
+                parsed.column("quarantine_detail").take(picked),
             )
             for count in pc.value_counts(rows.column("reason")).to_pylist():
                 self.quarantine_by_reason[count["values"]] += count["counts"]
             self.quarantine.write(rows)
             good = _take(good, np.flatnonzero(~bad))
-        self.bronze.write(good if good.schema == _WRITE_SCHEMA else good.cast(_WRITE_SCHEMA))
+        self.bronze.write(good)
 
     def close(self) -> int:
         """Finish the queued chunks, close both files and return the bronze rows written."""
