@@ -5,4 +5,3 @@ CREATE OR REPLACE TEMP TABLE candidate_requests AS
 SELECT run_id, t, request_k, action_k
 FROM trace_steps_filtered
 WHERE reason IS NULL
-ORDER BY action_k

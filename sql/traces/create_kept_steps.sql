@@ -4,10 +4,7 @@
 -- their spilled contexts. The split is a stable hash of the run's split group (task id, else
 -- goal), so a task is never in both splits.
 CREATE OR REPLACE TEMP TABLE kept_steps AS
-WITH kept AS (
-    SELECT * FROM trace_steps WHERE reason IS NULL
-),
-runs AS (
+WITH runs AS (
     SELECT
         run_id,
         split_group,
@@ -19,8 +16,8 @@ runs AS (
             ELSE 'train'
         END AS split
     FROM trace_runs
-    WHERE run_id IN (SELECT run_id FROM kept)
 )
-SELECT kept.*, runs.* EXCLUDE (run_id)
-FROM kept
+SELECT k.*, runs.* EXCLUDE (run_id)
+FROM trace_steps AS k
 JOIN runs USING (run_id)
+WHERE k.reason IS NULL

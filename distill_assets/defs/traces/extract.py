@@ -34,9 +34,11 @@ aggregates.
 
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
 import tempfile
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Self
@@ -50,10 +52,11 @@ from distill_assets.rules import traces as rules
 
 # zstd level 1: samples are written once per materialization and read by the release, so write
 # speed matters more than the last percent of size
+COMPRESSION, COMPRESSION_LEVEL = "zstd", 1
 COPY_PARQUET = (
-    f"(FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE {ROW_GROUP_SIZE})"
+    f"(FORMAT parquet, COMPRESSION {COMPRESSION}, COMPRESSION_LEVEL {COMPRESSION_LEVEL}, "
+    f"ROW_GROUP_SIZE {ROW_GROUP_SIZE})"
 )
-SAMPLES_COMPRESSION, SAMPLES_COMPRESSION_LEVEL = "zstd", 1
 # a slice's spilled contexts are written and read back once per output format: LZ4 is fastest
 SPILL_PARQUET = f"(FORMAT parquet, COMPRESSION lz4_raw, ROW_GROUP_SIZE {ROW_GROUP_SIZE})"
 # event text (uncompressed, as recorded in the bronze footer) per slice: what bounds the memory
@@ -205,7 +208,8 @@ class Extraction:
         )
         self.con.execute(load_sql("traces/drop_trace_steps_filtered"))
         self.con.execute(load_sql("traces/create_kept_steps"))
-        self._use_slice(0)
+        # the views bind to the first slice's file; the writers point them at each in turn
+        self._set("slice_spill", str(self._spills[0]))
         self.con.execute(load_sql("traces/create_slice_turns"))
         self.con.execute(load_sql("traces/create_sft_turns"))
 
@@ -232,9 +236,11 @@ class Extraction:
             text += int(event_bytes)
         return list(zip(starts, [*starts[1:], _LAST_ROW], strict=True))
 
-    def _use_slice(self, number: int) -> None:
-        """Point view `slice_turns` (what `sft_turns` reads) at slice `number`'s contexts."""
-        self._set("slice_spill", str(self._spills[number]))
+    def _each_slice(self) -> Iterator[int]:
+        """Point view `slice_turns` (what `sft_turns` reads) at each slice's contexts in turn."""
+        for number, spill in enumerate(self._spills):
+            self._set("slice_spill", str(spill))
+            yield number
 
     def _set(self, name: str, value: object) -> None:
         """Set session variable `name` (views read their files and rule values from these)."""
@@ -276,24 +282,21 @@ class Extraction:
         Row groups hold `ROW_GROUP_SIZE` samples, whatever the slices' sizes.
         """
         statement, params = self.sft_steps_query(fmt)
-        writer: RowGroupWriter | None = None
-        drain: Drain[pa.RecordBatch] | None = None
+        readers = (
+            self.con.sql(statement, params=params).to_arrow_reader(ROW_GROUP_SIZE)
+            for _ in self._each_slice()
+        )
+        first = next(readers)
+        writer = RowGroupWriter(path, first.schema, COMPRESSION, COMPRESSION_LEVEL)
+        # encoding and compression (GIL released) overlap DuckDB's next batches
+        drain: Drain[pa.RecordBatch] = Drain(writer.write, pending=2)
         try:
-            for number in range(len(self._spills)):
-                self._use_slice(number)
-                reader = self.con.sql(statement, params=params).to_arrow_reader(ROW_GROUP_SIZE)
-                if writer is None:
-                    writer = RowGroupWriter(
-                        path, reader.schema, SAMPLES_COMPRESSION, SAMPLES_COMPRESSION_LEVEL
-                    )
-                    # encoding and compression (GIL released) overlap DuckDB's next batches
-                    drain = Drain(writer.write, pending=2)
+            for reader in itertools.chain([first], readers):
                 for batch in reader:
                     drain.put(batch)
         finally:
-            if drain is not None:
-                drain.close()
-        return writer.close() if writer is not None else 0
+            drain.close()
+        return writer.close()
 
     def write_jsonl(self, path: Path, fmt: str = "together", split: str | None = None) -> int:
         """Write the samples (of one `split`, or all) as chat JSONL and return how many.
@@ -306,8 +309,7 @@ class Extraction:
         part = self._spill_dir / "part.jsonl"
         written = 0
         with path.open("wb") as out:
-            for number in range(len(self._spills)):
-                self._use_slice(number)
+            for _ in self._each_slice():
                 copied = self.con.execute(
                     f"COPY ({query}) TO '{part}' (FORMAT json)", {**params, "split": split}
                 ).fetchone()
