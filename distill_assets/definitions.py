@@ -3,7 +3,12 @@
 import dagster as dg
 
 from distill_assets import defs as defs_package
-from distill_assets.defs.resources import DistillSettings, LakeIOManager
+from distill_assets.defs.resources import (
+    DistillSettings,
+    EmbedderResource,
+    LakeIOManager,
+    LlmResource,
+)
 
 
 @dg.definitions
@@ -15,6 +20,8 @@ def defs() -> dg.Definitions:
             resources={
                 "io_manager": LakeIOManager(),
                 "settings": DistillSettings(),
+                "embedder": EmbedderResource(),
+                "llm": LlmResource(),
             },
             executor=dg.multiprocess_executor.configured({"max_concurrent": 2}),
         ),

@@ -17,7 +17,9 @@ import polars as pl
 import pyarrow as pa
 from upath import UPath
 
+from distill_assets.lib.embed import Embedder, load_embedder
 from distill_assets.lib.lake import move_into_place, parquet_row_count, write_parquet_atomic
+from distill_assets.lib.llm import ChatClient, chat_client
 from distill_assets.lib.settings import Settings
 
 
@@ -40,6 +42,45 @@ class DistillSettings(dg.ConfigurableResource):
             lake_root=self.lake_root or None,
             hub_root=self.hub_root or None,
             dataset_name=self.dataset_name or None,
+        )
+
+
+class EmbedderResource(dg.ConfigurableResource):
+    """The project's one text embedder (`distill_assets.lib.embed`).
+
+    Empty fields fall back to `DISTILL_EMBEDDER` / `DISTILL_EMBEDDER_MODEL`, then to the offline
+    hashed n-gram embedder (no model, no download).
+    """
+
+    backend: str = ""
+    model_path: str = ""
+
+    def embedder(self) -> Embedder:
+        """Return the configured embedder (loaded once per process)."""
+        settings = Settings.resolve()
+        return load_embedder(
+            self.backend or settings.embedder, self.model_path or settings.embedder_model
+        )
+
+
+class LlmResource(dg.ConfigurableResource):
+    """An optional OpenAI-compatible chat endpoint for the extractors (`distill_assets.lib.llm`).
+
+    Empty fields fall back to `DISTILL_LLM_BASE_URL`, `DISTILL_LLM_MODEL`, `DISTILL_LLM_API_KEY`;
+    with no base URL anywhere, `client()` is None and the offline extractors do all the work.
+    """
+
+    base_url: str = ""
+    model: str = ""
+    api_key: str = ""
+
+    def client(self) -> ChatClient | None:
+        """Return a client for the configured endpoint, or None when none is configured."""
+        settings = Settings.resolve()
+        return chat_client(
+            self.base_url or settings.llm_base_url,
+            self.model or settings.llm_model,
+            self.api_key or settings.llm_api_key,
         )
 
 

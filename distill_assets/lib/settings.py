@@ -1,10 +1,19 @@
-"""One typed place for distill's locations and names.
+"""One typed place for distill's locations, names and optional backends.
 
 Values are resolved when asked for (never at import time): an explicit value wins, then the
-environment (`DISTILL_RAW_ROOT`, `DISTILL_LAKE_ROOT`, `DISTILL_HUB_ROOT`, `DISTILL_DATASET_NAME`),
-then defaults under `DISTILL_DATA_DIR` (default: `./data` of the working directory, which is the
-project checkout for `make run`). Roots are URIs: a local path or anything fsspec understands
-(`s3://bucket/lake`).
+environment, then defaults under `DISTILL_DATA_DIR` (default: `./data` of the working directory,
+which is the project checkout for `make run`). Roots are URIs: a local path or anything fsspec
+understands (`s3://bucket/lake`).
+
+- `raw_root`, `lake_root`, `hub_root`: `DISTILL_RAW_ROOT`, `DISTILL_LAKE_ROOT`,
+  `DISTILL_HUB_ROOT` (default `<data dir>/raw`, `/lake`, `/hub`);
+- `dataset_name`: `DISTILL_DATASET_NAME` (default `distill`);
+- `memory_root`: `DISTILL_MEMORY_ROOT`, the principles memory of seed 002 (`<data dir>/memory`);
+- `eval_sets`: `DISTILL_EVAL_SETS`, a folder of evaluation sets (empty: no decontamination);
+- `embedder`, `embedder_model`: `DISTILL_EMBEDDER` (`hashed`, the offline default, or
+  `model2vec`) and `DISTILL_EMBEDDER_MODEL` (a local model folder);
+- `llm_base_url`, `llm_model`, `llm_api_key`: `DISTILL_LLM_BASE_URL`, `DISTILL_LLM_MODEL`,
+  `DISTILL_LLM_API_KEY` (empty base URL: the offline extractors only).
 """
 
 from __future__ import annotations
@@ -18,13 +27,20 @@ SOURCES: tuple[str, ...] = ("traces", "escalations", "revisions", "telemetry")
 
 
 class Settings(BaseModel):
-    """Resolved locations of the raw landing zone, the lake, the hub and the dataset name."""
+    """Resolved locations, names and optional backends (see the module docstring)."""
 
     data_dir: str = Field(description="Folder holding raw/, lake/, hub/ by default")
     raw_root: str = Field(description="Root URI of raw landing: <raw>/<source>/<YYYY-MM-DD>/")
     lake_root: str = Field(description="Root URI of the Parquet lake: <lake>/<source>/<table>/")
     hub_root: str = Field(description="Root of local dataset repositories: <hub>/<name>/")
     dataset_name: str = Field(default="distill", description="Published dataset repository name")
+    memory_root: str = Field(default="", description="Root of the principles memory (seed 002)")
+    eval_sets: str = Field(default="", description="Folder of evaluation sets to decontaminate")
+    embedder: str = Field(default="", description="Embedder backend: hashed (default) | model2vec")
+    embedder_model: str = Field(default="", description="Local model folder of the embedder")
+    llm_base_url: str = Field(default="", description="OpenAI-compatible endpoint; empty: offline")
+    llm_model: str = Field(default="", description="Model name sent to the LLM endpoint")
+    llm_api_key: str = Field(default="", description="Bearer key of the LLM endpoint, if any")
 
     @classmethod
     def resolve(
@@ -43,4 +59,11 @@ class Settings(BaseModel):
             lake_root=lake_root or env.get("DISTILL_LAKE_ROOT") or f"{data_dir}/lake",
             hub_root=hub_root or env.get("DISTILL_HUB_ROOT") or f"{data_dir}/hub",
             dataset_name=dataset_name or env.get("DISTILL_DATASET_NAME") or "distill",
+            memory_root=env.get("DISTILL_MEMORY_ROOT") or f"{data_dir}/memory",
+            eval_sets=env.get("DISTILL_EVAL_SETS", ""),
+            embedder=env.get("DISTILL_EMBEDDER", ""),
+            embedder_model=env.get("DISTILL_EMBEDDER_MODEL", ""),
+            llm_base_url=env.get("DISTILL_LLM_BASE_URL", ""),
+            llm_model=env.get("DISTILL_LLM_MODEL", ""),
+            llm_api_key=env.get("DISTILL_LLM_API_KEY", ""),
         )
