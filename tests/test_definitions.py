@@ -7,6 +7,7 @@ import pytest
 
 from distill_assets.contracts.published import CONFIG_FEEDS
 from distill_assets.definitions import defs
+from distill_assets.defs.jobs import GLOBAL_TAG, SCOPE_TAG
 from distill_assets.lib.settings import SOURCES
 
 GROUPS = {*SOURCES, "curation", "release"}
@@ -41,7 +42,8 @@ def test_source_assets_are_daily_partitioned_and_global_ones_are_not(
 ) -> None:
     for spec in specs:
         partitioned = spec.partitions_def is not None
-        assert partitioned == (spec.group_name in SOURCES), spec.key
+        global_source = spec.tags.get(SCOPE_TAG) == GLOBAL_TAG[SCOPE_TAG]
+        assert partitioned == (spec.group_name in SOURCES and not global_source), spec.key
 
 
 def test_feed_tables_and_quarantine_exist(specs: list[dg.AssetSpec]) -> None:

@@ -6,6 +6,13 @@ fields). Source tables that feed a config ("feed tables") hold these columns, th
 columns, and two internal columns the curation layer uses and drops before publishing:
 `split_group` (the group no split may cut: task, session, scenario, player) and `event_time`
 (unix seconds of the underlying record; the earliest wins ties in dedup).
+
+Removal by subject: a feed table may also hold the optional internal column `subject`, the entity
+whose removal removes the row (a telemetry `player_key`, an escalation example id). A source room
+that must take rows out of every release after they were ingested (a player's deletion request, a
+reviewer's rejection) writes a global lake table listed in `EXCLUSION_TABLES`, with
+`EXCLUSION_SCHEMA` columns; curation drops every feed row whose `(source, subject)` it lists and
+counts it under the listed `reason`.
 """
 
 from __future__ import annotations
@@ -100,6 +107,14 @@ COMMON_SCHEMA: dict[str, pl.DataType] = {
     "metadata": pl.String(),
 }
 INTERNAL_SCHEMA: dict[str, pl.DataType] = {"split_group": pl.String(), "event_time": pl.Float64()}
+SUBJECT_COLUMN = "subject"
+EXCLUSION_SCHEMA: dict[str, pl.DataType] = {
+    "source": pl.String(),
+    SUBJECT_COLUMN: pl.String(),
+    "reason": pl.String(),
+}
+# global lake tables (source, table) of EXCLUSION_SCHEMA whose subjects leave every config
+EXCLUSION_TABLES: list[tuple[str, str]] = []
 MESSAGES_DTYPE = pl.List(pl.Struct({"role": pl.String(), "content": pl.String()}))
 TOOL_MESSAGES_DTYPE = pl.List(
     pl.Struct(

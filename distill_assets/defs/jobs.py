@@ -1,4 +1,9 @@
-"""The two jobs every operation runs: a day's ingest (all sources) and the release."""
+"""The two jobs every operation runs: a day's ingest (all sources) and the release.
+
+A source room's assets are daily-partitioned, except those that need all of history (player
+trust, erasure lists, review state): they carry the tag `GLOBAL_TAG` and run with the release,
+before curation, instead of with a day's ingest.
+"""
 
 import dagster as dg
 
@@ -7,17 +12,21 @@ from distill_assets.lib.settings import SOURCES
 
 INGEST_JOB = "daily_ingest"
 RELEASE_JOB = "publish_release"
+SCOPE_TAG = "distill/scope"
+GLOBAL_TAG = {SCOPE_TAG: "global"}
+
+global_source_assets = dg.AssetSelection.tag(SCOPE_TAG, GLOBAL_TAG[SCOPE_TAG])
 
 daily_ingest = dg.define_asset_job(
     INGEST_JOB,
-    selection=dg.AssetSelection.groups(*SOURCES),
+    selection=dg.AssetSelection.groups(*SOURCES) - global_source_assets,
     partitions_def=daily_partitions,
     description="Every source's partitioned assets for one ingest date.",
 )
 
 publish_release = dg.define_asset_job(
     RELEASE_JOB,
-    selection=dg.AssetSelection.groups("curation", "release"),
-    description="Curate all history and publish a new dataset version.",
+    selection=dg.AssetSelection.groups("curation", "release") | global_source_assets,
+    description="Rebuild the global source tables, curate all history and publish a new version.",
     tags={"distill/release": "publish"},
 )

@@ -10,8 +10,14 @@ ingested in. Rules and hashes: `distill_assets.rules.curation`.
 import dagster as dg
 import polars as pl
 
-from distill_assets.contracts.published import CONFIG_FEEDS
-from distill_assets.defs.curation.curate import CurationResult, curate, feed_partitions, scan_feeds
+from distill_assets.contracts.published import CONFIG_FEEDS, EXCLUSION_TABLES
+from distill_assets.defs.curation.curate import (
+    CurationResult,
+    curate,
+    feed_partitions,
+    scan_exclusions,
+    scan_feeds,
+)
 from distill_assets.defs.resources import DistillSettings
 from distill_assets.lib.metadata import funnel, histogram, preview
 from distill_assets.rules import rules_metadata, rules_version
@@ -79,6 +85,7 @@ def curation_metadata(
 def build_curation_asset(config: str) -> dg.AssetsDefinition:
     """Return the multi-asset curating `config`: `curation/<config>` and its duplicates table."""
     feeds = [dg.AssetKey([source, table]) for source, table in CONFIG_FEEDS[config]]
+    exclusions = [dg.AssetKey([source, table]) for source, table in EXCLUSION_TABLES]
     code_version = rules_version(GROUP)
 
     @dg.multi_asset(
@@ -87,7 +94,9 @@ def build_curation_asset(config: str) -> dg.AssetsDefinition:
             "curated": dg.AssetOut(
                 key=dg.AssetKey([GROUP, config]),
                 description=(
-                    f"`{config}` rows of every feed table and partition, scrubbed of secrets, "
+                    f"`{config}` rows of every feed table and partition, without the subjects an "
+                    "exclusion table lists (deletion requests, review rejections), scrubbed of "
+                    "secrets, "
                     "e-mail addresses and phone numbers, exactly deduplicated on normalized "
                     "content (representative: highest quality, then earliest, then smallest id) "
                     "and split train/test by a stable hash of the row's group. Columns: the "
@@ -107,7 +116,7 @@ def build_curation_asset(config: str) -> dg.AssetsDefinition:
                 kinds=KINDS,
             ),
         },
-        deps=feeds,
+        deps=[*feeds, *exclusions],
         group_name=GROUP,
     )
     def curate_config(
@@ -116,7 +125,7 @@ def build_curation_asset(config: str) -> dg.AssetsDefinition:
         """Scrub, deduplicate and split one config's feed rows over all history."""
         lake_root = settings.resolved().lake_root
         partitions = feed_partitions(lake_root, config)
-        result = curate(scan_feeds(lake_root, config), config)
+        result = curate(scan_feeds(lake_root, config), config, scan_exclusions(lake_root))
         context.add_output_metadata(curation_metadata(result, partitions), output_name="curated")
         context.add_output_metadata(
             {"kept_ids": dg.MetadataValue.int(result.duplicates["kept_id"].n_unique())},

@@ -14,12 +14,15 @@ import polars as pl
 from distill_assets.contracts.published import (
     COMMON_SCHEMA,
     CONFIG_FEEDS,
+    EXCLUSION_SCHEMA,
+    EXCLUSION_TABLES,
+    SUBJECT_COLUMN,
     feed_schema,
     published_schema,
 )
 from distill_assets.defs.curation.dedup import content_key, duplicate_clusters, split_assignments
 from distill_assets.defs.curation.scrub import redaction_column, scrub, scrubbed_columns
-from distill_assets.lib.lake import partition_files, scan_partitions
+from distill_assets.lib.lake import global_path, partition_files, scan_partitions
 from distill_assets.rules.curation import REDACTIONS
 
 DUPLICATE_REASON = "exact_duplicate"
@@ -82,14 +85,36 @@ def scan_feeds(lake_root: str, config: str) -> pl.LazyFrame:
                     f"{missing} in {path}"
                 )
         scan = scan_partitions(lake_root, source, table, schema=schema)
+        subject = (
+            pl.col(SUBJECT_COLUMN).cast(pl.String)
+            if SUBJECT_COLUMN in scan.collect_schema()
+            else pl.lit(None, dtype=pl.String).alias(SUBJECT_COLUMN)
+        )
         frames.append(
             scan.select(
                 *(pl.col(name).cast(dtype) for name, dtype in schema.items()),
+                subject,
                 pl.col("partition").cast(pl.String),
             )
         )
     if not frames:
-        return pl.LazyFrame(schema={**schema, "partition": pl.String()})
+        return pl.LazyFrame(
+            schema={**schema, SUBJECT_COLUMN: pl.String(), "partition": pl.String()}
+        )
+    return pl.concat(frames, how="vertical")
+
+
+def scan_exclusions(lake_root: str) -> pl.LazyFrame:
+    """Lazily read every exclusion table present (`EXCLUSION_TABLES`; absent ones list nothing)."""
+    frames = [
+        pl.scan_parquet(str(path)).select(
+            pl.col(name).cast(dtype) for name, dtype in EXCLUSION_SCHEMA.items()
+        )
+        for path in (global_path(lake_root, source, table) for source, table in EXCLUSION_TABLES)
+        if path.exists()
+    ]
+    if not frames:
+        return pl.LazyFrame(schema=EXCLUSION_SCHEMA)
     return pl.concat(frames, how="vertical")
 
 
@@ -102,18 +127,44 @@ class CurationResult:
     rows_in: int
     redactions: dict[str, int] = field(default_factory=dict)
     redacted_rows: int = 0
+    excluded: dict[str, int] = field(default_factory=dict)
 
     @property
     def drop_reasons(self) -> dict[str, int]:
         """Return why rows left, by reason code."""
-        return {DUPLICATE_REASON: self.duplicates.height}
+        return {**self.excluded, DUPLICATE_REASON: self.duplicates.height}
 
 
-def curate(feeds: pl.LazyFrame, config: str) -> CurationResult:
-    """Scrub, deduplicate and split the feed rows of `config` (see `rules/curation.py`)."""
+def exclude_subjects(
+    feeds: pl.LazyFrame, exclusions: pl.LazyFrame
+) -> tuple[pl.LazyFrame, dict[str, int]]:
+    """Drop feed rows whose `(source, subject)` an exclusion lists; count them per reason.
+
+    A subject listed under several reasons counts under the smallest reason code.
+    """
+    listed = (
+        exclusions.drop_nulls([SUBJECT_COLUMN])
+        .group_by("source", SUBJECT_COLUMN)
+        .agg(pl.col("reason").min())
+    )
+    keys = ["source", SUBJECT_COLUMN]
+    counted = (
+        feeds.select(keys).join(listed, on=keys, how="inner").group_by("reason").len().collect()
+    )
+    kept = feeds.join(listed.select(keys), on=keys, how="anti", nulls_equal=False)
+    return kept, {str(reason): int(n) for reason, n in sorted(counted.iter_rows())}
+
+
+def curate(
+    feeds: pl.LazyFrame, config: str, exclusions: pl.LazyFrame | None = None
+) -> CurationResult:
+    """Exclude, scrub, deduplicate and split the feed rows of `config` (`rules/curation.py`)."""
     published = published_schema(config)
     core = {name: dtype for name, dtype in published.items() if name not in COMMON_SCHEMA}
     counts = [redaction_column(r.kind) for r in REDACTIONS]
+    excluded: dict[str, int] = {}
+    if exclusions is not None:
+        feeds, excluded = exclude_subjects(feeds, exclusions)
     scrubbed = (
         scrub(feeds, scrubbed_columns(published))
         .with_row_index("row_nr")
@@ -145,7 +196,8 @@ def curate(feeds: pl.LazyFrame, config: str) -> CurationResult:
     return CurationResult(
         curated=curated.rechunk(),
         duplicates=duplicates.rechunk(),
-        rows_in=scrubbed.height,
+        rows_in=scrubbed.height + sum(excluded.values()),
         redactions=redactions,
         redacted_rows=int(redacted_rows),
+        excluded=excluded,
     )
