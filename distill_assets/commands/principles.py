@@ -17,7 +17,7 @@ from distill_assets.lib.embed import load_embedder
 from distill_assets.lib.settings import Settings
 
 DEFAULT_TOP = 5
-JSON_FIELDS = ("category", "trigger_pattern", "title", "principle", "confidence", "support")
+JSON_FIELDS = ("category", "trigger_pattern", "title", "principle")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -46,6 +46,8 @@ def run_search(args: argparse.Namespace) -> int:
                 "rank": rank,
                 "score": score,
                 **{name: principle.get(name, "") for name in JSON_FIELDS},
+                "confidence": _number(principle.get("confidence"), float),
+                "support": _number(principle.get("support", "1"), int),
                 "file": str(folder / principle["file"]),
             }
             for rank, (score, principle) in enumerate(found, start=1)
@@ -62,6 +64,15 @@ def run_search(args: argparse.Namespace) -> int:
     ]
     widths = [max(len(row[i]) for row in (header, *table)) for i in range(len(header))]
     for row in (header, tuple("-" * w for w in widths), *table):
-        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)))
+        cells = (cell.ljust(width) for cell, width in zip(row, widths, strict=True))
+        print("  ".join(cells).rstrip())
     print(f"[principles] {len(found)} of the principles in {folder}")
     return 0
+
+
+def _number(text: str | None, kind: type[float] | type[int]) -> float | int | None:
+    """Return a front-matter number, or None when it is absent or not a number."""
+    try:
+        return kind(text) if text is not None else None
+    except ValueError:
+        return None
