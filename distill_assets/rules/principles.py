@@ -197,8 +197,9 @@ STOP_WORDS: tuple[str, ...] = (
 )
 
 # template key (a signal or a category) → title suffix, action, why, original issue, fix.
-# `{hints}` is the validator's hints (first letter lower-cased, no final period), `{columns}` the
-# revised table's header cells, `{before}`/`{after}` the responses' lengths in characters.
+# `{hints}` is the validator's hints (first letter lower-cased unless an acronym, no final period),
+# `{columns}` the revised table's header cells, `{before}`/`{after}` the responses' lengths in
+# characters, `{category}` the category in title case.
 TEMPLATES: dict[str, dict[str, str]] = {
     "table_added": {
         "title": "Table Format",
@@ -269,7 +270,7 @@ TEMPLATES: dict[str, dict[str, str]] = {
         "fix": "Added the caveat: {hints}.",
     },
     FALLBACK_CATEGORY: {
-        "title": "Revision Guidance",
+        "title": "{category}",
         "action": "{hints}",
         "why": "The validator approved the response only once this was done; doing it from the "
         "start saves a revision.",

@@ -181,6 +181,7 @@ def _fill(field: str) -> pl.Expr:
         "{columns}": pl.col("columns"),
         "{before}": pl.col("original_chars").cast(pl.String),
         "{after}": pl.col("revised_chars").cast(pl.String),
+        "{category}": pl.col("category").str.to_titlecase(),
     }
     for placeholder, value in values.items():
         text = text.str.replace_all(placeholder, value, literal=True)
@@ -239,11 +240,7 @@ class OfflinePrincipleExtractor:
             hints_phrase.alias("hints_phrase"),
             _table_columns(pl.col("revised").fill_null("")).alias("columns"),
         ).with_columns(_template_key(signals).alias("template_key"))
-        title_suffix = (
-            pl.when(pl.col("template_key") == rules.FALLBACK_CATEGORY)
-            .then(pl.col("category").str.to_titlecase())
-            .otherwise(_fill("title"))
-        )
+        title_suffix = _fill("title")
         action = _fill("action")
         return worked.select(
             pl.col(key),
