@@ -26,8 +26,8 @@ def loop(
     original: str,
     revised: str,
     hints: tuple[str, ...],
-    focus: str | None = None,
     *,
+    focus: str | None = None,
     ts: float = 1_795_076_043.0,
 ) -> list[dict[str, object]]:
     """Return the two validations of a REVISE → APPROVE turn."""

@@ -28,7 +28,9 @@ def offline(validations: list[dict[str, object]]) -> list[dict[str, object]]:
 
 def test_inputs_truncate_query_and_responses_as_the_seed_says() -> None:
     original = "a" * 500 + "b" * 500
-    validations = loop("t", "q" * 600, original, "c" * 800, ("Cut", "Trim it."), "conciseness")
+    validations = loop(
+        "t", "q" * 600, original, "c" * 800, ("Cut", "Trim it."), focus="conciseness"
+    )
     row = extraction_inputs(pairs_of(validations)).row(0, named=True)
     assert row["query"] == "q" * 500
     # 800 chars: 60% head (480) + 40% tail (320), the cut marked
@@ -127,18 +129,18 @@ def test_category_trigger_and_title_rules(
     turn: tuple[str, str, str, tuple[str, ...], str | None], expected: tuple[str, str, str]
 ) -> None:
     query, original, revised, hints, focus = turn
-    [row] = offline(loop("t", query, original, revised, hints, focus))
+    [row] = offline(loop("t", query, original, revised, hints, focus=focus))
     assert (row["category"], row["trigger_pattern"], row["title"]) == expected
 
 
 def test_hint_actions_keep_acronyms_and_lower_case_the_rest() -> None:
     hints = ("Open with an apology.", "Offer a concrete next step")
-    [row] = offline(loop("t", "my refund is late", "No.", "Sorry, today.", hints, "tone"))
+    [row] = offline(loop("t", "my refund is late", "No.", "Sorry, today.", hints, focus="tone"))
     assert row["principle"] == (
         "When answering customer support replies, open with an apology; offer a concrete next step."
     )
     [row] = offline(
-        loop("t", "why is the sky blue", "Magic.", "Rayleigh.", ("UDP needs a mention",), None)
+        loop("t", "why is the sky blue", "Magic.", "Rayleigh.", ("UDP needs a mention",))
     )
     assert row["successful_fix"] == "Applied the hints: UDP needs a mention."
 
@@ -206,9 +208,7 @@ def test_llm_failures_fall_back_to_offline_and_are_counted() -> None:
             "| Laptop | Price |\n|---|---|\n| MSI | $749 |",
         ),
     }
-    validations = [
-        v for turn, (q, o, r) in turns.items() for v in loop(turn, q, o, r, ("Fix it",), None)
-    ]
+    validations = [v for turn, (q, o, r) in turns.items() for v in loop(turn, q, o, r, ("Fix it",))]
 
     def answer(body: dict[str, object]) -> tuple[int, dict[str, object] | str]:
         user = body["messages"][1]["content"]  # type: ignore[index]
