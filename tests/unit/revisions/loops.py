@@ -66,3 +66,54 @@ def pairs_of(validations: list[dict[str, object]]) -> pl.DataFrame:
     """Return the `dpo` revision pairs of some validations."""
     pairs, _ = pair_turns(pl.DataFrame(validations, schema=VALIDATIONS_SCHEMA).lazy())
     return pairs
+
+
+BULLETS = "1. Open the settings\n2. Choose Network\n3. Press Reset\n"
+TABLE = "| Option | Score |\n|---|---|\n| A | 1 |\n| B | 2 |"
+SOURCES = "It is 72 hours [1].\n\n[1] https://example.org/law"
+# (query, original, revised, hints, focus): lessons on topics other than price comparisons
+OTHER_TOPICS: tuple[tuple[str, str, str, tuple[str, ...], str | None], ...] = (
+    ("how do I reset my router", "Open settings then reset.", BULLETS, ("Number the steps",), None),
+    ("summarize the quarterly report", "x " * 300, "Revenue grew 4%.", ("Shorter",), None),
+    ("my order arrived broken", "Send a photo.", "Sorry! Send a photo.", ("Apologize",), "tone"),
+    ("what does HIPAA require for records", "Keep them safe.", SOURCES, ("Cite it",), None),
+    ("how far is the moon", "1,000 km.", "About 384,400 km.", ("That is wrong",), "accuracy"),
+    ("fix this python function", "Use a loop.", "Use `range(n)`.", ("Wrong index",), "accuracy"),
+    ("recommend a beginner camera", "Any.", "A used Canon R50.", ("Mention a model",), None),
+    ("explain recursion to a child", "It recurses.", "Dolls in dolls.", ("Avoid jargon",), None),
+    ("is it safe to mix bleach and ammonia", "Yes.", "No: toxic gas.", ("Add a warning",), None),
+    ("write a tweet about our launch", "We launched.", "We launched! 🚀", ("Be warmer",), "tone"),
+    ("draft an email declining the offer", "No.", "Thank you, but no.", ("Be polite",), "tone"),
+    ("who wrote pride and prejudice", "Bronte.", "Jane Austen.", ("Incorrect author",), None),
+    ("translate hello into japanese", "Hola.", "Konnichiwa.", ("Wrong language",), "accuracy"),
+    ("plan a three day trip to rome", "See Rome.", "Day 1: Forum.", ("Include each day",), None),
+    ("list the planets of the solar system", "Earth, Mars.", BULLETS, ("Make a list",), None),
+    ("explain how vaccines work", "Magic.", "They train immunity.", ("Clarify",), "clarity"),
+    ("give me a sql query for top customers", "Use SQL.", "SELECT ...", ("Show code",), None),
+    ("when did the berlin wall fall", "1991.", "1989.", ("Wrong year",), None),
+    ("describe the water cycle", "Rain.", "Evaporation, condensation.", ("More steps",), None),
+    ("what are the symptoms of flu", "Cough.", "Fever, cough.", ("Add a disclaimer",), None),
+    ("rate these three project ideas", "All good.", TABLE, ("Use a table",), "formatting"),
+    ("name a good sorting algorithm", "Bubble.", "Merge sort.", ("Be accurate",), None),
+    ("compare python and rust for web servers", "Rust is faster.", TABLE, ("Use a table",), None),
+    ("convert 5 miles to kilometers", "5 km.", "8.05 km.", ("Units are wrong",), None),
+    ("tips for better sleep", "Sleep more.", BULLETS, ("Use a list",), None),
+    ("outline a blog post on composting", "Compost.", "## Intro\n## Steps\n", ("Headings",), None),
+)
+
+
+def other_topic_loops() -> list[dict[str, object]]:
+    """Return one REVISE → APPROVE turn per entry of `OTHER_TOPICS`."""
+    return [
+        validation
+        for index, (query, original, revised, hints, focus) in enumerate(OTHER_TOPICS)
+        for validation in loop(
+            f"turn_{index:06d}",
+            query,
+            original,
+            revised,
+            hints,
+            focus=focus,
+            ts=1_795_000_000.0 + 100 * index,
+        )
+    ]
