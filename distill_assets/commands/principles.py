@@ -66,7 +66,7 @@ def run_search(args: argparse.Namespace) -> int:
     for row in (header, tuple("-" * w for w in widths), *table):
         cells = (cell.ljust(width) for cell, width in zip(row, widths, strict=True))
         print("  ".join(cells).rstrip())
-    print(f"[principles] {len(found)} of the principles in {folder}")
+    print(f"[principles] best {len(found)} from {folder}")
     return 0
 
 
