@@ -83,7 +83,13 @@ def test_samples_give_one_principle_per_pair_and_count_the_rest(sample_env: Sett
         assert line in outcomes
     assert metadata(first, "turn_principles")["rows_by_extractor"].value.count("offline") == 1
 
+    assert {e.check_name: e.passed for e in first.get_asset_check_evaluations()}[
+        "one_principle_per_pair"
+    ]
     result = materialize(MEMORY)
+    assert [(e.check_name, e.passed) for e in result.get_asset_check_evaluations()] == [
+        ("memory_in_sync", True)
+    ]
     merged = pl.read_parquet(str(global_path(sample_env.lake_root, "revisions", "principles")))
     folder = principles_folder(sample_env.memory_root)
     assert sorted(p.name for p in folder.iterdir()) == sorted(merged["file"])

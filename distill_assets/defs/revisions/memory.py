@@ -116,6 +116,20 @@ def sync_memory(folder: Path, principles: pl.DataFrame) -> MemorySync:
     return MemorySync(written=written, unchanged=unchanged, removed=removed)
 
 
+def memory_drift(folder: Path, principles: pl.DataFrame) -> dict[str, int]:
+    """Count files missing, differing from their principle, or stale (owned, no principle)."""
+    wanted = {row["file"]: render_principle(row) for row in principles.iter_rows(named=True)}
+    present = {p.name: p for p in folder.iterdir() if p.is_file()} if folder.is_dir() else {}
+    missing = [name for name in wanted if name not in present]
+    differing = [
+        name
+        for name, text in wanted.items()
+        if name in present and present[name].read_text(encoding="utf-8") != text
+    ]
+    stale = [name for name in present if OWNED_FILE.match(name) and name not in wanted]
+    return {"missing": len(missing), "differing": len(differing), "stale": len(stale)}
+
+
 def parse_principle_file(text: str) -> dict[str, str]:
     """Return the front-matter keys, `title` and `principle` of a principle markdown file."""
     fields: dict[str, str] = {}

@@ -7,6 +7,7 @@ from pathlib import Path
 import polars as pl
 
 from distill_assets.defs.revisions.memory import (
+    memory_drift,
     parse_principle_file,
     read_memory,
     render_principle,
@@ -93,6 +94,17 @@ def test_sync_writes_once_rewrites_nothing_and_removes_only_its_own_stale_files(
     assert not (folder / LAPTOP_FILE).exists()
     assert (folder / "my-own-note.md").exists()
     assert not [p for p in folder.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_drift_counts_missing_differing_and_stale_files(tmp_path: Path) -> None:
+    principles = merged(laptop_loop() + other_topic_loops())
+    sync_memory(tmp_path, principles)
+    assert memory_drift(tmp_path, principles) == {"missing": 0, "differing": 0, "stale": 0}
+    (tmp_path / LAPTOP_FILE).write_text("edited by hand", encoding="utf-8")
+    other = next(name for name in sorted(principles["file"]) if name != LAPTOP_FILE)
+    (tmp_path / other).unlink()
+    (tmp_path / f"old-principle-{'0' * 16}.md").write_text("stale", encoding="utf-8")
+    assert memory_drift(tmp_path, principles) == {"missing": 1, "differing": 1, "stale": 1}
 
 
 def test_parse_reads_front_matter_title_and_principle() -> None:
