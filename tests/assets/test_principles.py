@@ -130,8 +130,14 @@ def test_seed_example_end_to_end_and_a_rerun_rewrites_no_file(
     assert table[2].endswith(LAPTOP_FILE)
 
     stamps = {p.name: (p.stat().st_mtime_ns, p.stat().st_ino) for p in files}
+    tables = [
+        partition_path(distill_env.lake_root, "revisions", "turn_principles", DAY2),
+        global_path(distill_env.lake_root, "revisions", "principles"),
+    ]
+    before = [t.read_bytes() for t in tables]
     materialize(DAILY, DAY2)
     result = materialize(MEMORY)
+    assert [t.read_bytes() for t in tables] == before
     assert {p.name: (p.stat().st_mtime_ns, p.stat().st_ino) for p in folder.iterdir()} == stamps
     assert "| written | 0 |" in metadata(result, "principles")["files"].value
 

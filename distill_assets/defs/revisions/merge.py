@@ -16,11 +16,11 @@ import numpy as np
 import polars as pl
 
 from distill_assets.defs.revisions.principles import PRINCIPLE_SCHEMA
-from distill_assets.lib.embed import Embedder, top_k_cosine
+from distill_assets.lib.embed import Embedder
 from distill_assets.rules import principles as rules
 
-# neighbors per trigger looked at when linking groups (bounds the similarity work per trigger)
-MERGE_NEIGHBORS = 64
+# query rows per similarity block: bounds memory to MERGE_BLOCK_ROWS × groups scores
+MERGE_BLOCK_ROWS = 512
 CONFIDENCE_DECIMALS = 2
 
 PRINCIPLES_SCHEMA = pl.Schema(
@@ -48,20 +48,24 @@ def confidence(support: pl.Expr) -> pl.Expr:
 def trigger_components(categories: pl.Series, vectors: np.ndarray, threshold: float) -> np.ndarray:
     """Label each trigger group with the first group of its connected component.
 
-    Groups `i` and `j` are linked when they have the same category and cosine ≥ `threshold`.
-    Labels are the smallest group index of the component (so the earliest group when groups are
-    in time order).
+    Groups `i` and `j` are linked when they have the same category and cosine ≥ `threshold`
+    (every pair within a category is compared, `MERGE_BLOCK_ROWS` rows at a time). Labels are the
+    smallest group index of the component (so the earliest group when groups are in time order).
     """
     count = len(vectors)
     labels = np.arange(count, dtype=np.int64)
-    if count < 2:
-        return labels
-    neighbors, scores = top_k_cosine(vectors, vectors, min(MERGE_NEIGHBORS, count))
     codes = categories.cast(pl.Categorical).to_physical().to_numpy()
-    src = np.repeat(np.arange(count), neighbors.shape[1])
-    dst = neighbors.ravel()
-    keep = (scores.ravel() >= threshold) & (codes[src] == codes[dst]) & (src != dst)
-    src, dst = src[keep], dst[keep]
+    sources, targets = [], []
+    for code in np.unique(codes):
+        members = np.flatnonzero(codes == code)
+        block = vectors[members]
+        for lo in range(0, len(members), MERGE_BLOCK_ROWS):
+            rows, cols = np.nonzero(block[lo : lo + MERGE_BLOCK_ROWS] @ block.T >= threshold)
+            sources.append(members[rows + lo])
+            targets.append(members[cols])
+    if not sources:
+        return labels
+    src, dst = np.concatenate(sources), np.concatenate(targets)
     while True:
         lowest = labels.copy()
         np.minimum.at(lowest, src, labels[dst])
