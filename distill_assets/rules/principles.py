@@ -11,9 +11,9 @@ The offline extractor is a rule set, applied to whole columns:
 - *signals* of the before/after difference (`SIGNALS`, tested on original and revised): a markdown
   table appeared, a list appeared, numbered sources or links appeared, headings appeared, the
   response shrank below `SHRANK_RATIO` of its length, or grew above `GREW_RATIO`;
-- `category` (one of `CATEGORIES`), the first rule that applies: the focus names a category (or an
-  alias in `FOCUS_ALIASES`); a hint matches a category's keywords (`HINT_KEYWORDS`, in that
-  order); a signal implies one (`SIGNAL_CATEGORY`); else `general`;
+- `category` (one of `CATEGORIES`), the first rule that applies: the (first) focus names a
+  category (or an alias in `FOCUS_ALIASES`); a hint matches a category's keywords
+  (`HINT_KEYWORDS`, in that order); a signal implies one (`SIGNAL_CATEGORY`); else `general`;
 - `trigger_pattern`: the first task pattern in `TASK_PATTERNS` the query matches ("find the
   cheapest gaming laptops" → "price comparison queries"); else the query's first
   `FALLBACK_TRIGGER_WORDS` content words (stop words dropped) + " queries";

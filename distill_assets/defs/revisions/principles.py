@@ -111,9 +111,7 @@ def extraction_inputs(pairs: pl.DataFrame) -> pl.DataFrame:
     ).cast(dict(INPUT_SCHEMA))
 
 
-def _first_match(
-    text: pl.Expr, rules_in_order: list[tuple[pl.Expr, str]], default: pl.Expr
-) -> pl.Expr:
+def _first_match(rules_in_order: list[tuple[pl.Expr, str]], default: pl.Expr) -> pl.Expr:
     """`when(cond1).then(value1)...otherwise(default)` over (condition, value) pairs."""
     if not rules_in_order:
         return default
@@ -145,8 +143,8 @@ def _category(signals: dict[str, pl.Expr]) -> pl.Expr:
     hints = pl.col("hints").fill_null("").str.to_lowercase()
     by_hints = [(hints.str.contains(rx), cat) for cat, rx in rules.HINT_KEYWORDS.items()]
     by_signal = [(signals[s], rules.SIGNAL_CATEGORY[s]) for s in rules.SIGNAL_ORDER]
-    fallback = _first_match(hints, by_signal, pl.lit(rules.FALLBACK_CATEGORY))
-    return by_focus.fill_null(_first_match(hints, by_hints, fallback))
+    fallback = _first_match(by_signal, pl.lit(rules.FALLBACK_CATEGORY))
+    return by_focus.fill_null(_first_match(by_hints, fallback))
 
 
 def _trigger() -> pl.Expr:
@@ -160,7 +158,7 @@ def _trigger() -> pl.Expr:
     )
     fallback = pl.when(words != "").then(words + " queries").otherwise(pl.lit("general queries"))
     patterns = [(query.str.contains(rx), trigger) for rx, trigger in rules.TASK_PATTERNS]
-    return _first_match(query, patterns, fallback)
+    return _first_match(patterns, fallback)
 
 
 def _template_key(signals: dict[str, pl.Expr]) -> pl.Expr:
@@ -168,7 +166,7 @@ def _template_key(signals: dict[str, pl.Expr]) -> pl.Expr:
     category = pl.col("category")
     fitting = [(signals[s] & (category == rules.SIGNAL_CATEGORY[s]), s) for s in rules.SIGNAL_ORDER]
     own = pl.when(category.is_in(list(rules.TEMPLATES))).then(category)
-    return _first_match(category, fitting, own.otherwise(pl.lit(rules.FALLBACK_CATEGORY)))
+    return _first_match(fitting, own.otherwise(pl.lit(rules.FALLBACK_CATEGORY)))
 
 
 def _fill(field: str) -> pl.Expr:
@@ -176,12 +174,13 @@ def _fill(field: str) -> pl.Expr:
     text = pl.col("template_key").replace_strict(
         {key: t[field] for key, t in rules.TEMPLATES.items()}, return_dtype=pl.String
     )
+    # the hints go in last, so braces in a validator's hint are never taken for a placeholder
     values = {
-        "{hints}": pl.col("hints_phrase"),
         "{columns}": pl.col("columns"),
         "{before}": pl.col("original_chars").cast(pl.String),
         "{after}": pl.col("revised_chars").cast(pl.String),
         "{category}": pl.col("category").str.to_titlecase(),
+        "{hints}": pl.col("hints_phrase"),
     }
     for placeholder, value in values.items():
         text = text.str.replace_all(placeholder, value, literal=True)
@@ -189,7 +188,7 @@ def _fill(field: str) -> pl.Expr:
 
 
 def _table_columns(revised: pl.Expr) -> pl.Expr:
-    """Return the header cells of the first markdown table, as 'A, B, and C' (empty when none)."""
+    """Return the first markdown table's header cells as 'A, B, and C' (a stand-in if none)."""
     cells = (
         revised.str.extract(r"(?m)^\s*\|(.*)\|\s*$", 1)
         .fill_null("")
