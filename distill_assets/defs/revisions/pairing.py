@@ -98,14 +98,21 @@ def summarize_turns(validations: pl.LazyFrame) -> pl.LazyFrame:
     )
 
 
+def with_principle_id(frame: pl.DataFrame) -> pl.DataFrame:
+    """Add `principle_id` = `stable_id("principle", source, source_ref)` to pairs or turns."""
+    kinded = frame.with_columns(pl.lit(PRINCIPLE_KIND).alias("_principle_kind"))
+    return with_stable_id(kinded, ["_principle_kind", "source", "source_ref"], PRINCIPLE_ID).drop(
+        "_principle_kind"
+    )
+
+
 def build_pairs(turns: pl.DataFrame) -> pl.DataFrame:
     """Return the `dpo` feed rows of the qualifying turns, in `feed_schema("dpo")` order."""
-    paired = turns.filter(pl.col("reason").is_null()).with_columns(
-        pl.lit(PRINCIPLE_KIND).alias("principle_kind"),
-        pl.lit(SOURCE).alias("source"),
-        pl.format("turn:{}", "turn_id").alias("source_ref"),
+    paired = with_principle_id(
+        turns.filter(pl.col("reason").is_null()).with_columns(
+            pl.lit(SOURCE).alias("source"), pl.format("turn:{}", "turn_id").alias("source_ref")
+        )
     )
-    paired = with_stable_id(paired, ["principle_kind", "source", "source_ref"], PRINCIPLE_ID)
     components = rules.score_components(
         pl.col("revision_hints"), pl.col("revision_count"), pl.col("approved"), pl.col("original")
     )

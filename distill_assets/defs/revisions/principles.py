@@ -1,9 +1,9 @@
 """Improvement principles from revision pairs (seed 002): inputs, extractors, extraction.
 
 Every pair of `revisions/revision_pairs` is one extraction input (`extraction_inputs`): the seed's
-inputs truncated as `rules.principles` says, keyed by the pair's `principle_id` (the id its `dpo`
-row names in its metadata). Two extractors implement the project's one extractor interface
-(`lib.extract`):
+inputs truncated as `rules.principles` says, keyed by the pair's `principle_id` (derived from its
+`source_ref` by `pairing.with_principle_id`, the id its `dpo` row names in its metadata). Two
+extractors implement the project's one extractor interface (`lib.extract`):
 
 - `OfflinePrincipleExtractor` (the default): the deterministic rule set of `rules.principles`,
   Polars expressions over whole columns;
@@ -21,6 +21,7 @@ from typing import Any
 
 import polars as pl
 
+from distill_assets.defs.revisions.pairing import PRINCIPLE_ID, with_principle_id
 from distill_assets.lib.extract import (
     Extraction,
     LlmExtractor,
@@ -75,7 +76,6 @@ TURN_PRINCIPLE_SCHEMA = pl.Schema(
 _PAIR_METADATA = pl.Struct(
     {
         "turn_id": pl.String(),
-        "principle_id": pl.String(),
         "revision_hints": pl.List(pl.String()),
         "revision_focus": pl.List(pl.String()),
     }
@@ -96,19 +96,24 @@ def head_tail(text: pl.Expr, limit: int) -> pl.Expr:
 def extraction_inputs(pairs: pl.DataFrame) -> pl.DataFrame:
     """Return the extraction inputs (`INPUT_SCHEMA`) of a frame of `dpo` revision pairs."""
     meta = pl.col("metadata").str.json_decode(_PAIR_METADATA)
-    return pairs.select(
-        meta.struct.field("principle_id").alias(KEY),
-        pl.col("id").alias("pair_id"),
-        meta.struct.field("turn_id").alias("turn_id"),
-        pl.col("event_time"),
-        pl.col("prompt").str.head(rules.QUERY_CHARS).alias("query"),
-        head_tail(pl.col("rejected"), rules.RESPONSE_CHARS).alias("original"),
-        head_tail(pl.col("chosen"), rules.RESPONSE_CHARS).alias("revised"),
-        meta.struct.field("revision_hints").list.join(rules.HINT_SEPARATOR).alias("hints"),
-        meta.struct.field("revision_focus").list.join(rules.HINT_SEPARATOR).alias("focus"),
-        pl.col("rejected").str.len_chars().alias("original_chars"),
-        pl.col("chosen").str.len_chars().alias("revised_chars"),
-    ).cast(dict(INPUT_SCHEMA))
+    # derived from the pair's source_ref exactly as `build_pairs` names it in the metadata
+    return (
+        with_principle_id(pairs)
+        .select(
+            pl.col(PRINCIPLE_ID).alias(KEY),
+            pl.col("id").alias("pair_id"),
+            meta.struct.field("turn_id").alias("turn_id"),
+            pl.col("event_time"),
+            pl.col("prompt").str.head(rules.QUERY_CHARS).alias("query"),
+            head_tail(pl.col("rejected"), rules.RESPONSE_CHARS).alias("original"),
+            head_tail(pl.col("chosen"), rules.RESPONSE_CHARS).alias("revised"),
+            meta.struct.field("revision_hints").list.join(rules.HINT_SEPARATOR).alias("hints"),
+            meta.struct.field("revision_focus").list.join(rules.HINT_SEPARATOR).alias("focus"),
+            pl.col("rejected").str.len_chars().alias("original_chars"),
+            pl.col("chosen").str.len_chars().alias("revised_chars"),
+        )
+        .cast(dict(INPUT_SCHEMA))
+    )
 
 
 def _first_match(rules_in_order: list[tuple[pl.Expr, str]], default: pl.Expr) -> pl.Expr:
