@@ -1,0 +1,122 @@
+"""`distill backfill`: rebuild a range of ingest dates, or exactly what `distill stale` lists.
+
+`--stale` launches the stale asset partitions (only those: other assets of a partition are not
+re-run), then the stale unpartitioned assets (curation, release), which publishes the release.
+Without `--stale`, every ingest asset of each date with raw data in `--from`..`--to` is rebuilt,
+then the release job runs. Runs execute in-process on the project's instance (visible in the UI),
+one progress line per partition and asset.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import defaultdict
+
+from distill_assets.lib.settings import SOURCES, Settings
+from distill_assets.operations.dates import DateError, check_order, days_in, parse_day
+
+PREFIX = "[distill]"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the `backfill` subcommand."""
+    parser = subparsers.add_parser(
+        "backfill", help="rebuild stale asset partitions (--stale) or a date range, then release"
+    )
+    parser.add_argument(
+        "--stale", action="store_true", help="rebuild exactly what `distill stale` lists"
+    )
+    parser.add_argument("--from", dest="start", default=None, help="first date (YYYY-MM-DD)")
+    parser.add_argument("--to", dest="end", default=None, help="last date (YYYY-MM-DD)")
+    parser.add_argument("--dry-run", action="store_true", help="print the plan, run nothing")
+    parser.add_argument("--verbose", action="store_true", help="show Dagster's run logs")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Plan the backfill, print it, and (unless `--dry-run`) run it."""
+    try:
+        start = parse_day(args.start, "--from") if args.start else None
+        end = parse_day(args.end, "--to") if args.end else None
+        if start and end:
+            check_order(start, end)
+        if not args.stale and not (start and end):
+            raise DateError("give --stale, or a range with --from and --to")
+    except DateError as error:
+        print(f"distill backfill: {error}", file=sys.stderr)
+        return 2
+    from distill_assets.definitions import defs
+    from distill_assets.operations.instance import project_instance
+
+    settings = Settings.resolve()
+    definitions = defs()
+    with project_instance(settings) as instance:
+        if args.stale:
+            plan = stale_plan(instance, definitions, args.start, args.end)
+        else:
+            plan = range_plan(settings, definitions, days_in(start, end))  # type: ignore[arg-type]
+        if not any(plan.values()):
+            print(f"{PREFIX} nothing to backfill")
+            return 0
+        for partition, keys in plan.items():
+            names = ", ".join(k.to_user_string() for k in keys) if keys else "all assets"
+            print(f"{PREFIX} plan {partition or 'release'}: {names}")
+        if args.dry_run:
+            return 0
+        return execute_plan(instance, definitions, plan, settings, args.verbose)
+
+
+Plan = dict  # partition (None: the release job) -> asset keys to run (None: the whole job)
+
+
+def stale_plan(instance, definitions, start: str | None, end: str | None) -> Plan:
+    """Group the stale entries by partition (None for unpartitioned), within the date range."""
+    from distill_assets.operations.stale import find_stale
+
+    plan: dict[str | None, list] = defaultdict(list)
+    for entry in find_stale(instance, definitions.resolve_asset_graph()):
+        if entry.partition is not None and (
+            (start and entry.partition < start) or (end and entry.partition > end)
+        ):
+            continue
+        plan[entry.partition].append(entry.key)
+    ordered = {p: plan[p] for p in sorted(k for k in plan if k is not None)}
+    if plan.get(None):
+        ordered[None] = plan[None]
+    return ordered
+
+
+def range_plan(settings: Settings, definitions, days: list[str]) -> Plan:
+    """Every ingest asset of each date in `days` that has raw data, then the whole release."""
+    from distill_assets.lib.rawfiles import list_partitions
+
+    present = {p for s in SOURCES for p in list_partitions(settings.raw_root, s)}
+    plan: dict[str | None, list | None] = {day: None for day in days if day in present}
+    if plan:
+        plan[None] = None
+    return plan
+
+
+def execute_plan(instance, definitions, plan: Plan, settings: Settings, verbose: bool) -> int:
+    """Run each partition's assets, then (if every partition succeeded) the release assets."""
+    from distill_assets.defs.jobs import INGEST_JOB, RELEASE_JOB
+    from distill_assets.operations.launch import execute, quarantine_line
+
+    ok = True
+    for partition, keys in plan.items():
+        if partition is None:
+            continue
+        result = execute(
+            definitions, INGEST_JOB, instance, partition=partition, assets=keys, verbose=verbose
+        )
+        if keys is None:
+            print(f"{PREFIX} {quarantine_line(settings.lake_root, partition)}")
+        ok &= result.success
+    if None not in plan:
+        return 0 if ok else 1
+    if not ok:
+        print(f"{PREFIX} a partition failed: not releasing (see the run in `make ui`)")
+        return 1
+    result = execute(definitions, RELEASE_JOB, instance, assets=plan[None], verbose=verbose)
+    return 0 if result.success else 1
