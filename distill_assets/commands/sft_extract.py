@@ -9,6 +9,7 @@ the samples as chat JSONL in the order of `traces/sft_steps`: by the position of
 
 import argparse
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -99,6 +100,9 @@ def run(args: argparse.Namespace) -> int:
         eval_fraction=args.eval_fraction,
     )
     root = args.trace_dir.expanduser().resolve()
+    if not root.is_dir():
+        print(f"distill sft-extract: --trace-dir {args.trace_dir}: no such folder", file=sys.stderr)
+        return 2
     files = [Path(p) for p in raw_files_in(root)]
     say(f"Scanning {root}...")
     say(f"Found {len(files)} trace files")
