@@ -13,7 +13,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-from distill_assets.defs.traces.bronze import ingest_events
 from distill_assets.defs.traces.extract import FORMATS, Extraction, ExtractOptions, FileProgress
 from distill_assets.lib.rawfiles import raw_files_in
 from distill_assets.rules import traces as rules
@@ -91,6 +90,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Extract the samples, print the seed's progress and summary lines, write the JSONL."""
+    # Imported here: the bronze parse loads the partitioned definitions, whose first partition
+    # is the first raw date present when they load (`defs.partitions`); `distill run` lands
+    # samples first and must not have them loaded by the parser.
+    from distill_assets.defs.traces.bronze import ingest_events
+
     say = (lambda _: None) if args.quiet else (lambda text: print(f"{PREFIX} {text}"))
     options = ExtractOptions(
         require_success=args.require_success,

@@ -9,6 +9,7 @@ import polars as pl
 
 from distill_assets.contracts.published import feed_schema
 from distill_assets.defs.ingest import reconcile_check
+from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.resources import DistillSettings
 from distill_assets.defs.traces.assets import DROPPED_STEPS, EVENTS, SFT_STEPS, SFT_TOOL_STEPS
 from distill_assets.lib.lake import partition_path
@@ -37,6 +38,7 @@ def _query(statement: str, params: dict[str, object]) -> list[tuple]:
 
 
 @dg.asset_check(
+    partitions_def=daily_partitions,
     asset=DROPPED_STEPS,
     name=STEPS_RECONCILE,
     blocking=True,
@@ -70,6 +72,7 @@ def _validity_check(asset: dg.AssetKey, table: str, fmt: str) -> dg.AssetChecksD
     )
 
     @dg.asset_check(
+        partitions_def=daily_partitions,
         asset=asset,
         name=SAMPLES_VALID,
         blocking=True,
@@ -96,6 +99,7 @@ traces_sft_tool_steps_valid = _validity_check(SFT_TOOL_STEPS, "sft_tool_steps", 
 
 def _feed_check(asset: dg.AssetKey, table: str, config: str) -> dg.AssetChecksDefinition:
     @dg.asset_check(
+        partitions_def=daily_partitions,
         asset=asset,
         name=FEED_SCHEMA,
         blocking=True,
