@@ -1,4 +1,4 @@
-"""Checks of partitioned assets are evaluated per partition, so the UI shows their result."""
+"""What the UI shows of an ingest partition: checks evaluated per partition, labelled tables."""
 
 from __future__ import annotations
 
@@ -29,3 +29,20 @@ def test_every_ingest_check_records_a_partitioned_evaluation(sample_env: Setting
             records = instance.event_log_storage.get_asset_check_execution_history(key, limit=5)
             # A planned row the evaluation does not complete is what the UI shows "Not Evaluated".
             assert [(r.status, r.partition) for r in records] == [(SUCCEEDED, day)], key
+        materializations = [
+            e.step_materialization_data.materialization
+            for e in result.get_asset_materialization_events()
+        ]
+        meta = {m.asset_key.to_user_string(): m.metadata for m in materializations}
+    headers = {
+        ("traces/sft_steps", "samples_by_split"): "split",
+        ("traces/sft_steps", "samples_by_tool"): "tool",
+        ("traces/sft_steps", "samples_by_kind"): "kind",
+        ("traces/runs", "runs_by_end"): "ended by",
+        ("escalations/distillation_examples", "domains"): "domain",
+        ("escalations/distillation_examples", "quality_flags"): "quality flag",
+        ("revisions/revision_pairs", "turn_outcomes"): "outcome",
+        ("telemetry/dialogues", "dropped_by_reason"): "reason",
+    }
+    for (asset, name), label in headers.items():
+        assert meta[asset][name].value.startswith(f"| {label} | rows |"), (asset, name)
