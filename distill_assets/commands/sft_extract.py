@@ -1,5 +1,9 @@
 """`distill sft-extract`: seed 003's standalone extractor, on the same code path as the assets.
 
+Its defaults are the seed's (`rules.traces.SFT_EXTRACT_*`): every successful tool call of a
+successful run is a sample. `--exclude-recovery --dedup` gives exactly the `traces/sft_steps`
+samples.
+
 Reads every trace file under `--trace-dir` (`.jsonl`, `.jsonl.gz`, `.jsonl.zst`, `.jsonl.lz4`)
 through the same bronze parse (`defs.traces.bronze.ingest_events`) and the same extraction
 (`defs.traces.extract.Extraction`) as the `traces/events` and `traces/sft_steps` assets, and writes
@@ -54,17 +58,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help=f"cap on each tool output in the context, 0: none (default {rules.MAX_CONTEXT_CHARS})",
     )
     parser.add_argument(
-        "--include-recovery",
-        action="store_true",
-        default=rules.INCLUDE_RECOVERY,
-        help="keep the successful retry right after a failed tool call",
+        "--exclude-recovery",
+        dest="include_recovery",
+        action="store_false",
+        default=rules.SFT_EXTRACT_INCLUDE_RECOVERY,
+        help="drop the successful retry right after a failed tool call (as the assets do)",
     )
     parser.add_argument(
-        "--no-dedup",
-        dest="dedup",
-        action="store_false",
-        default=rules.DEDUP,
-        help="keep near-identical samples of different runs",
+        "--dedup",
+        action="store_true",
+        default=rules.SFT_EXTRACT_DEDUP,
+        help="drop near-identical samples of different runs of a task (as the assets do)",
+    )
+    parser.add_argument(
+        "--progress",
+        action="store_true",
+        default=True,
+        help="print per-file progress and the summary (the seed's flag; the default)",
     )
     parser.add_argument(
         "--format",
