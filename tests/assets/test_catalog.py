@@ -5,6 +5,7 @@ from __future__ import annotations
 import dagster as dg
 from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
 
+from distill_assets.contracts.published import feed_schema
 from distill_assets.defs.jobs import INGEST_JOB
 from distill_assets.lib.settings import Settings
 from tests.conftest import SAMPLE_DATES
@@ -46,3 +47,12 @@ def test_every_ingest_check_records_a_partitioned_evaluation(sample_env: Setting
     }
     for (asset, name), label in headers.items():
         assert meta[asset][name].value.startswith(f"| {label} | rows |"), (asset, name)
+    assert len(meta) == 17
+    for asset, values in meta.items():
+        assert values["dagster/row_count"].value >= 0, asset
+        assert values["dagster/column_schema"].value.columns, asset
+    dialogues = meta["telemetry/dialogues"]
+    assert dialogues["dagster/row_count"].value == 7
+    columns = dialogues["dagster/column_schema"].value.columns
+    assert [c.name for c in columns] == list(feed_schema("sft"))
+    assert columns[0].type == "large_string"
