@@ -108,7 +108,13 @@ def execute_plan(instance, definitions, plan: Plan, settings: Settings, verbose:
         if partition is None:
             continue
         result = execute(
-            definitions, INGEST_JOB, instance, partition=partition, assets=keys, verbose=verbose
+            definitions,
+            INGEST_JOB,
+            instance,
+            partition=partition,
+            assets=keys,
+            verbose=verbose,
+            command="backfill",
         )
         if keys is None:
             print(f"{PREFIX} {quarantine_line(settings.lake_root, partition)}")
@@ -118,5 +124,7 @@ def execute_plan(instance, definitions, plan: Plan, settings: Settings, verbose:
     if not ok:
         print(f"{PREFIX} a partition failed: not releasing (see the run in `make ui`)")
         return 1
-    result = execute(definitions, RELEASE_JOB, instance, assets=plan[None], verbose=verbose)
+    result = execute(
+        definitions, RELEASE_JOB, instance, assets=plan[None], verbose=verbose, command="backfill"
+    )
     return 0 if result.success else 1

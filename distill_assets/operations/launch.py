@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import dagster as dg
 import polars as pl
 
+from distill_assets.defs.release.sensors import CLI_TAG
 from distill_assets.lib.lake import partition_path
 from distill_assets.lib.settings import SOURCES
 
@@ -29,9 +30,15 @@ def execute(
     partition: str | None = None,
     assets: Sequence[dg.AssetKey] | None = None,
     verbose: bool = False,
+    command: str = "run",
 ) -> dg.ExecuteInProcessResult:
-    """Run `job` (only `assets` of it, if given) in-process and print its progress lines."""
+    """Run `job` (only `assets` of it, if given) in-process and print its progress lines.
+
+    The run is tagged with the `distill` command that launched it, so `release_after_ingest`
+    leaves the release to that command.
+    """
     result = definitions.resolve_job_def(job).execute_in_process(
+        tags={CLI_TAG: command},
         partition_key=partition,
         instance=instance,
         run_config={} if verbose else QUIET_RUN_CONFIG,

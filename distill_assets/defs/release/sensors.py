@@ -1,17 +1,17 @@
 """Sensors: the release follows a batch of ingests; newly landed raw folders get ingested.
 
-Both start STOPPED: on a first `make ui` the raw folders already hold every sample date, and a
-running `raw_landing` would re-ingest all of them (and the release sensor then publish after
-each). Turn them on in the UI (Automation → the sensor → toggle "Running") or with
-`dagster sensor start raw_landing release_after_ingest` once the history is ingested (`make run`).
-The nightly schedule needs neither: its ingest run is followed by the release sensor when that
-is on.
+`raw_landing` starts STOPPED: on a first `make ui` the raw folders already hold every sample date,
+and its first evaluation would re-ingest all of them. Turn it on in the UI (Automation →
+`raw_landing` → toggle "Running") once the history is ingested (`make run`), or with
+`dagster sensor start raw_landing` (DAGSTER_HOME=data/.dagster). `release_after_ingest` is
+RUNNING, like the nightly schedule, so the nightly ingest is released without a manual step; it
+only reacts to ingest runs, so on its own it never starts work.
 
 - `release_after_ingest` launches `publish_release` once per batch of `daily_ingest` runs: a
   successful run releases only when no other `daily_ingest` run is queued or running and none
   succeeded after it (that one releases instead), so five dates landed together publish once.
-  Runs of a backfill are skipped (a backfill of 30 days would otherwise publish 30 times); the
-  next nightly ingest, `distill backfill`, or a manual `publish_release` releases them.
+  Runs of a backfill are skipped (a backfill of 30 days would otherwise publish 30 times), and so
+  are runs of `distill run` / `distill backfill` (tag `CLI_TAG`), which publish themselves.
 - `raw_landing` lists `<raw root>/<source>/<YYYY-MM-DD>/` every minute and requests `daily_ingest`
   for each date whose raw files changed (new date, new file, file grew) since it last looked.
   Its cursor is JSON `{"<source>/<date>": fingerprint}` (`landing.py`); the run key is
@@ -33,6 +33,7 @@ from distill_assets.defs.release.landing import date_fingerprint, date_of, lande
 from distill_assets.defs.resources import DistillSettings
 
 BACKFILL_TAG = "dagster/backfill"
+CLI_TAG = "distill/launched_by"
 RAW_LANDING_INTERVAL_SECONDS = 60
 
 
@@ -41,10 +42,11 @@ RAW_LANDING_INTERVAL_SECONDS = 60
     run_status=dg.DagsterRunStatus.SUCCESS,
     monitored_jobs=[jobs.daily_ingest],
     request_job=jobs.publish_release,
-    default_status=dg.DefaultSensorStatus.STOPPED,
+    default_status=dg.DefaultSensorStatus.RUNNING,
     description=(
-        "Publish one release after each batch of successful (non-backfill) daily_ingest runs. "
-        "Starts stopped: turn it on in Automation once the history is ingested (`make run`)."
+        "Publish one release after each batch of successful daily_ingest runs (the nightly "
+        "schedule's, raw_landing's). Backfill runs and `distill run`/`backfill` runs, which "
+        "publish themselves, are skipped."
     ),
 )
 def release_after_ingest(context: dg.RunStatusSensorContext) -> dg.RunRequest | dg.SkipReason:
@@ -52,6 +54,8 @@ def release_after_ingest(context: dg.RunStatusSensorContext) -> dg.RunRequest | 
     run = context.dagster_run
     if BACKFILL_TAG in run.tags:
         return dg.SkipReason(f"run {run.run_id} belongs to backfill {run.tags[BACKFILL_TAG]}")
+    if CLI_TAG in run.tags:
+        return dg.SkipReason(f"run {run.run_id} was launched by `distill {run.tags[CLI_TAG]}`")
     later = _later_ingest_runs(context.instance, run.run_id)
     if later:
         return dg.SkipReason(f"{len(later)} later daily_ingest run(s) will release: {later[0]}")
@@ -75,7 +79,7 @@ def _later_ingest_runs(instance: dg.DagsterInstance, run_id: str) -> list[str]:
     return sorted(
         r.dagster_run.run_id
         for r in [*in_flight, *later]
-        if r.dagster_run.run_id != run_id and BACKFILL_TAG not in r.dagster_run.tags
+        if r.dagster_run.run_id != run_id and not {BACKFILL_TAG, CLI_TAG} & set(r.dagster_run.tags)
     )
 
 

@@ -38,12 +38,13 @@ def test_nightly_schedule_runs_yesterdays_partition_at_two_utc(definitions, tick
     assert [r.partition_key for r in requests] == [partition]
 
 
-def test_sensors_start_stopped_and_target_the_right_jobs(definitions):
+def test_landing_sensor_starts_stopped_and_sensors_target_the_right_jobs(definitions):
     release = definitions.resolve_sensor_def("release_after_ingest")
     landing = definitions.resolve_sensor_def("raw_landing")
-    assert release.default_status == landing.default_status == dg.DefaultSensorStatus.STOPPED
-    assert "turn it on in Automation" in release.description
+    assert landing.default_status == dg.DefaultSensorStatus.STOPPED
     assert "turn it on in Automation" in landing.description
+    # it only reacts to ingest runs, so running by default starts nothing on its own
+    assert release.default_status == dg.DefaultSensorStatus.RUNNING
     assert [j.name for j in release._monitored_jobs] == [INGEST_JOB]  # no public accessor
     assert release.job_name == RELEASE_JOB
     assert landing.job_name == INGEST_JOB
@@ -58,8 +59,13 @@ def test_release_follows_a_successful_ingest_but_not_a_backfill_run():
     def fake_ingest() -> None:
         noop()
 
+    cases = [
+        ({}, dg.RunRequest),
+        ({"dagster/backfill": "abc"}, dg.SkipReason),
+        ({"distill/launched_by": "run"}, dg.SkipReason),
+    ]
     with dg.instance_for_test() as instance:
-        for tags, expected in [({}, dg.RunRequest), ({"dagster/backfill": "abc"}, dg.SkipReason)]:
+        for tags, expected in cases:
             result = fake_ingest.execute_in_process(instance=instance, tags=tags)
             context = dg.build_run_status_sensor_context(
                 sensor_name="release_after_ingest",
