@@ -3,8 +3,10 @@
 `--stale` launches the stale asset partitions (only those: other assets of a partition are not
 re-run), then the stale unpartitioned assets (curation, release), which publishes the release.
 Without `--stale`, every ingest asset of each date with raw data in `--from`..`--to` is rebuilt,
-then the release job runs. Runs execute in-process on the project's instance (visible in the UI),
-one progress line per partition and asset.
+then the release job runs. When a Dagster daemon is running on the project's instance (`make ui`),
+the plan is submitted to it as one Dagster asset backfill (see it under "Backfills"); otherwise,
+or with `--in-process`, runs execute here on the project's instance (visible in the UI), one
+progress line per partition and asset.
 """
 
 from __future__ import annotations
@@ -30,6 +32,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--from", dest="start", default=None, help="first date (YYYY-MM-DD)")
     parser.add_argument("--to", dest="end", default=None, help="last date (YYYY-MM-DD)")
     parser.add_argument("--dry-run", action="store_true", help="print the plan, run nothing")
+    parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="run here even when a Dagster daemon is running (default: hand it the backfill)",
+    )
     parser.add_argument("--verbose", action="store_true", help="show Dagster's run logs")
     parser.set_defaults(func=run)
 
@@ -56,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
             plan = stale_plan(instance, definitions, args.start, args.end)
         else:
             plan = range_plan(settings, definitions, days_in(start, end))  # type: ignore[arg-type]
-        if not any(plan.values()):
+        if not plan:
             print(f"{PREFIX} nothing to backfill")
             return 0
         for partition, keys in plan.items():
@@ -64,6 +71,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"{PREFIX} plan {partition or 'release'}: {names}")
         if args.dry_run:
             return 0
+        from distill_assets.operations.daemon import daemon_running
+
+        if not args.in_process and daemon_running(instance):
+            return submit_plan(instance, definitions, plan)
         return execute_plan(instance, definitions, plan, settings, args.verbose)
 
 
@@ -96,6 +107,31 @@ def range_plan(settings: Settings, definitions, days: list[str]) -> Plan:
     if plan:
         plan[None] = None
     return plan
+
+
+def submit_plan(instance, definitions, plan: Plan) -> int:
+    """Submit the plan to the running daemon as one asset backfill; print its id."""
+    from distill_assets.defs.jobs import INGEST_JOB, RELEASE_JOB
+    from distill_assets.defs.release.sensors import CLI_TAG
+    from distill_assets.operations.daemon import submit_backfill
+
+    graph = definitions.resolve_asset_graph()
+    whole = {
+        job: sorted(definitions.resolve_job_def(job).asset_layer.selected_asset_keys)
+        for job in (INGEST_JOB, RELEASE_JOB)
+    }
+    explicit = {
+        partition: keys
+        if keys is not None
+        else whole[RELEASE_JOB if partition is None else INGEST_JOB]
+        for partition, keys in plan.items()
+    }
+    backfill_id = submit_backfill(
+        instance, graph, explicit, tags={CLI_TAG: "backfill"}, title="distill backfill"
+    )
+    print(f"{PREFIX} a Dagster daemon is running: submitted backfill {backfill_id}")
+    print(f"{PREFIX} follow it in the UI under Overview → Backfills")
+    return 0
 
 
 def execute_plan(instance, definitions, plan: Plan, settings: Settings, verbose: bool) -> int:

@@ -136,3 +136,30 @@ def test_rule_change_is_listed_rebuilt_exactly_and_carded(
         )
     gained = sum(manifest["changes"]["sft"][s]["delta"] for s in ("train", "test"))
     assert gained == 2
+
+
+def test_backfill_of_a_date_range_rebuilds_those_dates_then_releases(
+    project: tuple[Path, dict[str, str]],
+) -> None:
+    tmp, env = project
+    home = tmp / "data" / ".dagster"
+    _, before = _materializations(home, 0)
+    latest = tmp / "data" / "hub" / "distill" / "latest" / "release.json"
+    version = json.loads(latest.read_text())["version"]
+    out = _distill(env, tmp, "backfill", "--from", "2026-11-18", "--to", SAMPLE_DATES[1])
+    lines = out.stdout.splitlines()
+    assert lines[:3] == [
+        f"[distill] plan {SAMPLE_DATES[0]}: all assets",
+        f"[distill] plan {SAMPLE_DATES[1]}: all assets",
+        "[distill] plan release: all assets",
+    ]
+    for day in SAMPLE_DATES:
+        assert f"[distill] daily_ingest {day}: ok (17 materializations, 14 checks)" in lines
+        assert any(x.startswith(f"[distill] quarantine {day}: traces 15 (") for x in lines)
+    assert "[distill] publish_release: ok (10 materializations, 6 checks)" in lines
+    rebuilt, _ = _materializations(home, before)
+    assert len(rebuilt) == 2 * 17 + 10
+    # same inputs, same rules: the release is the same version
+    assert json.loads(latest.read_text())["version"] == version
+    empty = _distill(env, tmp, "backfill", "--from", "2026-11-21", "--to", "2026-11-25")
+    assert empty.stdout == "[distill] nothing to backfill\n"
