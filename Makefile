@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 export DAGSTER_HOME := $(CURDIR)/data/.dagster
 export DISTILL_DATA_DIR ?= $(CURDIR)/data
 
-.PHONY: run test ui bench lint format clean stale backfill backfill-stale
+.PHONY: run test ui bench lint format clean stale backfill backfill-stale ui-check
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "distill needs Python >= 3.11"; exit 1; }
@@ -45,6 +45,12 @@ backfill: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 ## backfill-stale: rebuild exactly what `make stale` lists, then release
 backfill-stale: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 	$(BIN)/distill backfill --stale
+
+## ui-check: real-browser smoke check of the UI (Debian chromium + Playwright); not part of `test`
+ui-check: $(STAMP)
+	@command -v chromium >/dev/null || apt-get install -y -qq chromium >/dev/null 2>&1 || { echo "make ui-check needs Debian's chromium: apt-get install chromium"; exit 1; }
+	@$(BIN)/python -c 'import playwright' 2>/dev/null || $(BIN)/python -m pip install --quiet -e '.[ui]'
+	$(BIN)/python tools/ui_check.py
 
 ## bench: benchmarks (results in bench/results and the README table)
 bench: $(STAMP)
