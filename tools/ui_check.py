@@ -26,6 +26,7 @@ GROUPS = ("traces", "escalations", "revisions", "telemetry", "curation", "releas
 ASSET = "curation/sft"
 STARTUP_SECONDS = 300
 PAGE_TIMEOUT_MS = 120_000
+WELCOME_TIMEOUT_MS = 10_000
 
 
 class UiCheckError(RuntimeError):
@@ -112,6 +113,7 @@ def _browse(sync_playwright, url: str, browser_path: str, expected_rows: str) ->
         page = browser.new_page(viewport={"width": 1600, "height": 1000})
         page.set_default_timeout(PAGE_TIMEOUT_MS)
         page.goto(f"{url}/asset-groups")
+        dismiss_welcome(page)
         for group in GROUPS:
             page.get_by_text(group, exact=True).first.wait_for()
         page.wait_for_timeout(2_000)
@@ -121,6 +123,18 @@ def _browse(sync_playwright, url: str, browser_path: str, expected_rows: str) ->
         page.get_by_text(expected_rows, exact=True).first.wait_for()
         page.screenshot(path=str(SHOTS / "asset_curation_sft.png"), full_page=True)
         browser.close()
+
+
+def dismiss_welcome(page) -> None:
+    """Close the UI's first-visit "Join the Dagster community" dialog if it shows up."""
+    from playwright.sync_api import TimeoutError as NotShown
+
+    skip = page.get_by_role("button", name="Skip")
+    try:
+        skip.wait_for(timeout=WELCOME_TIMEOUT_MS)
+    except NotShown:
+        return
+    skip.click()
 
 
 def expected_row_count(workdir: Path) -> str:
