@@ -15,10 +15,14 @@ import argparse
 import sys
 from collections import defaultdict
 
+import dagster as dg
+
 from distill_assets.lib.settings import SOURCES, Settings
 from distill_assets.operations.dates import DateError, check_order, days_in, parse_day
 
 PREFIX = "[distill]"
+# partition (None: the release job) -> asset keys to run (None: the whole job)
+Plan = dict[str | None, list[dg.AssetKey] | None]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -62,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         if args.stale:
             plan = stale_plan(instance, definitions, args.start, args.end)
         else:
-            plan = range_plan(settings, definitions, days_in(start, end))  # type: ignore[arg-type]
+            plan = range_plan(settings, days_in(start, end))  # type: ignore[arg-type]
         if not plan:
             print(f"{PREFIX} nothing to backfill")
             return 0
@@ -78,38 +82,37 @@ def run(args: argparse.Namespace) -> int:
         return execute_plan(instance, definitions, plan, settings, args.verbose)
 
 
-Plan = dict  # partition (None: the release job) -> asset keys to run (None: the whole job)
-
-
-def stale_plan(instance, definitions, start: str | None, end: str | None) -> Plan:
+def stale_plan(
+    instance: dg.DagsterInstance, definitions: dg.Definitions, start: str | None, end: str | None
+) -> Plan:
     """Group the stale entries by partition (None for unpartitioned), within the date range."""
     from distill_assets.operations.stale import find_stale
 
-    plan: dict[str | None, list] = defaultdict(list)
+    plan: dict[str | None, list[dg.AssetKey]] = defaultdict(list)
     for entry in find_stale(instance, definitions.resolve_asset_graph()):
         if entry.partition is not None and (
             (start and entry.partition < start) or (end and entry.partition > end)
         ):
             continue
         plan[entry.partition].append(entry.key)
-    ordered = {p: plan[p] for p in sorted(k for k in plan if k is not None)}
+    ordered: Plan = {p: plan[p] for p in sorted(k for k in plan if k is not None)}
     if plan.get(None):
         ordered[None] = plan[None]
     return ordered
 
 
-def range_plan(settings: Settings, definitions, days: list[str]) -> Plan:
+def range_plan(settings: Settings, days: list[str]) -> Plan:
     """Every ingest asset of each date in `days` that has raw data, then the whole release."""
     from distill_assets.lib.rawfiles import list_partitions
 
     present = {p for s in SOURCES for p in list_partitions(settings.raw_root, s)}
-    plan: dict[str | None, list | None] = {day: None for day in days if day in present}
+    plan: Plan = {day: None for day in days if day in present}
     if plan:
         plan[None] = None
     return plan
 
 
-def submit_plan(instance, definitions, plan: Plan) -> int:
+def submit_plan(instance: dg.DagsterInstance, definitions: dg.Definitions, plan: Plan) -> int:
     """Submit the plan to the running daemon as one asset backfill; print its id."""
     from distill_assets.defs.jobs import INGEST_JOB, RELEASE_JOB
     from distill_assets.defs.release.sensors import CLI_TAG
@@ -134,7 +137,13 @@ def submit_plan(instance, definitions, plan: Plan) -> int:
     return 0
 
 
-def execute_plan(instance, definitions, plan: Plan, settings: Settings, verbose: bool) -> int:
+def execute_plan(
+    instance: dg.DagsterInstance,
+    definitions: dg.Definitions,
+    plan: Plan,
+    settings: Settings,
+    verbose: bool,
+) -> int:
     """Run each partition's assets, then (if every partition succeeded) the release assets."""
     from distill_assets.defs.jobs import INGEST_JOB, RELEASE_JOB
     from distill_assets.operations.launch import execute, quarantine_line
