@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 export DAGSTER_HOME := $(CURDIR)/data/.dagster
 export DISTILL_DATA_DIR ?= $(CURDIR)/data
 
-.PHONY: run test ui bench lint format clean
+.PHONY: run test ui bench lint format clean stale backfill backfill-stale ui-check
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "distill needs Python >= 3.11"; exit 1; }
@@ -15,9 +15,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-$(DAGSTER_HOME)/dagster.yaml: dagster.yaml
+# Kept out of the project folder: `dagster dev` warns about a dagster.yaml beside it that is not
+# DAGSTER_HOME's.
+$(DAGSTER_HOME)/dagster.yaml: deploy/dagster.yaml
 	mkdir -p $(DAGSTER_HOME)
-	cp dagster.yaml $(DAGSTER_HOME)/dagster.yaml
+	cp deploy/dagster.yaml $(DAGSTER_HOME)/dagster.yaml
 
 ## run: materialize every sample partition of every source, then publish the release
 run: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
@@ -30,6 +32,25 @@ test: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 ## ui: the Dagster UI on http://127.0.0.1:3000
 ui: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 	$(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
+
+## stale: asset partitions built under rules that changed since (and everything downstream)
+stale: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
+	$(BIN)/distill stale
+
+## backfill: rebuild the ingest dates FROM..TO, then release (make backfill FROM=2026-11-19 TO=2026-11-20)
+backfill: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
+	@test -n "$(FROM)" -a -n "$(TO)" || { echo "usage: make backfill FROM=YYYY-MM-DD TO=YYYY-MM-DD"; exit 2; }
+	$(BIN)/distill backfill --from $(FROM) --to $(TO)
+
+## backfill-stale: rebuild exactly what `make stale` lists, then release
+backfill-stale: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
+	$(BIN)/distill backfill --stale
+
+## ui-check: real-browser smoke check of the UI (Debian chromium + Playwright); not part of `test`
+ui-check: $(STAMP)
+	@command -v chromium >/dev/null || apt-get install -y -qq chromium >/dev/null 2>&1 || { echo "make ui-check needs Debian's chromium: apt-get install chromium"; exit 1; }
+	@$(BIN)/python -c 'import playwright' 2>/dev/null || $(BIN)/python -m pip install --quiet -e '.[ui]'
+	$(BIN)/python tools/ui_check.py
 
 ## bench: benchmarks (results in bench/results and the README table)
 bench: $(STAMP)

@@ -1,8 +1,11 @@
 """The one entry point: load the defs folder and apply project-wide policy here only."""
 
+import warnings
+
 import dagster as dg
 
 from distill_assets import defs as defs_package
+from distill_assets.defs.catalog import catalog_spec
 from distill_assets.defs.resources import (
     DistillSettings,
     EmbedderResource,
@@ -14,8 +17,11 @@ from distill_assets.defs.resources import (
 @dg.definitions
 def defs() -> dg.Definitions:
     """Every source's assets, checks, jobs, schedules and sensors, with the shared resources."""
+    with warnings.catch_warnings():  # map_asset_specs is a Dagster "preview" API
+        warnings.simplefilter("ignore", dg.PreviewWarning)
+        loaded = dg.load_defs(defs_root=defs_package).map_asset_specs(func=catalog_spec)
     return dg.Definitions.merge(
-        dg.load_defs(defs_root=defs_package),
+        loaded,
         dg.Definitions(
             resources={
                 "io_manager": LakeIOManager(),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -13,6 +14,15 @@ from distill_assets.lib.settings import Settings
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = PROJECT_ROOT / "data" / "samples"
 SAMPLE_DATES = ("2026-11-19", "2026-11-20")
+# The partitions' start is fixed when the definitions are first imported (`defs.partitions`);
+# tests land dates from 2025 on into fresh folders, so they pin it instead of depending on
+# whatever raw data the checkout holds.
+TEST_PARTITIONS_START = "2025-01-01"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Pin the first daily partition for every in-process definition load."""
+    os.environ["DISTILL_PARTITIONS_START"] = TEST_PARTITIONS_START
 
 
 @pytest.fixture

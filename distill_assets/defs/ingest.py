@@ -17,6 +17,7 @@ from pathlib import Path
 import dagster as dg
 import polars as pl
 
+from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.resources import DistillSettings, StagedParquet
 from distill_assets.lib.lake import ROW_GROUP_SIZE, scan_partition
 from distill_assets.lib.metadata import funnel
@@ -146,6 +147,7 @@ def reconcile_check(
     bronze_key = dg.AssetKey([source, bronze_table])
 
     @dg.asset_check(
+        partitions_def=daily_partitions,
         asset=bronze_key,
         name=RECONCILE_CHECK,
         blocking=True,

@@ -183,3 +183,10 @@ def parquet_row_count(path: UPath) -> int:
     """Return the number of rows recorded in a Parquet file's footer."""
     with path.open("rb") as handle:
         return pq.ParquetFile(handle).metadata.num_rows
+
+
+def parquet_columns(path: UPath) -> list[tuple[str, str]]:
+    """Return (name, Arrow type) of every top-level column of a Parquet file, from its footer."""
+    with path.open("rb") as handle:
+        schema = pq.ParquetFile(handle).schema_arrow
+    return [(field.name, str(field.type)) for field in schema]

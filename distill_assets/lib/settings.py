@@ -13,7 +13,9 @@ understands (`s3://bucket/lake`).
 - `embedder`, `embedder_model`: `DISTILL_EMBEDDER` (`hashed`, the offline default, or
   `model2vec`) and `DISTILL_EMBEDDER_MODEL` (a local model folder);
 - `llm_base_url`, `llm_model`, `llm_api_key`: `DISTILL_LLM_BASE_URL`, `DISTILL_LLM_MODEL`,
-  `DISTILL_LLM_API_KEY` (empty base URL: the offline extractors only).
+  `DISTILL_LLM_API_KEY` (empty base URL: the offline extractors only);
+- `partitions_start`: `DISTILL_PARTITIONS_START`, the first daily partition (empty: the first
+  raw date present, see `defs.partitions`).
 """
 
 from __future__ import annotations
@@ -41,6 +43,9 @@ class Settings(BaseModel):
     llm_base_url: str = Field(default="", description="OpenAI-compatible endpoint; empty: offline")
     llm_model: str = Field(default="", description="Model name sent to the LLM endpoint")
     llm_api_key: str = Field(default="", description="Bearer key of the LLM endpoint, if any")
+    partitions_start: str = Field(
+        default="", description="First daily partition; empty: the first raw date present"
+    )
 
     @classmethod
     def resolve(
@@ -66,4 +71,5 @@ class Settings(BaseModel):
             llm_base_url=env.get("DISTILL_LLM_BASE_URL", ""),
             llm_model=env.get("DISTILL_LLM_MODEL", ""),
             llm_api_key=env.get("DISTILL_LLM_API_KEY", ""),
+            partitions_start=env.get("DISTILL_PARTITIONS_START", ""),
         )

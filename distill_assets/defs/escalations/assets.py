@@ -78,12 +78,13 @@ def distillation_examples(context: dg.AssetExecutionContext, records: pl.LazyFra
     context.add_output_metadata(
         {
             "rows": examples.height,
-            "reasoning_types": funnel(reason_counts(examples, "reasoning_type")),
-            "domains": funnel(reason_counts(examples, "domain")),
+            "reasoning_types": funnel(reason_counts(examples, "reasoning_type"), "reasoning type"),
+            "domains": funnel(reason_counts(examples, "domain"), "domain"),
             "quality_flags": funnel(
                 reason_counts(
                     examples.select(pl.col("quality_flags").explode()).drop_nulls(), "quality_flags"
-                )
+                ),
+                "quality flag",
             ),
             "quality_score": histogram(examples.get_column("quality_score")),
             "preview": preview(examples.select(PREVIEW_COLUMNS)),

@@ -7,6 +7,7 @@ from distill_assets.contracts.published import feed_schema
 from distill_assets.defs.escalations.assets import EXAMPLES, INSTRUCTION, RECORDS, SOURCE
 from distill_assets.defs.escalations.instruction import FEED_CONFIG
 from distill_assets.defs.ingest import reconcile_check
+from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.resources import DistillSettings
 from distill_assets.lib.lake import scan_partition
 from distill_assets.rules import escalations as rules
@@ -22,6 +23,7 @@ def _scan(settings: DistillSettings, table: str, partition: str) -> pl.LazyFrame
 
 
 @dg.asset_check(
+    partitions_def=daily_partitions,
     asset=dg.AssetKey([SOURCE, EXAMPLES]),
     name=EXAMPLES_CHECK,
     blocking=True,
@@ -53,6 +55,7 @@ def one_example_per_record(
 
 
 @dg.asset_check(
+    partitions_def=daily_partitions,
     asset=dg.AssetKey([SOURCE, INSTRUCTION]),
     name=FEED_CHECK,
     blocking=True,

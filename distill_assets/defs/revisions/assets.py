@@ -129,7 +129,7 @@ def revision_pairs(
         {
             "turns": pairs.height + unpaired.height,
             "pairs": pairs.height,
-            "turn_outcomes": funnel({PAIRED: pairs.height, **unpaired_reasons}),
+            "turn_outcomes": funnel({PAIRED: pairs.height, **unpaired_reasons}, "outcome"),
             "quality_score": histogram(pairs.get_column("quality_score")),
             "preview": preview(pairs.select(PAIR_PREVIEW_COLUMNS)),
             **rules,

@@ -8,6 +8,7 @@ import polars as pl
 
 from distill_assets.contracts.published import feed_schema
 from distill_assets.defs.ingest import reconcile_check
+from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.resources import DistillSettings
 from distill_assets.defs.revisions.assets import (
     PAIRS,
@@ -34,6 +35,7 @@ def _scan(settings: DistillSettings, table: str, partition: str) -> pl.LazyFrame
 
 
 @dg.asset_check(
+    partitions_def=daily_partitions,
     asset=dg.AssetKey([SOURCE, PAIRS]),
     name=TURNS_CHECK,
     blocking=True,
@@ -67,6 +69,7 @@ def every_turn_accounted(
 
 
 @dg.asset_check(
+    partitions_def=daily_partitions,
     asset=dg.AssetKey([SOURCE, PAIRS]),
     name=FEED_CHECK,
     blocking=True,

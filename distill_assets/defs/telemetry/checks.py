@@ -5,6 +5,7 @@ import polars as pl
 
 from distill_assets.contracts.published import feed_schema
 from distill_assets.defs.ingest import reconcile_check
+from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.resources import DistillSettings
 from distill_assets.lib.lake import partition_path
 
@@ -15,6 +16,7 @@ telemetry_raw_reconciles = reconcile_check(SOURCE, "events")
 
 
 @dg.asset_check(
+    partitions_def=daily_partitions,
     asset=dg.AssetKey([SOURCE, "dialogues"]),
     name=FEED_SCHEMA_CHECK,
     blocking=True,

@@ -108,8 +108,8 @@ def traces_runs(context: dg.AssetExecutionContext, settings: DistillSettings) ->
     context.add_output_metadata(
         {
             "successful_runs": int(runs["success"].sum()),
-            "runs_by_success_rule": funnel(_counts(runs, "success_rule")),
-            "runs_by_end": funnel(_counts(runs, "ended_by")),
+            "runs_by_success_rule": funnel(_counts(runs, "success_rule"), "success rule"),
+            "runs_by_end": funnel(_counts(runs, "ended_by"), "ended by"),
             "unsuccessful_by_reason": funnel(
                 _counts(runs.drop_nulls("skip_reason"), "skip_reason")
             ),
@@ -191,9 +191,9 @@ def traces_sft(
             **shared,
             "dropped_by_reason": funnel(summary.dropped_by_reason),
             "unsuccessful_runs_by_reason": funnel(summary.runs_by_skip_reason),
-            "samples_by_split": funnel(_counts(samples, "split")),
-            "samples_by_tool": funnel(_counts(samples, "tool_name")),
-            "samples_by_kind": funnel(_counts(samples, "sample_kind")),
+            "samples_by_split": funnel(_counts(samples, "split"), "split"),
+            "samples_by_tool": funnel(_counts(samples, "tool_name"), "tool"),
+            "samples_by_kind": funnel(_counts(samples, "sample_kind"), "kind"),
             "quality_score": histogram(samples["quality_score"]),
             "preview": preview(pl.read_parquet(sft, n_rows=5).drop("messages")),
         },
