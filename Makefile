@@ -15,11 +15,10 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-# Kept out of the project folder: `dagster dev` warns about a dagster.yaml beside it that is not
-# DAGSTER_HOME's.
-$(DAGSTER_HOME)/dagster.yaml: deploy/dagster.yaml
+# The project's instance config, copied into DAGSTER_HOME (run/event/schedule storage there).
+$(DAGSTER_HOME)/dagster.yaml: dagster.yaml
 	mkdir -p $(DAGSTER_HOME)
-	cp deploy/dagster.yaml $(DAGSTER_HOME)/dagster.yaml
+	cp dagster.yaml $(DAGSTER_HOME)/dagster.yaml
 
 ## run: materialize every sample partition of every source, then publish the release
 run: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
@@ -31,7 +30,7 @@ test: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 
 ## ui: the Dagster UI on http://127.0.0.1:3000
 ui: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
-	$(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
+	cd $(DAGSTER_HOME) && $(CURDIR)/$(BIN)/dagster dev -w $(CURDIR)/workspace.yaml -h 127.0.0.1 -p 3000
 
 ## stale: asset partitions built under rules that changed since (and everything downstream)
 stale: $(STAMP) $(DAGSTER_HOME)/dagster.yaml

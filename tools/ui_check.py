@@ -53,7 +53,7 @@ def prepare(workdir: Path) -> dict[str, str]:
     """Run `distill run` over the samples in `workdir`; return the environment for dagster dev."""
     home = workdir / "data" / ".dagster"
     home.mkdir(parents=True)
-    shutil.copy2(PROJECT_ROOT / "deploy" / "dagster.yaml", home / "dagster.yaml")
+    shutil.copy2(PROJECT_ROOT / "dagster.yaml", home / "dagster.yaml")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DISTILL_", "DAGSTER_"))}
     env.update(DISTILL_DATA_DIR=str(workdir / "data"), DAGSTER_HOME=str(home))
     samples = PROJECT_ROOT / "data" / "samples"

@@ -177,10 +177,12 @@ def turn_principles(
     context.add_output_metadata(
         {
             "principles": frame.height,
-            "turn_outcomes": funnel({"principle": frame.height, **reason_counts(unpaired)}),
-            "rows_by_extractor": funnel(extraction.rows_by_extractor),
+            "turn_outcomes": funnel(
+                {"principle": frame.height, **reason_counts(unpaired)}, "outcome"
+            ),
+            "rows_by_extractor": funnel(extraction.rows_by_extractor, "extractor"),
             "llm_fallbacks": funnel(extraction.fallbacks),
-            "by_category": funnel(categories),
+            "by_category": funnel(categories, "category"),
             "preview": preview(frame.select(PRINCIPLE_PREVIEW_COLUMNS)),
             **rules_metadata(*PRINCIPLE_RULES),
         }
@@ -222,13 +224,15 @@ def principles(
                     "written": synced.written,
                     "unchanged": synced.unchanged,
                     "removed": synced.removed,
-                }
+                },
+                "files",
             ),
             "support": funnel(
                 {
                     str(k): v
                     for k, v in sorted(merged.get_column("support").value_counts().iter_rows())
-                }
+                },
+                "support",
             ),
             "preview": preview(merged.select(MERGED_PREVIEW_COLUMNS)),
             **rules_metadata(*PRINCIPLE_RULES),

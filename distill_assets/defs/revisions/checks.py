@@ -109,6 +109,7 @@ def dpo_feed_valid(
 
 
 @dg.asset_check(
+    partitions_def=daily_partitions,
     asset=dg.AssetKey([SOURCE, TURN_PRINCIPLES]),
     name=PRINCIPLE_PER_PAIR_CHECK,
     blocking=True,

@@ -33,7 +33,14 @@ def test_readme_backfill_uses_the_make_targets() -> None:
             assert "DAGSTER_HOME=" in line and ".venv/bin/dagster" in line, line
 
 
-def test_no_instance_config_in_the_project_folder() -> None:
-    """`dagster dev` warns about a dagster.yaml in its working folder that is not DAGSTER_HOME."""
-    assert not (PROJECT_ROOT / "dagster.yaml").exists()
-    assert (PROJECT_ROOT / "deploy" / "dagster.yaml").is_file()
+def test_ui_starts_dagster_dev_in_dagster_home() -> None:
+    """`dagster dev` warns about a dagster.yaml in its working folder that is not DAGSTER_HOME.
+
+    The project keeps its instance config at the top level (copied into DAGSTER_HOME), so
+    `make ui` starts `dagster dev` from DAGSTER_HOME itself.
+    """
+    assert (PROJECT_ROOT / "dagster.yaml").is_file()
+    makefile = (PROJECT_ROOT / "Makefile").read_text()
+    [recipe] = [line for line in makefile.splitlines() if "dagster dev" in line]
+    assert recipe.strip().startswith("cd $(DAGSTER_HOME) && ")
+    assert "-w $(CURDIR)/workspace.yaml" in recipe
