@@ -214,7 +214,9 @@ PAYLOAD_MODELS: dict[str, type[BaseModel]] = {
     "consent": ConsentPayload,
     "deletion_request": DeletionRequestPayload,
 }
-# Payload fields the ingest SQL checks (only dialogue turns feed a product in this issue).
+# Payload fields the ingest SQL checks first for dialogue turns (with their own reason codes);
+# every other payload field of every type is checked after them, as `missing_<field>` /
+# `invalid_<field>` (nested fields with `_`: `invalid_observation_game_state`).
 DIALOGUE_REQUIRED: tuple[str, ...] = ("conversation_id", "speaker", "text", "turn_index")
 
 
@@ -228,8 +230,17 @@ def envelope_removal_patch() -> str:
     return json.dumps(dict.fromkeys(envelope_fields()))
 
 
+def validate_payload(event_type: str, payload: dict) -> BaseModel:
+    """Validate one payload against its model in strict mode (raises on a contract breach).
+
+    Strict: a JSON number is not a string, a string is not a number or a boolean, `2.0` is not an
+    integer - exactly what the ingest SQL accepts, since JSON carries the types.
+    """
+    return PAYLOAD_MODELS[event_type].model_validate(payload, strict=True)
+
+
 def validate_event(record: dict) -> TelemetryEvent:
     """Validate one envelope and its payload against the models (raises on a contract breach)."""
     event = TelemetryEvent.model_validate(record)
-    PAYLOAD_MODELS[event.event_type].model_validate(event.payload)
+    validate_payload(event.event_type, event.payload)
     return event

@@ -4,6 +4,7 @@
 --   $inner_pad, $outer_pad  HMAC-SHA256 key pads (key XOR 0x36.. / 0x5c.., 64 bytes, BLOB):
 --                           player_key = sha256(outer_pad || sha256(inner_pad || player_id))
 --   $event_types, $speakers allowed values (contracts.telemetry)
+--   $skill_tiers, $ambiguity_levels  allowed values of the dialogue_turn literals
 --   $envelope_patch         JSON merge patch removing the envelope fields (what is left is `extra`)
 --   $ts_min, $ts_max        plausible unix-second bounds of client_ts / server_ts
 -- `line` is set for quarantined rows only, with every occurrence of the player id replaced by its
@@ -68,6 +69,230 @@ timed AS (
         END AS client_ts
     FROM fields
 ),
+-- payload fields of every event type (contracts.telemetry PAYLOAD_MODELS, validated strictly):
+-- the first breach in declaration order, as {reason: missing_<field> | invalid_<field>, detail}.
+-- The dialogue_turn fields the dialogues need are checked in `checked`; the rest here.
+payload_checked AS (
+    SELECT
+        *,
+        CASE event_type_raw
+            WHEN 'dialogue_turn' THEN CASE
+                WHEN json_type(doc, '$.payload.npc_id') NOT IN ('NULL', 'VARCHAR')
+                    THEN {'reason': 'invalid_npc_id', 'detail': 'dialogue_turn.npc_id: expected a string or null, got ' || lower(coalesce(json_type(doc, '$.payload.npc_id'), 'absent'))}
+                WHEN json_type(doc, '$.payload.npc_name') NOT IN ('NULL', 'VARCHAR')
+                    THEN {'reason': 'invalid_npc_name', 'detail': 'dialogue_turn.npc_name: expected a string or null, got ' || lower(coalesce(json_type(doc, '$.payload.npc_name'), 'absent'))}
+                WHEN json_type(doc, '$.payload.npc_persona') NOT IN ('NULL', 'VARCHAR')
+                    THEN {'reason': 'invalid_npc_persona', 'detail': 'dialogue_turn.npc_persona: expected a string or null, got ' || lower(coalesce(json_type(doc, '$.payload.npc_persona'), 'absent'))}
+                WHEN json_type(doc, '$.payload.quest_id') NOT IN ('NULL', 'VARCHAR')
+                    THEN {'reason': 'invalid_quest_id', 'detail': 'dialogue_turn.quest_id: expected a string or null, got ' || lower(coalesce(json_type(doc, '$.payload.quest_id'), 'absent'))}
+                WHEN json_type(doc, '$.payload.game_genre') NOT IN ('NULL', 'VARCHAR')
+                    THEN {'reason': 'invalid_game_genre', 'detail': 'dialogue_turn.game_genre: expected a string or null, got ' || lower(coalesce(json_type(doc, '$.payload.game_genre'), 'absent'))}
+                WHEN json_type(doc, '$.payload.player_skill_tier') NOT IN ('NULL', 'VARCHAR') OR (json_type(doc, '$.payload.player_skill_tier') = 'VARCHAR' AND NOT list_contains($skill_tiers, doc ->> '$.payload.player_skill_tier'))
+                    THEN {'reason': 'invalid_player_skill_tier', 'detail': 'dialogue_turn.player_skill_tier: expected one of the allowed values, got ' || lower(coalesce(json_type(doc, '$.payload.player_skill_tier'), 'absent'))}
+                WHEN json_type(doc, '$.payload.ambiguity_level') NOT IN ('NULL', 'VARCHAR') OR (json_type(doc, '$.payload.ambiguity_level') = 'VARCHAR' AND NOT list_contains($ambiguity_levels, doc ->> '$.payload.ambiguity_level'))
+                    THEN {'reason': 'invalid_ambiguity_level', 'detail': 'dialogue_turn.ambiguity_level: expected one of the allowed values, got ' || lower(coalesce(json_type(doc, '$.payload.ambiguity_level'), 'absent'))}
+                WHEN json_type(doc, '$.payload.social_context') NOT IN ('NULL', 'VARCHAR')
+                    THEN {'reason': 'invalid_social_context', 'detail': 'dialogue_turn.social_context: expected a string or null, got ' || lower(coalesce(json_type(doc, '$.payload.social_context'), 'absent'))}
+                WHEN json_type(doc, '$.payload.karma_state') NOT IN ('NULL', 'BIGINT', 'UBIGINT')
+                    THEN {'reason': 'invalid_karma_state', 'detail': 'dialogue_turn.karma_state: expected an integer or null, got ' || lower(coalesce(json_type(doc, '$.payload.karma_state'), 'absent'))}
+                WHEN json_type(doc, '$.payload.profession') NOT IN ('NULL', 'VARCHAR')
+                    THEN {'reason': 'invalid_profession', 'detail': 'dialogue_turn.profession: expected a string or null, got ' || lower(coalesce(json_type(doc, '$.payload.profession'), 'absent'))}
+            END
+            WHEN 'decision' THEN CASE
+                WHEN coalesce(json_type(doc, '$.payload.scenario_id'), 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_scenario_id', 'detail': 'decision.scenario_id: expected a string, got ' || lower(coalesce(json_type(doc, '$.payload.scenario_id'), 'absent'))}
+                WHEN json_type(doc, '$.payload.scenario_id') <> 'VARCHAR'
+                    THEN {'reason': 'invalid_scenario_id', 'detail': 'decision.scenario_id: expected a string, got ' || lower(coalesce(json_type(doc, '$.payload.scenario_id'), 'absent'))}
+                WHEN coalesce(json_type(doc, '$.payload.game_state_hash'), 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_game_state_hash', 'detail': 'decision.game_state_hash: expected a string, got ' || lower(coalesce(json_type(doc, '$.payload.game_state_hash'), 'absent'))}
+                WHEN json_type(doc, '$.payload.game_state_hash') <> 'VARCHAR'
+                    THEN {'reason': 'invalid_game_state_hash', 'detail': 'decision.game_state_hash: expected a string, got ' || lower(coalesce(json_type(doc, '$.payload.game_state_hash'), 'absent'))}
+                WHEN coalesce(json_type(doc, '$.payload.prompt'), 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_prompt', 'detail': 'decision.prompt: expected a string, got ' || lower(coalesce(json_type(doc, '$.payload.prompt'), 'absent'))}
+                WHEN json_type(doc, '$.payload.prompt') <> 'VARCHAR'
+                    THEN {'reason': 'invalid_prompt', 'detail': 'decision.prompt: expected a string, got ' || lower(coalesce(json_type(doc, '$.payload.prompt'), 'absent'))}
+                WHEN coalesce(json_type(doc, '$.payload.options'), 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_options', 'detail': 'decision.options: expected >= 2 objects with string option_id and text, got ' || lower(coalesce(json_type(doc, '$.payload.options'), 'absent'))}
+                WHEN json_type(doc, '$.payload.options') <> 'ARRAY' OR json_array_length(doc, '$.payload.options') < 2 OR NOT coalesce(list_bool_and(list_transform(json_type(doc, '$.payload.options[*]'), lambda t: t IN ('OBJECT'))), true) OR len(list_filter(json_type(doc, '$.payload.options[*].option_id'), lambda t: t = 'VARCHAR')) <> json_array_length(doc, '$.payload.options') OR len(list_filter(json_type(doc, '$.payload.options[*].text'), lambda t: t = 'VARCHAR')) <> json_array_length(doc, '$.payload.options')
+                    THEN {'reason': 'invalid_options', 'detail': 'decision.options: expected >= 2 objects with string option_id and text, got ' || lower(coalesce(json_type(doc, '$.payload.options'), 'absent'))}
+                WHEN coalesce(json_type(doc, '$.payload.chosen_option'), 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_chosen_option', 'detail': 'decision.chosen_option: expected a string, got ' || lower(coalesce(json_type(doc, '$.payload.chosen_option'), 'absent'))}
+                WHEN json_type(doc, '$.payload.chosen_option') <> 'VARCHAR'
+                    THEN {'reason': 'invalid_chosen_option', 'detail': 'decision.chosen_option: expected a string, got ' || lower(coalesce(json_type(doc, '$.payload.chosen_option'), 'absent'))}
+                WHEN json_type(doc, '$.payload.reasoning') NOT IN ('NULL', 'VARCHAR')
+                    THEN {'reason': 'invalid_reasoning', 'detail': 'decision.reasoning: expected a string or null, got ' || lower(coalesce(json_type(doc, '$.payload.reasoning'), 'absent'))}
+                WHEN coalesce(json_type(doc, '$.payload.ambiguity_score'), 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_ambiguity_score', 'detail': 'decision.ambiguity_score: expected a number in [0, 1], got ' || lower(coalesce(json_type(doc, '$.payload.ambiguity_score'), 'absent'))}
+                WHEN json_type(doc, '$.payload.ambiguity_score') NOT IN ('BIGINT', 'UBIGINT', 'DOUBLE') OR NOT (TRY_CAST(doc ->> '$.payload.ambiguity_score' AS DOUBLE) BETWEEN 0 AND 1)
+                    THEN {'reason': 'invalid_ambiguity_score', 'detail': 'decision.ambiguity_score: expected a number in [0, 1], got ' || lower(coalesce(json_type(doc, '$.payload.ambiguity_score'), 'absent'))}
+                WHEN coalesce(json_type(doc, '$.payload.ai_policy_probs'), 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_ai_policy_probs', 'detail': 'decision.ai_policy_probs: expected an object of numbers, got ' || lower(coalesce(json_type(doc, '$.payload.ai_policy_probs'), 'absent'))}
+                WHEN json_type(doc, '$.payload.ai_policy_probs') <> 'OBJECT' OR NOT coalesce(list_bool_and(list_transform(json_type(doc, '$.payload.ai_policy_probs.*'), lambda t: t IN ('BIGINT', 'UBIGINT', 'DOUBLE'))), true)
+                    THEN {'reason': 'invalid_ai_policy_probs', 'detail': 'decision.ai_policy_probs: expected an object of numbers, got ' || lower(coalesce(json_type(doc, '$.payload.ai_policy_probs'), 'absent'))}
+                WHEN coalesce(json_type(doc, '$.payload.is_gold_standard'), 'BOOLEAN') <> 'BOOLEAN'
+                    THEN {'reason': 'invalid_is_gold_standard', 'detail': 'decision.is_gold_standard: expected a boolean, got ' || lower(coalesce(json_type(doc, '$.payload.is_gold_standard'), 'absent'))}
+            END
+            WHEN 'outcome' THEN CASE
+                WHEN json_type(doc, '$.payload.decision_event_id') NOT IN ('NULL', 'VARCHAR')
+                    THEN {'reason': 'invalid_decision_event_id', 'detail': 'outcome.decision_event_id: expected a string or null, got ' || lower(coalesce(json_type(doc, '$.payload.decision_event_id'), 'absent'))}
+                WHEN json_type(doc, '$.payload.episode_id') NOT IN ('NULL', 'VARCHAR')
+                    THEN {'reason': 'invalid_episode_id', 'detail': 'outcome.episode_id: expected a string or null, got ' || lower(coalesce(json_type(doc, '$.payload.episode_id'), 'absent'))}
+                WHEN coalesce(json_type(doc, '$.payload.outcome'), 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_outcome', 'detail': 'outcome.outcome: expected a string, got ' || lower(coalesce(json_type(doc, '$.payload.outcome'), 'absent'))}
+                WHEN json_type(doc, '$.payload.outcome') <> 'VARCHAR'
+                    THEN {'reason': 'invalid_outcome', 'detail': 'outcome.outcome: expected a string, got ' || lower(coalesce(json_type(doc, '$.payload.outcome'), 'absent'))}
+                WHEN coalesce(json_type(doc, '$.payload.label'), 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_label', 'detail': 'outcome.label: expected a string, got ' || lower(coalesce(json_type(doc, '$.payload.label'), 'absent'))}
+                WHEN json_type(doc, '$.payload.label') <> 'VARCHAR'
+                    THEN {'reason': 'invalid_label', 'detail': 'outcome.label: expected a string, got ' || lower(coalesce(json_type(doc, '$.payload.label'), 'absent'))}
+                WHEN coalesce(json_type(doc, '$.payload.reward'), 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_reward', 'detail': 'outcome.reward: expected a number, got ' || lower(coalesce(json_type(doc, '$.payload.reward'), 'absent'))}
+                WHEN json_type(doc, '$.payload.reward') NOT IN ('BIGINT', 'UBIGINT', 'DOUBLE')
+                    THEN {'reason': 'invalid_reward', 'detail': 'outcome.reward: expected a number, got ' || lower(coalesce(json_type(doc, '$.payload.reward'), 'absent'))}
+                WHEN coalesce(json_type(doc, '$.payload.karma_delta'), 'BIGINT') NOT IN ('BIGINT', 'UBIGINT')
+                    THEN {'reason': 'invalid_karma_delta', 'detail': 'outcome.karma_delta: expected an integer, got ' || lower(coalesce(json_type(doc, '$.payload.karma_delta'), 'absent'))}
+            END
+            WHEN 'trajectory_step' THEN CASE
+                WHEN coalesce(json_type(doc, '$.payload.episode_id'), 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_episode_id', 'detail': 'trajectory_step.episode_id: expected a string, got ' || lower(coalesce(json_type(doc, '$.payload.episode_id'), 'absent'))}
+                WHEN json_type(doc, '$.payload.episode_id') <> 'VARCHAR'
+                    THEN {'reason': 'invalid_episode_id', 'detail': 'trajectory_step.episode_id: expected a string, got ' || lower(coalesce(json_type(doc, '$.payload.episode_id'), 'absent'))}
+                WHEN coalesce(json_type(doc, '$.payload.step_index'), 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_step_index', 'detail': 'trajectory_step.step_index: expected an integer >= 0, got ' || lower(coalesce(json_type(doc, '$.payload.step_index'), 'absent'))}
+                WHEN json_type(doc, '$.payload.step_index') NOT IN ('BIGINT', 'UBIGINT') OR coalesce(TRY_CAST(doc ->> '$.payload.step_index' AS BIGINT) < 0, true)
+                    THEN {'reason': 'invalid_step_index', 'detail': 'trajectory_step.step_index: expected an integer >= 0, got ' || lower(coalesce(json_type(doc, '$.payload.step_index'), 'absent'))}
+                WHEN coalesce(json_type(doc, '$.payload.observation'), 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_observation', 'detail': 'trajectory_step.observation: expected an object, got ' || lower(coalesce(json_type(doc, '$.payload.observation'), 'absent'))}
+                WHEN json_type(doc, '$.payload.observation') <> 'OBJECT'
+                    THEN {'reason': 'invalid_observation', 'detail': 'trajectory_step.observation: expected an object, got ' || lower(coalesce(json_type(doc, '$.payload.observation'), 'absent'))}
+                WHEN coalesce(json_type(doc, '$.payload.observation.game_state'), 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_observation_game_state', 'detail': 'trajectory_step.observation.game_state: expected an object, got ' || lower(coalesce(json_type(doc, '$.payload.observation.game_state'), 'absent'))}
+                WHEN json_type(doc, '$.payload.observation.game_state') <> 'OBJECT'
+                    THEN {'reason': 'invalid_observation_game_state', 'detail': 'trajectory_step.observation.game_state: expected an object, got ' || lower(coalesce(json_type(doc, '$.payload.observation.game_state'), 'absent'))}
+                WHEN coalesce(json_type(doc, '$.payload.observation.inventory'), 'ARRAY') <> 'ARRAY' OR NOT coalesce(list_bool_and(list_transform(json_type(doc, '$.payload.observation.inventory[*]'), lambda t: t IN ('VARCHAR'))), true)
+                    THEN {'reason': 'invalid_observation_inventory', 'detail': 'trajectory_step.observation.inventory: expected an array of strings, got ' || lower(coalesce(json_type(doc, '$.payload.observation.inventory'), 'absent'))}
+                WHEN coalesce(json_type(doc, '$.payload.observation.skill_state'), 'OBJECT') <> 'OBJECT' OR NOT coalesce(list_bool_and(list_transform(json_type(doc, '$.payload.observation.skill_state.*'), lambda t: t IN ('BIGINT', 'UBIGINT'))), true)
+                    THEN {'reason': 'invalid_observation_skill_state', 'detail': 'trajectory_step.observation.skill_state: expected an object of integers, got ' || lower(coalesce(json_type(doc, '$.payload.observation.skill_state'), 'absent'))}
+                WHEN json_type(doc, '$.payload.observation.natural_language_instruction') NOT IN ('NULL', 'VARCHAR')
+                    THEN {'reason': 'invalid_observation_natural_language_instruction', 'detail': 'trajectory_step.observation.natural_language_instruction: expected a string or null, got ' || lower(coalesce(json_type(doc, '$.payload.observation.natural_language_instruction'), 'absent'))}
+                WHEN coalesce(json_type(doc, '$.payload.action'), 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_action', 'detail': 'trajectory_step.action: expected an object, got ' || lower(coalesce(json_type(doc, '$.payload.action'), 'absent'))}
+                WHEN json_type(doc, '$.payload.action') <> 'OBJECT'
+                    THEN {'reason': 'invalid_action', 'detail': 'trajectory_step.action: expected an object, got ' || lower(coalesce(json_type(doc, '$.payload.action'), 'absent'))}
+                WHEN coalesce(json_type(doc, '$.payload.action.action_type'), 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_action_action_type', 'detail': 'trajectory_step.action.action_type: expected a string, got ' || lower(coalesce(json_type(doc, '$.payload.action.action_type'), 'absent'))}
+                WHEN json_type(doc, '$.payload.action.action_type') <> 'VARCHAR'
+                    THEN {'reason': 'invalid_action_action_type', 'detail': 'trajectory_step.action.action_type: expected a string, got ' || lower(coalesce(json_type(doc, '$.payload.action.action_type'), 'absent'))}
+                WHEN coalesce(json_type(doc, '$.payload.action.action_details'), 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_action_action_details', 'detail': 'trajectory_step.action.action_details: expected an object of numbers, got ' || lower(coalesce(json_type(doc, '$.payload.action.action_details'), 'absent'))}
+                WHEN json_type(doc, '$.payload.action.action_details') <> 'OBJECT' OR NOT coalesce(list_bool_and(list_transform(json_type(doc, '$.payload.action.action_details.*'), lambda t: t IN ('BIGINT', 'UBIGINT', 'DOUBLE'))), true)
+                    THEN {'reason': 'invalid_action_action_details', 'detail': 'trajectory_step.action.action_details: expected an object of numbers, got ' || lower(coalesce(json_type(doc, '$.payload.action.action_details'), 'absent'))}
+                WHEN coalesce(json_type(doc, '$.payload.reward'), 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_reward', 'detail': 'trajectory_step.reward: expected a number, got ' || lower(coalesce(json_type(doc, '$.payload.reward'), 'absent'))}
+                WHEN json_type(doc, '$.payload.reward') NOT IN ('BIGINT', 'UBIGINT', 'DOUBLE')
+                    THEN {'reason': 'invalid_reward', 'detail': 'trajectory_step.reward: expected a number, got ' || lower(coalesce(json_type(doc, '$.payload.reward'), 'absent'))}
+            END
+            WHEN 'episode_end' THEN CASE
+                WHEN coalesce(json_type(doc, '$.payload.episode_id'), 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_episode_id', 'detail': 'episode_end.episode_id: expected a string, got ' || lower(coalesce(json_type(doc, '$.payload.episode_id'), 'absent'))}
+                WHEN json_type(doc, '$.payload.episode_id') <> 'VARCHAR'
+                    THEN {'reason': 'invalid_episode_id', 'detail': 'episode_end.episode_id: expected a string, got ' || lower(coalesce(json_type(doc, '$.payload.episode_id'), 'absent'))}
+                WHEN coalesce(json_type(doc, '$.payload.success'), 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_success', 'detail': 'episode_end.success: expected a boolean, got ' || lower(coalesce(json_type(doc, '$.payload.success'), 'absent'))}
+                WHEN json_type(doc, '$.payload.success') <> 'BOOLEAN'
+                    THEN {'reason': 'invalid_success', 'detail': 'episode_end.success: expected a boolean, got ' || lower(coalesce(json_type(doc, '$.payload.success'), 'absent'))}
+                WHEN coalesce(json_type(doc, '$.payload.task_description'), 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_task_description', 'detail': 'episode_end.task_description: expected a string, got ' || lower(coalesce(json_type(doc, '$.payload.task_description'), 'absent'))}
+                WHEN json_type(doc, '$.payload.task_description') <> 'VARCHAR'
+                    THEN {'reason': 'invalid_task_description', 'detail': 'episode_end.task_description: expected a string, got ' || lower(coalesce(json_type(doc, '$.payload.task_description'), 'absent'))}
+                WHEN json_type(doc, '$.payload.total_steps') NOT IN ('NULL', 'BIGINT', 'UBIGINT') OR (json_type(doc, '$.payload.total_steps') <> 'NULL' AND coalesce(TRY_CAST(doc ->> '$.payload.total_steps' AS BIGINT) < 0, true))
+                    THEN {'reason': 'invalid_total_steps', 'detail': 'episode_end.total_steps: expected an integer >= 0 or null, got ' || lower(coalesce(json_type(doc, '$.payload.total_steps'), 'absent'))}
+                WHEN json_type(doc, '$.payload.competence_score') NOT IN ('NULL', 'BIGINT', 'UBIGINT', 'DOUBLE')
+                    THEN {'reason': 'invalid_competence_score', 'detail': 'episode_end.competence_score: expected a number or null, got ' || lower(coalesce(json_type(doc, '$.payload.competence_score'), 'absent'))}
+            END
+            WHEN 'reasoning' THEN CASE
+                WHEN json_type(doc, '$.payload.reasoning_id') NOT IN ('NULL', 'VARCHAR')
+                    THEN {'reason': 'invalid_reasoning_id', 'detail': 'reasoning.reasoning_id: expected a string or null, got ' || lower(coalesce(json_type(doc, '$.payload.reasoning_id'), 'absent'))}
+                WHEN json_type(doc, '$.payload.scenario_id') NOT IN ('NULL', 'VARCHAR')
+                    THEN {'reason': 'invalid_scenario_id', 'detail': 'reasoning.scenario_id: expected a string or null, got ' || lower(coalesce(json_type(doc, '$.payload.scenario_id'), 'absent'))}
+                WHEN coalesce(json_type(doc, '$.payload.context'), 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_context', 'detail': 'reasoning.context: expected a string, got ' || lower(coalesce(json_type(doc, '$.payload.context'), 'absent'))}
+                WHEN json_type(doc, '$.payload.context') <> 'VARCHAR'
+                    THEN {'reason': 'invalid_context', 'detail': 'reasoning.context: expected a string, got ' || lower(coalesce(json_type(doc, '$.payload.context'), 'absent'))}
+                WHEN coalesce(json_type(doc, '$.payload.thought_process'), 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_thought_process', 'detail': 'reasoning.thought_process: expected a non-empty array of strings, got ' || lower(coalesce(json_type(doc, '$.payload.thought_process'), 'absent'))}
+                WHEN json_type(doc, '$.payload.thought_process') <> 'ARRAY' OR json_array_length(doc, '$.payload.thought_process') < 1 OR NOT coalesce(list_bool_and(list_transform(json_type(doc, '$.payload.thought_process[*]'), lambda t: t IN ('VARCHAR'))), true)
+                    THEN {'reason': 'invalid_thought_process', 'detail': 'reasoning.thought_process: expected a non-empty array of strings, got ' || lower(coalesce(json_type(doc, '$.payload.thought_process'), 'absent'))}
+                WHEN coalesce(json_type(doc, '$.payload.conclusion'), 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_conclusion', 'detail': 'reasoning.conclusion: expected a string, got ' || lower(coalesce(json_type(doc, '$.payload.conclusion'), 'absent'))}
+                WHEN json_type(doc, '$.payload.conclusion') <> 'VARCHAR'
+                    THEN {'reason': 'invalid_conclusion', 'detail': 'reasoning.conclusion: expected a string, got ' || lower(coalesce(json_type(doc, '$.payload.conclusion'), 'absent'))}
+                WHEN json_type(doc, '$.payload.outcome') NOT IN ('NULL', 'VARCHAR')
+                    THEN {'reason': 'invalid_outcome', 'detail': 'reasoning.outcome: expected a string or null, got ' || lower(coalesce(json_type(doc, '$.payload.outcome'), 'absent'))}
+            END
+            WHEN 'gold_standard_result' THEN CASE
+                WHEN coalesce(json_type(doc, '$.payload.task_id'), 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_task_id', 'detail': 'gold_standard_result.task_id: expected a string, got ' || lower(coalesce(json_type(doc, '$.payload.task_id'), 'absent'))}
+                WHEN json_type(doc, '$.payload.task_id') <> 'VARCHAR'
+                    THEN {'reason': 'invalid_task_id', 'detail': 'gold_standard_result.task_id: expected a string, got ' || lower(coalesce(json_type(doc, '$.payload.task_id'), 'absent'))}
+                WHEN json_type(doc, '$.payload.scenario_id') NOT IN ('NULL', 'VARCHAR')
+                    THEN {'reason': 'invalid_scenario_id', 'detail': 'gold_standard_result.scenario_id: expected a string or null, got ' || lower(coalesce(json_type(doc, '$.payload.scenario_id'), 'absent'))}
+                WHEN coalesce(json_type(doc, '$.payload.expected'), 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_expected', 'detail': 'gold_standard_result.expected: expected a string, got ' || lower(coalesce(json_type(doc, '$.payload.expected'), 'absent'))}
+                WHEN json_type(doc, '$.payload.expected') <> 'VARCHAR'
+                    THEN {'reason': 'invalid_expected', 'detail': 'gold_standard_result.expected: expected a string, got ' || lower(coalesce(json_type(doc, '$.payload.expected'), 'absent'))}
+                WHEN coalesce(json_type(doc, '$.payload.answer'), 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_answer', 'detail': 'gold_standard_result.answer: expected a string, got ' || lower(coalesce(json_type(doc, '$.payload.answer'), 'absent'))}
+                WHEN json_type(doc, '$.payload.answer') <> 'VARCHAR'
+                    THEN {'reason': 'invalid_answer', 'detail': 'gold_standard_result.answer: expected a string, got ' || lower(coalesce(json_type(doc, '$.payload.answer'), 'absent'))}
+                WHEN coalesce(json_type(doc, '$.payload.passed'), 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_passed', 'detail': 'gold_standard_result.passed: expected a boolean, got ' || lower(coalesce(json_type(doc, '$.payload.passed'), 'absent'))}
+                WHEN json_type(doc, '$.payload.passed') <> 'BOOLEAN'
+                    THEN {'reason': 'invalid_passed', 'detail': 'gold_standard_result.passed: expected a boolean, got ' || lower(coalesce(json_type(doc, '$.payload.passed'), 'absent'))}
+            END
+            WHEN 'peer_prediction' THEN CASE
+                WHEN coalesce(json_type(doc, '$.payload.pairing_id'), 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_pairing_id', 'detail': 'peer_prediction.pairing_id: expected a string, got ' || lower(coalesce(json_type(doc, '$.payload.pairing_id'), 'absent'))}
+                WHEN json_type(doc, '$.payload.pairing_id') <> 'VARCHAR'
+                    THEN {'reason': 'invalid_pairing_id', 'detail': 'peer_prediction.pairing_id: expected a string, got ' || lower(coalesce(json_type(doc, '$.payload.pairing_id'), 'absent'))}
+                WHEN coalesce(json_type(doc, '$.payload.scenario_id'), 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_scenario_id', 'detail': 'peer_prediction.scenario_id: expected a string, got ' || lower(coalesce(json_type(doc, '$.payload.scenario_id'), 'absent'))}
+                WHEN json_type(doc, '$.payload.scenario_id') <> 'VARCHAR'
+                    THEN {'reason': 'invalid_scenario_id', 'detail': 'peer_prediction.scenario_id: expected a string, got ' || lower(coalesce(json_type(doc, '$.payload.scenario_id'), 'absent'))}
+                WHEN coalesce(json_type(doc, '$.payload.choice'), 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_choice', 'detail': 'peer_prediction.choice: expected a string, got ' || lower(coalesce(json_type(doc, '$.payload.choice'), 'absent'))}
+                WHEN json_type(doc, '$.payload.choice') <> 'VARCHAR'
+                    THEN {'reason': 'invalid_choice', 'detail': 'peer_prediction.choice: expected a string, got ' || lower(coalesce(json_type(doc, '$.payload.choice'), 'absent'))}
+                WHEN json_type(doc, '$.payload.peer_choice') NOT IN ('NULL', 'VARCHAR')
+                    THEN {'reason': 'invalid_peer_choice', 'detail': 'peer_prediction.peer_choice: expected a string or null, got ' || lower(coalesce(json_type(doc, '$.payload.peer_choice'), 'absent'))}
+                WHEN json_type(doc, '$.payload.matched') NOT IN ('NULL', 'BOOLEAN')
+                    THEN {'reason': 'invalid_matched', 'detail': 'peer_prediction.matched: expected a boolean or null, got ' || lower(coalesce(json_type(doc, '$.payload.matched'), 'absent'))}
+            END
+            WHEN 'consent' THEN CASE
+                WHEN coalesce(json_type(doc, '$.payload.granted'), 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_granted', 'detail': 'consent.granted: expected a boolean, got ' || lower(coalesce(json_type(doc, '$.payload.granted'), 'absent'))}
+                WHEN json_type(doc, '$.payload.granted') <> 'BOOLEAN'
+                    THEN {'reason': 'invalid_granted', 'detail': 'consent.granted: expected a boolean, got ' || lower(coalesce(json_type(doc, '$.payload.granted'), 'absent'))}
+                WHEN coalesce(json_type(doc, '$.payload.scopes'), 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_scopes', 'detail': 'consent.scopes: expected an array of strings, got ' || lower(coalesce(json_type(doc, '$.payload.scopes'), 'absent'))}
+                WHEN json_type(doc, '$.payload.scopes') <> 'ARRAY' OR NOT coalesce(list_bool_and(list_transform(json_type(doc, '$.payload.scopes[*]'), lambda t: t IN ('VARCHAR'))), true)
+                    THEN {'reason': 'invalid_scopes', 'detail': 'consent.scopes: expected an array of strings, got ' || lower(coalesce(json_type(doc, '$.payload.scopes'), 'absent'))}
+                WHEN json_type(doc, '$.payload.policy_version') NOT IN ('NULL', 'VARCHAR')
+                    THEN {'reason': 'invalid_policy_version', 'detail': 'consent.policy_version: expected a string or null, got ' || lower(coalesce(json_type(doc, '$.payload.policy_version'), 'absent'))}
+            END
+            WHEN 'deletion_request' THEN CASE
+                WHEN coalesce(json_type(doc, '$.payload.request_id'), 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_request_id', 'detail': 'deletion_request.request_id: expected a string, got ' || lower(coalesce(json_type(doc, '$.payload.request_id'), 'absent'))}
+                WHEN json_type(doc, '$.payload.request_id') <> 'VARCHAR'
+                    THEN {'reason': 'invalid_request_id', 'detail': 'deletion_request.request_id: expected a string, got ' || lower(coalesce(json_type(doc, '$.payload.request_id'), 'absent'))}
+                WHEN coalesce(json_type(doc, '$.payload.scope'), 'VARCHAR') <> 'VARCHAR'
+                    THEN {'reason': 'invalid_scope', 'detail': 'deletion_request.scope: expected a string, got ' || lower(coalesce(json_type(doc, '$.payload.scope'), 'absent'))}
+                WHEN json_type(doc, '$.payload.reason') NOT IN ('NULL', 'VARCHAR')
+                    THEN {'reason': 'invalid_reason', 'detail': 'deletion_request.reason: expected a string or null, got ' || lower(coalesce(json_type(doc, '$.payload.reason'), 'absent'))}
+            END
+        END AS payload_fault
+    FROM timed
+),
 checked AS (
     SELECT
         *,
@@ -93,7 +318,7 @@ checked AS (
                 THEN 'invalid_timestamp'
             WHEN payload_kind = 'NULL' THEN 'missing_payload'
             WHEN payload_kind <> 'OBJECT' THEN 'invalid_payload'
-            WHEN event_type_raw <> 'dialogue_turn' THEN NULL
+            WHEN event_type_raw <> 'dialogue_turn' THEN payload_fault.reason
             WHEN conversation_id_kind <> 'VARCHAR' OR trim(conversation_id_raw) = ''
                 THEN 'missing_conversation_id'
             WHEN speaker_kind <> 'VARCHAR' THEN 'missing_speaker'
@@ -103,8 +328,9 @@ checked AS (
             WHEN turn_index_kind NOT IN ('BIGINT', 'UBIGINT')
                 OR coalesce(TRY_CAST(turn_index_raw AS BIGINT) < 0, true)
                 THEN 'invalid_turn_index'
+            ELSE payload_fault.reason
         END AS invalid_reason
-    FROM timed
+    FROM payload_checked
 ),
 detailed AS (
     SELECT
@@ -128,6 +354,7 @@ detailed AS (
             WHEN 'missing_text' THEN 'text is '
                 || CASE text_kind WHEN 'VARCHAR' THEN 'blank' ELSE lower(text_kind) END
             WHEN 'invalid_turn_index' THEN 'turn_index: ' || turn_index_raw
+            ELSE CASE WHEN invalid_reason = payload_fault.reason THEN payload_fault.detail END
         END AS invalid_detail,
         -- for quarantined records: the id exactly as written (a string's text, even if torn or
         -- escaped, else a bare number), so the kept raw line can be redacted

@@ -30,6 +30,8 @@ def parse_params(hasher: PlayerIdHasher) -> tuple[dict[str, object], str]:
         **key.sql_params(),
         "event_types": list(contract.EVENT_TYPES),
         "speakers": list(contract.SPEAKERS),
+        "skill_tiers": list(contract.SKILL_TIERS),
+        "ambiguity_levels": list(contract.AMBIGUITY_LEVELS),
         "envelope_patch": contract.envelope_removal_patch(),
         "ts_min": contract.TIMESTAMP_MIN,
         "ts_max": contract.TIMESTAMP_MAX,
