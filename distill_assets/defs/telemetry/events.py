@@ -1,0 +1,43 @@
+"""Typed views of bronze telemetry events: payload fields lifted into columns (pure Polars).
+
+Bronze keeps each payload as a JSON string (validated at ingest against `contracts.telemetry`);
+the concerns downstream (validation, privacy, triage, trust, payouts) read the few fields they need
+through `payload_fields`, which extracts them with JSON paths, vectorized.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+EVENT_COLUMNS = ("event_id", "event_type", "player_key", "session_id", "client_ts", "server_ts")
+
+
+def payload_fields(
+    events: pl.LazyFrame, event_type: str | tuple[str, ...], fields: dict[str, pl.DataType]
+) -> pl.LazyFrame:
+    """Select events of `event_type` with the envelope columns and `fields` lifted from the payload.
+
+    A field name is a dotted path under the payload (`action.action_type`); its column is the path
+    with `_` for dots. Strings stay strings, other types are cast (non-strict: a mismatch is null).
+    """
+    types = (event_type,) if isinstance(event_type, str) else event_type
+    payload = pl.col("payload")
+    lifted = []
+    for path, dtype in fields.items():
+        raw = payload.str.json_path_match(f"$.{path}")
+        value = raw if dtype == pl.String else _cast(raw, dtype)
+        lifted.append(value.alias(path.replace(".", "_")))
+    return events.filter(pl.col("event_type").is_in(types)).select(
+        *(c for c in EVENT_COLUMNS), *lifted
+    )
+
+
+def _cast(raw: pl.Expr, dtype: pl.DataType) -> pl.Expr:
+    if dtype == pl.Boolean:
+        return pl.when(raw == "true").then(True).when(raw == "false").then(False)
+    return raw.cast(dtype, strict=False)
+
+
+def event_time() -> pl.Expr:
+    """Return the client time when known, else the server time (for ordering checks)."""
+    return pl.coalesce(pl.col("client_ts"), pl.col("server_ts"))
