@@ -32,6 +32,8 @@ SELECT
     l.player_key,
     l.session_id,
     floor(l.server_ts / $bucket) * $bucket AS event_time,
+    -- the exact order within the partition survives the bucketing (the time itself does not)
+    row_number() OVER (ORDER BY l.server_ts, l.event_id) AS event_seq,
     json_merge_patch(
         l.payload::JSON, CASE WHEN l.event_type = 'trajectory_step' THEN $step_patch ELSE $patch END
     )::VARCHAR AS payload,

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import polars as pl
 
-EVENT_COLUMNS = ("event_id", "event_type", "player_key", "session_id", "client_ts", "server_ts")
+# the order of silver events: bucketed time, then the exact order within the ingest partition
+SILVER_ORDER = ("event_time", "event_seq", "event_id")
 
 
 def payload_fields(
     events: pl.LazyFrame, event_type: str | tuple[str, ...], fields: dict[str, pl.DataType]
 ) -> pl.LazyFrame:
-    """Select events of `event_type` with the envelope columns and `fields` lifted from the payload.
+    """Select events of `event_type`: their columns but `payload`, plus `fields` from the payload.
 
     A field name is a dotted path under the payload (`action.action_type`); its column is the path
     with `_` for dots. Strings stay strings, other types are cast (non-strict: a mismatch is null).
@@ -27,9 +28,7 @@ def payload_fields(
         raw = payload.str.json_path_match(f"$.{path}")
         value = raw if dtype == pl.String else _cast(raw, dtype)
         lifted.append(value.alias(path.replace(".", "_")))
-    return events.filter(pl.col("event_type").is_in(types)).select(
-        *(c for c in EVENT_COLUMNS), *lifted
-    )
+    return events.filter(pl.col("event_type").is_in(types)).select(pl.exclude("payload"), *lifted)
 
 
 def _cast(raw: pl.Expr, dtype: pl.DataType) -> pl.Expr:
@@ -41,3 +40,10 @@ def _cast(raw: pl.Expr, dtype: pl.DataType) -> pl.Expr:
 def event_time() -> pl.Expr:
     """Return the client time when known, else the server time (for ordering checks)."""
     return pl.coalesce(pl.col("client_ts"), pl.col("server_ts"))
+
+
+def silver_events(silver: pl.LazyFrame) -> pl.LazyFrame:
+    """Silver events shaped for the event-level transforms: `server_ts` is the bucketed time."""
+    return silver.with_columns(
+        pl.col("event_time").alias("server_ts"), pl.lit(None, dtype=pl.Float64).alias("client_ts")
+    )
