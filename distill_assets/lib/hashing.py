@@ -62,7 +62,7 @@ def with_stable_bucket(
             f"'')), 16))::UBIGINT % $buckets AS BIGINT) AS bucket FROM frame"
         )
         values = pl.from_arrow(
-            con.execute(query, {"salt": salt, "buckets": buckets}).to_arrow_table()
+            con.sql(query, params={"salt": salt, "buckets": buckets}).to_arrow_table()
         )
     finally:
         con.close()

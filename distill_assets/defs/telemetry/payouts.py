@@ -45,9 +45,9 @@ def _novelty(decisions: pl.DataFrame) -> pl.DataFrame:
         con.register(
             "decisions", decisions.select("event_id", "chosen_option", "policy").to_arrow()
         )
-        table = con.execute(
+        table = con.sql(
             load_sql("telemetry/select_decision_novelty"),
-            {"floor": rules.NOVELTY_FLOOR_PROBABILITY},
+            params={"floor": rules.NOVELTY_FLOOR_PROBABILITY},
         ).to_arrow_table()
     finally:
         con.close()

@@ -95,7 +95,9 @@ def accepted_events(
             "patch": json.dumps({"location": None}),
             "step_patch": json.dumps({"location": None, "observation": {"location": None}}),
         }
-        table = con.execute(load_sql("telemetry/select_accepted_events"), params).to_arrow_table()
+        table = con.sql(
+            load_sql("telemetry/select_accepted_events"), params=params
+        ).to_arrow_table()
     finally:
         con.close()
     return pl.from_arrow(table)

@@ -53,7 +53,7 @@ def _step_state(candidates: pl.DataFrame) -> pl.DataFrame:
     con = connect()
     try:
         con.register("steps", steps.to_arrow())
-        table = con.execute(load_sql("telemetry/select_step_state")).to_arrow_table()
+        table = con.sql(load_sql("telemetry/select_step_state")).to_arrow_table()
     finally:
         con.close()
     state = pl.from_arrow(table)
