@@ -343,16 +343,20 @@ def telemetry_deletion_log(
     kinds={"polars"},
     tags=GLOBAL_TAG,
     code_version=rules_version("telemetry_privacy"),
-    deps=[dg.AssetKey([SOURCE, EVENTS])],
+    deps=[dg.AssetKey([SOURCE, EVENTS]), dg.AssetKey([SOURCE, DELETIONS])],
 )
 def telemetry_consent(context: dg.AssetExecutionContext, settings: DistillSettings) -> pl.DataFrame:
     """Each player's consent per data type (sft, dpo, rlds, cot), the latest consent event winning.
 
     Columns: player_key, data_type, granted, decided_at (bucketed), event_id. A player with no row
-    for a type has the default (no consent, `rules/telemetry_privacy.py`).
+    for a type has the default (no consent, `rules/telemetry_privacy.py`). Deleted players are
+    left out (their removal is listed by `exclusions`).
     """
     lake_root = settings.resolved().lake_root
-    rows = privacy.consent_state(_bronze(lake_root, _ACCOUNT_COLUMNS))
+    events = _bronze(lake_root, _ACCOUNT_COLUMNS).join(
+        _deleted_players(lake_root), on="player_key", how="anti"
+    )
+    rows = privacy.consent_state(events)
     context.add_output_metadata(
         {
             **rules_metadata("telemetry_privacy"),
