@@ -169,7 +169,7 @@ def exclusions(
     `players` holds every known player_key. A deletion with scope `all` lists the player under every
     data type; a scope naming a data type lists that type. A player without a granted consent for a
     data type (none recorded counts as `CONSENT_DEFAULT_GRANTED`) is listed under it as
-    `no_consent`.
+    `no_consent` (a player deleted from everything is listed for the deletion only).
     """
     types = pl.LazyFrame({"data_type": list(rules.DATA_TYPES)})
     deleted = (
@@ -183,6 +183,7 @@ def exclusions(
     granted = (
         players.select("player_key")
         .unique()
+        .join(deleted_players(deletions), on="player_key", how="anti")
         .join(types, how="cross")
         .join(
             consent.select("player_key", "data_type", "granted"),
