@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import polars as pl
 
+from distill_assets.lib.sql import connect
+
 # the order of silver events: bucketed time, then the exact order within the ingest partition
 SILVER_ORDER = ("event_time", "event_seq", "event_id")
 
@@ -19,16 +21,32 @@ def payload_fields(
     """Select events of `event_type`: their columns but `payload`, plus `fields` from the payload.
 
     A field name is a dotted path under the payload (`action.action_type`); its column is the path
-    with `_` for dots. Strings stay strings, other types are cast (non-strict: a mismatch is null).
+    with `_` for dots. Strings stay strings (an object or array as its JSON text), other types are
+    cast (non-strict: a mismatch is null). DuckDB parses each payload once for all the paths.
     """
-    types = (event_type,) if isinstance(event_type, str) else event_type
-    payload = pl.col("payload")
+    types = [event_type] if isinstance(event_type, str) else list(event_type)
+    selected = events.filter(pl.col("event_type").is_in(types)).collect()
+    paths = [f"$.{path}" for path in fields]
+    con = connect()
+    try:
+        con.register("selected", selected.select("payload").to_arrow())
+        values = pl.from_arrow(
+            con.sql(
+                "SELECT json_extract_string(payload, $paths) AS v FROM selected",
+                params={"paths": paths},
+            ).to_arrow_table()
+        )
+    finally:
+        con.close()
     lifted = []
-    for path, dtype in fields.items():
-        raw = payload.str.json_path_match(f"$.{path}")
+    for i, (path, dtype) in enumerate(fields.items()):
+        raw = pl.col("v").list.get(i)
         value = raw if dtype == pl.String else _cast(raw, dtype)
         lifted.append(value.alias(path.replace(".", "_")))
-    return events.filter(pl.col("event_type").is_in(types)).select(pl.exclude("payload"), *lifted)
+    column = values.get_column("v") if values.height else pl.Series("v", [], pl.List(pl.String))
+    return (
+        selected.with_columns(column.alias("v")).select(pl.exclude("payload", "v"), *lifted).lazy()
+    )
 
 
 def _cast(raw: pl.Expr, dtype: pl.DataType) -> pl.Expr:
