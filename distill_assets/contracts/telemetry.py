@@ -2,10 +2,13 @@
 
 `{event_id, event_type, schema_version, player_id, session_id, client_ts, server_ts, payload}`;
 the payload's fields depend on `event_type` (models below). The models are the source of truth:
-the ingest SQL (`sql/telemetry/select_parsed_events.sql`) validates the same fields in bulk, and its
-bind parameters (event types, speakers, envelope field names, timestamp bounds) are taken from this
-module. Unknown envelope fields are kept in bronze's `extra` JSON column; unknown payload fields
-stay in the payload.
+the ingest SQL (`sql/telemetry/select_parsed_events.sql`) validates the same fields in bulk - the
+envelope and every field of every payload type, as `validate_payload` does in strict mode (a test
+mutates each field and holds the two to agreement) - and its bind parameters (event types,
+speakers, skill tiers, ambiguity levels, envelope field names, timestamp bounds) are taken from
+this module. Unknown envelope fields are kept in bronze's `extra` JSON column; unknown payload
+fields stay in the payload (a payload `location` object `{region, x, y}` is generalised past
+bronze, `rules/telemetry_privacy.py`).
 
 Timestamps are unix seconds (int or float) or ISO 8601 strings; a string without a UTC offset is
 read as UTC. A timestamp must fall in [2000-01-01, 2100-01-01).

@@ -1,4 +1,4 @@
-"""Bronze `dialogue_turn` events → one SFT row per conversation (seed 004 Schema 1). Pure Polars.
+"""Silver `dialogue_turn` events → one SFT row per conversation (seed 004 Schema 1). Pure Polars.
 
 Conversations are assembled within one ingest-date partition by `conversation_id`, turns in
 `turn_index` order. Then, per conversation:
