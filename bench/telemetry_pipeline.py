@@ -68,7 +68,7 @@ def _copy(files: list[str], out: Path) -> None:
         con.close()
 
 
-def _distill(raw_root: Path, lake_root: Path) -> dict[str, int]:
+def _distill(raw_root: Path, lake_root: Path, laps: dict[str, float]) -> dict[str, int]:
     from distill_assets.defs.ingest import ingest_partition
     from distill_assets.defs.telemetry import privacy
     from distill_assets.defs.telemetry.assets import parse_params
@@ -84,6 +84,13 @@ def _distill(raw_root: Path, lake_root: Path) -> dict[str, int]:
     def path(table: str) -> Path:
         return Path(partition_path(str(lake_root), "telemetry", table, DAY))
 
+    clock = [time.perf_counter()]
+
+    def lap(name: str) -> None:
+        now = time.perf_counter()
+        laps[name] = min(laps.get(name, float("inf")), now - clock[0])
+        clock[0] = now
+
     params, _ = parse_params(PlayerIdHasher(key="bench"))
     files = list_raw_files(str(raw_root), "telemetry", DAY)
     result = ingest_partition(
@@ -98,9 +105,11 @@ def _distill(raw_root: Path, lake_root: Path) -> dict[str, int]:
     move_into_place(
         result.quarantine.path, partition_path(str(lake_root), "telemetry", "quarantine", DAY)
     )
+    lap("bronze + quarantine")
     events = pl.scan_parquet(path("events"))
     validation = validate_events(events)
     write_parquet_atomic(validation, partition_path(str(lake_root), "telemetry", "validation", DAY))
+    lap("validation")
     no_one = pl.LazyFrame(schema={"player_key": pl.String()})
     silver = privacy.accepted_events(events, validation.lazy(), no_one)
     write_parquet_atomic(
@@ -109,10 +118,13 @@ def _distill(raw_root: Path, lake_root: Path) -> dict[str, int]:
     silver_lazy = pl.scan_parquet(path("accepted_events")).with_columns(
         pl.lit(DAY).alias("partition")
     )
+    lap("accepted_events")
     triaged = triage(silver_lazy)
     write_parquet_atomic(triaged, partition_path(str(lake_root), "telemetry", "triage", DAY))
+    lap("triage")
     dialogues, _ = build_dialogues(silver_lazy.rename({"event_time": "server_ts"}))
     write_parquet_atomic(dialogues, partition_path(str(lake_root), "telemetry", "dialogues", DAY))
+    lap("dialogues")
     account = events.select(
         "event_id", "event_type", "player_key", "server_ts", "client_ts", "payload"
     )
@@ -121,6 +133,7 @@ def _distill(raw_root: Path, lake_root: Path) -> dict[str, int]:
     exclusions = privacy.exclusions(
         events.select("player_key").unique(), consent.lazy(), deletions.lazy()
     )
+    lap("deletions + consent + exclusions")
     walk = trust_walk(trust_signals(silver_lazy))
     quality = player_quality(
         walk,
@@ -128,6 +141,7 @@ def _distill(raw_root: Path, lake_root: Path) -> dict[str, int]:
         validation.lazy().filter(pl.col("check") == "bot_signature").select("player_key"),
     )
     paid = payouts(silver_lazy, walk)
+    lap("player_quality + payouts")
     return {
         "bronze": result.bronze_rows,
         "quarantine": result.quarantine_rows,
@@ -149,13 +163,14 @@ def run(quick: bool = False, size_mb: int | None = None) -> str:
     raw_mb = sum(Path(f).stat().st_size for f in files) / 1e6
     best = {"copy": float("inf"), "distill": float("inf")}
     counts: dict[str, int] = {}
+    laps: dict[str, float] = {}
     for _ in range(1 if quick else REPEATS):
         with tempfile.TemporaryDirectory() as tmp:
             start = time.perf_counter()
             _copy(files, Path(tmp) / "copy.parquet")
             best["copy"] = min(best["copy"], time.perf_counter() - start)
             start = time.perf_counter()
-            counts = _distill(raw_root, Path(tmp) / "lake")
+            counts = _distill(raw_root, Path(tmp) / "lake", laps)
             best["distill"] = min(best["distill"], time.perf_counter() - start)
     ratio = best["distill"] / best["copy"]
     records = counts["bronze"] + counts["quarantine"]
@@ -168,6 +183,10 @@ def run(quick: bool = False, size_mb: int | None = None) -> str:
         f"| copy (DuckDB read_json → Parquet) | {copy_s:.2f} | {raw_mb / copy_s:.0f} | 1.00× |",
         f"| distill (bronze … payouts) | {distill_s:.2f} | {raw_mb / distill_s:.0f} "
         f"| {ratio:.2f}× |",
+        *(
+            f"| … {name} | {seconds:.2f} | {raw_mb / seconds:.0f} | {seconds / copy_s:.2f}× |"
+            for name, seconds in laps.items()
+        ),
         "",
         "rows: " + ", ".join(f"{k} {v:,}" for k, v in counts.items()),
     ]
