@@ -16,9 +16,11 @@ WITH kept AS (
 located AS (
     SELECT
         *,
-        coalesce(
+        -- most payloads carry no location: only those that mention one are parsed and patched
+        contains(payload, '"location"') AS has_location,
+        CASE WHEN contains(payload, '"location"') THEN coalesce(
             json_extract(payload, '$.location'), json_extract(payload, '$.observation.location')
-        ) AS location
+        ) END AS location
     FROM kept
 ),
 flagged AS (
@@ -34,9 +36,9 @@ SELECT
     floor(l.server_ts / $bucket) * $bucket AS event_time,
     -- the exact order within the partition survives the bucketing (the time itself does not)
     row_number() OVER (ORDER BY l.server_ts, l.event_id) AS event_seq,
-    json_merge_patch(
+    CASE WHEN l.has_location THEN json_merge_patch(
         l.payload::JSON, CASE WHEN l.event_type = 'trajectory_step' THEN $step_patch ELSE $patch END
-    )::VARCHAR AS payload,
+    )::VARCHAR ELSE l.payload END AS payload,
     CASE WHEN json_type(l.location) = 'OBJECT'
         AND json_type(l.location, '$.x') IN ('BIGINT', 'UBIGINT', 'DOUBLE')
         AND json_type(l.location, '$.y') IN ('BIGINT', 'UBIGINT', 'DOUBLE')
