@@ -305,3 +305,13 @@ def test_triage_and_payouts_do_not_depend_on_order_or_reruns(
         assert again.keys() == first.keys()
         for name, frame in first.items():
             assert again[name].equals(frame), name
+
+
+def test_a_day_without_telemetry_and_an_empty_history(distill_env: Settings) -> None:
+    (Path(distill_env.raw_root) / "telemetry" / DAY1).mkdir(parents=True)
+    assert materialize(selection(DAILY), DAY1).success
+    assert materialize(selection(GLOBAL)).success
+    for table in DAILY:
+        assert daily(distill_env, table, DAY1).height == 0, table
+    for table in GLOBAL:
+        assert global_table(distill_env, table).height == 0, table

@@ -23,9 +23,10 @@ from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.resources import DistillSettings
 from distill_assets.defs.telemetry import deletion, privacy
 from distill_assets.defs.telemetry.dialogues import DROP_REASONS, build_dialogues
+from distill_assets.defs.telemetry.events import BRONZE_SCHEMA, SILVER_SCHEMA
 from distill_assets.defs.telemetry.payouts import payouts
 from distill_assets.defs.telemetry.resources import PlayerIdHasher
-from distill_assets.defs.telemetry.triage import PASS_DECISIONS, pass_rates, triage
+from distill_assets.defs.telemetry.triage import PASS_DECISIONS, TRIAGE_SCHEMA, pass_rates, triage
 from distill_assets.defs.telemetry.trust import player_quality, trust_signals, trust_walk
 from distill_assets.defs.telemetry.validation import VALIDATION_SCHEMA, validate_events
 from distill_assets.lib.lake import global_path, scan_partitions
@@ -268,7 +269,7 @@ def telemetry_triage(context: dg.AssetExecutionContext, events: pl.LazyFrame) ->
 
 
 def _bronze(lake_root: str, columns: tuple[str, ...]) -> pl.LazyFrame:
-    return scan_partitions(lake_root, SOURCE, EVENTS).select(*columns)
+    return scan_partitions(lake_root, SOURCE, EVENTS, BRONZE_SCHEMA).select(*columns)
 
 
 _ACCOUNT_COLUMNS = ("event_id", "event_type", "player_key", "server_ts", "client_ts", "payload")
@@ -422,13 +423,13 @@ def telemetry_player_quality(
     flag_reasons (gold_accuracy_below_70, bot_signature). Rules: `rules/telemetry_trust.py`.
     """
     lake_root = settings.resolved().lake_root
-    silver = scan_partitions(lake_root, SOURCE, ACCEPTED)
+    silver = scan_partitions(lake_root, SOURCE, ACCEPTED, SILVER_SCHEMA)
     walk = trust_walk(trust_signals(silver))
-    contributions = scan_partitions(lake_root, SOURCE, TRIAGE).select(
+    contributions = scan_partitions(lake_root, SOURCE, TRIAGE, TRIAGE_SCHEMA).select(
         "player_key", (pl.col("decision") == "process").alias("high_value")
     )
     bots = (
-        scan_partitions(lake_root, SOURCE, VALIDATION)
+        scan_partitions(lake_root, SOURCE, VALIDATION, VALIDATION_SCHEMA)
         .filter(pl.col("check") == "bot_signature")
         .select("player_key")
     )
@@ -459,7 +460,7 @@ def telemetry_payouts(context: dg.AssetExecutionContext, settings: DistillSettin
     all history, with C the trust at each task's time, so it does not depend on the order days
     were processed in. Rules: `rules/telemetry_trust.py`.
     """
-    silver = scan_partitions(settings.resolved().lake_root, SOURCE, ACCEPTED)
+    silver = scan_partitions(settings.resolved().lake_root, SOURCE, ACCEPTED, SILVER_SCHEMA)
     rows = payouts(silver, trust_walk(trust_signals(silver)))
     context.add_output_metadata(
         {

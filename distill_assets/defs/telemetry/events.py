@@ -11,6 +11,39 @@ import polars as pl
 
 from distill_assets.lib.sql import connect
 
+# bronze `telemetry/events` (sql/telemetry/select_parsed_events.sql, without `line`)
+BRONZE_SCHEMA = pl.Schema(
+    {
+        "source_file": pl.String(),
+        "line_no": pl.Int64(),
+        "utf8_replaced": pl.Boolean(),
+        "event_id": pl.String(),
+        "event_type": pl.String(),
+        "schema_version": pl.String(),
+        "player_key": pl.String(),
+        "session_id": pl.String(),
+        "client_ts": pl.Float64(),
+        "server_ts": pl.Float64(),
+        "payload": pl.String(),
+        "extra": pl.String(),
+    }
+)
+# silver `telemetry/accepted_events` (sql/telemetry/select_accepted_events.sql)
+SILVER_SCHEMA = pl.Schema(
+    {
+        "event_id": pl.String(),
+        "event_type": pl.String(),
+        "player_key": pl.String(),
+        "session_id": pl.String(),
+        "event_time": pl.Float64(),
+        "event_seq": pl.Int64(),
+        "payload": pl.String(),
+        "location_cell": pl.String(),
+        "flagged": pl.Boolean(),
+        "flag_checks": pl.List(pl.String()),
+        "source_ref": pl.String(),
+    }
+)
 # the order of silver events: bucketed time, then the exact order within the ingest partition
 SILVER_ORDER = ("event_time", "event_seq", "event_id")
 
