@@ -114,7 +114,12 @@ EXCLUSION_SCHEMA: dict[str, pl.DataType] = {
     "reason": pl.String(),
 }
 # global lake tables (source, table) of EXCLUSION_SCHEMA whose subjects leave every config
-EXCLUSION_TABLES: list[tuple[str, str]] = []
+EXCLUSION_TABLES: list[tuple[str, str]] = [
+    (
+        "telemetry",
+        "exclusions",
+    ),  # deletion requests and missing consent (defs/telemetry/privacy.py)
+]
 MESSAGES_DTYPE = pl.List(pl.Struct({"role": pl.String(), "content": pl.String()}))
 TOOL_MESSAGES_DTYPE = pl.List(
     pl.Struct(
