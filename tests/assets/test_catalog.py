@@ -5,7 +5,7 @@ from __future__ import annotations
 import dagster as dg
 from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
 
-from distill_assets.contracts.published import feed_schema
+from distill_assets.contracts.published import SUBJECT_COLUMN, feed_schema
 from distill_assets.defs.jobs import INGEST_JOB
 from distill_assets.lib.settings import Settings
 from tests.conftest import SAMPLE_DATES
@@ -56,5 +56,5 @@ def test_every_ingest_check_records_a_partitioned_evaluation(sample_env: Setting
     dialogues = meta["telemetry/dialogues"]
     assert dialogues["dagster/row_count"].value == 7
     columns = dialogues["dagster/column_schema"].value.columns
-    assert [c.name for c in columns] == list(feed_schema("sft"))
+    assert [c.name for c in columns] == [*feed_schema("sft"), SUBJECT_COLUMN]
     assert columns[0].type == "large_string"

@@ -42,6 +42,7 @@ def telemetry_dialogues_schema(
 
 
 @dg.asset_check(
+    partitions_def=daily_partitions,
     asset=dg.AssetKey([SOURCE, "triage"]),
     name=PASS_RATE_CHECK,
     description=(
