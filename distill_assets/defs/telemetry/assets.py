@@ -160,6 +160,17 @@ def _deleted_players(lake_root: str) -> pl.LazyFrame:
     return privacy.deleted_players(pl.scan_parquet(str(path)))
 
 
+def _accepted_history(lake_root: str) -> pl.LazyFrame:
+    """Every partition of silver, read through the deletions table.
+
+    `deletion_log` rewrites earlier partitions to drop deleted players; reading through the
+    deletions table as well keeps the global tables right whatever order the two run in, so they
+    depend on the deletions themselves, not on the rewrite.
+    """
+    silver = scan_partitions(lake_root, SOURCE, ACCEPTED, SILVER_SCHEMA)
+    return silver.join(_deleted_players(lake_root), on="player_key", how="anti")
+
+
 @dg.asset(
     key=[SOURCE, VALIDATION],
     partitions_def=daily_partitions,
@@ -379,7 +390,6 @@ def telemetry_consent(context: dg.AssetExecutionContext, settings: DistillSettin
         "deletions": dg.AssetIn(key=[SOURCE, DELETIONS]),
         "consent": dg.AssetIn(key=[SOURCE, CONSENT]),
     },
-    deps=[dg.AssetKey([SOURCE, DELETION_LOG])],
 )
 def telemetry_exclusions(
     context: dg.AssetExecutionContext,
@@ -407,7 +417,7 @@ def telemetry_exclusions(
     tags=GLOBAL_TAG,
     code_version=rules_version("telemetry_trust"),
     deps=[
-        dg.AssetKey([SOURCE, DELETION_LOG]),
+        dg.AssetKey([SOURCE, DELETIONS]),
         dg.AssetKey([SOURCE, ACCEPTED]),
         dg.AssetKey([SOURCE, TRIAGE]),
         dg.AssetKey([SOURCE, VALIDATION]),
@@ -423,7 +433,7 @@ def telemetry_player_quality(
     flag_reasons (gold_accuracy_below_70, bot_signature). Rules: `rules/telemetry_trust.py`.
     """
     lake_root = settings.resolved().lake_root
-    silver = scan_partitions(lake_root, SOURCE, ACCEPTED, SILVER_SCHEMA)
+    silver = _accepted_history(lake_root)
     walk = trust_walk(trust_signals(silver))
     contributions = scan_partitions(lake_root, SOURCE, TRIAGE, TRIAGE_SCHEMA).select(
         "player_key", (pl.col("decision") == "process").alias("high_value")
@@ -433,7 +443,12 @@ def telemetry_player_quality(
         .filter(pl.col("check") == "bot_signature")
         .select("player_key")
     )
-    rows = player_quality(walk, contributions, bots)
+    deleted = _deleted_players(lake_root)
+    rows = player_quality(
+        walk,
+        contributions.join(deleted, on="player_key", how="anti"),
+        bots.join(deleted, on="player_key", how="anti"),
+    )
     context.add_output_metadata(
         {
             **rules_metadata("telemetry_trust"),
@@ -451,7 +466,7 @@ def telemetry_player_quality(
     kinds={"polars", "duckdb"},
     tags=GLOBAL_TAG,
     code_version=rules_version("telemetry_trust"),
-    deps=[dg.AssetKey([SOURCE, DELETION_LOG]), dg.AssetKey([SOURCE, ACCEPTED])],
+    deps=[dg.AssetKey([SOURCE, DELETIONS]), dg.AssetKey([SOURCE, ACCEPTED])],
 )
 def telemetry_payouts(context: dg.AssetExecutionContext, settings: DistillSettings) -> pl.DataFrame:
     """Payouts per player per ingest day: BaseRate * U * (1 + lambda * H) * C (seed 004, global).
@@ -460,7 +475,7 @@ def telemetry_payouts(context: dg.AssetExecutionContext, settings: DistillSettin
     all history, with C the trust at each task's time, so it does not depend on the order days
     were processed in. Rules: `rules/telemetry_trust.py`.
     """
-    silver = scan_partitions(settings.resolved().lake_root, SOURCE, ACCEPTED, SILVER_SCHEMA)
+    silver = _accepted_history(settings.resolved().lake_root)
     rows = payouts(silver, trust_walk(trust_signals(silver)))
     context.add_output_metadata(
         {
