@@ -1,9 +1,17 @@
-"""Scrub secrets, e-mail addresses and phone numbers from every published text field.
+"""Scrub secrets and personal data from every published text field.
 
 The redaction rules, their order and their placeholders are `distill_assets.rules.curation`.
 Everything is one lazy Polars plan: per rule, count the matches in each row (all text leaves of
 all columns), then replace them. The per-row counts are kept as `redacted_<kind>` columns so the
 caller can total them without a second pass.
+
+Two rule options need more than one regex replacement, still without per-row Python:
+- `keep`: matches of the keep pattern get a private-use marker (U+E000) between its head and tail,
+  so the rule's pattern cannot match them; the marker is removed after the rule (a U+E000 already
+  in the input is removed with it);
+- `check="luhn"`: each text is cut into tokens (candidates, non-digit runs, digit runs, which
+  join back to the text), the Luhn sum of every candidate is computed with one digit expression
+  per position, and only candidates that pass (and are not a published test number) are replaced.
 """
 
 from __future__ import annotations
@@ -13,9 +21,16 @@ from collections.abc import Mapping, Sequence
 import polars as pl
 
 from distill_assets.defs.curation.text import StringFn, map_text, sum_columns, text_columns
-from distill_assets.rules.curation import REDACTIONS, UNSCRUBBED_COLUMNS, Redaction
+from distill_assets.rules.curation import (
+    REDACTIONS,
+    TEST_CARD_NUMBERS,
+    UNSCRUBBED_COLUMNS,
+    Redaction,
+)
 
 REDACTED_PREFIX = "redacted_"
+PROTECT_MARKER = "\ue000"
+_LUHN_MAX_DIGITS = 19
 
 
 def scrubbed_columns(schema: Mapping[str, pl.DataType]) -> dict[str, pl.DataType]:
@@ -28,16 +43,72 @@ def redaction_column(kind: str) -> str:
     return f"{REDACTED_PREFIX}{kind}"
 
 
+def _tokens(redaction: Redaction, text: pl.Expr) -> pl.Expr:
+    return text.str.extract_all(rf"{redaction.pattern}|\D+|\d+")
+
+
+def luhn_valid(candidate: pl.Expr) -> pl.Expr:
+    """Return whether each string's digits (separators ignored) pass the Luhn check."""
+    digits = candidate.str.replace_all(r"\D", "")
+    total = pl.lit(0, dtype=pl.Int64)
+    for position in range(_LUHN_MAX_DIGITS):
+        digit = (
+            digits.str.slice(-(position + 1), 1)
+            .str.to_integer(strict=False)
+            .cast(pl.Int64)
+            .fill_null(0)
+        )
+        if position % 2:
+            digit = pl.when(digit * 2 > 9).then(digit * 2 - 9).otherwise(digit * 2)
+        total = total + pl.when(pl.lit(position) < digits.str.len_chars()).then(digit).otherwise(0)
+    return (total % 10 == 0) & ~digits.is_in(list(TEST_CARD_NUMBERS))
+
+
+def _checked(redaction: Redaction) -> pl.Expr:
+    """Whether a token is a candidate of `redaction` that passes its check."""
+    token = pl.element()
+    return token.str.contains(f"^(?:{redaction.pattern})$") & luhn_valid(token)
+
+
 def _counter(redaction: Redaction) -> StringFn:
+    if redaction.check:
+        return lambda text: _tokens(redaction, text).list.eval(_checked(redaction)).list.sum()
     return lambda text: text.str.count_matches(redaction.pattern)
 
 
 def _replacer(redaction: Redaction) -> StringFn:
+    if redaction.check:
+        token = pl.element()
+        return lambda text: (
+            _tokens(redaction, text)
+            .list.eval(
+                pl.when(_checked(redaction)).then(pl.lit(redaction.replacement)).otherwise(token)
+            )
+            .list.join("")
+        )
     return lambda text: text.str.replace_all(redaction.pattern, redaction.replacement)
 
 
 def _matcher(redaction: Redaction) -> StringFn:
+    if redaction.check:
+        return lambda text: _counter(redaction)(text) > 0
     return lambda text: text.str.contains(redaction.pattern)
+
+
+def _protect(redaction: Redaction) -> StringFn:
+    return lambda text: text.str.replace_all(redaction.keep, f"${{1}}${{2}}{PROTECT_MARKER}${{3}}")
+
+
+def _unprotect(text: pl.Expr) -> pl.Expr:
+    return text.str.replace_all(PROTECT_MARKER, "", literal=True)
+
+
+def _map_columns(
+    frame: pl.LazyFrame, columns: Mapping[str, pl.DataType], fn: StringFn
+) -> pl.LazyFrame:
+    return frame.with_columns(
+        map_text(pl.col(name), dtype, fn).alias(name) for name, dtype in columns.items()
+    )
 
 
 def scrub(
@@ -47,12 +118,17 @@ def scrub(
 ) -> pl.LazyFrame:
     """Redact `columns` of `frame` rule by rule; add a `redacted_<kind>` match count per rule."""
     for redaction in redactions:
-        frame = frame.with_columns(
-            sum_columns(columns, _counter(redaction)).alias(redaction_column(redaction.kind))
-        ).with_columns(
-            map_text(pl.col(name), dtype, _replacer(redaction)).alias(name)
-            for name, dtype in columns.items()
-        )
+        count = redaction_column(redaction.kind)
+        for _ in range(redaction.passes if redaction.keep else 0):
+            frame = _map_columns(frame, columns, _protect(redaction))
+        frame = frame.with_columns(pl.lit(0, dtype=pl.Int64).alias(count))
+        for _ in range(redaction.passes):
+            frame = frame.with_columns(
+                (pl.col(count) + sum_columns(columns, _counter(redaction))).alias(count)
+            )
+            frame = _map_columns(frame, columns, _replacer(redaction))
+        if redaction.keep:
+            frame = _map_columns(frame, columns, _unprotect)
     return frame
 
 
