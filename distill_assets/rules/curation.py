@@ -111,9 +111,9 @@ SECRET_ASSIGNMENT = Redaction(
 )
 HOME_PATH = Redaction(
     "home_path",
-    # The user name of `/home/<u>/`, `/Users/<u>/` and `C:\Users\<u>\` (one or two backslashes,
-    # as in JSON text); the rest of the path keeps its training value.
-    r"(/home/|/Users/|(?i:[a-z]:\\{1,2}users\\{1,2}))[^/\\\s\"'\[<>:|*?`$]+",
+    # The user name of `/home/<u>/`, `/Users/<u>/`, `C:/Users/<u>/` and `C:\Users\<u>\` (one or two
+    # backslashes, as in JSON text); the rest of the path keeps its training value.
+    r"(/home/|/Users/|(?i:[a-z]:(?:\\{1,2}|/)users(?:\\{1,2}|/)))[^/\\\s\"'\[<>:|*?`$]+",
     "${1}[REDACTED_USER]",
 )
 IBAN = Redaction(

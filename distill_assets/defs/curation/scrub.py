@@ -92,6 +92,8 @@ def _replacer(redaction: Redaction) -> StringFn:
 def _matcher(redaction: Redaction) -> StringFn:
     if redaction.check:
         return lambda text: _counter(redaction)(text) > 0
+    if redaction.keep:
+        return lambda text: _protect(redaction)(text).str.contains(redaction.pattern)
     return lambda text: text.str.contains(redaction.pattern)
 
 
@@ -119,7 +121,7 @@ def scrub(
     """Redact `columns` of `frame` rule by rule; add a `redacted_<kind>` match count per rule."""
     for redaction in redactions:
         count = redaction_column(redaction.kind)
-        for _ in range(redaction.passes if redaction.keep else 0):
+        if redaction.keep:
             frame = _map_columns(frame, columns, _protect(redaction))
         frame = frame.with_columns(pl.lit(0, dtype=pl.Int64).alias(count))
         for _ in range(redaction.passes):

@@ -204,3 +204,15 @@ def test_scrubbed_columns_are_every_text_column_but_id_and_source():
         "input",
         "output",
     ]
+
+
+def test_kept_addresses_are_not_leaks_but_redactable_ones_are():
+    columns = {"text": pl.String()}
+    kept = pl.DataFrame({"text": ["listen on 127.0.0.1 127.0.0.2 or 192.0.2.1"]})
+    assert leak_counts(kept, columns)["ipv4"] == 0
+    leaking = pl.DataFrame({"text": ["listen on 127.0.0.1 10.0.0.3"]})
+    assert leak_counts(leaking, columns)["ipv4"] == 1
+    assert scrub_text("listen on 127.0.0.1 127.0.0.2 10.0.0.3") == (
+        "listen on 127.0.0.1 127.0.0.2 [REDACTED_IPV4]",
+        {"ipv4": 1},
+    )
