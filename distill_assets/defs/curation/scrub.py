@@ -16,6 +16,7 @@ Two rule options need more than one regex replacement, still without per-row Pyt
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 import polars as pl
@@ -146,3 +147,32 @@ def leak_counts(
         for redaction in redactions
     ).collect()
     return {kind: int(counts.get_column(kind).item() or 0) for kind in counts.columns}
+
+
+def placeholders() -> list[str]:
+    """Return the distinct placeholders of `REDACTIONS` without brackets, in rule order."""
+    found = (re.search(r"\[(REDACTED_\w+)\]", r.replacement) for r in REDACTIONS)
+    return list(dict.fromkeys(m.group(1) for m in found if m))
+
+
+def placeholder_counts(
+    frame: pl.LazyFrame | pl.DataFrame, columns: Mapping[str, pl.DataType]
+) -> dict[str, int]:
+    """Return, per placeholder, how many times it occurs in `columns` (zero counts left out)."""
+    counts = (
+        frame.lazy()
+        .select(
+            sum_columns(
+                columns, lambda text, p=name: text.str.count_matches(f"[{p}]", literal=True)
+            )
+            .sum()
+            .alias(name)
+            for name in placeholders()
+        )
+        .collect()
+    )
+    return {
+        name: int(counts.get_column(name).item() or 0)
+        for name in counts.columns
+        if counts.get_column(name).item()
+    }
