@@ -6,7 +6,9 @@ parse statement `sql/<source>/select_parsed_<table>.sql` reads the view `raw_lin
 per raw record with the bronze columns plus `quarantine_reason` (NULL for a good record) and
 `quarantine_detail`. This module streams the raw files through it once into a local stage file,
 then splits the stage into the bronze table and the quarantine table (`source, source_file,
-line_no, reason, detail, raw_line`), so every record lands in exactly one of them.
+line_no, reason, detail, raw_line`), so every record lands in exactly one of them. Files and
+records the reader cannot turn into lines (`unsupported_file`, `undecodable_file`, `too_large`,
+see `lib.rawfiles`) are quarantine rows too.
 """
 
 import tempfile
@@ -20,7 +22,7 @@ import polars as pl
 from distill_assets.defs.resources import DistillSettings, StagedParquet
 from distill_assets.lib.lake import ROW_GROUP_SIZE, scan_partition
 from distill_assets.lib.metadata import funnel
-from distill_assets.lib.rawfiles import RawLineReader, ReadStats, list_raw_files
+from distill_assets.lib.rawfiles import RawLineReader, ReadStats, list_raw_files, problem_table
 from distill_assets.lib.sql import connect, load_sql
 
 QUARANTINE_TABLE = "quarantine"
@@ -75,6 +77,7 @@ def ingest_partition(
             f"COPY (SELECT * EXCLUDE ({excluded}) FROM stage "
             f"WHERE quarantine_reason IS NULL) TO '{bronze}.parquet' {_COPY_OPTIONS}"
         )
+        con.register("file_problems", problem_table(reader.stats.problems, source))
         con.execute(_quarantine_copy(quarantine), {"source": source})
         bronze_rows = con.execute(
             f"SELECT count(*) FROM read_parquet('{bronze}.parquet')"
@@ -98,7 +101,9 @@ def _quarantine_copy(target: Path) -> str:
     return (
         "COPY (SELECT $source AS source, source_file, line_no, quarantine_reason AS reason, "
         "quarantine_detail AS detail, line AS raw_line FROM stage "
-        f"WHERE quarantine_reason IS NOT NULL) TO '{target}.parquet' {_COPY_OPTIONS}"
+        "WHERE quarantine_reason IS NOT NULL "
+        "UNION ALL SELECT source, source_file, line_no, reason, detail, raw_line "
+        f"FROM file_problems) TO '{target}.parquet' {_COPY_OPTIONS}"
     )
 
 
