@@ -12,6 +12,7 @@ from pathlib import Path
 import dagster as dg
 
 from distill_assets.defs.jobs import INGEST_JOB, RELEASE_JOB
+from distill_assets.defs.partitions import SKIP_REASONS, last_partition_date, skipped_raw_folders
 from distill_assets.lib.rawfiles import list_partitions
 from distill_assets.lib.settings import SOURCES, Settings
 
@@ -55,7 +56,10 @@ def run(args: argparse.Namespace) -> int:
     if str(samples) != "none" and samples.is_dir():
         copied = land_samples(samples, Path(settings.raw_root))
         print(f"[distill] landed {copied} new sample file(s) from {samples} in {settings.raw_root}")
-    partitions = sorted({p for s in SOURCES for p in list_partitions(settings.raw_root, s)})
+    last = last_partition_date()
+    for folder, problem in skipped_raw_folders(settings.raw_root, last).items():
+        print(f"[distill] skipped raw folder {folder}: {SKIP_REASONS[problem]}")
+    partitions = sorted({p for s in SOURCES for p in list_partitions(settings.raw_root, s, last)})
     if not partitions:
         print(f"[distill] no raw partitions under {settings.raw_root}: nothing to do")
         return 1
