@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -9,6 +10,10 @@ import dagster as dg
 import pytest
 
 from distill_assets.lib.settings import Settings
+
+# the Makefile's default for `make test`, so a bare `pytest` behaves the same; tests of the
+# production rule (no development player key) unset it
+os.environ.setdefault("DISTILL_ENV", "development")
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = PROJECT_ROOT / "data" / "samples"

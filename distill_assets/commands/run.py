@@ -14,7 +14,8 @@ import dagster as dg
 from distill_assets.defs.jobs import INGEST_JOB, RELEASE_JOB
 from distill_assets.defs.partitions import SKIP_REASONS, last_partition_date, skipped_raw_folders
 from distill_assets.lib.rawfiles import list_partitions
-from distill_assets.lib.settings import SOURCES, Settings
+from distill_assets.lib.settings import SOURCES
+from distill_assets.lib.startup import SettingsError, check_startup, resolve_settings
 
 QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
@@ -51,7 +52,14 @@ def run(args: argparse.Namespace) -> int:
     """Land samples, run `daily_ingest` for every raw partition, then `publish_release`."""
     from distill_assets.definitions import defs
 
-    settings = Settings.resolve()
+    try:
+        settings = resolve_settings()
+        warnings = check_startup(settings)
+    except SettingsError as exc:
+        print(f"[distill] error: {exc}")
+        return 2
+    for warning in warnings:
+        print(f"[distill] {warning}")
     samples = args.samples or Path(settings.data_dir) / "samples"
     if str(samples) != "none" and samples.is_dir():
         copied = land_samples(samples, Path(settings.raw_root))

@@ -13,9 +13,10 @@ from distill_assets.defs.ingest import (
 from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.resources import DistillSettings
 from distill_assets.defs.telemetry.dialogues import DROP_REASONS, build_dialogues
-from distill_assets.defs.telemetry.resources import PlayerIdHasher
+from distill_assets.defs.telemetry.resources import DEVELOPMENT_SOURCE, PlayerIdHasher
 from distill_assets.lib.metadata import funnel, histogram, preview
 from distill_assets.lib.rawfiles import list_raw_files
+from distill_assets.lib.startup import DEVELOPMENT_KEY_WARNING
 from distill_assets.rules import rules_metadata, rules_version
 
 SOURCE = "telemetry"
@@ -67,6 +68,8 @@ def telemetry_bronze(
     """
     cfg = settings.resolved()
     params, key_source = parse_params(player_id_hasher)
+    if key_source == DEVELOPMENT_SOURCE:
+        context.log.warning(DEVELOPMENT_KEY_WARNING)
     result = ingest_partition(
         SOURCE,
         EVENTS,
