@@ -14,7 +14,14 @@ import dagster as dg
 from distill_assets.defs.jobs import INGEST_JOB, RELEASE_JOB
 from distill_assets.defs.partitions import SKIP_REASONS, last_partition_date, skipped_raw_folders
 from distill_assets.lib.rawfiles import list_partitions
-from distill_assets.lib.settings import SOURCES
+from distill_assets.lib.runlock import (
+    PID_TAG,
+    LockHeld,
+    fail_orphaned_runs,
+    open_instance,
+    run_lock,
+)
+from distill_assets.lib.settings import SOURCES, Settings
 from distill_assets.lib.startup import SettingsError, check_startup, resolve_settings
 
 QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
@@ -49,9 +56,11 @@ def land_samples(samples: Path, raw_root: Path) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Land samples, run `daily_ingest` for every raw partition, then `publish_release`."""
-    from distill_assets.definitions import defs
+    """Land samples, run `daily_ingest` for every raw partition, then `publish_release`.
 
+    Settings are checked first (one-line errors, exit 2); the run holds the data dir's lock
+    (another run: exit 3).
+    """
     try:
         settings = resolve_settings()
         warnings = check_startup(settings)
@@ -60,6 +69,18 @@ def run(args: argparse.Namespace) -> int:
         return 2
     for warning in warnings:
         print(f"[distill] {warning}")
+    try:
+        with run_lock(settings.data_dir):
+            return run_locked(args, settings)
+    except LockHeld as exc:
+        print(f"[distill] {exc}: not starting")
+        return 3
+
+
+def run_locked(args: argparse.Namespace, settings: Settings) -> int:
+    """Do the work of `distill run` (the caller holds the data dir's run lock)."""
+    from distill_assets.definitions import defs
+
     samples = args.samples or Path(settings.data_dir) / "samples"
     if str(samples) != "none" and samples.is_dir():
         copied = land_samples(samples, Path(settings.raw_root))
@@ -73,11 +94,19 @@ def run(args: argparse.Namespace) -> int:
         return 1
     definitions = defs()
     run_config = {} if args.verbose else QUIET_RUN_CONFIG
-    instance = dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else None
+    instance = open_instance()
+    if instance is not None:
+        for run_id in fail_orphaned_runs(instance):
+            print(f"[distill] marked run {run_id} failed: its distill run process had ended")
+    tags = {PID_TAG: str(os.getpid())}
     ok = True
     for partition in partitions:
         result = definitions.resolve_job_def(INGEST_JOB).execute_in_process(
-            partition_key=partition, instance=instance, run_config=run_config, raise_on_error=False
+            partition_key=partition,
+            instance=instance,
+            run_config=run_config,
+            raise_on_error=False,
+            tags=tags,
         )
         ok &= result.success
         print(f"[distill] {INGEST_JOB} {partition}: {_outcome(result)}")
@@ -85,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
         print("[distill] ingest failed: not publishing (see the run in `make ui`)")
         return 1
     result = definitions.resolve_job_def(RELEASE_JOB).execute_in_process(
-        instance=instance, run_config=run_config, raise_on_error=False
+        instance=instance, run_config=run_config, raise_on_error=False, tags=tags
     )
     print(f"[distill] {RELEASE_JOB}: {_outcome(result)}")
     if not result.success:
