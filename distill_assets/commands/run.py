@@ -13,6 +13,7 @@ import dagster as dg
 
 from distill_assets.defs.jobs import INGEST_JOB, RELEASE_JOB
 from distill_assets.defs.partitions import SKIP_REASONS, last_partition_date, skipped_raw_folders
+from distill_assets.lib.cleanup import remove_orphaned_workdirs
 from distill_assets.lib.rawfiles import list_partitions
 from distill_assets.lib.runlock import (
     PID_TAG,
@@ -81,6 +82,8 @@ def run_locked(args: argparse.Namespace, settings: Settings) -> int:
     """Do the work of `distill run` (the caller holds the data dir's run lock)."""
     from distill_assets.definitions import defs
 
+    for folder in remove_orphaned_workdirs():
+        print(f"[distill] removed the working folder of an ended process: {folder}")
     samples = args.samples or Path(settings.data_dir) / "samples"
     if str(samples) != "none" and samples.is_dir():
         copied = land_samples(samples, Path(settings.raw_root))

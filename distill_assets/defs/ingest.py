@@ -8,10 +8,11 @@ per raw record with the bronze columns plus `quarantine_reason` (NULL for a good
 then splits the stage into the bronze table and the quarantine table (`source, source_file,
 line_no, reason, detail, raw_line`), so every record lands in exactly one of them. Files and
 records the reader cannot turn into lines (`unsupported_file`, `undecodable_file`, `too_large`,
-see `lib.rawfiles`) are quarantine rows too.
+see `lib.rawfiles`) are quarantine rows too. The stage folder is removed when the asset fails,
+else when the IO manager has moved both files away.
 """
 
-import tempfile
+import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,7 @@ import dagster as dg
 import polars as pl
 
 from distill_assets.defs.resources import DistillSettings, StagedParquet
+from distill_assets.lib.cleanup import working_dir
 from distill_assets.lib.lake import ROW_GROUP_SIZE, scan_partition
 from distill_assets.lib.metadata import funnel
 from distill_assets.lib.rawfiles import RawLineReader, ReadStats, list_raw_files, problem_table
@@ -64,7 +66,7 @@ def ingest_partition(
     """
     statement = parse_sql or load_sql(f"{source}/select_parsed_{table}")
     reader = RawLineReader(raw_paths, root=raw_root)
-    workdir = Path(tempfile.mkdtemp(prefix=f"distill-{source}-"))
+    workdir = working_dir(source)
     stage, bronze, quarantine = (workdir / n for n in ("stage", "bronze", "quarantine"))
     con = connect()
     try:
@@ -85,6 +87,9 @@ def ingest_partition(
         reasons = con.execute(
             f"SELECT reason, count(*) FROM read_parquet('{quarantine}.parquet') GROUP BY reason"
         ).fetchall()
+    except BaseException:
+        shutil.rmtree(workdir, ignore_errors=True)
+        raise
     finally:
         con.close()
     Path(f"{stage}.parquet").unlink(missing_ok=True)

@@ -23,6 +23,8 @@ from typing import TextIO
 
 import dagster as dg
 
+from distill_assets.lib.cleanup import process_alive
+
 LOCK_FILE = ".distill.lock"
 INSTANCE_LOCK_FILE = ".distill-instance.lock"
 PID_TAG = "distill/cli_pid"
@@ -92,20 +94,8 @@ def fail_orphaned_runs(instance: dg.DagsterInstance) -> list[str]:
     for record in instance.get_run_records(dg.RunsFilter(statuses=UNFINISHED)):
         run = record.dagster_run
         pid = run.tags.get(PID_TAG)
-        if pid is None or _alive(int(pid)):
+        if pid is None or int(pid) == os.getpid() or process_alive(int(pid)):
             continue
         instance.report_run_failed(run, message=f"the distill run process (pid {pid}) ended")
         failed.append(run.run_id)
     return failed
-
-
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

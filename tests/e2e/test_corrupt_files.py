@@ -37,6 +37,9 @@ def test_corrupt_files_and_folders_do_not_stop_the_release(
     distill_env: Settings, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("DISTILL_ENV", "development")
+    scratch = Path(distill_env.data_dir).parent / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr("tempfile.tempdir", str(scratch))
     shutil.copytree(SAMPLES, distill_env.raw_root)
     for source in SOURCES:
         land(distill_env, source, DAY, "plain-named-gz.jsonl.gz", '{"a": 1}\n')
@@ -54,6 +57,7 @@ def test_corrupt_files_and_folders_do_not_stop_the_release(
     assert "skipped raw folder revisions/2026_11_21: not a valid date" in out
     assert "skipped raw folder revisions/2099-01-01: a date after the last complete day" in out
     assert "published at" in out
+    assert list(scratch.iterdir()) == []  # every working folder was removed
 
     lake = distill_env.lake_root
     for source, table in BRONZE.items():

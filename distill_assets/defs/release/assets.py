@@ -16,6 +16,7 @@ from distill_assets.defs.release.candidate import candidate_dir, load_release_in
 from distill_assets.defs.release.folders import local_folder, staged_folder
 from distill_assets.defs.release.publish import PublishedRelease, PublisherResource
 from distill_assets.defs.resources import DistillSettings
+from distill_assets.lib.cleanup import remove_orphans
 
 GROUP = "release"
 CANDIDATE_KEY = dg.AssetKey([GROUP, "candidate"])
@@ -96,9 +97,12 @@ def dataset(
 
     Copied to `<hub>/<name>/versions/<version>/` (immutable) and `<hub>/<name>/latest/`, or
     uploaded to the Hugging Face Hub and tagged with the version when a repo id and token are
-    configured. Load it with `datasets.load_dataset(<path or repo>, "<config>")`.
+    configured. Load it with `datasets.load_dataset(<path or repo>, "<config>")`. Orphaned
+    temporary files of killed writes in the hub and lake are removed first (`lib/cleanup.py`).
     """
     cfg = settings.resolved()
+    for orphan in remove_orphans(cfg.hub_root) + remove_orphans(cfg.lake_root):
+        context.log.info(f"removed orphaned temporary {orphan}")
     folder = candidate_dir(cfg.lake_root)
     manifest = read_manifest(folder)
     with local_folder(folder) as local:

@@ -19,7 +19,6 @@ of the partition. It returns the shared `IngestResult`, so `ingest_metadata` and
 from __future__ import annotations
 
 import queue
-import tempfile
 import threading
 from collections import Counter
 from collections.abc import Iterator
@@ -31,6 +30,7 @@ import pyarrow.compute as pc
 
 from distill_assets.defs.ingest import IngestResult
 from distill_assets.defs.resources import StagedParquet
+from distill_assets.lib.cleanup import working_dir
 from distill_assets.lib.lake import PARQUET_COMPRESSION, ROW_GROUP_SIZE, RowGroupWriter
 from distill_assets.lib.rawfiles import RawLineReader, problem_table
 from distill_assets.lib.sql import connect, load_sql
@@ -183,7 +183,7 @@ def ingest_events(
     the extraction's slices rely on.
     """
     reader = RawLineReader(sorted(raw_paths), root=raw_root)
-    workdir = workdir or Path(tempfile.mkdtemp(prefix="distill-traces-"))
+    workdir = workdir or working_dir(SOURCE)
     bronze_path, quarantine_path = workdir / "bronze.parquet", workdir / "quarantine.parquet"
     sink = _Sink(bronze_path, quarantine_path)
     statement = (
