@@ -12,6 +12,7 @@ import gzip
 import shutil
 from pathlib import Path
 
+import dagster as dg
 import polars as pl
 import pytest
 
@@ -58,6 +59,15 @@ def test_corrupt_files_and_folders_do_not_stop_the_release(
     assert "skipped raw folder revisions/2099-01-01: a date after the last complete day" in out
     assert "published at" in out
     assert list(scratch.iterdir()) == []  # every working folder was removed
+    candidate = dg.DagsterInstance.get().get_latest_materialization_event(
+        dg.AssetKey(["release", "candidate"])
+    )
+    assert candidate is not None and candidate.asset_materialization is not None
+    assert candidate.asset_materialization.metadata["skipped_raw_folders"].value == {
+        "revisions/2026-13-45": "not_a_date",
+        "revisions/2026_11_21": "not_a_date",
+        "revisions/2099-01-01": "future_date",
+    }
 
     lake = distill_env.lake_root
     for source, table in BRONZE.items():
