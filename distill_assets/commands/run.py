@@ -82,8 +82,9 @@ def run_locked(args: argparse.Namespace, settings: Settings) -> int:
     """Do the work of `distill run` (the caller holds the data dir's run lock)."""
     from distill_assets.definitions import defs
 
-    for folder in remove_orphaned_workdirs():
-        print(f"[distill] removed the working folder of an ended process: {folder}")
+    orphaned = remove_orphaned_workdirs()
+    if orphaned:
+        print(f"[distill] removed {len(orphaned)} working folder(s) left by ended processes")
     samples = args.samples or Path(settings.data_dir) / "samples"
     if str(samples) != "none" and samples.is_dir():
         copied = land_samples(samples, Path(settings.raw_root))
