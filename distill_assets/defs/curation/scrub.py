@@ -9,9 +9,11 @@ Two rule options need more than one regex replacement, still without per-row Pyt
 - `keep`: matches of the keep pattern get a private-use marker (U+E000) between its head and tail,
   so the rule's pattern cannot match them; the marker is removed after the rule (a U+E000 already
   in the input is removed with it);
-- `check="luhn"`: each text is cut into tokens (candidates, non-digit runs, digit runs, which
-  join back to the text), the Luhn sum of every candidate is computed with one digit expression
-  per position, and only candidates that pass (and are not a published test number) are replaced.
+- `check="luhn"`: the distinct matches of the pattern over all texts are collected first (one
+  extra pass), the Luhn sum of each is computed with one digit expression per position, and
+  those that pass (and are not a published test number) are replaced as literal strings
+  (Aho-Corasick), so the check runs once per distinct candidate, never per row. A valid number
+  is also replaced where it appears inside a longer digit run (over-redaction, never a leak).
 """
 
 from __future__ import annotations
@@ -21,7 +23,13 @@ from collections.abc import Mapping, Sequence
 
 import polars as pl
 
-from distill_assets.defs.curation.text import StringFn, map_text, sum_columns, text_columns
+from distill_assets.defs.curation.text import (
+    StringFn,
+    map_text,
+    sum_columns,
+    text_columns,
+    text_leaves,
+)
 from distill_assets.rules.curation import (
     REDACTIONS,
     TEST_CARD_NUMBERS,
@@ -44,10 +52,6 @@ def redaction_column(kind: str) -> str:
     return f"{REDACTED_PREFIX}{kind}"
 
 
-def _tokens(redaction: Redaction, text: pl.Expr) -> pl.Expr:
-    return text.str.extract_all(rf"{redaction.pattern}|\D+|\d+")
-
-
 def luhn_valid(candidate: pl.Expr) -> pl.Expr:
     """Return whether each string's digits (separators ignored) pass the Luhn check."""
     digits = candidate.str.replace_all(r"\D", "")
@@ -65,34 +69,41 @@ def luhn_valid(candidate: pl.Expr) -> pl.Expr:
     return (total % 10 == 0) & ~digits.is_in(list(TEST_CARD_NUMBERS))
 
 
-def _checked(redaction: Redaction) -> pl.Expr:
-    """Whether a token is a candidate of `redaction` that passes its check."""
-    token = pl.element()
-    return token.str.contains(f"^(?:{redaction.pattern})$") & luhn_valid(token)
+def checked_candidates(
+    frame: pl.LazyFrame, columns: Mapping[str, pl.DataType], redaction: Redaction
+) -> list[str]:
+    """Return the distinct matches of a checked rule in `columns` that pass its check."""
+    if not columns:
+        return []
+    leaves = pl.concat_list([text_leaves(pl.col(n), dtype) for n, dtype in columns.items()])
+    found = (
+        frame.select(leaves.alias("text"))
+        .explode("text")
+        .select(pl.col("text").str.extract_all(redaction.pattern).alias("candidate"))
+        .explode("candidate")
+        .drop_nulls()
+        .unique()
+        .filter(luhn_valid(pl.col("candidate")))
+        .collect(engine="streaming")
+    )
+    return sorted(found.get_column("candidate").to_list())
 
 
-def _counter(redaction: Redaction) -> StringFn:
+def _counter(redaction: Redaction, found: Sequence[str] = ()) -> StringFn:
     if redaction.check:
-        return lambda text: _tokens(redaction, text).list.eval(_checked(redaction)).list.sum()
+        return lambda text: text.str.extract_many(list(found)).list.len()
     return lambda text: text.str.count_matches(redaction.pattern)
 
 
-def _replacer(redaction: Redaction) -> StringFn:
+def _replacer(redaction: Redaction, found: Sequence[str] = ()) -> StringFn:
     if redaction.check:
-        token = pl.element()
-        return lambda text: (
-            _tokens(redaction, text)
-            .list.eval(
-                pl.when(_checked(redaction)).then(pl.lit(redaction.replacement)).otherwise(token)
-            )
-            .list.join("")
-        )
+        return lambda text: text.str.replace_many(list(found), [redaction.replacement] * len(found))
     return lambda text: text.str.replace_all(redaction.pattern, redaction.replacement)
 
 
-def _matcher(redaction: Redaction) -> StringFn:
+def _matcher(redaction: Redaction, found: Sequence[str] = ()) -> StringFn:
     if redaction.check:
-        return lambda text: _counter(redaction)(text) > 0
+        return lambda text: text.str.contains_any(list(found))
     if redaction.keep:
         return lambda text: _protect(redaction)(text).str.contains(redaction.pattern)
     return lambda text: text.str.contains(redaction.pattern)
@@ -122,14 +133,17 @@ def scrub(
     """Redact `columns` of `frame` rule by rule; add a `redacted_<kind>` match count per rule."""
     for redaction in redactions:
         count = redaction_column(redaction.kind)
+        frame = frame.with_columns(pl.lit(0, dtype=pl.Int64).alias(count))
+        found = checked_candidates(frame, columns, redaction) if redaction.check else []
+        if redaction.check and not found:
+            continue
         if redaction.keep:
             frame = _map_columns(frame, columns, _protect(redaction))
-        frame = frame.with_columns(pl.lit(0, dtype=pl.Int64).alias(count))
         for _ in range(redaction.passes):
             frame = frame.with_columns(
-                (pl.col(count) + sum_columns(columns, _counter(redaction))).alias(count)
+                (pl.col(count) + sum_columns(columns, _counter(redaction, found))).alias(count)
             )
-            frame = _map_columns(frame, columns, _replacer(redaction))
+            frame = _map_columns(frame, columns, _replacer(redaction, found))
         if redaction.keep:
             frame = _map_columns(frame, columns, _unprotect)
     return frame
@@ -142,9 +156,14 @@ def leak_counts(
 ) -> dict[str, int]:
     """Return, per redaction kind, how many rows of `frame` still hold a match in `columns`."""
     lazy = frame.lazy()
+    found = {r.kind: checked_candidates(lazy, columns, r) for r in redactions if r.check}
     counts = lazy.select(
-        (sum_columns(columns, _matcher(redaction)) > 0).sum().alias(redaction.kind)
-        for redaction in redactions
+        (
+            pl.lit(0)
+            if r.check and not found[r.kind]
+            else (sum_columns(columns, _matcher(r, found.get(r.kind, ()))) > 0).sum()
+        ).alias(r.kind)
+        for r in redactions
     ).collect()
     return {kind: int(counts.get_column(kind).item() or 0) for kind in counts.columns}
 

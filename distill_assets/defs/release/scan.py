@@ -26,6 +26,7 @@ from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_cla
 from detect_secrets.core.scan import scan_line
 from detect_secrets.settings import transient_settings
 
+from distill_assets.defs.curation.text import text_leaves
 from distill_assets.rules.curation import TEST_CARD_NUMBERS
 
 # detect-secrets plugins left out: they flag any long hex/base64 string (ids, content hashes)
@@ -160,26 +161,13 @@ def detect_secrets_settings() -> transient_settings:
     return transient_settings({"plugins_used": plugins})
 
 
-def _leaves(expr: pl.Expr, dtype: pl.DataType) -> pl.Expr:
-    """Return every string inside `expr` as one list per row."""
-    if dtype == pl.String:
-        return pl.concat_list([expr])
-    if isinstance(dtype, pl.List):
-        if dtype.inner == pl.String:
-            return expr
-        return expr.list.eval(_leaves(pl.element(), dtype.inner).explode())
-    if isinstance(dtype, pl.Struct):
-        return pl.concat_list([_leaves(expr.struct.field(f.name), f.dtype) for f in dtype.fields])
-    return pl.lit([], dtype=pl.List(pl.String()))
-
-
 def text_cells(frame: pl.DataFrame, columns: Mapping[str, pl.DataType]) -> pl.DataFrame:
     """Return `(id, column, text)` for every non-empty string of `columns`."""
     parts = [
         frame.select(
             pl.col("id"),
             pl.lit(name).alias("column"),
-            _leaves(pl.col(name), dtype).alias("text"),
+            text_leaves(pl.col(name), dtype).alias("text"),
         )
         .explode("text")
         .filter(pl.col("text").str.len_bytes() > 0)
