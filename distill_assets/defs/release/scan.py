@@ -10,8 +10,8 @@ documented keep decisions of the scrubber as policy, not as patterns: loopback, 
 link-local, multicast and documentation addresses and the networks' published test card numbers
 are not findings.
 
-The text leaves of every row are gathered in Polars; the validators and plugins run in Python per
-text (a release check, not an ingest path).
+The text leaves of every row are gathered and split into lines in Polars; the validators and
+plugins run in Python once per distinct line (a release check, not an ingest path).
 """
 
 from __future__ import annotations
@@ -142,7 +142,7 @@ def pii_findings(text: str) -> Iterator[str]:
 
 
 def secret_findings(text: str) -> Iterator[str]:
-    """Yield the type of every secret the detect-secrets plugins find in `text` (line by line).
+    """Yield the type of every secret the detect-secrets plugins find in `text`, line by line.
 
     Call inside `detect_secrets_settings()`.
     """
@@ -179,11 +179,21 @@ def text_cells(frame: pl.DataFrame, columns: Mapping[str, pl.DataType]) -> pl.Da
 
 
 def scan_frame(frame: pl.DataFrame, columns: Mapping[str, pl.DataType]) -> pl.DataFrame:
-    """Return one `(id, column, type)` row per finding in the text `columns` of `frame`."""
-    found: list[tuple[str, str, str]] = []
-    cells = text_cells(frame, columns)
+    """Return one `(id, column, type)` row per finding in the text `columns` of `frame`.
+
+    Texts are split into lines (no finding spans a line) and each distinct line is scanned once:
+    prompts, tool descriptions and code repeat across rows.
+    """
+    lines = (
+        text_cells(frame, columns)
+        .with_columns(pl.col("text").str.split("\n"))
+        .explode("text")
+        .filter(pl.col("text").str.len_bytes() > 0)
+    )
+    found: list[tuple[str, str]] = []
     with detect_secrets_settings():
-        for row_id, column, text in cells.iter_rows():
-            found.extend((row_id, column, kind) for kind in pii_findings(text))
-            found.extend((row_id, column, kind) for kind in secret_findings(text))
-    return pl.DataFrame(found, schema=FINDING_SCHEMA, orient="row")
+        for line in lines.get_column("text").unique().sort().to_list():
+            found.extend((line, kind) for kind in pii_findings(line))
+            found.extend((line, kind) for kind in secret_findings(line))
+    hits = pl.DataFrame(found, schema={"text": pl.String(), "type": pl.String()}, orient="row")
+    return lines.join(hits, on="text", how="inner").select(FINDING_SCHEMA.keys())
