@@ -216,3 +216,49 @@ def test_kept_addresses_are_not_leaks_but_redactable_ones_are():
         "listen on 127.0.0.1 127.0.0.2 [REDACTED_IPV4]",
         {"ipv4": 1},
     )
+
+
+def test_checked_cards_are_found_beside_null_nested_lists():
+    schema = published_schema("sft_tools")
+    messages = [
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "pay", "arguments": '{"card": "4539 1488 0343 6467"}'},
+                }
+            ],
+            "tool_call_id": None,
+        },
+        {
+            "role": "tool",
+            "content": "charged 5425-2334-3010-9903",
+            "tool_calls": None,
+            "tool_call_id": "c1",
+        },
+    ]
+    frame = pl.DataFrame(
+        [
+            {
+                "id": "a",
+                "source": "traces",
+                "source_ref": "r",
+                "quality_score": 0.5,
+                "metadata": "{}",
+                "messages": messages,
+                "tools": "[]",
+            }
+        ],
+        schema=schema,
+    )
+    columns = scrubbed_columns(schema)
+    assert leak_counts(frame, columns)["payment_card"] == 1
+    out = scrub(frame.lazy(), columns).collect()
+    assert out["redacted_payment_card"][0] == 2
+    scrubbed = out["messages"][0].to_list()
+    assert scrubbed[0]["tool_calls"][0]["function"]["arguments"] == '{"card": "[REDACTED_CARD]"}'
+    assert scrubbed[1]["content"] == "charged [REDACTED_CARD]"
+    assert leak_counts(out, columns)["payment_card"] == 0
