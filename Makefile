@@ -5,6 +5,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export DAGSTER_HOME := $(CURDIR)/data/.dagster
 export DISTILL_DATA_DIR ?= $(CURDIR)/data
+# the public development player key is allowed only here (make run/test); see README "Operating safely"
+export DISTILL_ENV ?= development
 
 .PHONY: run test ui bench lint format clean stale backfill backfill-stale ui-check
 

@@ -11,6 +11,10 @@ import pytest
 
 from distill_assets.lib.settings import Settings
 
+# the Makefile's default for `make test`, so a bare `pytest` behaves the same; tests of the
+# production rule (no development player key) unset it
+os.environ.setdefault("DISTILL_ENV", "development")
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = PROJECT_ROOT / "data" / "samples"
 SAMPLE_DATES = ("2026-11-19", "2026-11-20")

@@ -11,8 +11,11 @@ from pathlib import Path
 
 import dagster as dg
 
+from distill_assets.lib.cleanup import remove_orphaned_workdirs
 from distill_assets.lib.rawfiles import list_partitions
+from distill_assets.lib.runlock import LockHeld, fail_orphaned_runs, run_lock
 from distill_assets.lib.settings import SOURCES, Settings
+from distill_assets.lib.startup import SettingsError, check_startup, resolve_settings
 from distill_assets.operations.dates import DateError, days_in, parse_range
 
 
@@ -53,8 +56,29 @@ def land_samples(samples: Path, raw_root: Path) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Land samples, run `daily_ingest` for each raw partition, then `publish_release`."""
-    settings = Settings.resolve()
+    """Land samples, run `daily_ingest` for each raw partition, then `publish_release`.
+
+    Settings are checked first (one-line errors, exit 2); the run holds the data dir's lock
+    (another run: exit 3).
+    """
+    try:
+        settings = resolve_settings()
+        warnings = check_startup(settings)
+    except SettingsError as exc:
+        print(f"[distill] error: {exc}")
+        return 2
+    for warning in warnings:
+        print(f"[distill] {warning}")
+    try:
+        with run_lock(settings.data_dir):
+            return run_locked(args, settings)
+    except LockHeld as exc:
+        print(f"[distill] {exc}: not starting")
+        return 3
+
+
+def run_locked(args: argparse.Namespace, settings: Settings) -> int:
+    """Do the work of `distill run` (the caller holds the data dir's run lock)."""
     try:
         samples = _samples_folder(args.samples, settings)
         sources = _sources(args.source)
@@ -62,10 +86,23 @@ def run(args: argparse.Namespace) -> int:
     except (DateError, ValueError) as error:
         print(f"distill run: {error}", file=sys.stderr)
         return 2
+    orphaned = remove_orphaned_workdirs()
+    if orphaned:
+        print(f"[distill] removed {len(orphaned)} working folder(s) left by ended processes")
     if samples is not None:
         copied = land_samples(samples, Path(settings.raw_root))
         print(f"[distill] landed {copied} new sample file(s) from {samples} in {settings.raw_root}")
-    partitions = sorted({p for s in sources for p in list_partitions(settings.raw_root, s)})
+    # Imported after landing: the partitions start from the first raw date present.
+    from distill_assets.defs.partitions import (
+        SKIP_REASONS,
+        last_partition_date,
+        skipped_raw_folders,
+    )
+
+    last = last_partition_date()
+    for folder, problem in skipped_raw_folders(settings.raw_root, last).items():
+        print(f"[distill] skipped raw folder {folder}: {SKIP_REASONS[problem]}")
+    partitions = sorted({p for s in sources for p in list_partitions(settings.raw_root, s, last)})
     if wanted is not None:
         in_range = set(days_in(*wanted))
         partitions = [p for p in partitions if p in in_range]
@@ -78,7 +115,6 @@ def run(args: argparse.Namespace) -> int:
     if not partitions:
         print(f"[distill] no raw partitions under {settings.raw_root}: nothing to do")
         return 1
-    # Imported after landing: the partitions start from the first raw date present.
     from distill_assets.definitions import defs
     from distill_assets.defs.jobs import INGEST_JOB, RELEASE_JOB, global_source_assets
     from distill_assets.operations.instance import project_instance
@@ -91,6 +127,8 @@ def run(args: argparse.Namespace) -> int:
         assets = sorted(selection.resolve(definitions.resolve_asset_graph()))
     ok = True
     with project_instance(settings) as instance:
+        for run_id in fail_orphaned_runs(instance):
+            print(f"[distill] marked run {run_id} failed: its distill run process had ended")
         for partition in partitions:
             result = execute(
                 definitions,

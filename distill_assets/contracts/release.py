@@ -60,6 +60,10 @@ class ConfigSummary(BaseModel):
     splits: dict[str, SplitSummary] = Field(description="split -> rows (a split without rows: 0)")
     duplicates_removed: int = Field(ge=0, description="rows removed as exact duplicates")
     scores: ScoreSummary
+    redactions: dict[str, int] = Field(
+        default_factory=dict,
+        description="placeholder (e.g. REDACTED_EMAIL) -> occurrences in the published rows",
+    )
 
 
 class ReleaseManifest(BaseModel):

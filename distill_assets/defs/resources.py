@@ -17,6 +17,7 @@ import polars as pl
 import pyarrow as pa
 from upath import UPath
 
+from distill_assets.lib.cleanup import remove_if_empty
 from distill_assets.lib.embed import Embedder, load_embedder
 from distill_assets.lib.lake import (
     move_into_place,
@@ -105,6 +106,7 @@ class ParquetLakeIO(dg.UPathIOManager):
         """Write `obj` to `path` atomically."""
         if isinstance(obj, StagedParquet):
             move_into_place(obj.path, path)
+            remove_if_empty(obj.path.parent)
         elif isinstance(obj, pl.DataFrame | pl.LazyFrame | pa.Table):
             write_parquet_atomic(obj, path)
         else:

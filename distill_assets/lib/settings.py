@@ -21,11 +21,14 @@ understands (`s3://bucket/lake`).
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 SOURCES: tuple[str, ...] = ("traces", "escalations", "revisions", "telemetry")
+# the dataset name is a folder under the hub root: one plain path component
+DATASET_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
 class Settings(BaseModel):
@@ -46,6 +49,16 @@ class Settings(BaseModel):
     partitions_start: str = Field(
         default="", description="First daily partition; empty: the first raw date present"
     )
+
+    @field_validator("dataset_name")
+    @classmethod
+    def _plain_dataset_name(cls, name: str) -> str:
+        if not DATASET_NAME_PATTERN.match(name) or ".." in name:
+            raise ValueError(
+                f"DISTILL_DATASET_NAME={name!r} must be a plain name (letters, digits, '.', '_', "
+                "'-'; no path separators or '..')"
+            )
+        return name
 
     @classmethod
     def resolve(

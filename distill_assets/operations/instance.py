@@ -12,6 +12,7 @@ from pathlib import Path
 
 import dagster as dg
 
+from distill_assets.lib.runlock import open_instance
 from distill_assets.lib.settings import Settings
 
 INSTANCE_FOLDER = ".dagster"
@@ -24,7 +25,9 @@ def instance_home(settings: Settings) -> Path:
 
 
 def project_instance(settings: Settings) -> dg.DagsterInstance:
-    """Open the project's persistent Dagster instance, creating its folder if needed."""
-    home = instance_home(settings)
-    home.mkdir(parents=True, exist_ok=True)
-    return dg.DagsterInstance.from_config(str(home))
+    """Open the project's persistent Dagster instance, creating its folder and storage if needed.
+
+    The storage is created under a lock (`lib/runlock.open_instance`), so concurrent first runs on
+    a fresh home cannot corrupt it.
+    """
+    return open_instance(instance_home(settings))

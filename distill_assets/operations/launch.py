@@ -7,6 +7,7 @@ an ingest partition, how many raw records went to quarantine and why.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
 import dagster as dg
@@ -14,6 +15,7 @@ import polars as pl
 
 from distill_assets.defs.release.sensors import CLI_TAG
 from distill_assets.lib.lake import partition_path
+from distill_assets.lib.runlock import PID_TAG
 from distill_assets.lib.settings import SOURCES
 
 PREFIX = "[distill]"
@@ -38,7 +40,7 @@ def execute(
     leaves the release to that command.
     """
     result = definitions.resolve_job_def(job).execute_in_process(
-        tags={CLI_TAG: command},
+        tags={CLI_TAG: command, PID_TAG: str(os.getpid())},
         partition_key=partition,
         instance=instance,
         run_config={} if verbose else QUIET_RUN_CONFIG,

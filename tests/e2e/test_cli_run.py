@@ -21,6 +21,7 @@ BIN = Path(sys.executable).parent
 def _env(tmp_path: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DISTILL_", "DAGSTER_"))}
     env["DISTILL_DATA_DIR"] = str(tmp_path / "data")
+    env["DISTILL_ENV"] = "development"
     env["DAGSTER_HOME"] = str(tmp_path / "dagster_home")
     env["HF_HOME"] = str(tmp_path / "hf_home")
     env["HF_DATASETS_OFFLINE"] = "1"

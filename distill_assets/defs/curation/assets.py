@@ -96,8 +96,8 @@ def build_curation_asset(config: str) -> dg.AssetsDefinition:
                 description=(
                     f"`{config}` rows of every feed table and partition, without the subjects an "
                     "exclusion table lists (deletion requests, review rejections), scrubbed of "
-                    "secrets, "
-                    "e-mail addresses and phone numbers, exactly deduplicated on normalized "
+                    "secrets and personal data (`rules/curation.py`), "
+                    "exactly deduplicated on normalized "
                     "content (representative: highest quality, then earliest, then smallest id) "
                     "and split train/test by a stable hash of the row's group. Columns: the "
                     "published ones, `split`, and audit columns `split_group, content_hash, "

@@ -74,3 +74,25 @@ def sum_columns(columns: Mapping[str, pl.DataType], fn: StringFn) -> pl.Expr:
     if not columns:
         return pl.lit(0, dtype=pl.Int64)
     return pl.sum_horizontal(sum_text(pl.col(name), dtype, fn) for name, dtype in columns.items())
+
+
+def text_leaves(expr: pl.Expr, dtype: pl.DataType) -> pl.Expr:
+    """Return every string inside `expr` as one flat list of strings per row.
+
+    A null list or struct anywhere counts as no strings, so it never hides its siblings.
+    """
+    if dtype == pl.String:
+        return pl.concat_list([expr])
+    if isinstance(dtype, pl.List):
+        if dtype.inner == pl.String:
+            return _or_empty(expr)
+        return _or_empty(expr.list.eval(text_leaves(pl.element(), dtype.inner).explode()))
+    if isinstance(dtype, pl.Struct):
+        return pl.concat_list(
+            [_or_empty(text_leaves(expr.struct.field(f.name), f.dtype)) for f in dtype.fields]
+        )
+    return pl.lit([], dtype=pl.List(pl.String()))
+
+
+def _or_empty(leaves: pl.Expr) -> pl.Expr:
+    return leaves.fill_null(pl.lit([], dtype=pl.List(pl.String())))

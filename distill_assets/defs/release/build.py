@@ -32,6 +32,7 @@ from distill_assets.contracts.release import (
     ScoreSummary,
     SplitSummary,
 )
+from distill_assets.defs.curation.scrub import placeholder_counts, scrubbed_columns
 from distill_assets.defs.release.card import render_card
 from distill_assets.defs.release.layout import (
     MANIFEST,
@@ -217,6 +218,7 @@ def build_release(
             splits=split_summaries(curated),
             duplicates_removed=inputs.duplicates_removed.get(config, 0),
             scores=score_summary(curated.get_column("quality_score")),
+            redactions=placeholder_counts(curated, scrubbed_columns(published_schema(config))),
         )
     version = release_version(inputs.newest_partition, files, inputs.rules)
     previous = previous_for(version)

@@ -138,14 +138,29 @@ def _scores_section(manifest: ReleaseManifest) -> str:
 def _curation_section() -> str:
     return (
         "## Curation\n\n"
-        "Before release every text field is scrubbed of API keys, tokens, private keys, e-mail "
-        "addresses and phone numbers (replaced by placeholders such as `[REDACTED_EMAIL]`); rows "
+        "Before release every text field is scrubbed of API keys, tokens, private keys, JWTs, "
+        "credentials in URLs, secrets in assignments, e-mail addresses, phone numbers, IPv4 and "
+        "IPv6 addresses, payment card numbers (Luhn-checked), US SSNs, IBANs and the user names "
+        "of home paths (replaced by typed placeholders such as `[REDACTED_EMAIL]`; loopback and "
+        "documentation addresses, version numbers and published test card numbers are kept), "
+        "and an independent scan (detect-secrets, phonenumbers, validators) must find nothing; "
+        "rows "
         "with the same normalized content (lowercased, whitespace collapsed) are deduplicated "
         "across all history, keeping the highest quality, then earliest, then smallest id; and "
         f"rows are split by a stable SHA-256 hash of their group (task, session, scenario, "
         f"player) with {TEST_FRACTION:.0%} of groups in `test`, so no group spans splits. "
         "Rules: `distill_assets/rules/curation.py`."
     )
+
+
+def _redactions_section(manifest: ReleaseManifest) -> str:
+    kinds = sorted({kind for s in manifest.configs.values() for kind in s.redactions})
+    rows = [
+        [f"`{config}`", *(s.redactions.get(kind, 0) for kind in kinds)]
+        for config, s in manifest.configs.items()
+    ]
+    body = _table(["config", *(f"`[{k}]`" for k in kinds)], rows) if kinds else "None."
+    return "## Redactions\n\nPlaceholders in the published rows, per config and type.\n\n" + body
 
 
 def _rules_section(manifest: ReleaseManifest) -> str:
@@ -212,6 +227,7 @@ def render_card(manifest: ReleaseManifest) -> str:
         _sources_section(manifest),
         _scores_section(manifest),
         _curation_section(),
+        _redactions_section(manifest),
         _inputs_section(manifest),
         _rules_section(manifest),
         _changes_section(manifest),

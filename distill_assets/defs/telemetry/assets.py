@@ -25,13 +25,14 @@ from distill_assets.defs.telemetry import deletion, privacy
 from distill_assets.defs.telemetry.dialogues import DROP_REASONS, build_dialogues
 from distill_assets.defs.telemetry.events import BRONZE_SCHEMA, SILVER_SCHEMA
 from distill_assets.defs.telemetry.payouts import payouts
-from distill_assets.defs.telemetry.resources import PlayerIdHasher
+from distill_assets.defs.telemetry.resources import DEVELOPMENT_SOURCE, PlayerIdHasher
 from distill_assets.defs.telemetry.triage import PASS_DECISIONS, TRIAGE_SCHEMA, pass_rates, triage
 from distill_assets.defs.telemetry.trust import player_quality, trust_signals, trust_walk
 from distill_assets.defs.telemetry.validation import VALIDATION_SCHEMA, validate_events
 from distill_assets.lib.lake import global_path, scan_partitions
 from distill_assets.lib.metadata import funnel, histogram, preview, reason_counts
 from distill_assets.lib.rawfiles import list_raw_files
+from distill_assets.lib.startup import DEVELOPMENT_KEY_WARNING
 from distill_assets.rules import rules_metadata, rules_version
 
 SOURCE = "telemetry"
@@ -94,6 +95,8 @@ def telemetry_bronze(
     """
     cfg = settings.resolved()
     params, key_source = parse_params(player_id_hasher)
+    if key_source == DEVELOPMENT_SOURCE:
+        context.log.warning(DEVELOPMENT_KEY_WARNING)
     result = ingest_partition(
         SOURCE,
         EVENTS,

@@ -3,7 +3,6 @@
 Raw JSONL → `events` + `quarantine` → `runs`, `sft_steps`, `sft_tool_steps`, `dropped_steps`.
 """
 
-import tempfile
 from pathlib import Path
 
 import dagster as dg
@@ -14,6 +13,7 @@ from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.resources import DistillSettings, StagedParquet
 from distill_assets.defs.traces.bronze import ingest_events
 from distill_assets.defs.traces.extract import Extraction, ExtractOptions
+from distill_assets.lib.cleanup import working_dir
 from distill_assets.lib.lake import partition_path
 from distill_assets.lib.metadata import funnel, histogram, preview
 from distill_assets.lib.rawfiles import list_raw_files
@@ -52,7 +52,7 @@ def _events_file(settings: DistillSettings, partition: str) -> str:
 
 
 def _workdir() -> Path:
-    return Path(tempfile.mkdtemp(prefix="distill-traces-"))
+    return working_dir(SOURCE)
 
 
 @dg.multi_asset(

@@ -123,15 +123,22 @@ def test_landing_sensor_requests_each_changed_complete_date_once(distill_env):
     land(distill_env, "revisions", "2025-03-01", "b.jsonl.gz", b"\x1f\x8b")
     land(distill_env, "telemetry", "2025-03-02", "c.jsonl", "{}\n")
     land(distill_env, "telemetry", "2999-01-01", "future.jsonl", "{}\n")
+    # an unsupported file is ingested as an `unsupported_file` quarantine row, never skipped
     land(distill_env, "telemetry", "2025-03-03", "notes.txt", "not raw data")
 
     first = evaluate(None)
     assert [(r.partition_key, r.job_name) for r in first.run_requests] == [
         ("2025-03-01", None),
         ("2025-03-02", None),
+        ("2025-03-03", None),
     ]
     cursor = json.loads(first.cursor)
-    assert sorted(cursor) == ["revisions/2025-03-01", "telemetry/2025-03-02", "traces/2025-03-01"]
+    assert sorted(cursor) == [
+        "revisions/2025-03-01",
+        "telemetry/2025-03-02",
+        "telemetry/2025-03-03",
+        "traces/2025-03-01",
+    ]
     assert cursor["traces/2025-03-01"] == folder_fingerprint(
         distill_env.raw_root, "traces", "2025-03-01"
     )
