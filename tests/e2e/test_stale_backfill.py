@@ -85,7 +85,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, s
     shutil.copytree(PROJECT_ROOT / "sql", copy / "sql")
     shutil.copy2(PROJECT_ROOT / "pyproject.toml", copy / "pyproject.toml")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DISTILL_", "DAGSTER_"))}
-    env.update(PYTHONPATH=str(copy), DISTILL_DATA_DIR=str(tmp / "data"))
+    env.update(PYTHONPATH=str(copy), DISTILL_DATA_DIR=str(tmp / "data"), DISTILL_ENV="development")
     _distill(env, tmp, "run", "--samples", str(PROJECT_ROOT / "data" / "samples"))
     return tmp, env
 

@@ -11,6 +11,12 @@ from distill_assets.lib.settings import Settings
 from tests.conftest import land
 
 
+@pytest.fixture(autouse=True)
+def production_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A real player key, so `distill run` prints no development-key warning before the error."""
+    monkeypatch.setenv("DISTILL_PLAYER_ID_KEY", "test-errors-player-key")
+
+
 def _one_line_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
     status = main(argv)
     captured = capsys.readouterr()
