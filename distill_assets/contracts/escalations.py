@@ -169,7 +169,7 @@ RECORD_SCHEMA = pl.Schema(
 
 
 class ReasoningStep(BaseModel):
-    """One numbered step of Claude's answer (`action`/`reasoning` need an LLM: null offline)."""
+    """One numbered step of Claude's answer: its verb, header text and the explanation after it."""
 
     step_num: int
     action: str | None = None
@@ -178,7 +178,7 @@ class ReasoningStep(BaseModel):
 
 
 class ToolUse(BaseModel):
-    """A tool the answer uses (fence language or CLI name); the other seed fields stay null."""
+    """A tool the answer uses (fence language or CLI name), described by the rules' tables."""
 
     tool: str
     purpose: str | None = None
@@ -187,7 +187,7 @@ class ToolUse(BaseModel):
 
 
 class SamError(BaseModel):
-    """What SAM got wrong; offline only `error_type` and `what_sam_said` are known."""
+    """What SAM got wrong, typed by the rules' SAM error rule set."""
 
     error_type: str
     what_sam_said: str | None = None
@@ -203,7 +203,7 @@ class Corrections(BaseModel):
 
 
 class Principle(BaseModel):
-    """An extracted principle (needs an LLM; never produced offline)."""
+    """A generalizable rule the answer states (rules: principles) or the legacy system stored."""
 
     principle: str
     context: str | None = None
@@ -215,7 +215,7 @@ class DistillationExample(BaseModel):
 
     id: str
     source: Literal["escalations"]
-    source_ref: str = Field(description="<raw file>:<line>")
+    source_ref: str = Field(description="<raw file>:<line>, or <db file>#<table>/<id>")
     session_id: str | None
     created_at: float
     query: str
@@ -245,5 +245,6 @@ class DistillationExample(BaseModel):
     detected_reasoning_type: ReasoningType
     indicator_hits: dict[str, int] = Field(description="matching patterns per indicator list")
     token_count: int
+    query_overlap: float | None = Field(description="share of the query's terms the answer uses")
     source_file: str
     line_no: int

@@ -5,15 +5,15 @@ Layers, one daily partition (ingest date) each:
   `contracts.escalations.Interaction`, or quarantined with a reason code, file and line.
 - `escalations/distillation_examples` (silver, Polars): the seed's canonical table with reasoning
   type, steps, classification, quality flags and score (`rules/escalations.py`).
-- `escalations/instruction_examples` (feed of the `instruction` config): Alpaca rows above the
-  quality threshold, drop reasons counted.
+- the four export feeds (`exports.py`): `instruction_examples` (config `instruction`),
+  `cot_examples` (`cot`), `preference_pairs` (`dpo`), `correction_examples` (`correction`).
 """
 
 import dagster as dg
 import polars as pl
 
 from distill_assets.defs.escalations.examples import distillation_examples as build_examples
-from distill_assets.defs.escalations.instruction import instruction_rows
+from distill_assets.defs.escalations.exports import FORMATS, export_rows
 from distill_assets.defs.escalations.records import RECORDS, SOURCE, ingest_records
 from distill_assets.defs.ingest import QUARANTINE_TABLE, bronze_outs, ingest_metadata
 from distill_assets.defs.partitions import daily_partitions
@@ -24,7 +24,6 @@ from distill_assets.rules import escalations as rules
 from distill_assets.rules import rules_metadata, rules_version
 
 EXAMPLES = "distillation_examples"
-INSTRUCTION = "instruction_examples"
 PREVIEW_COLUMNS = ("id", "source_ref", "reasoning_type", "domain", "quality_score", "query")
 
 
@@ -93,30 +92,39 @@ def distillation_examples(context: dg.AssetExecutionContext, records: pl.LazyFra
     return examples
 
 
-@dg.asset(
-    key=[SOURCE, INSTRUCTION],
-    ins={"examples": dg.AssetIn(key=[SOURCE, EXAMPLES])},
-    partitions_def=daily_partitions,
-    group_name=SOURCE,
-    kinds={"polars"},
-    code_version=rules_version(SOURCE),
-)
-def instruction_examples(context: dg.AssetExecutionContext, examples: pl.DataFrame) -> pl.DataFrame:
-    """Alpaca-style instruction rows (seed 000 export format 1) feeding the `instruction` config.
+def build_export_asset(name: str) -> dg.AssetsDefinition:
+    """Return the partitioned asset of one export feed (`exports.FORMATS[name]`)."""
+    export = FORMATS[name]
 
-    instruction = query, input = query_context or "", output = claude_response. Examples with an
-    excluded flag (refusal) or a quality score below the rules' minimum are dropped and counted.
-    """
-    feed, dropped = instruction_rows(examples)
-    context.add_output_metadata(
-        {
-            "rows": feed.height,
-            "input_examples": examples.height,
-            "dropped_by_reason": funnel(dropped),
-            "min_quality_score": rules.INSTRUCTION_MIN_QUALITY,
-            "quality_score": histogram(feed.get_column("quality_score")),
-            "preview": preview(feed.select("id", "source_ref", "quality_score", "instruction")),
-            **rules_metadata(SOURCE),
-        }
+    @dg.asset(
+        key=[SOURCE, export.table],
+        ins={"examples": dg.AssetIn(key=[SOURCE, EXAMPLES])},
+        partitions_def=daily_partitions,
+        group_name=SOURCE,
+        kinds={"polars"},
+        code_version=rules_version(SOURCE),
+        description=(
+            f"Seed 000 `{name}` export rows feeding the `{export.config}` config: examples that "
+            "pass the export gate (not rejected, no refusal/junk flag, quality score at least the "
+            f"rules' minimum) and the `{name}` condition; drop reasons counted (exports.py)."
+        ),
     )
-    return feed
+    def export_feed(context: dg.AssetExecutionContext, examples: pl.DataFrame) -> pl.DataFrame:
+        feed, dropped = export_rows(examples, name)
+        context.add_output_metadata(
+            {
+                "rows": feed.height,
+                "input_examples": examples.height,
+                "dropped_by_reason": funnel(dropped),
+                "min_quality_score": rules.INSTRUCTION_MIN_QUALITY,
+                "quality_score": histogram(feed.get_column("quality_score")),
+                "preview": preview(feed.select("id", "source_ref", "quality_score")),
+                **rules_metadata(SOURCE),
+            }
+        )
+        return feed
+
+    return export_feed
+
+
+export_assets: list[dg.AssetsDefinition] = [build_export_asset(name) for name in FORMATS]

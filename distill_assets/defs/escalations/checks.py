@@ -1,18 +1,17 @@
-"""Escalations asset checks: raw reconciliation, one example per record, a well-formed feed."""
+"""Escalations asset checks: raw reconciliation, one example per record, well-formed feeds."""
 
 import dagster as dg
 import polars as pl
 
-from distill_assets.contracts.published import feed_schema
-from distill_assets.defs.escalations.assets import EXAMPLES, INSTRUCTION, RECORDS, SOURCE
-from distill_assets.defs.escalations.instruction import FEED_CONFIG
+from distill_assets.contracts.published import SUBJECT_COLUMN, feed_schema
+from distill_assets.defs.escalations.assets import EXAMPLES, RECORDS, SOURCE
+from distill_assets.defs.escalations.exports import FORMATS
 from distill_assets.defs.ingest import reconcile_check
 from distill_assets.defs.resources import DistillSettings
 from distill_assets.lib.lake import scan_partition
 from distill_assets.rules import escalations as rules
 
 EXAMPLES_CHECK = "one_example_per_record"
-FEED_CHECK = "instruction_feed_valid"
 
 records_reconcile = reconcile_check(SOURCE, RECORDS)
 
@@ -52,40 +51,45 @@ def one_example_per_record(
     return dg.AssetCheckResult(passed=passed, metadata={"records": records, **stats})
 
 
-@dg.asset_check(
-    asset=dg.AssetKey([SOURCE, INSTRUCTION]),
-    name=FEED_CHECK,
-    blocking=True,
-    description=(
-        "The instruction feed has exactly the columns of feed_schema('instruction'), unique ids, "
-        "no null core fields and no row below the minimum quality score."
-    ),
-)
-def instruction_feed_valid(
-    context: dg.AssetCheckExecutionContext, settings: DistillSettings
-) -> dg.AssetCheckResult:
-    """Validate the schema and contents of one partition of the instruction feed."""
-    feed = _scan(settings, INSTRUCTION, context.partition_key)
-    schema = feed.collect_schema()
-    expected = feed_schema(FEED_CONFIG)
-    stats = (
-        feed.select(
-            pl.len().alias("rows"),
-            pl.col("id").n_unique().alias("unique_ids"),
-            pl.sum_horizontal(pl.all().is_null().sum()).alias("nulls"),
-            (pl.col("quality_score") < rules.INSTRUCTION_MIN_QUALITY).sum().alias("below_min"),
+def build_feed_check(name: str) -> dg.AssetChecksDefinition:
+    """Return the blocking check that one export feed is well-formed."""
+    export = FORMATS[name]
+
+    @dg.asset_check(
+        asset=dg.AssetKey([SOURCE, export.table]),
+        name=f"{export.table}_valid",
+        blocking=True,
+        description=(
+            f"The {name} feed has exactly the columns of feed_schema('{export.config}') plus "
+            "`subject`, unique ids, no null core fields and no row below the minimum score."
+        ),
+    )
+    def feed_valid(
+        context: dg.AssetCheckExecutionContext, settings: DistillSettings
+    ) -> dg.AssetCheckResult:
+        feed = _scan(settings, export.table, context.partition_key)
+        schema = feed.collect_schema()
+        expected = [*feed_schema(export.config).items(), (SUBJECT_COLUMN, pl.String())]
+        stats = (
+            feed.select(
+                pl.len().alias("rows"),
+                pl.col("id").n_unique().alias("unique_ids"),
+                pl.sum_horizontal(pl.all().is_null().sum()).alias("nulls"),
+                (pl.col("quality_score") < rules.INSTRUCTION_MIN_QUALITY).sum().alias("below_min"),
+            )
+            .collect()
+            .row(0, named=True)
         )
-        .collect()
-        .row(0, named=True)
-    )
-    schema_ok = list(schema.items()) == list(expected.items())
-    passed = (
-        schema_ok
-        and stats["unique_ids"] == stats["rows"]
-        and stats["nulls"] == 0
-        and stats["below_min"] == 0
-    )
-    return dg.AssetCheckResult(
-        passed=passed,
-        metadata={"schema_matches": schema_ok, **stats},
-    )
+        schema_ok = list(schema.items()) == expected
+        passed = (
+            schema_ok
+            and stats["unique_ids"] == stats["rows"]
+            and stats["nulls"] == 0
+            and stats["below_min"] == 0
+        )
+        return dg.AssetCheckResult(passed=passed, metadata={"schema_matches": schema_ok, **stats})
+
+    return feed_valid
+
+
+feed_checks: list[dg.AssetChecksDefinition] = [build_feed_check(name) for name in FORMATS]
