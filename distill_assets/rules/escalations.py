@@ -446,5 +446,5 @@ COT_EXPORT_MIN_STEPS = 2
 # No format waits for approval by default: review removes (reject) rather than admits.
 APPROVAL_REQUIRED_FORMATS: tuple[str, ...] = ()
 # training_ready = 1 when the example passes the gate for at least one format.
-# training_format (the seed's single best use): correction when SAM erred, else cot when it has
-# COT_EXPORT_MIN_STEPS steps, else preference for legacy preference pairs, else instruction.
+# training_format (the seed's single best use): preference for legacy preference pairs, else
+# correction when SAM erred, else cot when it has COT_EXPORT_MIN_STEPS steps, else instruction.

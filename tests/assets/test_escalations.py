@@ -79,6 +79,7 @@ def test_sample_partition_materializes_with_exact_counts(sample_env: Settings, d
     assert checks == {
         "raw_reconciles": True,
         "one_example_per_record": True,
+        "legacy_reconciles": True,
         **FEED_CHECKS,
     }
     counts = tuple(read(sample_env, t, day).height for t in TABLES)
@@ -168,7 +169,7 @@ def test_each_bad_record_kind_is_quarantined_with_its_reason(distill_env: Settin
         ),
     )
     result = materialize(ALL, day)
-    assert [c.passed for c in result.get_asset_check_evaluations()] == [True] * 6
+    assert [c.passed for c in result.get_asset_check_evaluations()] == [True] * 7
     quarantine = read(distill_env, "quarantine", day)
     assert quarantine.select("line_no", "reason").rows() == [
         (2, "invalid_json"),

@@ -14,6 +14,7 @@ import polars as pl
 
 from distill_assets.defs.escalations.examples import distillation_examples as build_examples
 from distill_assets.defs.escalations.exports import FORMATS, export_rows
+from distill_assets.defs.escalations.legacy import STORED_TABLES, migrate_databases
 from distill_assets.defs.escalations.records import RECORDS, SOURCE, ingest_records
 from distill_assets.defs.ingest import QUARANTINE_TABLE, bronze_outs, ingest_metadata
 from distill_assets.defs.partitions import daily_partitions
@@ -24,6 +25,7 @@ from distill_assets.rules import escalations as rules
 from distill_assets.rules import rules_metadata, rules_version
 
 EXAMPLES = "distillation_examples"
+LEGACY_SUFFIXES = (".db",)
 PREVIEW_COLUMNS = ("id", "source_ref", "reasoning_type", "domain", "quality_score", "query")
 
 
@@ -58,22 +60,105 @@ def escalation_records(
     return result.bronze, result.quarantine
 
 
+LEGACY_RECORDS = "legacy_records"
+LEGACY_MIGRATION = "legacy_migration"
+LEGACY_QUARANTINE = "legacy_quarantine"
+LEGACY_STORED = {table: f"legacy_{table}" for table in STORED_TABLES}
+
+
+def reconciliation_table(reconciliation: pl.DataFrame) -> dg.MetadataValue:
+    """Render the legacy reconciliation (one row per database and table) as Markdown."""
+    header = "| file | table | read | migrated | attached | stored | quarantined | problems |"
+    lines = [
+        f"| {r['source_file']} | {r['legacy_table']} | {r['rows_read']} | {r['migrated']} | "
+        f"{r['attached']} | {r['stored']} | {r['quarantined']} | {', '.join(r['problems'])} |"
+        for r in reconciliation.iter_rows(named=True)
+    ]
+    return dg.MetadataValue.md("\n".join([header, "|---" * 8 + "|", *lines]))
+
+
+@dg.multi_asset(
+    outs={
+        LEGACY_RECORDS: dg.AssetOut(
+            key=[SOURCE, LEGACY_RECORDS],
+            description=(
+                "Records migrated from legacy knowledge_distillation.db files of the partition "
+                "(examples, chain_of_thought, preference_pairs, raw_interactions), with their "
+                "attached reasoning patterns, corrections, principles and review state."
+            ),
+        ),
+        LEGACY_MIGRATION: dg.AssetOut(
+            key=[SOURCE, LEGACY_MIGRATION],
+            description=(
+                "Per legacy database and table: rows read / migrated / attached / stored / "
+                "quarantined, quarantine reasons and table-level problems (missing table, "
+                "missing or unknown column, corrupt file)."
+            ),
+        ),
+        LEGACY_QUARANTINE: dg.AssetOut(
+            key=[SOURCE, LEGACY_QUARANTINE],
+            description="Legacy rows that could not be migrated, with their source_ref and reason.",
+        ),
+        **{
+            name: dg.AssetOut(
+                key=[SOURCE, name],
+                description=f"The legacy `{table}` rows, as JSON, by source_ref.",
+            )
+            for table, name in LEGACY_STORED.items()
+        },
+    },
+    partitions_def=daily_partitions,
+    group_name=SOURCE,
+    can_subset=False,
+)
+def legacy_migration(
+    context: dg.AssetExecutionContext, settings: DistillSettings
+) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """Migrate the partition's legacy SQLite databases (`raw/escalations/<date>/*.db`)."""
+    cfg = settings.resolved()
+    paths = list_raw_files(cfg.raw_root, SOURCE, context.partition_key, suffixes=LEGACY_SUFFIXES)
+    migration = migrate_databases(paths, raw_root=cfg.raw_root)
+    reconciliation = migration.reconciliation
+    context.add_output_metadata(
+        {
+            "databases": len(paths),
+            "rows": migration.records.height,
+            "reconciliation": reconciliation_table(reconciliation),
+        },
+        output_name=LEGACY_MIGRATION,
+    )
+    context.add_output_metadata(
+        {"by_reason": funnel(reason_counts(migration.quarantine))}, output_name=LEGACY_QUARANTINE
+    )
+    return (
+        migration.records,
+        reconciliation,
+        migration.quarantine,
+        *(migration.stored[table] for table in LEGACY_STORED),
+    )
+
+
 @dg.asset(
     key=[SOURCE, EXAMPLES],
-    ins={"records": dg.AssetIn(key=[SOURCE, RECORDS])},
+    ins={
+        "records": dg.AssetIn(key=[SOURCE, RECORDS]),
+        "legacy_records": dg.AssetIn(key=[SOURCE, LEGACY_RECORDS]),
+    },
     partitions_def=daily_partitions,
     group_name=SOURCE,
     kinds={"polars"},
     code_version=rules_version(SOURCE),
 )
-def distillation_examples(context: dg.AssetExecutionContext, records: pl.LazyFrame) -> pl.DataFrame:
+def distillation_examples(
+    context: dg.AssetExecutionContext, records: pl.LazyFrame, legacy_records: pl.LazyFrame
+) -> pl.DataFrame:
     """Seed 000 canonical distillation examples: one per escalation record.
 
     Reasoning type from the seed's CoT/tool/correction indicator regexes, numbered reasoning steps,
     classification (pre-labels win over heuristics), quality flags and the seed's quality score.
     `human_reviewed` is 0 (pending) until review decisions arrive.
     """
-    examples = build_examples(records).collect()
+    examples = build_examples(pl.concat([records, legacy_records], how="diagonal")).collect()
     context.add_output_metadata(
         {
             "rows": examples.height,

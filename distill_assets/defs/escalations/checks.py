@@ -4,7 +4,14 @@ import dagster as dg
 import polars as pl
 
 from distill_assets.contracts.published import SUBJECT_COLUMN, feed_schema
-from distill_assets.defs.escalations.assets import EXAMPLES, RECORDS, SOURCE
+from distill_assets.defs.escalations.assets import (
+    EXAMPLES,
+    LEGACY_MIGRATION,
+    LEGACY_QUARANTINE,
+    LEGACY_RECORDS,
+    RECORDS,
+    SOURCE,
+)
 from distill_assets.defs.escalations.exports import FORMATS
 from distill_assets.defs.ingest import reconcile_check
 from distill_assets.defs.resources import DistillSettings
@@ -12,6 +19,7 @@ from distill_assets.lib.lake import scan_partition
 from distill_assets.rules import escalations as rules
 
 EXAMPLES_CHECK = "one_example_per_record"
+LEGACY_CHECK = "legacy_reconciles"
 
 records_reconcile = reconcile_check(SOURCE, RECORDS)
 
@@ -24,15 +32,20 @@ def _scan(settings: DistillSettings, table: str, partition: str) -> pl.LazyFrame
     asset=dg.AssetKey([SOURCE, EXAMPLES]),
     name=EXAMPLES_CHECK,
     blocking=True,
-    additional_deps=[dg.AssetKey([SOURCE, RECORDS])],
-    description="Every bronze record yields exactly one example; ids unique; scores in [0, 1].",
+    additional_deps=[dg.AssetKey([SOURCE, RECORDS]), dg.AssetKey([SOURCE, LEGACY_RECORDS])],
+    description=(
+        "Every bronze and legacy record yields exactly one example; ids unique; scores in [0, 1]."
+    ),
 )
 def one_example_per_record(
     context: dg.AssetCheckExecutionContext, settings: DistillSettings
 ) -> dg.AssetCheckResult:
     """Compare example and record counts and validate ids and scores of one partition."""
     partition = context.partition_key
-    records = _scan(settings, RECORDS, partition).select(pl.len()).collect().item()
+    records = sum(
+        _scan(settings, table, partition).select(pl.len()).collect().item()
+        for table in (RECORDS, LEGACY_RECORDS)
+    )
     stats = (
         _scan(settings, EXAMPLES, partition)
         .select(
@@ -49,6 +62,47 @@ def one_example_per_record(
         and stats["scores_out_of_range"] == 0
     )
     return dg.AssetCheckResult(passed=passed, metadata={"records": records, **stats})
+
+
+@dg.asset_check(
+    asset=dg.AssetKey([SOURCE, LEGACY_MIGRATION]),
+    name=LEGACY_CHECK,
+    blocking=True,
+    additional_deps=[
+        dg.AssetKey([SOURCE, LEGACY_RECORDS]),
+        dg.AssetKey([SOURCE, LEGACY_QUARANTINE]),
+    ],
+    description=(
+        "Per legacy table rows_read = migrated + attached + stored + quarantined; migrated and "
+        "quarantined totals equal the rows of legacy_records and legacy_quarantine."
+    ),
+)
+def legacy_reconciles(
+    context: dg.AssetCheckExecutionContext, settings: DistillSettings
+) -> dg.AssetCheckResult:
+    """Reconcile one partition's legacy migration table with the rows it produced."""
+    partition = context.partition_key
+    table = _scan(settings, LEGACY_MIGRATION, partition).collect()
+    unbalanced = table.filter(
+        pl.col("rows_read")
+        != pl.col("migrated") + pl.col("attached") + pl.col("stored") + pl.col("quarantined")
+    ).height
+    records = _scan(settings, LEGACY_RECORDS, partition).select(pl.len()).collect().item()
+    quarantined = _scan(settings, LEGACY_QUARANTINE, partition).select(pl.len()).collect().item()
+    migrated = int(table.get_column("migrated").sum())
+    quarantined_listed = int(table.get_column("quarantined").sum())
+    passed = unbalanced == 0 and migrated == records and quarantined_listed == quarantined
+    return dg.AssetCheckResult(
+        passed=passed,
+        metadata={
+            "unbalanced_tables": unbalanced,
+            "migrated": migrated,
+            "legacy_records": records,
+            "quarantined": quarantined_listed,
+            "legacy_quarantine": quarantined,
+            "problems": sorted({p for ps in table.get_column("problems").to_list() for p in ps}),
+        },
+    )
 
 
 def build_feed_check(name: str) -> dg.AssetChecksDefinition:

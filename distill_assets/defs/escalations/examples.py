@@ -260,12 +260,12 @@ def quality_score() -> pl.Expr:
 def _training_format() -> pl.Expr:
     steps = pl.col("reasoning_steps").list.len()
     return (
-        pl.when(pl.col("sam_error_type").is_not_null())
+        pl.when(pl.col("legacy_table") == "preference_pairs")
+        .then(pl.lit("preference"))
+        .when(pl.col("sam_error_type").is_not_null())
         .then(pl.lit("correction"))
         .when(steps >= rules.COT_EXPORT_MIN_STEPS)
         .then(pl.lit("cot"))
-        .when(pl.col("legacy_table") == "preference_pairs")
-        .then(pl.lit("preference"))
         .otherwise(pl.lit("instruction"))
     )
 
