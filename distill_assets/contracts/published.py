@@ -133,7 +133,7 @@ EXCLUSION_SCHEMA: dict[str, pl.DataType] = {
     "reason": pl.String(),
 }
 # global lake tables (source, table) of EXCLUSION_SCHEMA whose subjects leave every config
-EXCLUSION_TABLES: list[tuple[str, str]] = []
+EXCLUSION_TABLES: list[tuple[str, str]] = [("escalations", "review_exclusions")]
 MESSAGES_DTYPE = pl.List(pl.Struct({"role": pl.String(), "content": pl.String()}))
 TOOL_MESSAGES_DTYPE = pl.List(
     pl.Struct(
@@ -187,6 +187,10 @@ CONFIG_FEEDS: dict[str, list[tuple[str, str]]] = {
     "cot": [("escalations", "cot_examples")],
     "correction": [("escalations", "correction_examples")],
 }
+
+# Release extras: writers ("module:function") that add files to every version folder beside
+# `data/`, called as `function(curated rows by config, newest partition, folder) -> [paths]`.
+RELEASE_EXTRAS: list[str] = ["distill_assets.defs.escalations.seed_exports:write_seed_exports"]
 
 
 def published_schema(config: str) -> pl.Schema:

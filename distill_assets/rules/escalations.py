@@ -393,11 +393,12 @@ HALLUCINATION_INDICATORS: tuple[str, ...] = (
 # RELEVANCE_STOPWORDS, truncated to their first RELEVANCE_STEM_CHARS characters (a crude stem, so
 # "fixing"/"fixed" meet), unique per text.
 JUNK_FLAGS: tuple[str, ...] = ("not_an_answer", "off_topic")
-ACKNOWLEDGEMENT = (
-    r"(?i)^\s*(?:ok(?:ay)?|k|thanks?(?: you)?(?: so much)?|thx|ty|got it|sure|yes|yep|no|nope"
-    r"|cool|great|nice|perfect|awesome|lol|hmm+|done|noted|understood)\s*[.!]*\s*$"
+# An acknowledgement: nothing but ACK_WORDS (one or more, separated by spaces/punctuation).
+ACK_WORDS = (
+    r"ok(?:ay)?|k|thanks?(?: you)?(?: so much)?|thx|ty|got it|sure|yes|yep|no|nope|cool|great"
+    r"|nice|perfect|awesome|lol|hmm+|done|noted|understood|will do|sounds good"
 )
-ACK_MAX_WORDS = 3
+ACKNOWLEDGEMENT = rf"(?i)^\s*(?:{ACK_WORDS})(?:[\s,.!]+(?:{ACK_WORDS}))*[\s.!]*$"
 ERROR_PAGE_START = r"(?i)^\s*(?:<!doctype html|<html|\{\s*\"error\"\s*:)"
 ERROR_PAGE_MAX_OVERLAP = 0.34
 ERROR_PAGE_INDICATORS: tuple[str, ...] = (
@@ -448,3 +449,9 @@ APPROVAL_REQUIRED_FORMATS: tuple[str, ...] = ()
 # training_ready = 1 when the example passes the gate for at least one format.
 # training_format (the seed's single best use): preference for legacy preference pairs, else
 # correction when SAM erred, else cot when it has COT_EXPORT_MIN_STEPS steps, else instruction.
+
+# --- Stats (`distill stats escalations`, seed 000 task 1.1.7) ------------------------------------
+
+# Quality tier: the first (tier, minimum score) whose minimum the score reaches.
+QUALITY_TIERS: tuple[tuple[str, float], ...] = (("high", 0.7), ("medium", 0.4), ("low", 0.0))
+REVIEW_STATES: dict[int, str] = {1: "approved", 0: "pending", -1: "rejected"}

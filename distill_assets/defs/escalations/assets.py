@@ -16,7 +16,17 @@ from distill_assets.defs.escalations.examples import distillation_examples as bu
 from distill_assets.defs.escalations.exports import FORMATS, export_rows
 from distill_assets.defs.escalations.legacy import STORED_TABLES, migrate_databases
 from distill_assets.defs.escalations.records import RECORDS, SOURCE, ingest_records
+from distill_assets.defs.escalations.review import (
+    apply_decisions,
+    distilled_root,
+    read_decisions,
+    review_exclusions,
+    scan_examples,
+    write_review_files,
+)
+from distill_assets.defs.escalations.stats import stats_metadata
 from distill_assets.defs.ingest import QUARANTINE_TABLE, bronze_outs, ingest_metadata
+from distill_assets.defs.jobs import GLOBAL_TAG
 from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.resources import DistillSettings, StagedParquet
 from distill_assets.lib.metadata import funnel, histogram, preview, reason_counts
@@ -150,15 +160,20 @@ def legacy_migration(
     code_version=rules_version(SOURCE),
 )
 def distillation_examples(
-    context: dg.AssetExecutionContext, records: pl.LazyFrame, legacy_records: pl.LazyFrame
+    context: dg.AssetExecutionContext,
+    settings: DistillSettings,
+    records: pl.LazyFrame,
+    legacy_records: pl.LazyFrame,
 ) -> pl.DataFrame:
     """Seed 000 canonical distillation examples: one per escalation record.
 
     Reasoning type from the seed's CoT/tool/correction indicator regexes, numbered reasoning steps,
     classification (pre-labels win over heuristics), quality flags and the seed's quality score.
-    `human_reviewed` is 0 (pending) until review decisions arrive.
+    Review decisions (`distill review`) are applied: `human_reviewed` 1/-1 and the notes.
     """
-    examples = build_examples(pl.concat([records, legacy_records], how="diagonal")).collect()
+    built = build_examples(pl.concat([records, legacy_records], how="diagonal")).collect()
+    decisions = read_decisions(distilled_root(settings.resolved().data_dir))
+    examples = apply_decisions(built, decisions)
     context.add_output_metadata(
         {
             "rows": examples.height,
@@ -170,6 +185,7 @@ def distillation_examples(
                 )
             ),
             "quality_score": histogram(examples.get_column("quality_score")),
+            **stats_metadata(examples),
             "preview": preview(examples.select(PREVIEW_COLUMNS)),
             **rules_metadata(SOURCE),
         }
@@ -213,3 +229,60 @@ def build_export_asset(name: str) -> dg.AssetsDefinition:
 
 
 export_assets: list[dg.AssetsDefinition] = [build_export_asset(name) for name in FORMATS]
+
+
+REVIEW_STATE = "review_state"
+REVIEW_EXCLUSIONS = "review_exclusions"
+
+
+@dg.multi_asset(
+    outs={
+        REVIEW_STATE: dg.AssetOut(
+            key=[SOURCE, REVIEW_STATE],
+            tags=GLOBAL_TAG,
+            description=(
+                "The latest review decision per example (id, decision, notes, reviewer, ts) "
+                "from `distilled/review/decisions.jsonl`, written by `distill review`."
+            ),
+        ),
+        REVIEW_EXCLUSIONS: dg.AssetOut(
+            key=[SOURCE, REVIEW_EXCLUSIONS],
+            tags=GLOBAL_TAG,
+            description=(
+                "Examples a reviewer rejected, as (source, subject, reason): curation drops their "
+                "rows from every config (EXCLUSION_TABLES)."
+            ),
+        ),
+    },
+    deps=[dg.AssetKey([SOURCE, EXAMPLES])],
+    group_name=SOURCE,
+    can_subset=False,
+)
+def review_state(
+    context: dg.AssetExecutionContext, settings: DistillSettings
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Apply review decisions to the release and refresh the seed's review folders.
+
+    Runs with the release (global). Rewrites `distilled/pending_review/batch_YYYYMMDD.json` (per
+    ingest date, what still awaits review) and `distilled/approved/reviewed_YYYYMMDD.jsonl` (per
+    decision date, what was reviewed).
+    """
+    cfg = settings.resolved()
+    root = distilled_root(cfg.data_dir)
+    decisions = read_decisions(root)
+    examples = scan_examples(cfg.lake_root).collect()
+    written = {"pending": 0, "reviewed": 0}
+    if not examples.is_empty():
+        written = write_review_files(root, examples, decisions)
+    exclusions = review_exclusions(decisions)
+    context.add_output_metadata(
+        {
+            "decisions": decisions.height,
+            "by_decision": funnel(reason_counts(decisions, "decision")),
+            "pending_examples": written["pending"],
+            "reviewed_examples": written["reviewed"],
+        },
+        output_name=REVIEW_STATE,
+    )
+    context.add_output_metadata({"rejected": exclusions.height}, output_name=REVIEW_EXCLUSIONS)
+    return decisions, exclusions

@@ -1,0 +1,184 @@
+"""The seed's complete example end to end: raw line → every export config → review round trip."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from distill_assets.cli import main
+from distill_assets.lib.settings import Settings
+from tests.conftest import land, materialize
+
+DAY = "2026-11-19"
+SEED = Path(__file__).resolve().parents[1] / "fixtures" / "escalations" / "seed_example.json"
+INTERACTION = (
+    "id",
+    "session_id",
+    "created_at",
+    "query",
+    "query_context",
+    "sam_attempt",
+    "sam_confidence",
+    "sam_reasoning",
+    "claude_response",
+)
+RELEASE = (
+    'group:curation or group:release or key:"escalations/review_state" '
+    'or key:"escalations/review_exclusions"'
+)
+CONFIGS = ("instruction", "cot", "dpo", "correction")
+
+
+def seed_line() -> dict[str, object]:
+    record = json.loads(SEED.read_text())
+    return {k: record[k] for k in INTERACTION}
+
+
+def published(settings: Settings, config: str) -> pl.DataFrame:
+    folder = Path(settings.hub_root) / settings.dataset_name / "latest" / "data" / config
+    if not folder.exists():
+        return pl.DataFrame(schema={"metadata": pl.String()})
+    return pl.read_parquet(sorted(folder.glob("*.parquet")))
+
+
+def example_ids(settings: Settings, config: str) -> set[str]:
+    return {json.loads(m)["example_id"] for m in published(settings, config)["metadata"]}
+
+
+@pytest.fixture
+def released(distill_env: Settings) -> Settings:
+    junk = {
+        "id": "junk1",
+        "created_at": 1795000000.0,
+        "query": "How do I configure nginx rate limiting for my API gateway?",
+        "sam_attempt": "Use limit_req.",
+        "claude_response": "ok thanks",
+    }
+    sheep = {
+        "id": "sheep1",
+        "created_at": 1795000001.0,
+        "query": "A farmer has 17 sheep. All but 9 run away. How many are left?",
+        "sam_attempt": "8 sheep are left.",
+        "claude_response": (
+            "Let me think through this step by step:\n\n1. The farmer starts with 17 sheep\n"
+            '2. The phrase "all but 9" means "all except 9"\n'
+            "3. So if all but 9 run away, that means 9 sheep stayed\n"
+            "4. The question asks how many are left, not how many ran away\n\n"
+            "Therefore, 9 sheep are left."
+        ),
+    }
+    lines = [seed_line(), junk, sheep]
+    land(
+        distill_env,
+        "escalations",
+        DAY,
+        "captures.jsonl",
+        "".join(json.dumps(line) + "\n" for line in lines),
+    )
+    result = materialize('key:"escalations/*"', DAY)
+    assert all(c.passed for c in result.get_asset_check_evaluations())
+    materialize(RELEASE)
+    return distill_env
+
+
+def test_seed_example_is_published_in_cot_dpo_and_correction(released: Settings) -> None:
+    for config in CONFIGS:
+        # the junk capture is gated out of every config
+        assert example_ids(released, config) == {"a7f3b2c1d4e5f6a8", "sheep1"}, config
+    seed_rows = {
+        config: published(released, config).filter(
+            pl.col("metadata").str.contains("a7f3b2c1d4e5f6a8", literal=True)
+        )
+        for config in CONFIGS
+    }
+    dpo = seed_rows["dpo"].row(0, named=True)
+    record = seed_line()
+    assert (dpo["prompt"], dpo["chosen"], dpo["rejected"]) == (
+        record["query"],
+        record["claude_response"],
+        record["sam_attempt"],
+    )
+    cot = seed_rows["cot"].row(0, named=True)
+    assert cot["thought_process"][0] == (
+        "Identify the variable: Look at the line number in the error. What variable is being "
+        "mapped?"
+    )
+    correction = seed_rows["correction"].row(0, named=True)
+    assert correction["instruction"] == (
+        "Here's what I said: [SAM's incorrect response]. What should I have said instead?"
+    )
+    assert correction["output"].startswith("Your answer has an error. Here's what you should")
+    exports = Path(released.hub_root) / released.dataset_name / "latest" / "exports"
+    assert sorted(p.name for p in exports.iterdir()) == [
+        "correction_20261119.jsonl",
+        "cot_20261119.jsonl",
+        "instruction_20261119.jsonl",
+        "preference_20261119.jsonl",
+    ]
+    preference = [json.loads(x) for x in (exports / "preference_20261119.jsonl").open()]
+    assert len(preference) == 2
+    assert {
+        "prompt": record["query"],
+        "chosen": record["claude_response"],
+        "rejected": record["sam_attempt"],
+    } in preference
+    assert preference[0] == {
+        "prompt": record["query"],
+        "chosen": record["claude_response"],
+        "rejected": record["sam_attempt"],
+    }
+    pending = Path(released.data_dir) / "distilled" / "pending_review" / "batch_20261119.json"
+    pending_ids = [r["id"] for r in json.loads(pending.read_text())]
+    assert pending_ids == ["a7f3b2c1d4e5f6a8", "junk1", "sheep1"]
+
+
+def test_review_reject_then_approve_round_trip_changes_the_next_release(
+    released: Settings, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["review", "list", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [r["id"] for r in listed] == ["a7f3b2c1d4e5f6a8", "junk1", "sheep1"]
+    assert main(["review", "list"]) == 0
+    assert "a7f3b2c1d4e5f6a8" in capsys.readouterr().out
+
+    assert main(["review", "reject", "nope", "--notes", "x"]) == 1
+    assert capsys.readouterr().err.strip() == "distill review: unknown example id 'nope'"
+
+    assert (
+        main(
+            ["review", "reject", "a7f3b2c1d4e5f6a8", "--notes", "misses hooks", "--reviewer", "ann"]
+        )
+        == 0
+    )
+    materialize(RELEASE)
+    for config in CONFIGS:
+        assert example_ids(released, config) == {"sheep1"}, config  # rejected: left every config
+    reviewed = list((Path(released.data_dir) / "distilled" / "approved").glob("reviewed_*.jsonl"))
+    [line] = [json.loads(x) for x in reviewed[0].read_text().splitlines()]
+    assert (line["id"], line["decision"], line["notes"], line["reviewer"]) == (
+        "a7f3b2c1d4e5f6a8",
+        "reject",
+        "misses hooks",
+        "ann",
+    )
+
+    assert main(["review", "approve", "a7f3b2c1d4e5f6a8", "--notes", "fine after all"]) == 0
+    materialize(RELEASE)
+    for config in CONFIGS:
+        assert example_ids(released, config) == {"a7f3b2c1d4e5f6a8", "sheep1"}, config
+    materialize('key:"escalations/distillation_examples"', DAY)
+    capsys.readouterr()
+    assert main(["review", "show", "a7f3b2c1d4e5f6a8"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert (shown["human_reviewed"], shown["reviewer_notes"]) == (1, "fine after all")
+    assert main(["review", "list", "--json"]) == 0
+    assert [r["id"] for r in json.loads(capsys.readouterr().out)] == ["junk1", "sheep1"]
+
+    assert main(["stats", "escalations", "--json"]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert stats["review_state"] == {"pending": 2, "approved": 1}
+    assert stats["quality_flag"]["not_an_answer"] == 1
+    assert stats["domain"]["code"] == 2
