@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import polars as pl
@@ -34,16 +35,11 @@ def test_legacy_database_migrates_with_exact_counts_and_provenance(distill_env: 
     assert corrupt.get_column("problems").to_list() == [
         ["corrupt_database: file is not a database"]
     ]
-    rows = reconciliation.filter(pl.col("legacy_table") != "*").select(
-        "legacy_table",
-        "rows_read",
-        "migrated",
-        "attached",
-        "stored",
-        "quarantined",
-        pl.col("quarantine_reasons").map_elements(json.loads, return_dtype=pl.Object),
-    )
-    assert [tuple(r) for r in rows.rows()] == EXPECTED
+    columns = ("legacy_table", "rows_read", "migrated", "attached", "stored", "quarantined")
+    rows = reconciliation.filter(pl.col("legacy_table") != "*").to_dicts()
+    assert [
+        (*(r[c] for c in columns), json.loads(r["quarantine_reasons"])) for r in rows
+    ] == EXPECTED
 
     examples = read(distill_env, "distillation_examples").sort("source_ref")
     assert examples.get_column("source_ref").to_list() == [
@@ -114,8 +110,6 @@ def test_legacy_database_migrates_with_exact_counts_and_provenance(distill_env: 
 def test_a_database_missing_tables_and_columns_is_quarantined_not_a_crash(
     distill_env: Settings,
 ) -> None:
-    import sqlite3
-
     path = Path(distill_env.raw_root) / "escalations" / DAY / "partial.db"
     path.parent.mkdir(parents=True)
     con = sqlite3.connect(path)
