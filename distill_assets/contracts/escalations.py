@@ -248,3 +248,56 @@ class DistillationExample(BaseModel):
     query_overlap: float | None = Field(description="share of the query's terms the answer uses")
     source_file: str
     line_no: int
+
+
+# The seed's SQLite schema, verbatim (seed 000 "Schema (SQLite)"): `distilled/distillation.db` is
+# written with exactly this, so the existing application reads it unchanged.
+SEED_SQLITE_DDL = """
+CREATE TABLE distillation_examples (
+    id TEXT PRIMARY KEY,
+    session_id TEXT,
+    created_at REAL NOT NULL,
+    query TEXT NOT NULL,
+    query_context TEXT,
+    sam_attempt TEXT,
+    sam_confidence REAL,
+    sam_reasoning TEXT,
+    claude_response TEXT NOT NULL,
+    reasoning_type TEXT NOT NULL,
+    reasoning_steps TEXT,
+    tool_usage TEXT,
+    corrections TEXT,
+    principles TEXT,
+    domain TEXT NOT NULL,
+    subdomain TEXT,
+    task_type TEXT,
+    complexity INTEGER,
+    quality_score REAL,
+    quality_flags TEXT,
+    human_reviewed INTEGER DEFAULT 0,
+    reviewer_notes TEXT,
+    training_ready INTEGER DEFAULT 0,
+    training_format TEXT,
+    export_count INTEGER DEFAULT 0,
+    last_exported_at REAL
+);
+CREATE INDEX idx_domain ON distillation_examples(domain);
+CREATE INDEX idx_quality ON distillation_examples(quality_score);
+CREATE INDEX idx_training_ready ON distillation_examples(training_ready);
+CREATE INDEX idx_created ON distillation_examples(created_at);
+CREATE INDEX idx_human_reviewed ON distillation_examples(human_reviewed);
+"""
+SEED_SQLITE_COLUMNS: tuple[str, ...] = (
+    "id", "session_id", "created_at", "query", "query_context", "sam_attempt", "sam_confidence",
+    "sam_reasoning", "claude_response", "reasoning_type", "reasoning_steps", "tool_usage",
+    "corrections", "principles", "domain", "subdomain", "task_type", "complexity",
+    "quality_score", "quality_flags", "human_reviewed", "reviewer_notes", "training_ready",
+    "training_format", "export_count", "last_exported_at",
+)  # fmt: skip
+SEED_SQLITE_JSON_COLUMNS: tuple[str, ...] = (
+    "reasoning_steps",
+    "tool_usage",
+    "corrections",
+    "principles",
+    "quality_flags",
+)

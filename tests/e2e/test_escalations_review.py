@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import polars as pl
 import pytest
 
 from distill_assets.cli import main
+from distill_assets.contracts.escalations import SEED_SQLITE_COLUMNS
 from distill_assets.lib.settings import Settings
 from tests.conftest import land, materialize
 
@@ -27,7 +29,7 @@ INTERACTION = (
 )
 RELEASE = (
     'group:curation or group:release or key:"escalations/review_state" '
-    'or key:"escalations/review_exclusions"'
+    'or key:"escalations/review_exclusions" or key:"escalations/export_history"'
 )
 CONFIGS = ("instruction", "cot", "dpo", "correction")
 
@@ -130,6 +132,33 @@ def test_seed_example_is_published_in_cot_dpo_and_correction(released: Settings)
         "chosen": record["claude_response"],
         "rejected": record["sam_attempt"],
     }
+    database = Path(released.data_dir) / "distilled" / "distillation.db"
+    con = sqlite3.connect(database)
+    try:
+        columns = [row[1] for row in con.execute("PRAGMA table_info(distillation_examples)")]
+        indexes = {row[1] for row in con.execute("PRAGMA index_list(distillation_examples)")}
+        rows = con.execute(
+            "SELECT id, export_count, last_exported_at, reasoning_steps, corrections, "
+            "principles, quality_flags, training_format FROM distillation_examples ORDER BY id"
+        ).fetchall()
+    finally:
+        con.close()
+    assert tuple(columns) == SEED_SQLITE_COLUMNS
+    assert {i for i in indexes if i.startswith("idx_")} == {
+        "idx_domain",
+        "idx_quality",
+        "idx_training_ready",
+        "idx_created",
+        "idx_human_reviewed",
+    }
+    by_id = {row[0]: row for row in rows}
+    seed = by_id["a7f3b2c1d4e5f6a8"]
+    assert seed[1:3] == (1, 1795046400.0)  # one release; its newest partition, 2026-11-19 UTC
+    assert len(json.loads(seed[3])) == 4
+    assert json.loads(seed[4])["sam_errors"][0]["error_type"] == "incomplete"
+    assert len(json.loads(seed[5])) == 1
+    assert (json.loads(seed[6]), seed[7]) == ([], "correction")
+    assert by_id["junk1"][1:3] == (0, None)  # gated: never exported
     pending = Path(released.data_dir) / "distilled" / "pending_review" / "batch_20261119.json"
     pending_ids = [r["id"] for r in json.loads(pending.read_text())]
     assert pending_ids == ["a7f3b2c1d4e5f6a8", "junk1", "sheep1"]

@@ -11,7 +11,16 @@ Layers, one daily partition (ingest date) each:
 
 import dagster as dg
 import polars as pl
+from upath import UPath
 
+from distill_assets.contracts.release import ReleaseManifest
+from distill_assets.defs.escalations.compat import (
+    HISTORY_SCHEMA,
+    merge_history,
+    release_rows,
+    with_export_counts,
+    write_seed_sqlite,
+)
 from distill_assets.defs.escalations.examples import distillation_examples as build_examples
 from distill_assets.defs.escalations.exports import FORMATS, export_rows
 from distill_assets.defs.escalations.legacy import STORED_TABLES, migrate_databases
@@ -29,6 +38,7 @@ from distill_assets.defs.ingest import QUARANTINE_TABLE, bronze_outs, ingest_met
 from distill_assets.defs.jobs import GLOBAL_TAG
 from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.resources import DistillSettings, StagedParquet
+from distill_assets.lib.lake import global_path
 from distill_assets.lib.metadata import funnel, histogram, preview, reason_counts
 from distill_assets.lib.rawfiles import list_raw_files
 from distill_assets.rules import escalations as rules
@@ -286,3 +296,58 @@ def review_state(
     )
     context.add_output_metadata({"rejected": exclusions.height}, output_name=REVIEW_EXCLUSIONS)
     return decisions, exclusions
+
+
+EXPORT_HISTORY = "export_history"
+RELEASE_DATASET_KEY = dg.AssetKey(["release", "dataset"])
+
+
+@dg.asset(
+    key=[SOURCE, EXPORT_HISTORY],
+    deps=[RELEASE_DATASET_KEY, dg.AssetKey([SOURCE, EXAMPLES])],
+    group_name=SOURCE,
+    tags=GLOBAL_TAG,
+    kinds={"polars", "sqlite"},
+)
+def export_history(context: dg.AssetExecutionContext, settings: DistillSettings) -> pl.DataFrame:
+    """Which published versions each escalation example appeared in, and the seed's SQLite file.
+
+    After a publish, records (version, example_id, exported_at) for the escalation rows of the
+    published version (read from the checked candidate, which is what was published; nothing
+    before the first release), then writes `distilled/distillation.db` in exactly the seed's
+    schema with `export_count` and `last_exported_at` from this history and review decisions
+    applied (compat.py).
+    """
+    cfg = settings.resolved()
+    previous_path = global_path(cfg.lake_root, SOURCE, EXPORT_HISTORY)
+    history = (
+        pl.read_parquet(str(previous_path))
+        if previous_path.exists()
+        else pl.DataFrame(schema=HISTORY_SCHEMA)
+    )
+    candidate = UPath(cfg.lake_root) / "release" / "candidate"
+    if (candidate / "release.json").exists():
+        manifest = ReleaseManifest.model_validate_json((candidate / "release.json").read_text())
+        frames = [
+            pl.read_parquet(str(candidate / f.path), columns=["source", "metadata"])
+            for f in manifest.files
+        ]
+        rows = pl.concat(frames) if frames else pl.DataFrame()
+        history = merge_history(
+            history, release_rows(manifest.version, manifest.newest_partition, rows)
+        )
+    examples = scan_examples(cfg.lake_root).collect()
+    written = 0
+    database = distilled_root(cfg.data_dir) / "distillation.db"
+    if not examples.is_empty():
+        reviewed = apply_decisions(examples, read_decisions(distilled_root(cfg.data_dir)))
+        written = write_seed_sqlite(with_export_counts(reviewed, history), database)
+    context.add_output_metadata(
+        {
+            "versions": history.get_column("version").n_unique(),
+            "rows": history.height,
+            "sqlite_path": dg.MetadataValue.path(str(database)),
+            "sqlite_rows": written,
+        }
+    )
+    return history
