@@ -455,3 +455,19 @@ APPROVAL_REQUIRED_FORMATS: tuple[str, ...] = ()
 # Quality tier: the first (tier, minimum score) whose minimum the score reaches.
 QUALITY_TIERS: tuple[tuple[str, float], ...] = (("high", 0.7), ("medium", 0.4), ("low", 0.0))
 REVIEW_STATES: dict[int, str] = {1: "approved", 0: "pending", -1: "rejected"}
+
+# --- Optional LLM extractor (off by default; DISTILL_LLM_BASE_URL / _MODEL) ----------------------
+
+# Sampling of the extraction requests: deterministic answers, enough room for the JSON.
+LLM_TEMPERATURE = 0.0
+LLM_MAX_TOKENS = 1500
+# The instruction sent before each example; the answer must be one JSON object of these fields.
+LLM_SYSTEM_PROMPT = (
+    "You extract training data from an escalation: a user's query, a small model's (SAM's) "
+    "attempt and a large model's answer. Reply with one JSON object and nothing else, with keys "
+    '"reasoning_steps": [{"step_num": int, "action": verb, "content": str, "reasoning": str}], '
+    '"corrections": null or {"sam_errors": [{"error_type": one of incomplete, factual, '
+    'missing_context, wrong_approach, "what_sam_said": str, "what_was_wrong": str, '
+    '"correct_answer": str}], "improvements": [str]}, '
+    '"principles": [{"principle": str, "context": str, "importance": number 0..1}].'
+)

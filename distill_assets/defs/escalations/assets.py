@@ -24,6 +24,7 @@ from distill_assets.defs.escalations.compat import (
 from distill_assets.defs.escalations.examples import distillation_examples as build_examples
 from distill_assets.defs.escalations.exports import FORMATS, export_rows
 from distill_assets.defs.escalations.legacy import STORED_TABLES, migrate_databases
+from distill_assets.defs.escalations.llm_extraction import extract_with_llm
 from distill_assets.defs.escalations.records import RECORDS, SOURCE, ingest_records
 from distill_assets.defs.escalations.review import (
     apply_decisions,
@@ -37,7 +38,7 @@ from distill_assets.defs.escalations.stats import stats_metadata
 from distill_assets.defs.ingest import QUARANTINE_TABLE, bronze_outs, ingest_metadata
 from distill_assets.defs.jobs import GLOBAL_TAG
 from distill_assets.defs.partitions import daily_partitions
-from distill_assets.defs.resources import DistillSettings, StagedParquet
+from distill_assets.defs.resources import DistillSettings, LlmResource, StagedParquet
 from distill_assets.lib.lake import global_path
 from distill_assets.lib.metadata import funnel, histogram, preview, reason_counts
 from distill_assets.lib.rawfiles import list_raw_files
@@ -172,6 +173,7 @@ def legacy_migration(
 def distillation_examples(
     context: dg.AssetExecutionContext,
     settings: DistillSettings,
+    llm: LlmResource,
     records: pl.LazyFrame,
     legacy_records: pl.LazyFrame,
 ) -> pl.DataFrame:
@@ -179,9 +181,12 @@ def distillation_examples(
 
     Reasoning type from the seed's CoT/tool/correction indicator regexes, numbered reasoning steps,
     classification (pre-labels win over heuristics), quality flags and the seed's quality score.
-    Review decisions (`distill review`) are applied: `human_reviewed` 1/-1 and the notes.
+    With an LLM endpoint configured, steps, corrections and principles come from the model where
+    it answered well (fallbacks counted). Review decisions (`distill review`) are applied:
+    `human_reviewed` 1/-1 and the notes.
     """
-    built = build_examples(pl.concat([records, legacy_records], how="diagonal")).collect()
+    offline = build_examples(pl.concat([records, legacy_records], how="diagonal")).collect()
+    built, extraction = extract_with_llm(offline, llm.client())
     decisions = read_decisions(distilled_root(settings.resolved().data_dir))
     examples = apply_decisions(built, decisions)
     context.add_output_metadata(
@@ -196,6 +201,10 @@ def distillation_examples(
             ),
             "quality_score": histogram(examples.get_column("quality_score")),
             **stats_metadata(examples),
+            "rows_by_extractor": funnel(
+                extraction.rows_by_extractor if extraction else {"offline": examples.height}
+            ),
+            "llm_fallbacks": funnel(extraction.fallbacks if extraction else {}),
             "preview": preview(examples.select(PREVIEW_COLUMNS)),
             **rules_metadata(SOURCE),
         }
