@@ -310,6 +310,9 @@ SAM_ERROR_DESCRIPTIONS: dict[str, str] = {
 # what_sam_said: the attempt's last sentence (where its advice lands); correct_answer: the
 # answer's first paragraph; both capped at SAM_ERROR_TEXT_MAX_CHARS characters.
 SENTENCE = r"(?s)\S.*?(?:[.!?](?:\s+|\z)|\n\s*\n|\z)"
+# what_was_wrong quotes the run of SENTENCE_CHARS (no line break, no `.!?` before a space)
+# around the rule's first match in the answer.
+SENTENCE_CHARS = r"(?:[^.!?\n]|[.!?][^\s.!?])"
 SAM_ERROR_TEXT_MAX_CHARS = 400
 
 # improvements: for an example with a SAM error, each rule whose answer pattern matches (and whose
@@ -389,9 +392,9 @@ HALLUCINATION_INDICATORS: tuple[str, ...] = (
 #   off_topic      the query has >= OFF_TOPIC_MIN_QUERY_TERMS content terms and the reply shares
 #                  fewer than OFF_TOPIC_MAX_OVERLAP of them (lexical overlap, see below); not for
 #                  OFF_TOPIC_EXEMPT_DOMAINS (a poem need not repeat its prompt's words)
-# Content terms: lower-cased words of >= 4 letters/digits (RELEVANCE_TERM) not in
+# Content terms of the query: lower-cased words of >= 4 letters/digits (RELEVANCE_TERM) not in
 # RELEVANCE_STOPWORDS, truncated to their first RELEVANCE_STEM_CHARS characters (a crude stem, so
-# "fixing"/"fixed" meet), unique per text.
+# "fixing"/"fixed" meet), unique; a term is shared when the lower-cased reply contains it.
 JUNK_FLAGS: tuple[str, ...] = ("not_an_answer", "off_topic")
 # An acknowledgement: nothing but ACK_WORDS (one or more, separated by spaces/punctuation).
 ACK_WORDS = (

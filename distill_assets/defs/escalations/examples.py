@@ -128,7 +128,6 @@ def _measures() -> list[pl.Expr]:
         (pl.col("query_context").str.strip_chars().str.len_chars() > 0)
         .fill_null(False)
         .alias("has_context"),
-        *extraction.relevance_measures(),
     ]
 
 
@@ -289,6 +288,7 @@ def distillation_examples(records: pl.LazyFrame) -> pl.LazyFrame:
         .with_columns(legacy)
         .with_columns(prelabelled.alias("prelabelled"))
         .with_columns(_measures())
+        .pipe(extraction.with_relevance)
         .with_columns(_detected_reasoning_type().alias("detected_reasoning_type"))
         .with_columns(_classification())
         .with_columns(

@@ -71,12 +71,9 @@ def tool_usage() -> pl.Expr:
 
 
 def _first_sentence_matching(pattern: str) -> pl.Expr:
-    return (
-        RESPONSE.str.extract_all(rules.SENTENCE)
-        .list.eval(pl.element().filter(pl.element().str.contains(pattern)))
-        .list.first()
-        .str.strip_chars()
-    )
+    # one regex pass: the run of sentence characters around the rule's first match
+    around = rf"{rules.SENTENCE_CHARS}*(?:{pattern}){rules.SENTENCE_CHARS}*[.!?]?"
+    return RESPONSE.str.extract(f"({around})", 1).str.strip_chars()
 
 
 def sam_error_type() -> pl.Expr:
@@ -227,12 +224,38 @@ def _terms(text: pl.Expr) -> pl.Expr:
     )
 
 
-def query_overlap() -> pl.Expr:
-    """Share of the query's content terms the answer also uses (null when the query has none)."""
-    query_terms = _terms(pl.col("query"))
-    shared = query_terms.list.set_intersection(_terms(RESPONSE)).list.len()
-    total = query_terms.list.len()
-    return pl.when(total > 0).then(shared / total).otherwise(pl.lit(None, dtype=pl.Float64))
+def with_relevance(frame: pl.LazyFrame) -> pl.LazyFrame:
+    """Add `query_terms` (how many content terms the query has) and `query_overlap`.
+
+    `query_overlap` is the share of the query's terms the answer contains (null when the query
+    has none). A term is shared when the lower-cased answer contains it (its stem) as a
+    substring; the terms are exploded into a long frame and matched with one vectorized
+    `contains` per (row, term).
+    """
+    base = frame.with_row_index("_row")
+    pairs = (
+        base.select("_row", _terms(pl.col("query")).alias("_term"), RESPONSE.str.to_lowercase())
+        .explode("_term")
+        .drop_nulls("_term")
+        .group_by("_row")
+        .agg(
+            pl.len().cast(pl.Int64).alias("query_terms"),
+            pl.col("claude_response")
+            .str.contains(pl.col("_term"), literal=True)
+            .sum()
+            .cast(pl.Int64)
+            .alias("_shared"),
+        )
+    )
+    return (
+        base.join(pairs, on="_row", how="left")
+        .sort("_row")
+        .with_columns(
+            pl.col("query_terms").fill_null(0),
+            (pl.col("_shared") / pl.col("query_terms")).alias("query_overlap"),
+        )
+        .drop("_row", "_shared")
+    )
 
 
 def junk_conditions() -> dict[str, pl.Expr]:
@@ -261,11 +284,3 @@ def junk_conditions() -> dict[str, pl.Expr]:
         & (pl.col("query_overlap") < rules.OFF_TOPIC_MAX_OVERLAP)
         & ~pl.col("domain").is_in(list(rules.OFF_TOPIC_EXEMPT_DOMAINS)),
     }
-
-
-def relevance_measures() -> list[pl.Expr]:
-    """`query_terms` (count of the query's content terms) and `query_overlap`."""
-    return [
-        _terms(pl.col("query")).list.len().alias("query_terms"),
-        query_overlap().alias("query_overlap"),
-    ]
