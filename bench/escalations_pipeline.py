@@ -7,6 +7,8 @@ invocation and on the same files:
 
 - `copy`: the baseline, a bare DuckDB `COPY (SELECT * FROM read_json(files,
   format='newline_delimited', ignore_errors=true)) TO '…parquet' (FORMAT parquet)`;
+- `bronze`: the shared raw ingest alone (`records.ingest_records`: bronze + quarantine), part of
+  the pipeline, for reference;
 - `pipeline`: what the partition's assets do — `records.ingest_records` (bronze + quarantine),
   `examples.distillation_examples` (every extraction rule, flags, score) and `exports.export_rows`
   for the four formats, each written to Parquet.
@@ -30,7 +32,7 @@ DAY = "2026-11-19"
 SEED = 0
 FULL_MB = 300.0
 QUICK_MB = 3.0
-STEPS = ("copy", "pipeline")
+STEPS = ("copy", "bronze", "pipeline")
 
 
 def _size(root: Path) -> int:
@@ -49,7 +51,11 @@ def dataset(size_mb: float) -> Path:
         generate_day(tmp, DAY, 10, SEED)
         per_scale = _size(Path(tmp)) / 10
     scale = max(1, int(size_mb * 1e6 / per_scale) + 1)
-    generate_day(root, DAY, scale, SEED)
+    while True:
+        generate_day(root, DAY, scale, SEED)
+        if _size(root) >= size_mb * 1e6:
+            break
+        scale = int(scale * size_mb * 1e6 / _size(root)) + 1
     marker.write_text(json.dumps({"scale": scale, "bytes": _size(root)}))
     return root
 
@@ -76,6 +82,8 @@ def _step(name: str, root: Path, work: Path) -> dict[str, int]:
     from distill_assets.defs.escalations.records import ingest_records
 
     result = ingest_records(_files(root), raw_root=str(root))
+    if name == "bronze":
+        return {"rows": result.bronze_rows + result.quarantine_rows}
     examples = distillation_examples(pl.scan_parquet(result.bronze.path)).collect()
     examples.write_parquet(work / "distillation_examples.parquet")
     rows = {"examples": examples.height}
