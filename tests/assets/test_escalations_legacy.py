@@ -115,6 +115,13 @@ def test_a_database_missing_tables_and_columns_is_quarantined_not_a_crash(
     con = sqlite3.connect(path)
     con.execute("CREATE TABLE examples (id INTEGER, query TEXT, created_at REAL, mood TEXT)")
     con.execute("INSERT INTO examples VALUES (1, 'q', 1.0, 'happy')")
+    con.execute(
+        "CREATE TABLE raw_interactions (id INTEGER, prompt TEXT, response TEXT, created_at REAL,"
+        " mood TEXT)"
+    )
+    con.execute(
+        "INSERT INTO raw_interactions VALUES (7, 'Capital of France?', 'Paris.', 2.0, 'ok')"
+    )
     con.commit()
     con.close()
     result = materialize(ALL, DAY)
@@ -126,4 +133,15 @@ def test_a_database_missing_tables_and_columns_is_quarantined_not_a_crash(
     assert "unknown_column:mood" in examples["problems"]
     others = reconciliation.filter(pl.col("legacy_table") == "principles").row(0, named=True)
     assert others["problems"] == ["missing_table"]
-    assert read(distill_env, "distillation_examples").height == 0
+    raw = reconciliation.filter(pl.col("legacy_table") == "raw_interactions").row(0, named=True)
+    assert (raw["rows_read"], raw["migrated"]) == (1, 1)
+    assert raw["problems"] == [
+        "missing_column:domain",
+        "missing_column:quality_score",
+        "missing_column:processed",
+        "unknown_column:mood",
+    ]
+    [example] = read(distill_env, "distillation_examples").to_dicts()
+    assert example["source_ref"] == "partial.db#raw_interactions/7"
+    records = read(distill_env, "legacy_records")
+    assert json.loads(records.get_column("extra")[0]) == {"mood": "ok"}  # kept, not lost

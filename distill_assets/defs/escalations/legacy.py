@@ -17,8 +17,9 @@ columns the production system created; JSON-array columns are TEXT):
 
 Nothing is lost: per database and table, `rows_read = migrated + attached + stored + quarantined`
 (`reconciliation`). A corrupt file, a missing table or a missing column is a table-level problem
-(its rows, if any could be read, are quarantined with that reason); an unknown column is recorded
-as a problem and its values kept in `extra`. Row-level reasons: `missing_query`,
+(its rows, if any could be read, are quarantined with that reason) when the column is one the
+mapping needs; a missing optional column or an unknown column is recorded as a problem, and an
+unknown column's values are kept in the record's `extra` JSON. Row-level reasons: `missing_query`,
 `missing_claude_response`, `invalid_timestamp`, `invalid_json`, `orphan_example`.
 The SQLite rows are fetched by the driver (the one per-row step); everything after is Polars.
 """
@@ -326,6 +327,12 @@ def _examples(db: _Database) -> pl.DataFrame:
                 return pl.col(name).cast(dtype, strict=False)
             return pl.lit(None, dtype=dtype)
 
+        unknown = [c for c in frame.columns if c not in LEGACY_TABLES[table]]
+        extra = (
+            pl.struct(unknown).struct.json_encode()
+            if unknown and not good.is_empty()
+            else pl.lit(None, dtype=pl.String)
+        )
         domain = optional("domain", pl.String())
         reasoning_type = optional("reasoning_type", pl.String())
         complexity = optional("complexity", pl.Float64()).cast(pl.Int64, strict=False)
@@ -351,6 +358,7 @@ def _examples(db: _Database) -> pl.DataFrame:
                 ),
                 optional("reviewer_notes", pl.String()).alias("legacy_reviewer_notes"),
                 optional("reasoning_pattern_id", pl.String()).alias("_pattern_id"),
+                extra.alias("extra"),
                 pl.col("_steps").alias("legacy_steps"),
                 (
                     pl.struct(
@@ -560,7 +568,7 @@ def _to_records(examples: pl.DataFrame, domain_principles: pl.DataFrame) -> pl.D
         pl.lit(None, dtype=pl.String).alias("task_type"),
         pl.col("complexity"),
         pl.col("reasoning_type"),
-        pl.lit(None, dtype=pl.String).alias("extra"),
+        pl.col("extra"),
         pl.col("legacy_table"),
         pl.col("legacy_source_ref"),
         pl.col("legacy_human_reviewed"),
