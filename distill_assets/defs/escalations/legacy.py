@@ -21,7 +21,9 @@ Nothing is lost: per database and table, `rows_read = migrated + attached + stor
 mapping needs; a missing optional column or an unknown column is recorded as a problem, and an
 unknown column's values are kept in the record's `extra` JSON. Row-level reasons: `missing_query`,
 `missing_claude_response`, `invalid_timestamp`, `invalid_json`, `orphan_example`.
-The SQLite rows are fetched by the driver (the one per-row step); everything after is Polars.
+Per-row Python is limited to what the legacy format forces: the SQLite driver's fetch and `json`
+parsing of the JSON-array TEXT columns (steps, improvements); the mapping itself is Polars. A
+migration is a one-off of a database's history, not a nightly hot path.
 """
 
 from __future__ import annotations
