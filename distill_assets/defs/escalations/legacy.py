@@ -21,113 +21,48 @@ Nothing is lost: per database and table, `rows_read = migrated + attached + stor
 mapping needs; a missing optional column or an unknown column is recorded as a problem, and an
 unknown column's values are kept in the record's `extra` JSON. Row-level reasons: `missing_query`,
 `missing_claude_response`, `invalid_timestamp`, `invalid_json`, `orphan_example`.
-Per-row Python is limited to what the legacy format forces: the SQLite driver's fetch and `json`
-parsing of the JSON-array TEXT columns (steps, improvements); the mapping itself is Polars. A
-migration is a one-off of a database's history, not a nightly hot path.
+Reading the file and its JSON-array columns is `legacy_db.py`; the mapping here is Polars.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
-import sqlite3
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import polars as pl
 from upath import UPath
 
 from distill_assets.contracts.escalations import RECORD_SCHEMA
+from distill_assets.contracts.escalations_legacy import (
+    ATTACHED_TABLES,
+    EXAMPLE_TABLES,
+    LEGACY_TABLES,
+    OUTCOMES,
+    QUARANTINE_SCHEMA,
+    RECONCILIATION_SCHEMA,
+    STORED_SCHEMA,
+    STORED_TABLES,
+)
 from distill_assets.defs.escalations.examples import (
     LEGACY_COLUMNS,
     PRINCIPLE_DTYPE,
     SAM_ERROR_DTYPE,
     STEP_DTYPE,
 )
+from distill_assets.defs.escalations.legacy_db import (
+    LegacyDatabase,
+    json_list,
+    legacy_steps,
+    open_database,
+    unix_seconds,
+)
 from distill_assets.lib.hashing import with_stable_id
 from distill_assets.rules import escalations as rules
 
-LEGACY_TABLES: dict[str, tuple[str, ...]] = {
-    "examples": (
-        "id", "query", "sam_attempt", "claude_response", "reasoning_type", "domain",
-        "complexity", "quality_score", "human_reviewed", "approved", "reviewer_notes",
-        "reasoning_pattern_id", "created_at", "reviewed_at", "exported_at",
-    ),
-    "reasoning_patterns": (
-        "id", "example_id", "reasoning_type", "reasoning_steps", "tool_usage", "complexity",
-        "confidence", "created_at",
-    ),
-    "corrections": (
-        "id", "example_id", "error_type", "what_sam_said", "what_was_wrong", "correct_answer",
-        "improvements", "lesson_learned", "created_at",
-    ),
-    "principles": (
-        "id", "domain", "principle", "examples", "importance", "source_count", "verified",
-        "created_at", "updated_at",
-    ),
-    "review_queue": (
-        "id", "example_id", "priority", "reason", "status", "assigned_to", "created_at",
-        "updated_at",
-    ),
-    "chain_of_thought": (
-        "id", "prompt", "reasoning_steps", "final_answer", "domain", "complexity", "success",
-        "created_at",
-    ),
-    "preference_pairs": (
-        "id", "prompt", "good_response", "bad_response", "reason", "domain", "created_at",
-    ),
-    "skill_templates": (
-        "id", "name", "description", "pattern", "examples", "domains", "created_at",
-    ),
-    "raw_interactions": (
-        "id", "prompt", "response", "domain", "quality_score", "processed", "created_at",
-    ),
-}  # fmt: skip
-# legacy table -> (query column, answer column, SAM attempt column) of the examples it yields
-EXAMPLE_TABLES: dict[str, tuple[str, str, str | None]] = {
-    "examples": ("query", "claude_response", "sam_attempt"),
-    "chain_of_thought": ("prompt", "final_answer", None),
-    "preference_pairs": ("prompt", "good_response", "bad_response"),
-    "raw_interactions": ("prompt", "response", None),
-}
-ATTACHED_TABLES = ("reasoning_patterns", "corrections")
-STORED_TABLES = ("principles", "review_queue", "skill_templates")
-OUTCOMES = ("migrated", "attached", "stored", "quarantined")
-RECONCILIATION_SCHEMA = pl.Schema(
-    {
-        "source_file": pl.String(),
-        "legacy_table": pl.String(),
-        "rows_read": pl.Int64(),
-        "migrated": pl.Int64(),
-        "attached": pl.Int64(),
-        "stored": pl.Int64(),
-        "quarantined": pl.Int64(),
-        "quarantine_reasons": pl.String(),
-        "problems": pl.List(pl.String()),
-    }
-)
-QUARANTINE_SCHEMA = pl.Schema(
-    {
-        "source_file": pl.String(),
-        "legacy_table": pl.String(),
-        "legacy_id": pl.String(),
-        "source_ref": pl.String(),
-        "reason": pl.String(),
-    }
-)
 LEGACY_RECORD_SCHEMA = pl.Schema({**RECORD_SCHEMA, **LEGACY_COLUMNS})
-STORED_SCHEMA = pl.Schema(
-    {
-        "source_file": pl.String(),
-        "source_ref": pl.String(),
-        "example_id": pl.String(),
-        "row": pl.String(),
-    }
-)
-PROBLEM_CORRUPT = "corrupt_database"
-PROBLEM_MISSING_TABLE = "missing_table"
 
 
 @dataclass
@@ -138,80 +73,6 @@ class LegacyMigration:
     reconciliation: pl.DataFrame
     quarantine: pl.DataFrame
     stored: dict[str, pl.DataFrame] = field(default_factory=dict)
-
-
-def _read_table(con: sqlite3.Connection, table: str) -> tuple[pl.DataFrame | None, list[str]]:
-    """Read every column of `table` as text; return the frame (None if absent) and problems."""
-    exists = con.execute(
-        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
-    ).fetchone()[0]
-    if not exists:
-        return None, [PROBLEM_MISSING_TABLE]
-    columns = [row[1] for row in con.execute(f'PRAGMA table_info("{table}")')]
-    expected = LEGACY_TABLES[table]
-    problems = [f"missing_column:{c}" for c in expected if c not in columns]
-    problems += [f"unknown_column:{c}" for c in columns if c not in expected]
-    select = ", ".join(f'CAST("{c}" AS TEXT)' for c in columns)
-    rows = con.execute(f'SELECT {select} FROM "{table}" ORDER BY rowid').fetchall()
-    frame = pl.DataFrame(rows, schema=dict.fromkeys(columns, pl.String()), orient="row")
-    return frame, problems
-
-
-def _unix_seconds(column: str) -> pl.Expr:
-    text = pl.col(column).str.strip_chars()
-    numeric = text.cast(pl.Float64, strict=False)
-    iso = (
-        text.str.replace(r"^(\d{4}-\d{2}-\d{2}) ", "${1}T")
-        .str.to_datetime(time_zone="UTC", strict=False)
-        .dt.epoch("us")
-        / 1_000_000
-    )
-    return pl.coalesce(numeric, iso)
-
-
-def _json_list(text: Any) -> list[Any] | None:
-    """Parse a legacy JSON-array TEXT value (None when blank); raise ValueError when not a list."""
-    if text is None or not str(text).strip():
-        return None
-    value = json.loads(text)
-    if not isinstance(value, list):
-        raise ValueError("not a JSON array")
-    return value
-
-
-def _steps(items: list[Any] | None) -> list[dict[str, Any]] | None:
-    if not items:
-        return None
-    steps = []
-    for number, item in enumerate(items, start=1):
-        if isinstance(item, dict):
-            content = item.get("content") or item.get("step") or json.dumps(item, sort_keys=True)
-            steps.append(
-                {
-                    "step_num": int(item.get("step_num") or number),
-                    "action": item.get("action"),
-                    "content": str(content),
-                    "reasoning": item.get("reasoning"),
-                }
-            )
-        else:
-            steps.append(
-                {"step_num": number, "action": None, "content": str(item), "reasoning": None}
-            )
-    return steps
-
-
-def _legacy_steps(frame: pl.DataFrame, column: str) -> tuple[list[Any], list[bool]]:
-    """Parse a steps column; return the steps per row and whether each row parsed."""
-    parsed, ok = [], []
-    for text in frame.get_column(column).to_list():
-        try:
-            parsed.append(_steps(_json_list(text)))
-            ok.append(True)
-        except (ValueError, TypeError):
-            parsed.append(None)
-            ok.append(False)
-    return parsed, ok
 
 
 def _reference(name: str, table: str) -> pl.Expr:
@@ -235,62 +96,7 @@ def _review_state() -> pl.Expr:
     )
 
 
-class _Database:
-    """One legacy database being migrated (tables read once, outcomes counted per table)."""
-
-    def __init__(self, display: str, con: sqlite3.Connection) -> None:
-        self.display = display
-        self.name = display.rsplit("/", 1)[-1]
-        self.tables: dict[str, pl.DataFrame | None] = {}
-        self.problems: dict[str, list[str]] = {}
-        for table in LEGACY_TABLES:
-            self.tables[table], self.problems[table] = _read_table(con, table)
-        self.outcomes: dict[str, dict[str, int]] = {t: {} for t in LEGACY_TABLES}
-        self.quarantined: list[pl.DataFrame] = []
-
-    def usable(self, table: str, needed: tuple[str, ...]) -> pl.DataFrame | None:
-        """Return the table when it has `needed` columns; else quarantine its rows."""
-        frame = self.tables[table]
-        if frame is None:
-            return None
-        missing = [c for c in needed if c not in frame.columns]
-        if missing:
-            self.quarantine(table, frame, f"missing_column:{missing[0]}")
-            return None
-        return frame
-
-    def count(self, table: str, outcome: str, rows: int) -> None:
-        """Add `rows` to a table's outcome count."""
-        self.outcomes[table][outcome] = self.outcomes[table].get(outcome, 0) + rows
-
-    def quarantine(self, table: str, frame: pl.DataFrame, reason: str | pl.Series) -> None:
-        """Quarantine every row of `frame` with `reason` (one for all, or one per row)."""
-        if frame.is_empty():
-            return
-        height = frame.height
-        ids = (
-            frame.get_column("id").cast(pl.String)
-            if "id" in frame.columns
-            else pl.Series([None] * height, dtype=pl.String)
-        )
-        reasons = reason if isinstance(reason, pl.Series) else pl.Series([reason] * height)
-        rows = pl.DataFrame(
-            {
-                "source_file": [self.display] * height,
-                "legacy_table": [table] * height,
-                "legacy_id": ids,
-                "reason": reasons.cast(pl.String),
-            }
-        ).with_columns(
-            pl.format("{}#{}/{}", pl.lit(self.name), pl.lit(table), pl.col("legacy_id")).alias(
-                "source_ref"
-            )
-        )
-        self.quarantined.append(rows.select(QUARANTINE_SCHEMA.names()))
-        self.count(table, "quarantined", height)
-
-
-def _examples(db: _Database) -> pl.DataFrame:
+def _examples(db: LegacyDatabase) -> pl.DataFrame:
     """Map the four example tables to legacy records (unparsed attachments added later)."""
     frames = []
     for table, (query, answer, attempt) in EXAMPLE_TABLES.items():
@@ -299,14 +105,14 @@ def _examples(db: _Database) -> pl.DataFrame:
         if frame is None:
             continue
         steps, steps_ok = (
-            _legacy_steps(frame, "reasoning_steps")
+            legacy_steps(frame, "reasoning_steps")
             if table == "chain_of_thought" and "reasoning_steps" in frame.columns
             else ([None] * frame.height, [True] * frame.height)
         )
         mapped = frame.with_columns(
             pl.Series("_steps", steps, dtype=pl.List(STEP_DTYPE)),
             pl.Series("_steps_ok", steps_ok, dtype=pl.Boolean),
-            _unix_seconds("created_at").alias("_created"),
+            unix_seconds("created_at").alias("_created"),
             _reference(db.name, table).alias("legacy_source_ref"),
         ).with_columns(
             pl.when(pl.col(query).str.strip_chars().fill_null("") == "")
@@ -384,11 +190,11 @@ def _examples(db: _Database) -> pl.DataFrame:
     return pl.concat(frames, how="vertical_relaxed")
 
 
-def _attach_patterns(db: _Database, examples: pl.DataFrame) -> pl.DataFrame:
+def _attach_patterns(db: LegacyDatabase, examples: pl.DataFrame) -> pl.DataFrame:
     frame = db.usable("reasoning_patterns", ("id", "example_id", "reasoning_steps"))
     if frame is None:
         return examples.with_columns(pl.lit(None, dtype=pl.List(STEP_DTYPE)).alias("_pattern"))
-    steps, ok = _legacy_steps(frame, "reasoning_steps")
+    steps, ok = legacy_steps(frame, "reasoning_steps")
     parsed = frame.with_columns(
         pl.Series("_pattern", steps, dtype=pl.List(STEP_DTYPE)), pl.Series("_ok", ok)
     )
@@ -429,7 +235,7 @@ def _attach_patterns(db: _Database, examples: pl.DataFrame) -> pl.DataFrame:
     return examples.join(first, on=["legacy_id", "legacy_table"], how="left")
 
 
-def _attach_corrections(db: _Database, examples: pl.DataFrame) -> pl.DataFrame:
+def _attach_corrections(db: LegacyDatabase, examples: pl.DataFrame) -> pl.DataFrame:
     frame = db.usable("corrections", ("id", "example_id"))
     empty = pl.lit(None, dtype=LEGACY_COLUMNS["legacy_corrections"])
     if frame is None:
@@ -443,7 +249,7 @@ def _attach_corrections(db: _Database, examples: pl.DataFrame) -> pl.DataFrame:
         else [None] * frame.height
     ):
         try:
-            improvements.append([str(i) for i in (_json_list(text) or [])])
+            improvements.append([str(i) for i in (json_list(text) or [])])
             ok.append(True)
         except (ValueError, TypeError):
             improvements.append([])
@@ -499,7 +305,9 @@ def _attach_corrections(db: _Database, examples: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _stored(db: _Database, examples: pl.DataFrame) -> tuple[dict[str, pl.DataFrame], pl.DataFrame]:
+def _stored(
+    db: LegacyDatabase, examples: pl.DataFrame
+) -> tuple[dict[str, pl.DataFrame], pl.DataFrame]:
     """Store principles, review queue and skill templates; return them and domain principles."""
     stored: dict[str, pl.DataFrame] = {}
     domain_principles = pl.DataFrame(
@@ -584,17 +392,6 @@ def _to_records(examples: pl.DataFrame, domain_principles: pl.DataFrame) -> pl.D
     )
 
 
-def _migrate_one(display: str, local: Path) -> tuple[_Database | None, list[str]]:
-    try:
-        con = sqlite3.connect(f"file:{local}?mode=ro", uri=True)
-        try:
-            return _Database(display, con), []
-        finally:
-            con.close()
-    except sqlite3.DatabaseError as error:
-        return None, [f"{PROBLEM_CORRUPT}: {error}"]
-
-
 def migrate_databases(paths: list[str], raw_root: str | None = None) -> LegacyMigration:
     """Migrate every legacy database of a partition (see the module docstring)."""
     records, reconciliation, quarantined = [], [], []
@@ -605,7 +402,7 @@ def migrate_databases(paths: list[str], raw_root: str | None = None) -> LegacyMi
             local = Path(tmp) / "legacy.db"
             with UPath(path).open("rb") as source, local.open("wb") as target:
                 shutil.copyfileobj(source, target)
-            db, problems = _migrate_one(display, local)
+            db, problems = open_database(display, local)
         if db is None:
             reconciliation.append(
                 {
