@@ -13,7 +13,9 @@ from distill_assets.cli import main
 from distill_assets.contracts.escalations import SEED_SQLITE_COLUMNS
 from distill_assets.lib.settings import Settings
 from tests.conftest import land, materialize
+from tests.e2e.test_load_dataset import load_in_fresh_process
 
+pytestmark = pytest.mark.e2e
 DAY = "2026-11-19"
 SEED = Path(__file__).resolve().parents[1] / "fixtures" / "escalations" / "seed_example.json"
 INTERACTION = (
@@ -211,3 +213,26 @@ def test_review_reject_then_approve_round_trip_changes_the_next_release(
     assert stats["review_state"] == {"pending": 2, "approved": 1}
     assert stats["quality_flag"]["not_an_answer"] == 1
     assert stats["domain"]["code"] == 2
+
+
+def test_the_four_configs_load_with_load_dataset(released: Settings, tmp_path: Path) -> None:
+    latest = Path(released.hub_root) / released.dataset_name / "latest"
+    loaded = load_in_fresh_process(latest, list(CONFIGS), tmp_path)
+    for config in CONFIGS:
+        ids = {
+            json.loads(row)["example_id"]
+            for split in loaded[config].values()
+            for row in [split["first"]["metadata"]]
+        }
+        rows = sum(len(split["ids"]) for split in loaded[config].values())
+        assert rows == 2 and ids <= {"a7f3b2c1d4e5f6a8", "sheep1"}, config
+    cot = next(iter(loaded["cot"].values()))
+    assert cot["features"]["thought_process"] == "List(Value('string'))"
+    assert cot["columns"][-6:] == [
+        "instruction",
+        "input",
+        "output",
+        "thought_process",
+        "conclusion",
+        "outcome",
+    ]
