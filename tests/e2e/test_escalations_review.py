@@ -122,6 +122,8 @@ def test_seed_example_is_published_in_cot_dpo_and_correction(released: Settings)
         "instruction_20261119.jsonl",
         "preference_20261119.jsonl",
     ]
+    card = (exports.parent / "README.md").read_text()
+    assert "| `exports/cot_20261119.jsonl` |" in card
     preference = [json.loads(x) for x in (exports / "preference_20261119.jsonl").open()]
     assert len(preference) == 2
     assert {
