@@ -99,6 +99,7 @@ def test_legacy_database_migrates_with_exact_counts_and_provenance(distill_env: 
     queue = read(distill_env, "legacy_review_queue")
     assert queue.get_column("example_id").to_list() == [rejected["id"]]
     assert read(distill_env, "legacy_quarantine").get_column("source_ref").to_list() == [
+        "corrupt.db",  # the whole file: reason corrupt_database
         f"{DB}#examples/3",
         f"{DB}#chain_of_thought/2",
         f"{DB}#raw_interactions/2",

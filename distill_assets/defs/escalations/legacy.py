@@ -16,11 +16,12 @@ columns the production system created; JSON-array columns are TEXT):
   (approved → 1, reviewed but not approved → -1, else 0).
 
 Nothing is lost: per database and table, `rows_read = migrated + attached + stored + quarantined`
-(`reconciliation`). A corrupt file, a missing table or a missing column is a table-level problem
-(its rows, if any could be read, are quarantined with that reason) when the column is one the
-mapping needs; a missing optional column or an unknown column is recorded as a problem, and an
-unknown column's values are kept in the record's `extra` JSON. Row-level reasons: `missing_query`,
-`missing_claude_response`, `invalid_timestamp`, `invalid_json`, `orphan_example`.
+(`reconciliation`). A corrupt file is a problem of the whole file (and one `legacy_quarantine`
+row, table `*`). A missing table or column is a table-level problem; when the column is one the
+mapping needs, the table's rows are quarantined with that reason. An unknown column is recorded
+as a problem and its values kept in the record's `extra` JSON. Row-level reasons:
+`missing_query`, `missing_claude_response`, `invalid_timestamp`, `invalid_json`,
+`orphan_example`.
 Reading the file and its JSON-array columns is `legacy_db.py`; the mapping here is Polars.
 """
 
@@ -41,6 +42,7 @@ from distill_assets.contracts.escalations_legacy import (
     EXAMPLE_TABLES,
     LEGACY_TABLES,
     OUTCOMES,
+    PROBLEM_CORRUPT,
     QUARANTINE_SCHEMA,
     RECONCILIATION_SCHEMA,
     STORED_SCHEMA,
@@ -62,6 +64,8 @@ from distill_assets.defs.escalations.legacy_db import (
 from distill_assets.lib.hashing import with_stable_id
 from distill_assets.rules import escalations as rules
 
+# the reconciliation/quarantine `legacy_table` of a file that could not be read at all
+WHOLE_FILE = "*"
 LEGACY_RECORD_SCHEMA = pl.Schema({**RECORD_SCHEMA, **LEGACY_COLUMNS})
 
 
@@ -407,11 +411,23 @@ def migrate_databases(paths: list[str], raw_root: str | None = None) -> LegacyMi
             reconciliation.append(
                 {
                     "source_file": display,
-                    "legacy_table": "*",
+                    "legacy_table": WHOLE_FILE,
                     **dict.fromkeys(("rows_read", *OUTCOMES), 0),
                     "quarantine_reasons": "{}",
                     "problems": problems,
                 }
+            )
+            quarantined.append(
+                pl.DataFrame(
+                    {
+                        "source_file": [display],
+                        "legacy_table": [WHOLE_FILE],
+                        "legacy_id": [None],
+                        "source_ref": [display.rsplit("/", 1)[-1]],
+                        "reason": [PROBLEM_CORRUPT],
+                    },
+                    schema=QUARANTINE_SCHEMA,
+                )
             )
             continue
         examples = _examples(db)
