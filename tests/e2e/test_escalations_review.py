@@ -207,6 +207,8 @@ def test_review_reject_then_approve_round_trip_changes_the_next_release(
     assert main(["review", "show", "a7f3b2c1d4e5f6a8"]) == 0
     shown = json.loads(capsys.readouterr().out)
     assert (shown["human_reviewed"], shown["reviewer_notes"]) == (1, "fine after all")
+    # published in the first and the last release (the same version), not the one between
+    assert (shown["export_count"], shown["last_exported_at"]) == (1, 1795046400.0)
     assert main(["review", "list", "--json"]) == 0
     assert [r["id"] for r in json.loads(capsys.readouterr().out)] == ["junk1", "sheep1"]
 

@@ -47,6 +47,7 @@ from distill_assets.rules import rules_metadata, rules_version
 
 EXAMPLES = "distillation_examples"
 LEGACY_SUFFIXES = (".db",)
+EXPORT_HISTORY = "export_history"
 PREVIEW_COLUMNS = ("id", "source_ref", "reasoning_type", "domain", "quality_score", "query")
 
 
@@ -183,12 +184,20 @@ def distillation_examples(
     classification (pre-labels win over heuristics), quality flags and the seed's quality score.
     With an LLM endpoint configured, steps, corrections and principles come from the model where
     it answered well (fallbacks counted). Review decisions (`distill review`) are applied:
-    `human_reviewed` 1/-1 and the notes.
+    `human_reviewed` 1/-1 and the notes; `export_count` / `last_exported_at` come from
+    `escalations/export_history` (the releases published so far).
     """
     offline = build_examples(pl.concat([records, legacy_records], how="diagonal")).collect()
     built, extraction = extract_with_llm(offline, llm.client())
-    decisions = read_decisions(distilled_root(settings.resolved().data_dir))
-    examples = apply_decisions(built, decisions)
+    cfg = settings.resolved()
+    decisions = read_decisions(distilled_root(cfg.data_dir))
+    history_path = global_path(cfg.lake_root, SOURCE, EXPORT_HISTORY)
+    history = (
+        pl.read_parquet(str(history_path))
+        if history_path.exists()
+        else pl.DataFrame(schema=HISTORY_SCHEMA)
+    )
+    examples = with_export_counts(apply_decisions(built, decisions), history)
     context.add_output_metadata(
         {
             "rows": examples.height,
@@ -307,7 +316,6 @@ def review_state(
     return decisions, exclusions
 
 
-EXPORT_HISTORY = "export_history"
 RELEASE_DATASET_KEY = dg.AssetKey(["release", "dataset"])
 
 
