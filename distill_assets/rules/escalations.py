@@ -345,8 +345,9 @@ IMPROVEMENT_RULES: tuple[tuple[str, str, str | None], ...] = (
 #   conditional  "When/Whenever/If <situation>, <imperative or rule>"
 # Plus one canonical principle when the answer follows the root-cause pattern (it names the root
 # cause, or a guard as a band-aid / a symptom): ROOT_CAUSE_PRINCIPLE, importance 0.9.
-# At most MAX_PRINCIPLES per example (root cause first, then in text order); context = the query's
-# first line, capped at PRINCIPLE_CONTEXT_MAX_CHARS.
+# At most MAX_PRINCIPLES per example (root cause first, then the sentence-start candidates in text
+# order, then the should/must ones); context = the query's first line, capped at
+# PRINCIPLE_CONTEXT_MAX_CHARS.
 PRINCIPLE_RULES: tuple[tuple[str, str, float], ...] = (
     (
         "rule",
@@ -356,10 +357,23 @@ PRINCIPLE_RULES: tuple[tuple[str, str, float], ...] = (
     ),
     ("conditional", r"^(?:When|Whenever|If) [^,\n]{3,80}, \S", 0.7),
 )
+# Candidate sentences are found with two regexes over the prose (one pass each, so only candidates
+# are judged): a sentence (SENTENCE_CHARS) starting with a capitalised rule/conditional word after
+# a line start or a space, optionally behind a list marker or bold; and a sentence holding
+# "should/must always/never".
+PRINCIPLE_START_CANDIDATE = (
+    r"(?m)(?:^|[.!?]?[ \t]+)[ \t]*(?:[-*][ \t]+|\d+[.)][ \t]+)?(?:\*\*)?"
+    r"(?:Always|Never|Avoid|Prefer|Make sure|Don't|Do not|When|Whenever|If)\b"
+    r"(?:[^.!?\n]|[.!?][^\s.!?])*[.!?]?"
+)
+PRINCIPLE_MID_CANDIDATE = (
+    r"(?:[^.!?\n]|[.!?][^\s.!?])*\b(?:should always|should never|must always|must never)\b"
+    r"(?:[^.!?\n]|[.!?][^\s.!?])*[.!?]?"
+)
 ROOT_CAUSE_PATTERN = r"(?i)\broot cause\b|\bband-aid\b|\bnot just (?:the |a )?symptom"
 ROOT_CAUSE_PRINCIPLE = "When debugging, identify the root cause rather than just fixing symptoms"
 ROOT_CAUSE_IMPORTANCE = 0.9
-PRINCIPLE_CLEANUP = r"^[ \t]*(?:[-*]|\d+[.)])[ \t]+|\*\*"
+PRINCIPLE_CLEANUP = r"^[.!?]?\s*(?:(?:[-*]|\d+[.)])[ \t]+)?|\*\*"
 PRINCIPLE_MIN_CHARS = 20
 MAX_PRINCIPLES = 3
 PRINCIPLE_CONTEXT_MAX_CHARS = 120

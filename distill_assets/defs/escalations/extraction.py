@@ -162,7 +162,10 @@ def with_principles(frame: pl.LazyFrame) -> pl.LazyFrame:
         base.select(
             "_row",
             context.alias("context"),
-            pl.col("prose").str.extract_all(rules.SENTENCE).alias("principle"),
+            pl.concat_list(
+                pl.col("prose").str.extract_all(rules.PRINCIPLE_START_CANDIDATE),
+                pl.col("prose").str.extract_all(rules.PRINCIPLE_MID_CANDIDATE),
+            ).alias("principle"),
         )
         .explode("principle")
         .with_columns(

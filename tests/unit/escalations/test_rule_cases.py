@@ -250,3 +250,21 @@ def test_junk_captures_are_flagged_kept_and_excluded_from_every_export() -> None
         assert not junk_ids & set(feed.get_column("subject")), name
         assert sum(n for reason, n in dropped.items() if reason.startswith("flag_")) == 5
     assert captured.filter(pl.col("id").is_in(list(junk_ids)))["training_ready"].sum() == 0
+
+
+def test_principles_are_the_rule_sentences_of_the_prose_in_order() -> None:
+    response = (
+        "Here is how retries should work in the payment client.\n\n"
+        "- **Always** send an idempotency key with `client.charge()`. It is cheap. When a call "
+        "times out, query the status before retrying. In practice you should never retry a "
+        "declined card.\n\n```python\n# Always ignored: code is not prose\n```\n"
+    )
+    [row] = examples({"claude_response": response}).to_dicts()
+    assert [(p["principle"], p["importance"]) for p in row["principles"]] == [
+        ("Always send an idempotency key with `client.charge()`.", 0.8),
+        ("When a call times out, query the status before retrying.", 0.7),
+        ("In practice you should never retry a declined card.", 0.8),
+    ]
+    assert {p["context"] for p in row["principles"]} == {
+        "How should I handle retries in the payment client?"
+    }
