@@ -214,12 +214,8 @@ SCORE_INCOMPLETE = -0.2  # 'incomplete' flag
 # are not decided by float noise (0.5 - 0.2 must compare equal to 0.3).
 SCORE_DECIMALS = 6
 
-# --- Instruction export (seed 000 "Training Export Formats" 1, task 1.1.6 quality filter) -------
+# --- Minimum quality of every export (seed 000 task 1.1.6 quality filter; see the export gate) --
 
-# Rows leave the instruction feed for the first reason that applies, in this order:
-#   flag_<flag>        the example carries one of INSTRUCTION_EXCLUDED_FLAGS
-#   below_min_quality  quality_score < INSTRUCTION_MIN_QUALITY
-INSTRUCTION_EXCLUDED_FLAGS: tuple[str, ...] = ("refusal",)
 INSTRUCTION_MIN_QUALITY = 0.3
 
 # --- Reasoning step details (seed 000 `reasoning_steps[].action/content/reasoning`) -------------

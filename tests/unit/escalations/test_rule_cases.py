@@ -268,3 +268,20 @@ def test_principles_are_the_rule_sentences_of_the_prose_in_order() -> None:
     assert {p["context"] for p in row["principles"]} == {
         "How should I handle retries in the payment client?"
     }
+
+
+def test_every_extracted_error_type_is_a_documented_one() -> None:
+    captured = examples(
+        *(
+            {"sam_attempt": "No.", "claude_response": response}
+            for response in (
+                "That is incorrect: retries need an idempotency key, " + LONG,
+                "A better approach is a queue with backoff. " + LONG,
+                "It depends on your setup, so check the client first. " + LONG,
+                "1. Cap the attempts.\n2. Send an idempotency key.\n\n" + LONG,
+            )
+        )
+    )
+    types = [c["sam_errors"][0]["error_type"] for c in captured["corrections"]]
+    assert types == ["factual", "wrong_approach", "missing_context", "incomplete"]
+    assert set(types) <= set(rules.SAM_ERROR_TYPES)
