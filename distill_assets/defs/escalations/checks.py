@@ -15,6 +15,7 @@ from distill_assets.defs.escalations.assets import (
 from distill_assets.defs.escalations.exports import FORMATS
 from distill_assets.defs.escalations.legacy import WHOLE_FILE
 from distill_assets.defs.ingest import reconcile_check
+from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.resources import DistillSettings
 from distill_assets.lib.lake import scan_partition
 from distill_assets.rules import escalations as rules
@@ -30,6 +31,7 @@ def _scan(settings: DistillSettings, table: str, partition: str) -> pl.LazyFrame
 
 
 @dg.asset_check(
+    partitions_def=daily_partitions,
     asset=dg.AssetKey([SOURCE, EXAMPLES]),
     name=EXAMPLES_CHECK,
     blocking=True,
@@ -66,6 +68,7 @@ def one_example_per_record(
 
 
 @dg.asset_check(
+    partitions_def=daily_partitions,
     asset=dg.AssetKey([SOURCE, LEGACY_MIGRATION]),
     name=LEGACY_CHECK,
     blocking=True,
@@ -118,6 +121,7 @@ def build_feed_check(name: str) -> dg.AssetChecksDefinition:
     export = FORMATS[name]
 
     @dg.asset_check(
+        partitions_def=daily_partitions,
         asset=dg.AssetKey([SOURCE, export.table]),
         name=f"{export.table}_valid",
         blocking=True,
