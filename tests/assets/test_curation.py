@@ -142,4 +142,4 @@ def test_curation_assets_are_keyed_grouped_and_versioned_by_the_curation_rules()
             assert node.code_version == rules_version("curation")
             assert node.partitions_def is None
         parents = graph.get(dg.AssetKey(["curation", config])).parent_keys
-        assert parents == {dg.AssetKey([s, t]) for s, t in (*feeds, *EXCLUSION_TABLES)}
+        assert parents == {dg.AssetKey([s, t]) for s, t in [*feeds, *EXCLUSION_TABLES]}
