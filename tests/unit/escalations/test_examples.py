@@ -9,29 +9,14 @@ from typing import Any
 import polars as pl
 import pytest
 
-from distill_assets.contracts.escalations import RECORD_SCHEMA, DistillationExample
-from distill_assets.defs.escalations.examples import distillation_examples
+from distill_assets.contracts.escalations import DistillationExample
 from distill_assets.rules import escalations as rules
 from distill_assets.samples.escalations.scenarios import SCENARIOS
+from tests.unit.escalations.frames import example_frame
 
 
 def build(*records: dict[str, Any]) -> list[dict[str, Any]]:
-    rows = []
-    for line_no, fields in enumerate(records, start=1):
-        row: dict[str, Any] = dict.fromkeys(RECORD_SCHEMA)
-        row.update(
-            source_file="escalations/2026-11-19/a.jsonl",
-            line_no=line_no,
-            utf8_replaced=False,
-            id=f"e{line_no}",
-            id_derived=False,
-            created_at=1795076100.0,
-            query="q",
-        )
-        row.update(fields)
-        rows.append(row)
-    frame = pl.DataFrame(rows, schema=RECORD_SCHEMA)
-    return distillation_examples(frame.lazy()).collect().to_dicts()
+    return example_frame(*records).to_dicts()
 
 
 def one(**fields: Any) -> dict[str, Any]:

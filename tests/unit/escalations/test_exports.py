@@ -7,35 +7,21 @@ from typing import Any
 
 import polars as pl
 
-from distill_assets.contracts.escalations import RECORD_SCHEMA
 from distill_assets.contracts.published import feed_schema
-from distill_assets.defs.escalations.examples import distillation_examples
 from distill_assets.defs.escalations.exports import export_rows
 from distill_assets.lib.hashing import stable_id
+from tests.unit.escalations.frames import example_frame
+
+
+def examples(*records: dict[str, Any]) -> pl.DataFrame:
+    return example_frame(*records, id_prefix="esc", query="query {n}", time_step=1.0)
+
 
 LONG_STEPS = (
     "Let me think through this step by step:\n\n1. The farmer starts with 17 sheep\n"
     '2. The phrase "all but 9" means "all except 9"\n3. So if all but 9 run away, 9 stayed\n\n'
     "Therefore, 9 sheep are left."
 )
-
-
-def examples(*records: dict[str, Any]) -> pl.DataFrame:
-    rows = []
-    for line_no, fields in enumerate(records, start=1):
-        row: dict[str, Any] = dict.fromkeys(RECORD_SCHEMA)
-        row.update(
-            source_file="escalations/2026-11-19/a.jsonl",
-            line_no=line_no,
-            utf8_replaced=False,
-            id=f"esc{line_no}",
-            id_derived=False,
-            created_at=1795076100.0 + line_no,
-            query=f"query {line_no}",
-        )
-        row.update(fields)
-        rows.append(row)
-    return distillation_examples(pl.DataFrame(rows, schema=RECORD_SCHEMA).lazy()).collect()
 
 
 def test_feed_rows_map_the_seed_instruction_format() -> None:

@@ -8,11 +8,10 @@ from typing import Any
 
 import polars as pl
 
-from distill_assets.contracts.escalations import RECORD_SCHEMA
-from distill_assets.defs.escalations.examples import distillation_examples
 from distill_assets.defs.escalations.llm_extraction import extract_with_llm
 from distill_assets.lib.llm import chat_client
 from tests.fixtures.llm_server import chat_server, reply
+from tests.unit.escalations.frames import example_frame
 
 ANSWER = {
     "reasoning_steps": [
@@ -35,22 +34,17 @@ ANSWER = {
 
 
 def examples() -> pl.DataFrame:
-    rows = []
-    for n, query in enumerate(("good", "broken", "garbled"), start=1):
-        row: dict[str, Any] = dict.fromkeys(RECORD_SCHEMA)
-        row.update(
-            source_file="a.jsonl",
-            line_no=n,
-            utf8_replaced=False,
-            id=f"e{n}",
-            id_derived=False,
-            created_at=1.0,
-            query=f"{query}: A farmer has 17 sheep. All but 9 run away. How many are left?",
-            sam_attempt="8",
-            claude_response="Nine sheep are left, because all but nine ran away from the farm.",
+    return example_frame(
+        *(
+            {
+                "query": f"{kind}: A farmer has 17 sheep. All but 9 run away. How many are left?",
+                "sam_attempt": "8",
+                "claude_response": "Nine sheep are left, because all but nine ran away from the "
+                "farm.",
+            }
+            for kind in ("good", "broken", "garbled")
         )
-        rows.append(row)
-    return distillation_examples(pl.DataFrame(rows, schema=RECORD_SCHEMA).lazy()).collect()
+    )
 
 
 def answer(body: dict[str, Any]) -> tuple[int, dict[str, Any] | str]:

@@ -13,10 +13,9 @@ from typing import Any
 import polars as pl
 import pytest
 
-from distill_assets.contracts.escalations import RECORD_SCHEMA
-from distill_assets.defs.escalations.examples import distillation_examples
 from distill_assets.defs.escalations.exports import FORMATS, export_rows
 from distill_assets.rules import escalations as rules
+from tests.unit.escalations.frames import example_frame
 
 # (list name, index, a text it matches, a text it does not match)
 PATTERN_CASES: list[tuple[str, int, str, str]] = [
@@ -126,21 +125,7 @@ def test_each_single_rule_pattern_has_a_positive_and_a_negative(
 
 
 def examples(*records: dict[str, Any]) -> pl.DataFrame:
-    rows = []
-    for line_no, fields in enumerate(records, start=1):
-        row: dict[str, Any] = dict.fromkeys(RECORD_SCHEMA)
-        row.update(
-            source_file="escalations/2026-11-19/a.jsonl",
-            line_no=line_no,
-            utf8_replaced=False,
-            id=f"e{line_no}",
-            id_derived=False,
-            created_at=1795076100.0,
-            query="How should I handle retries in the payment client?",
-        )
-        row.update(fields)
-        rows.append(row)
-    return distillation_examples(pl.DataFrame(rows, schema=RECORD_SCHEMA).lazy()).collect()
+    return example_frame(*records, query="How should I handle retries in the payment client?")
 
 
 LONG = (
