@@ -11,9 +11,11 @@ import pytest
 
 from distill_assets.cli import main
 from distill_assets.contracts.escalations import SEED_SQLITE_COLUMNS
+from distill_assets.lib.lake import partition_path
 from distill_assets.lib.settings import Settings
 from tests.conftest import land, materialize
 from tests.e2e.test_load_dataset import load_in_fresh_process
+from tests.unit.escalations.test_examples import seed_quality_score
 
 pytestmark = pytest.mark.e2e
 DAY = "2026-11-19"
@@ -89,6 +91,19 @@ def released(distill_env: Settings) -> Settings:
 
 
 def test_seed_example_is_published_in_cot_dpo_and_correction(released: Settings) -> None:
+    lake = partition_path(released.lake_root, "escalations", "distillation_examples", DAY)
+    [example] = pl.read_parquet(str(lake)).filter(pl.col("id") == "a7f3b2c1d4e5f6a8").to_dicts()
+    assert example["reasoning_type"] == "chain_of_thought"
+    assert len(example["reasoning_steps"]) == 4
+    assert len(example["corrections"]["sam_errors"]) >= 1
+    assert len(example["principles"]) >= 1
+    assert (example["domain"], example["subdomain"], example["task_type"]) == (
+        "code",
+        "javascript",
+        "debug",
+    )
+    assert example["quality_score"] == pytest.approx(seed_quality_score(example), abs=1e-9)
+    assert example["quality_score"] == 0.9
     for config in CONFIGS:
         # the junk capture is gated out of every config
         assert example_ids(released, config) == {"a7f3b2c1d4e5f6a8", "sheep1"}, config
