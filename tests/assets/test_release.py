@@ -108,6 +108,7 @@ def test_release_publishes_a_checked_version_and_a_rerun_changes_nothing(
         "data/instruction/train-00000-of-00001.parquet",
         "data/sft/test-00000-of-00001.parquet",
         "data/sft/train-00000-of-00001.parquet",
+        "exports/instruction_20261119.jsonl",  # the escalation rows, a release extra (seed 000)
         "release.json",
     ]
     assert (

@@ -132,7 +132,15 @@ def test_dagster_cli_materializes_one_partition(tmp_path: Path) -> None:
     raw.mkdir(parents=True)
     for src in (PROJECT_ROOT / "data" / "samples" / "escalations" / SAMPLE_DATES[0]).iterdir():
         (raw / src.name).write_bytes(src.read_bytes())
-    _dagster_materialize(env, tmp_path, "escalations/records,escalations/quarantine")
+    legacy = ",".join(
+        f"escalations/legacy_{t}"
+        for t in ("records", "migration", "quarantine", "principles", "review_queue")
+    )
+    _dagster_materialize(
+        env,
+        tmp_path,
+        f"escalations/records,escalations/quarantine,{legacy},escalations/legacy_skill_templates",
+    )
     _dagster_materialize(env, tmp_path, "escalations/distillation_examples")
     lake = tmp_path / "data" / "lake" / "escalations"
     day = f"{SAMPLE_DATES[0]}.parquet"

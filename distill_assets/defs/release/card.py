@@ -207,8 +207,19 @@ def _changes_section(manifest: ReleaseManifest) -> str:
 
 def _files_section(manifest: ReleaseManifest) -> str:
     rows = [[f"`{f.path}`", f.rows, f.bytes, f"`{f.sha256}`"] for f in manifest.files]
-    return "## Files\n\nChecksums are also in `release.json`.\n\n" + _table(
+    section = "## Files\n\nChecksums are also in `release.json`.\n\n" + _table(
         ["file", "rows", "bytes", "sha256"], rows
+    )
+    return section + _extra_files_table(manifest)
+
+
+def _extra_files_table(manifest: ReleaseManifest) -> str:
+    if not manifest.extra_files:
+        return ""
+    rows = [[f"`{f.path}`", f.bytes, f"`{f.sha256}`"] for f in manifest.extra_files]
+    return (
+        "\n\nBeside the data, sources add these files (not read by `load_dataset`; e.g. the "
+        "seed 000 JSONL exports):\n\n" + _table(["file", "bytes", "sha256"], rows)
     )
 
 
