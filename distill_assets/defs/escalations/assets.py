@@ -103,6 +103,7 @@ def reconciliation_table(reconciliation: pl.DataFrame) -> dg.MetadataValue:
     outs={
         LEGACY_RECORDS: dg.AssetOut(
             key=[SOURCE, LEGACY_RECORDS],
+            kinds={"sqlite", "polars"},
             description=(
                 "Records migrated from legacy knowledge_distillation.db files of the partition "
                 "(examples, chain_of_thought, preference_pairs, raw_interactions), with their "
@@ -111,6 +112,7 @@ def reconciliation_table(reconciliation: pl.DataFrame) -> dg.MetadataValue:
         ),
         LEGACY_MIGRATION: dg.AssetOut(
             key=[SOURCE, LEGACY_MIGRATION],
+            kinds={"sqlite", "polars"},
             description=(
                 "Per legacy database and table: rows read / migrated / attached / stored / "
                 "quarantined, quarantine reasons and table-level problems (missing table, "
@@ -119,10 +121,12 @@ def reconciliation_table(reconciliation: pl.DataFrame) -> dg.MetadataValue:
         ),
         LEGACY_QUARANTINE: dg.AssetOut(
             key=[SOURCE, LEGACY_QUARANTINE],
+            kinds={"sqlite", "polars"},
             description="Legacy rows that could not be migrated, with their source_ref and reason.",
         ),
         **{
             name: dg.AssetOut(
+                kinds={"sqlite", "polars"},
                 key=[SOURCE, name],
                 description=f"The legacy `{table}` rows, as JSON, by source_ref.",
             )
@@ -268,6 +272,7 @@ REVIEW_EXCLUSIONS = "review_exclusions"
     outs={
         REVIEW_STATE: dg.AssetOut(
             key=[SOURCE, REVIEW_STATE],
+            kinds={"polars"},
             tags=GLOBAL_TAG,
             description=(
                 "The latest review decision per example (id, decision, notes, reviewer, ts) "
@@ -276,6 +281,7 @@ REVIEW_EXCLUSIONS = "review_exclusions"
         ),
         REVIEW_EXCLUSIONS: dg.AssetOut(
             key=[SOURCE, REVIEW_EXCLUSIONS],
+            kinds={"polars"},
             tags=GLOBAL_TAG,
             description=(
                 "Examples a reviewer rejected, as (source, subject, reason): curation drops their "
