@@ -10,8 +10,10 @@ import shutil
 from pathlib import Path
 
 import dagster as dg
+from upath import UPath
 
 from distill_assets.defs.jobs import INGEST_JOB, RELEASE_JOB
+from distill_assets.defs.release.objectstore import load_hint
 from distill_assets.lib.rawfiles import list_partitions
 from distill_assets.lib.settings import SOURCES, Settings
 
@@ -78,12 +80,12 @@ def run(args: argparse.Namespace) -> int:
     print(f"[distill] {RELEASE_JOB}: {_outcome(result)}")
     if not result.success:
         return 1
-    latest = Path(settings.hub_root) / settings.dataset_name / "latest"
+    latest = UPath(settings.hub_root) / settings.dataset_name / "latest"
     manifest = latest / "release.json"
     version = json.loads(manifest.read_text())["version"] if manifest.is_file() else "?"
     print(f"[distill] dataset version {version} published at {latest}")
     print("[distill] load it with:")
-    print(f'    from datasets import load_dataset; ds = load_dataset("{latest}", "sft")')
+    print(f"    from datasets import load_dataset; ds = {load_hint(latest, 'sft')}")
     return 0
 
 
