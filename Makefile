@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 export DAGSTER_HOME := $(CURDIR)/data/.dagster
 export DISTILL_DATA_DIR ?= $(CURDIR)/data
 
-.PHONY: run test ui bench lint format clean
+.PHONY: run test test-integration ui bench lint format clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "distill needs Python >= 3.11"; exit 1; }
@@ -26,6 +26,14 @@ run: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 ## test: the whole test suite
 test: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 	$(BIN)/python -m pytest -q
+
+## test-integration: PostgreSQL storage and the S3 lake/hub against real servers on localhost
+test-integration: $(VENV)/.installed-integration
+	DISTILL_INTEGRATION=1 $(BIN)/python -m pytest -q tests/integration
+
+$(VENV)/.installed-integration: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,test-integration]'
+	touch $@
 
 ## ui: the Dagster UI on http://127.0.0.1:3000
 ui: $(STAMP) $(DAGSTER_HOME)/dagster.yaml

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -13,6 +14,9 @@ from distill_assets.lib.settings import Settings
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = PROJECT_ROOT / "data" / "samples"
 SAMPLE_DATES = ("2026-11-19", "2026-11-20")
+
+# the integration tests (real PostgreSQL and S3 servers) run with `make test-integration` only
+collect_ignore = [] if os.environ.get("DISTILL_INTEGRATION") else ["integration"]
 
 
 @pytest.fixture
