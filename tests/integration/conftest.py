@@ -17,7 +17,7 @@ def s3_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]
 
 
 @pytest.fixture(scope="session")
-def postgres_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def postgres_url() -> Iterator[str]:
     """A real PostgreSQL (pgserver) listening on a Unix socket; its connection URL."""
-    with postgres_server(tmp_path_factory.mktemp("pg")) as url:
+    with postgres_server() as url:
         yield url

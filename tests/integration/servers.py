@@ -10,6 +10,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -60,12 +61,19 @@ def moto_s3_server(log: Path) -> Iterator[dict[str, str]]:
 
 
 @contextmanager
-def postgres_server(folder: Path) -> Iterator[str]:
-    """Run a PostgreSQL from the `pgserver` wheel in `folder`; yield its SQLAlchemy URL."""
+def postgres_server() -> Iterator[str]:
+    """Run a PostgreSQL from the `pgserver` wheel in a temporary folder; yield its URL.
+
+    As root, pgserver runs PostgreSQL as an unprivileged user, which must be able to reach the
+    data folder: it lives in a world-traversable folder under the system temp dir (pytest's own
+    temp folders are private to root).
+    """
     import pgserver
 
-    server = pgserver.get_server(folder, cleanup_mode="stop")
-    try:
-        yield server.get_uri()
-    finally:
-        server.cleanup()
+    with tempfile.TemporaryDirectory(prefix="distill-pg-", ignore_cleanup_errors=True) as scratch:
+        os.chmod(scratch, 0o755)
+        server = pgserver.get_server(Path(scratch) / "pgdata", cleanup_mode="stop")
+        try:
+            yield server.get_uri()
+        finally:
+            server.cleanup()
