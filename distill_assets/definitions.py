@@ -9,6 +9,7 @@ from distill_assets.defs.resources import (
     LakeIOManager,
     LlmResource,
 )
+from distill_assets.lib.executors import distill_executor
 
 
 @dg.definitions
@@ -23,6 +24,6 @@ def defs() -> dg.Definitions:
                 "embedder": EmbedderResource(),
                 "llm": LlmResource(),
             },
-            executor=dg.multiprocess_executor.configured({"max_concurrent": 2}),
+            executor=distill_executor(),
         ),
     )

@@ -13,7 +13,9 @@ understands (`s3://bucket/lake`).
 - `embedder`, `embedder_model`: `DISTILL_EMBEDDER` (`hashed`, the offline default, or
   `model2vec`) and `DISTILL_EMBEDDER_MODEL` (a local model folder);
 - `llm_base_url`, `llm_model`, `llm_api_key`: `DISTILL_LLM_BASE_URL`, `DISTILL_LLM_MODEL`,
-  `DISTILL_LLM_API_KEY` (empty base URL: the offline extractors only).
+  `DISTILL_LLM_API_KEY` (empty base URL: the offline extractors only);
+- `executor`, `max_concurrent`: `DISTILL_EXECUTOR` (`in_process`, the local default, or
+  `multiprocess` / `k8s`) and `DISTILL_MAX_CONCURRENT`, the steps one run executes at once.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ class Settings(BaseModel):
     llm_base_url: str = Field(default="", description="OpenAI-compatible endpoint; empty: offline")
     llm_model: str = Field(default="", description="Model name sent to the LLM endpoint")
     llm_api_key: str = Field(default="", description="Bearer key of the LLM endpoint, if any")
+    executor: str = Field(default="", description="in_process (default) | multiprocess | k8s")
+    max_concurrent: str = Field(default="", description="Steps a run executes at once")
 
     @classmethod
     def resolve(
@@ -66,4 +70,6 @@ class Settings(BaseModel):
             llm_base_url=env.get("DISTILL_LLM_BASE_URL", ""),
             llm_model=env.get("DISTILL_LLM_MODEL", ""),
             llm_api_key=env.get("DISTILL_LLM_API_KEY", ""),
+            executor=env.get("DISTILL_EXECUTOR", ""),
+            max_concurrent=env.get("DISTILL_MAX_CONCURRENT", ""),
         )
