@@ -30,6 +30,8 @@ def run_partition(partition: str, executor: str) -> bool:
 def main(partitions: list[str]) -> int:
     """Ingest `partitions` in parallel, then publish the release in-process."""
     executors = ["multiprocess"] + ["in_process"] * (len(partitions) - 1)
+    with dg.DagsterInstance.get():  # create the storage once, before the processes share it
+        pass
     with ProcessPoolExecutor(PROCESSES, mp_context=get_context("spawn")) as pool:
         results = list(pool.map(run_partition, partitions, executors))
     print(dict(zip(partitions, results, strict=True)))
