@@ -1,7 +1,7 @@
 """Scale-out benchmark: ingest partitions on 1 vs 2 processes; the release on S3 vs local disk.
 
 In one invocation, on the same generated raw data (`distill sample`, `DAYS` ingest dates at
-`SCALE`, into bench/data/scale_out/, reused by the next run):
+`SCALE`, default 25 or `DISTILL_BENCH_SCALE`, into bench/data/scale_out/, reused by the next run):
 
 - `ingest, 1 process`: the `DAYS` partitions of `daily_ingest`, one Dagster run after another in
   one process (`dagster.execute_job`, in-process executor, a persistent instance);
@@ -30,7 +30,7 @@ from multiprocessing import get_context
 from pathlib import Path
 
 DAYS = 4
-SCALE = 25
+SCALE = int(os.environ.get("DISTILL_BENCH_SCALE", "25"))
 QUICK_SCALE = 1
 START = "2026-11-01"
 PROCESSES = 2
