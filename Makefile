@@ -8,7 +8,7 @@ export DISTILL_DATA_DIR ?= $(CURDIR)/data
 # the public development player key is allowed only here (make run/test); see README "Operating safely"
 export DISTILL_ENV ?= development
 
-.PHONY: run test ui bench lint format clean stale backfill backfill-stale ui-check
+.PHONY: run test test-integration ui bench lint format clean stale backfill backfill-stale ui-check
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "distill needs Python >= 3.11"; exit 1; }
@@ -29,6 +29,14 @@ run: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 ## test: the whole test suite
 test: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 	$(BIN)/python -m pytest -q
+
+## test-integration: PostgreSQL storage and the S3 lake/hub against real servers on localhost
+test-integration: $(VENV)/.installed-integration
+	DISTILL_INTEGRATION=1 $(BIN)/python -m pytest -q tests/integration
+
+$(VENV)/.installed-integration: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,test-integration]'
+	touch $@
 
 ## ui: the Dagster UI on http://127.0.0.1:3000
 ui: $(STAMP) $(DAGSTER_HOME)/dagster.yaml

@@ -12,6 +12,7 @@ from distill_assets.defs.resources import (
     LakeIOManager,
     LlmResource,
 )
+from distill_assets.lib.executors import distill_executor
 
 
 @dg.definitions
@@ -29,6 +30,6 @@ def defs() -> dg.Definitions:
                 "embedder": EmbedderResource(),
                 "llm": LlmResource(),
             },
-            executor=dg.multiprocess_executor.configured({"max_concurrent": 2}),
+            executor=distill_executor(),
         ),
     )

@@ -29,6 +29,10 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["DISTILL_PARTITIONS_START"] = TEST_PARTITIONS_START
 
 
+# the integration tests (real PostgreSQL and S3 servers) run with `make test-integration` only
+collect_ignore = [] if os.environ.get("DISTILL_INTEGRATION") else ["integration"]
+
+
 @pytest.fixture
 def distill_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
     """Point every distill root at a fresh folder under `tmp_path`."""

@@ -10,7 +10,9 @@ import sys
 from pathlib import Path
 
 import dagster as dg
+from upath import UPath
 
+from distill_assets.defs.release.objectstore import load_hint
 from distill_assets.lib.cleanup import remove_orphaned_workdirs
 from distill_assets.lib.rawfiles import list_partitions
 from distill_assets.lib.runlock import LockHeld, fail_orphaned_runs, run_lock
@@ -146,12 +148,12 @@ def run_locked(args: argparse.Namespace, settings: Settings) -> int:
         result = execute(definitions, RELEASE_JOB, instance, verbose=args.verbose)
     if not result.success:
         return 1
-    latest = Path(settings.hub_root) / settings.dataset_name / "latest"
+    latest = UPath(settings.hub_root) / settings.dataset_name / "latest"
     manifest = latest / "release.json"
     version = json.loads(manifest.read_text())["version"] if manifest.is_file() else "?"
     print(f"[distill] dataset version {version} published at {latest}")
     print("[distill] load it with:")
-    print(f'    from datasets import load_dataset; ds = load_dataset("{latest}", "sft")')
+    print(f"    from datasets import load_dataset; ds = {load_hint(latest, 'sft')}")
     return 0
 
 

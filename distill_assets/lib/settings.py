@@ -16,6 +16,8 @@ understands (`s3://bucket/lake`).
   `DISTILL_LLM_API_KEY` (empty base URL: the offline extractors only);
 - `partitions_start`: `DISTILL_PARTITIONS_START`, the first daily partition (empty: the first
   raw date present, see `defs.partitions`).
+- `executor`, `max_concurrent`: `DISTILL_EXECUTOR` (`in_process`, the local default, or
+  `multiprocess` / `k8s`) and `DISTILL_MAX_CONCURRENT`, the steps one run executes at once.
 """
 
 from __future__ import annotations
@@ -49,6 +51,8 @@ class Settings(BaseModel):
     partitions_start: str = Field(
         default="", description="First daily partition; empty: the first raw date present"
     )
+    executor: str = Field(default="", description="in_process (default) | multiprocess | k8s")
+    max_concurrent: str = Field(default="", description="Steps a run executes at once")
 
     @field_validator("dataset_name")
     @classmethod
@@ -85,4 +89,6 @@ class Settings(BaseModel):
             llm_model=env.get("DISTILL_LLM_MODEL", ""),
             llm_api_key=env.get("DISTILL_LLM_API_KEY", ""),
             partitions_start=env.get("DISTILL_PARTITIONS_START", ""),
+            executor=env.get("DISTILL_EXECUTOR", ""),
+            max_concurrent=env.get("DISTILL_MAX_CONCURRENT", ""),
         )

@@ -23,9 +23,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import dagster as dg
+from upath import UPath
 
 from distill_assets.contracts.release import ReleaseManifest
-from distill_assets.defs.release.folders import copy_folder, sibling
+from distill_assets.defs.release.folders import copy_folder, is_local, sibling
 from distill_assets.defs.release.layout import DATA_DIR, MANIFEST
 from distill_assets.lib.settings import Settings
 from distill_assets.lib.startup import SettingsError
@@ -245,4 +246,8 @@ class PublisherResource(dg.ConfigurableResource):
             from huggingface_hub import HfApi
 
             return HubPublisher(repo_id, HfApi(token=token), private=self.hub_private)
-        return LocalPublisher(settings.hub_root, settings.dataset_name)
+        if is_local(UPath(settings.hub_root)):
+            return LocalPublisher(settings.hub_root, settings.dataset_name)
+        from distill_assets.defs.release.objectstore import ObjectStorePublisher
+
+        return ObjectStorePublisher(settings.hub_root, settings.dataset_name)

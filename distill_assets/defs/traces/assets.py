@@ -3,6 +3,7 @@
 Raw JSONL → `events` + `quarantine` → `runs`, `sft_steps`, `sft_tool_steps`, `dropped_steps`.
 """
 
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import dagster as dg
@@ -14,7 +15,7 @@ from distill_assets.defs.resources import DistillSettings, StagedParquet
 from distill_assets.defs.traces.bronze import ingest_events
 from distill_assets.defs.traces.extract import Extraction, ExtractOptions
 from distill_assets.lib.cleanup import working_dir
-from distill_assets.lib.lake import partition_path
+from distill_assets.lib.lake import local_file, partition_path
 from distill_assets.lib.metadata import funnel, histogram, preview
 from distill_assets.lib.rawfiles import list_raw_files
 from distill_assets.rules import rules_metadata, rules_version
@@ -47,8 +48,8 @@ class SftExtractConfig(dg.Config):
         return ExtractOptions(**self.model_dump())
 
 
-def _events_file(settings: DistillSettings, partition: str) -> str:
-    return str(partition_path(settings.resolved().lake_root, SOURCE, "events", partition))
+def _events_file(settings: DistillSettings, partition: str) -> AbstractContextManager[Path]:
+    return local_file(partition_path(settings.resolved().lake_root, SOURCE, "events", partition))
 
 
 def _workdir() -> Path:
@@ -102,7 +103,10 @@ def traces_runs(context: dg.AssetExecutionContext, settings: DistillSettings) ->
     and its counts of steps, tool calls and ok tool calls.
     """
     target = _workdir() / "runs.parquet"
-    with Extraction(_events_file(settings, context.partition_key), ExtractOptions()) as ex:
+    with (
+        _events_file(settings, context.partition_key) as events,
+        Extraction(events, ExtractOptions()) as ex,
+    ):
         ex.write_runs(target)
     runs = pl.read_parquet(target)
     context.add_output_metadata(
@@ -169,7 +173,7 @@ def traces_sft(
     options = config.options()
     work = _workdir()
     sft, tools, dropped = work / "sft.parquet", work / "sft_tools.parquet", work / "dropped.parquet"
-    with Extraction(_events_file(settings, context.partition_key), options) as ex:
+    with _events_file(settings, context.partition_key) as events, Extraction(events, options) as ex:
         ex.write_sft_steps(sft, "together")
         ex.write_sft_steps(tools, "tools")
         ex.write_dropped_steps(dropped)
