@@ -99,6 +99,56 @@ class InstructionRow(PublishedRow):
     output: str
 
 
+class CotRow(PublishedRow):
+    """`cot`: a reasoning trace (seed 000 format 2 / seed 004 Schema 4)."""
+
+    instruction: str
+    input: str
+    output: str
+    thought_process: list[str]
+    conclusion: str
+    outcome: str
+
+
+class RldsObservation(BaseModel):
+    """What the player saw at a step; `game_state` and `skill_state` are JSON object strings."""
+
+    game_state: str
+    inventory: list[str]
+    skill_state: str
+    natural_language_instruction: str
+
+
+class RldsAction(BaseModel):
+    """What the player did; `action_details` is a JSON object string of continuous values."""
+
+    action_type: str
+    action_details: str
+    action_tokens: list[int] = Field(description="one token in [0, 1024) per used axis")
+
+
+class RldsStep(BaseModel):
+    """One step of an episode (RLDS step layout)."""
+
+    step_index: int
+    is_first: bool
+    is_last: bool
+    is_terminal: bool
+    observation: RldsObservation
+    action: RldsAction
+    reward: float
+    discount: float
+
+
+class RldsRow(PublishedRow):
+    """`rlds`: one episode with its steps in order (seed 004 Schema 3)."""
+
+    episode_id: str
+    task_description: str
+    success: bool
+    steps: list[RldsStep]
+
+
 COMMON_SCHEMA: dict[str, pl.DataType] = {
     "id": pl.String(),
     "source": pl.String(),
@@ -119,6 +169,7 @@ EXCLUSION_TABLES: list[tuple[str, str]] = [
         "telemetry",
         "exclusions",
     ),  # deletion requests and missing consent (defs/telemetry/privacy.py)
+    ("telemetry", "pair_exclusions"),  # pairs with an excluded player (defs/telemetry/pairs.py)
 ]
 MESSAGES_DTYPE = pl.List(pl.Struct({"role": pl.String(), "content": pl.String()}))
 TOOL_MESSAGES_DTYPE = pl.List(
@@ -139,26 +190,75 @@ TOOL_MESSAGES_DTYPE = pl.List(
         }
     )
 )
+RLDS_STEPS_DTYPE = pl.List(
+    pl.Struct(
+        {
+            "step_index": pl.Int64(),
+            "is_first": pl.Boolean(),
+            "is_last": pl.Boolean(),
+            "is_terminal": pl.Boolean(),
+            "observation": pl.Struct(
+                {
+                    "game_state": pl.String(),
+                    "inventory": pl.List(pl.String()),
+                    "skill_state": pl.String(),
+                    "natural_language_instruction": pl.String(),
+                }
+            ),
+            "action": pl.Struct(
+                {
+                    "action_type": pl.String(),
+                    "action_details": pl.String(),
+                    "action_tokens": pl.List(pl.Int64()),
+                }
+            ),
+            "reward": pl.Float64(),
+            "discount": pl.Float64(),
+        }
+    )
+)
 
 CORE_SCHEMAS: dict[str, dict[str, pl.DataType]] = {
     "sft": {"messages": MESSAGES_DTYPE},
     "dpo": {"prompt": pl.String(), "chosen": pl.String(), "rejected": pl.String()},
     "instruction": {"instruction": pl.String(), "input": pl.String(), "output": pl.String()},
     "sft_tools": {"messages": TOOL_MESSAGES_DTYPE, "tools": pl.String()},
+    "cot": {
+        "instruction": pl.String(),
+        "input": pl.String(),
+        "output": pl.String(),
+        "thought_process": pl.List(pl.String()),
+        "conclusion": pl.String(),
+        "outcome": pl.String(),
+    },
+    "rlds": {
+        "episode_id": pl.String(),
+        "task_description": pl.String(),
+        "success": pl.Boolean(),
+        "steps": RLDS_STEPS_DTYPE,
+    },
 }
 ROW_MODELS: dict[str, type[PublishedRow]] = {
     "sft": SftRow,
     "dpo": DpoRow,
     "instruction": InstructionRow,
     "sft_tools": SftToolsRow,
+    "cot": CotRow,
+    "rlds": RldsRow,
 }
 
 # config -> the partitioned lake tables (source, table) whose rows it publishes
 CONFIG_FEEDS: dict[str, list[tuple[str, str]]] = {
     "sft": [("traces", "sft_steps"), ("telemetry", "dialogues")],
-    "dpo": [("revisions", "revision_pairs")],
+    "dpo": [
+        ("revisions", "revision_pairs"),
+        ("telemetry", "decision_pairs"),  # ghost replays + counterfactuals (issue 12)
+        ("telemetry", "episode_pairs"),  # hard negative vs success, same task (issue 12)
+    ],
     "instruction": [("escalations", "instruction_examples")],
     "sft_tools": [("traces", "sft_tool_steps")],
+    "cot": [("telemetry", "reasoning")],
+    "rlds": [("telemetry", "episodes")],
 }
 
 

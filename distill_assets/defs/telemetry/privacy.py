@@ -33,6 +33,13 @@ DELETABLE_TABLES: dict[str, str] = {
     "accepted_events": "player_key",
     "triage": "player_key",
     "dialogues": "split_group",
+    "decisions": "player_key",
+    "competence": "player_key",
+    "episodes": "player_key",
+    "reasoning": "player_key",
+    # a pair's other player is dropped by `pair_exclusions` at release
+    "decision_pairs": "player_key_chosen",
+    "episode_pairs": "player_key_chosen",
 }
 DELETIONS_SCHEMA = pl.Schema(
     {
