@@ -13,7 +13,8 @@ Class and reason, the first matching rule deciding:
 - `hard_negative` (`late_failure_after_high_reward`): the episode ended in failure, and the highest
   step reward over its first (1 - LATE_FAILURE_FRACTION) of steps is above
   HIGH_INTERMEDIATE_FRACTION x REWARD_MAX ("high intermediate reward but terminal failure", failing
-  in the final 20% of steps) - paired with a successful episode of the same task as `dpo` rows;
+  in the final 20% of steps) - paired with the MAX_PARTNERS best-scored successful, published
+  episodes of the same task as `dpo` rows (chosen = the success);
 - `ordinary` (`between_thresholds`): everything else.
 A truncated episode (no `episode_end`) is never a hard negative (its end is unknown).
 """
@@ -26,6 +27,7 @@ HIGH_INTERMEDIATE_FRACTION = 0.70
 LATE_FAILURE_FRACTION = 0.20
 REWARD_MAX = 1.0  # the games' step reward scale (rewards are in [0, REWARD_MAX])
 SCORE_DECIMALS = 4
+MAX_PARTNERS = 2
 CLASSES: tuple[str, ...] = ("expert", "hard_negative", "ordinary", "noise")
 REASONS: dict[str, str] = {
     "expert": "score_above_expert_threshold",

@@ -1,8 +1,9 @@
 """Competence filter (seed 004 stage 5; rules: `rules/telemetry_competence.py`).
 
 `competence` classifies every episode `expert | hard_negative | ordinary | noise` with a reason;
-`hard_negative_pairs` pairs each hard negative with the best successful episode of the same task
-(highest score, then smallest episode_id) as a `dpo` feed row.
+`hard_negative_pairs` pairs each hard negative with the best `MAX_PARTNERS` successful episodes of
+the same task (highest score, then smallest episode_id) as `dpo` feed rows: more than one, so a
+partner later excluded (consent, deletion) at release does not lose the hard negative.
 """
 
 from __future__ import annotations
@@ -95,12 +96,18 @@ def action_text(steps: pl.Expr) -> pl.Expr:
     ).list.join("\n")
 
 
-def hard_negative_pairs(episodes: pl.DataFrame, classes: pl.DataFrame) -> pl.DataFrame:
+def hard_negative_pairs(
+    episodes: pl.DataFrame, classes: pl.DataFrame, excluded: pl.DataFrame | None = None
+) -> pl.DataFrame:
     """Return `dpo` feed rows: a successful episode (chosen) vs a hard negative of the same task.
 
-    The successful partner is the published (not noise) successful episode of the same task with
-    the highest score, then the smallest episode_id; the prompt is the task description.
+    The successful partners are the MAX_PARTNERS published (not noise) successful episodes of the
+    same task with the highest score, then the smallest episode_id; the prompt is the task
+    description. Players in `excluded` (player_key: excluded from dpo when the pairs are built)
+    take no part, so they do not displace a partner.
     """
+    if excluded is not None:
+        episodes = episodes.join(excluded, on="player_key", how="anti")
     judged = episodes.join(
         classes.select("episode_id", "score", "competence"), on="episode_id", how="inner"
     ).with_columns(
@@ -110,7 +117,7 @@ def hard_negative_pairs(episodes: pl.DataFrame, classes: pl.DataFrame) -> pl.Dat
     successes = (
         judged.filter(pl.col("success") & (pl.col("competence") != "noise"))
         .sort(["score", "episode_id"], descending=[True, False])
-        .unique("task_description", keep="first", maintain_order=True)
+        .filter(pl.int_range(pl.len()).over("task_description") < rules.MAX_PARTNERS)
     )
     negatives = judged.filter(pl.col("competence") == "hard_negative")
     pairs = negatives.join(successes, on="task_description", how="inner", suffix="_chosen")

@@ -237,8 +237,14 @@ def _seed_side(prefix: str) -> pl.Expr:
     )
 
 
-def decision_pairs(made: pl.DataFrame) -> pl.DataFrame:
-    """Return the `dpo` feed rows of a partition's decisions (ghost replays + counterfactuals)."""
+def decision_pairs(made: pl.DataFrame, excluded: pl.DataFrame | None = None) -> pl.DataFrame:
+    """Return the `dpo` feed rows of a partition's decisions (ghost replays + counterfactuals).
+
+    Players in `excluded` (player_key: excluded from dpo when the pairs are built) take no part,
+    so they do not displace a partner; later exclusions are applied at release by subject.
+    """
+    if excluded is not None:
+        made = made.join(excluded, on="player_key", how="anti")
     pairs = pl.concat([ghost_pairs(made), counterfactual_pairs(made)], how="vertical_relaxed")
     reward_diff = (pl.col("chosen_reward") - pl.col("rejected_reward")).round(4)
     metadata = pl.struct(

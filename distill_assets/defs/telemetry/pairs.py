@@ -16,6 +16,18 @@ from distill_assets.defs.telemetry import privacy
 PAIR_COLUMNS = (SUBJECT_COLUMN, "player_key_chosen", "player_key_rejected")
 
 
+def dpo_excluded_players(exclusions: pl.LazyFrame) -> pl.DataFrame:
+    """Return the player keys `telemetry/exclusions` currently excludes from `dpo`."""
+    prefix = "dpo:"
+    return (
+        exclusions.filter(pl.col(SUBJECT_COLUMN).str.starts_with(prefix))
+        .select(pl.col(SUBJECT_COLUMN).str.strip_prefix(prefix).alias("player_key"))
+        .unique()
+        .sort("player_key")
+        .collect()
+    )
+
+
 def pair_exclusions(pairs: pl.LazyFrame, exclusions: pl.LazyFrame) -> pl.DataFrame:
     """Return `EXCLUSION_SCHEMA` rows for the pair subjects of `pairs` with an excluded player.
 

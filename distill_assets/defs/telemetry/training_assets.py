@@ -18,7 +18,11 @@ from distill_assets.defs.telemetry import privacy
 from distill_assets.defs.telemetry.competence import competence, hard_negative_pairs
 from distill_assets.defs.telemetry.decisions import decision_pairs, decisions
 from distill_assets.defs.telemetry.episodes import build_episodes, rlds_rows
-from distill_assets.defs.telemetry.pairs import PAIR_COLUMNS, pair_exclusions
+from distill_assets.defs.telemetry.pairs import (
+    PAIR_COLUMNS,
+    dpo_excluded_players,
+    pair_exclusions,
+)
 from distill_assets.defs.telemetry.reasoning import reasoning_rows
 from distill_assets.defs.telemetry.triage import TRIAGE_SCHEMA
 from distill_assets.lib.lake import global_path, scan_partitions
@@ -35,6 +39,14 @@ EPISODE_PAIRS = "episode_pairs"
 REASONING = "reasoning"
 PAIR_EXCLUSIONS = "pair_exclusions"
 PAIR_TABLES = (DECISION_PAIRS, EPISODE_PAIRS)
+
+
+def _dpo_excluded(lake_root: str) -> pl.DataFrame:
+    """Players `telemetry/exclusions` excludes from dpo now (none before it exists)."""
+    path = global_path(lake_root, SOURCE, "exclusions")
+    if not path.exists():
+        return pl.DataFrame(schema={"player_key": pl.String()})
+    return dpo_excluded_players(pl.scan_parquet(str(path)))
 
 
 def _trust(lake_root: str) -> pl.LazyFrame:
@@ -89,16 +101,19 @@ def telemetry_decisions(
     code_version=rules_version("telemetry_pairs"),
     ins={"made": dg.AssetIn(key=[SOURCE, DECISIONS])},
 )
-def telemetry_decision_pairs(context: dg.AssetExecutionContext, made: pl.DataFrame) -> pl.DataFrame:
+def telemetry_decision_pairs(
+    context: dg.AssetExecutionContext, settings: DistillSettings, made: pl.DataFrame
+) -> pl.DataFrame:
     """`dpo` feed rows from decisions: ghost-replay and counterfactual pairs (seed 004 Schema 2).
 
     Ghost replays: same scenario, different players, choices and outcomes; the better reward is
     chosen, ties by trust. Counterfactuals: the chosen option vs an alternative with a known
     outcome. metadata holds the seed's keys (chosen/rejected_policy_outcome, reward_diff,
     user_id_chosen, user_id_rejected as player keys, game_state_hash, ambiguity_score,
-    karma_impact) and the seed's chosen/rejected objects (content, reasoning, outcome). Subject: the pair of players.
+    karma_impact) and the seed's chosen/rejected objects (content, reasoning, outcome).
+    Subject: the pair of players. Players already excluded from dpo take no part.
     """
-    rows = decision_pairs(made)
+    rows = decision_pairs(made, _dpo_excluded(settings.resolved().lake_root))
     kinds = rows.select(pl.col("metadata").str.json_path_match("$.pair_kind").alias("pair_kind"))
     context.add_output_metadata(
         {
@@ -168,7 +183,10 @@ def telemetry_competence(
     ins={"events": dg.AssetIn(key=ACCEPTED), "classes": dg.AssetIn(key=[SOURCE, COMPETENCE])},
 )
 def telemetry_episodes(
-    context: dg.AssetExecutionContext, events: pl.LazyFrame, classes: pl.DataFrame
+    context: dg.AssetExecutionContext,
+    settings: DistillSettings,
+    events: pl.LazyFrame,
+    classes: pl.DataFrame,
 ):
     """Episodes in RLDS layout with action tokens (seed 004 Schema 3) and hard-negative pairs.
 
@@ -181,7 +199,7 @@ def telemetry_episodes(
         privacy.subject("rlds", pl.col("player_key")).alias(SUBJECT_COLUMN),
         "player_key",
     )
-    pairs = hard_negative_pairs(episodes, classes)
+    pairs = hard_negative_pairs(episodes, classes, _dpo_excluded(settings.resolved().lake_root))
     steps = rows.get_column("steps").list.len()
     context.add_output_metadata(
         {
