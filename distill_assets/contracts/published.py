@@ -261,6 +261,12 @@ CONFIG_FEEDS: dict[str, list[tuple[str, str]]] = {
     "rlds": [("telemetry", "episodes")],
 }
 
+# config -> release extra writers ("module:function"), each called as fn(config, curated rows with
+# `split`, version folder) to write extra files beside the config's data (defs/release/extras.py)
+RELEASE_EXTRAS: dict[str, list[str]] = {
+    "rlds": ["distill_assets.defs.telemetry.tfrecord:write_release_files"],  # RLDS TFRecord
+}
+
 
 def published_schema(config: str) -> pl.Schema:
     """Return the exact published column order and types of a config."""

@@ -17,6 +17,7 @@ import pytest
 
 from distill_assets.defs.telemetry.pseudonym import player_key
 from distill_assets.defs.telemetry.resources import DEVELOPMENT_KEY, KEY_ENV
+from distill_assets.defs.telemetry.tfrecord import read_episodes
 from distill_assets.lib.settings import Settings
 from tests.conftest import materialize
 from tests.e2e.test_load_dataset import load_in_fresh_process
@@ -342,3 +343,22 @@ def test_load_dataset_rlds_in_a_fresh_process(trained: Settings, tmp_path: Path)
         assert [s["step_index"] for s in steps] == list(range(len(steps)))
         assert [s["is_first"] for s in steps].count(True) == 1
         assert [s["is_last"] for s in steps].count(True) == 1
+
+
+def test_tfrecord_export_reads_back_with_the_same_steps(trained: Settings) -> None:
+    latest = Path(trained.hub_root) / trained.dataset_name / "latest"
+    files = sorted((latest / "tfrecord").glob("rlds-*.tfrecord"))
+    assert files
+    back = [episode for path in files for episode in read_episodes(path)]
+    rows = curated(trained, "rlds")
+    steps = dict(zip(rows["episode_id"], rows["steps"].list.len(), strict=True))
+    assert len(back) == rows.height == 3
+    for context, sequence in back:
+        episode = context["episode_id"].decode()
+        assert int(context["total_steps"][0]) == steps[episode]
+        assert len(sequence["step_index"]) == steps[episode]
+        assert [int(v[0]) for v in sequence["step_index"]] == list(range(steps[episode]))
+        assert [int(v[0]) for v in sequence["is_first"]].count(1) == 1
+        assert [v.tolist() for v in sequence["action/action_tokens"]] == [[153, 332, 640]] * steps[
+            episode
+        ]

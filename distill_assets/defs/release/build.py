@@ -33,6 +33,7 @@ from distill_assets.contracts.release import (
     SplitSummary,
 )
 from distill_assets.defs.release.card import render_card
+from distill_assets.defs.release.extras import write_extras
 from distill_assets.defs.release.layout import (
     MANIFEST,
     README,
@@ -213,6 +214,7 @@ def build_release(
             empty.append(config)
             continue
         files += write_config(config, curated, out_dir, shard_rows)
+        write_extras(config, curated, out_dir)
         configs[config] = ConfigSummary(
             splits=split_summaries(curated),
             duplicates_removed=inputs.duplicates_removed.get(config, 0),
