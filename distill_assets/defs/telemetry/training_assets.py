@@ -18,6 +18,7 @@ from distill_assets.defs.telemetry import privacy
 from distill_assets.defs.telemetry.competence import competence, hard_negative_pairs
 from distill_assets.defs.telemetry.decisions import decision_pairs, decisions
 from distill_assets.defs.telemetry.episodes import build_episodes, rlds_rows
+from distill_assets.defs.telemetry.novelty import apply_novelty, published_index
 from distill_assets.defs.telemetry.pairs import (
     PAIR_COLUMNS,
     dpo_excluded_players,
@@ -28,6 +29,7 @@ from distill_assets.defs.telemetry.triage import TRIAGE_SCHEMA
 from distill_assets.lib.lake import global_path, scan_partitions
 from distill_assets.lib.metadata import funnel, histogram, preview, reason_counts
 from distill_assets.rules import rules_metadata, rules_version
+from distill_assets.rules.telemetry_novelty import DUPLICATE_REASON
 
 SOURCE = "telemetry"
 ACCEPTED = dg.AssetKey([SOURCE, "accepted_events"])
@@ -47,6 +49,29 @@ def _dpo_excluded(lake_root: str) -> pl.DataFrame:
     if not path.exists():
         return pl.DataFrame(schema={"player_key": pl.String()})
     return dpo_excluded_players(pl.scan_parquet(str(path)))
+
+
+def _novel(
+    context: dg.AssetExecutionContext,
+    settings: DistillSettings,
+    embedder: EmbedderResource,
+    rows: pl.DataFrame,
+    *,
+    config: str,
+    table: str,
+) -> tuple[pl.DataFrame, dict[str, object]]:
+    """Score a partition's feed rows for novelty and drop near-duplicates (stage 6)."""
+    index = published_index(settings.resolved().lake_root, table, context.partition_key)
+    result = apply_novelty(rows, config, index, embedder.embedder())
+    scores = result.kept.select(
+        pl.col("metadata").str.json_path_match("$.novelty_score").cast(pl.Float64)
+    ).to_series()
+    return result.kept, {
+        **rules_metadata("telemetry_novelty"),
+        "index_rows": int(index.shape[0]),
+        f"dropped_{DUPLICATE_REASON}": result.duplicates,
+        "novelty_score": histogram(scores),
+    }
 
 
 def _trust(lake_root: str) -> pl.LazyFrame:
@@ -98,11 +123,14 @@ def telemetry_decisions(
     partitions_def=daily_partitions,
     group_name=SOURCE,
     kinds={"polars"},
-    code_version=rules_version("telemetry_pairs"),
+    code_version=rules_version("telemetry_pairs", "telemetry_novelty", "embedding"),
     ins={"made": dg.AssetIn(key=[SOURCE, DECISIONS])},
 )
 def telemetry_decision_pairs(
-    context: dg.AssetExecutionContext, settings: DistillSettings, made: pl.DataFrame
+    context: dg.AssetExecutionContext,
+    settings: DistillSettings,
+    embedder: EmbedderResource,
+    made: pl.DataFrame,
 ) -> pl.DataFrame:
     """`dpo` feed rows from decisions: ghost-replay and counterfactual pairs (seed 004 Schema 2).
 
@@ -111,13 +139,16 @@ def telemetry_decision_pairs(
     outcome. metadata holds the seed's keys (chosen/rejected_policy_outcome, reward_diff,
     user_id_chosen, user_id_rejected as player keys, game_state_hash, ambiguity_score,
     karma_impact) and the seed's chosen/rejected objects (content, reasoning, outcome).
-    Subject: the pair of players. Players already excluded from dpo take no part.
+    Subject: the pair of players. Players already excluded from dpo take no part. Each row has
+    a novelty_score; near-duplicates of published rows are dropped (stage 6).
     """
     rows = decision_pairs(made, _dpo_excluded(settings.resolved().lake_root))
+    rows, novelty = _novel(context, settings, embedder, rows, config="dpo", table=DECISION_PAIRS)
     kinds = rows.select(pl.col("metadata").str.json_path_match("$.pair_kind").alias("pair_kind"))
     context.add_output_metadata(
         {
             **rules_metadata("telemetry_pairs"),
+            **novelty,
             "pairs": rows.height,
             "by_kind": funnel(reason_counts(kinds, "pair_kind")),
             "quality_score": histogram(rows.get_column("quality_score")),
@@ -179,19 +210,23 @@ def telemetry_competence(
     },
     partitions_def=daily_partitions,
     group_name=SOURCE,
-    code_version=rules_version("action_tokens", "telemetry_competence"),
+    code_version=rules_version(
+        "action_tokens", "telemetry_competence", "telemetry_novelty", "embedding"
+    ),
     ins={"events": dg.AssetIn(key=ACCEPTED), "classes": dg.AssetIn(key=[SOURCE, COMPETENCE])},
 )
 def telemetry_episodes(
     context: dg.AssetExecutionContext,
     settings: DistillSettings,
+    embedder: EmbedderResource,
     events: pl.LazyFrame,
     classes: pl.DataFrame,
 ):
     """Episodes in RLDS layout with action tokens (seed 004 Schema 3) and hard-negative pairs.
 
-    Rules: `rules/action_tokens.py` (axes, smoothing, bins, discount) and
-    `rules/telemetry_competence.py`.
+    Rules: `rules/action_tokens.py` (axes, smoothing, bins, discount),
+    `rules/telemetry_competence.py` and `rules/telemetry_novelty.py` (both outputs carry a
+    novelty_score; near-duplicates of published rows are dropped).
     """
     episodes = build_episodes(events)
     rows = rlds_rows(episodes, classes).select(
@@ -200,10 +235,15 @@ def telemetry_episodes(
         "player_key",
     )
     pairs = hard_negative_pairs(episodes, classes, _dpo_excluded(settings.resolved().lake_root))
+    rows, rlds_novelty = _novel(context, settings, embedder, rows, config="rlds", table=EPISODES)
+    pairs, pair_novelty = _novel(
+        context, settings, embedder, pairs, config="dpo", table=EPISODE_PAIRS
+    )
     steps = rows.get_column("steps").list.len()
     context.add_output_metadata(
         {
             **rules_metadata("action_tokens", "telemetry_competence"),
+            **rlds_novelty,
             "episodes": episodes.height,
             "published_episodes": rows.height,
             "steps": int(steps.sum()),
@@ -212,7 +252,7 @@ def telemetry_episodes(
         },
         output_name=EPISODES,
     )
-    context.add_output_metadata({"pairs": pairs.height}, output_name=EPISODE_PAIRS)
+    context.add_output_metadata({"pairs": pairs.height, **pair_novelty}, output_name=EPISODE_PAIRS)
     return rows, pairs
 
 
@@ -221,21 +261,29 @@ def telemetry_episodes(
     partitions_def=daily_partitions,
     group_name=SOURCE,
     kinds={"polars"},
-    code_version=rules_version("telemetry_reasoning"),
+    code_version=rules_version("telemetry_reasoning", "telemetry_novelty", "embedding"),
     ins={"events": dg.AssetIn(key=ACCEPTED), "made": dg.AssetIn(key=[SOURCE, DECISIONS])},
 )
 def telemetry_reasoning(
-    context: dg.AssetExecutionContext, events: pl.LazyFrame, made: pl.DataFrame
+    context: dg.AssetExecutionContext,
+    settings: DistillSettings,
+    embedder: EmbedderResource,
+    events: pl.LazyFrame,
+    made: pl.DataFrame,
 ) -> pl.DataFrame:
     """`cot` feed rows from player reasoning traces (seed 004 Schema 4).
 
-    Linked by scenario_id to the decision and outcome they explain. Rules:
-    `rules/telemetry_reasoning.py`.
+    Linked by scenario_id to the decision and outcome they explain; a novelty_score each,
+    near-duplicates of published rows dropped. Rules: `rules/telemetry_reasoning.py`,
+    `rules/telemetry_novelty.py`.
     """
-    rows = reasoning_rows(events, made)
+    rows, novelty = _novel(
+        context, settings, embedder, reasoning_rows(events, made), config="cot", table=REASONING
+    )
     context.add_output_metadata(
         {
             **rules_metadata("telemetry_reasoning"),
+            **novelty,
             "traces": rows.height,
             "linked_to_decision": rows.filter(
                 pl.col("metadata").str.json_path_match("$.decision_event_id").is_not_null()
