@@ -267,6 +267,14 @@ RELEASE_EXTRAS: dict[str, list[str]] = {
     "rlds": ["distill_assets.defs.telemetry.tfrecord:write_release_files"],  # RLDS TFRecord
 }
 
+# config -> markdown notes for the dataset card ("module:ATTRIBUTE"), shown when the config is in
+# the version (defs/release/notes.py)
+CARD_NOTES: dict[str, list[str]] = {
+    "rlds": ["distill_assets.defs.telemetry.card_notes:RLDS_NOTES"],
+    "dpo": ["distill_assets.defs.telemetry.card_notes:DPO_NOTES"],
+    "cot": ["distill_assets.defs.telemetry.card_notes:COT_NOTES"],
+}
+
 
 def published_schema(config: str) -> pl.Schema:
     """Return the exact published column order and types of a config."""

@@ -362,3 +362,12 @@ def test_tfrecord_export_reads_back_with_the_same_steps(trained: Settings) -> No
         assert [v.tolist() for v in sequence["action/action_tokens"]] == [[153, 332, 640]] * steps[
             episode
         ]
+
+
+def test_card_documents_rlds_layout_tokens_and_telemetry_rows(trained: Settings) -> None:
+    card = (Path(trained.hub_root) / trained.dataset_name / "latest" / "README.md").read_text()
+    notes = card[card.index("## Config notes") :]
+    for heading in ("### `rlds`", "### `dpo`: telemetry", "### `cot`: telemetry"):
+        assert heading in notes
+    assert "token = axis * 256 + min(255, floor((v + 1) / 2 * 256))" in notes
+    assert "tfrecord/rlds-<split>.tfrecord" in notes
