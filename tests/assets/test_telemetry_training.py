@@ -29,6 +29,11 @@ POTTERY = {"hand_pressure": 0.6, "lift_rate": 0.3, "wheel_speed_adjust": 0.0}
 TASK = "Create a large storage jar using the fast wheel"
 GOAL = "Shape the walls upward while maintaining even thickness"
 FAMINE = "The grain stores are nearly empty. Who do you feed?"
+PROMPTS = {
+    "famine": FAMINE,
+    "drought": "The river is low and three groups draw from one canal. Who gets the water?",
+    "river": "Two neighbours dispute a boundary stone without witnesses. How do you judge?",
+}
 OPTIONS = [
     {"option_id": "opt_1", "text": "Feed the temple workers."},
     {"option_id": "opt_2", "text": "Feed the sick."},
@@ -89,7 +94,7 @@ class Log:
             {
                 "scenario_id": scenario,
                 "game_state_hash": f"h-{scenario}-{len(self.events)}",
-                "prompt": FAMINE,
+                "prompt": PROMPTS[scenario],
                 "options": OPTIONS,
                 "chosen_option": chosen,
                 "reasoning": f"reasons about {scenario} at {at}",
@@ -171,7 +176,7 @@ def planted() -> list[dict[str, Any]]:
     log.episode(BOB, 1200, "ep-bob-cut", [0.5, 0.5, 0.5])
     log.episode(ALICE, 1300, "ep-alice-noise", [0.1] * 3, success=True, score=0.2)
     log.episode(CAROL, 1400, "ep-carol", [1.0] * 3, success=True, score=0.95)
-    log.episode(ERIN, 1500, "ep-erin", [1.0] * 3, success=True, score=0.88)
+    log.episode(ERIN, 1500, "ep-erin", [0.9, 1.0, 0.95], success=True, score=0.88)
     # dave is a bot: 24 steps exactly 2 s apart
     log.episode(DAVE, 2000, "ep-dave", [1.0] * 24, success=True, score=0.99, jitter=False)
     # reasoning: alice's explains her famine decision; carol's and dave's must not appear
@@ -325,9 +330,16 @@ def test_bot_unconsented_and_deleted_players_contribute_nothing(trained: Setting
     # the bot never reaches silver; the deleted player is rewritten out of the daily tables
     for table in ("decisions", "decision_pairs", "episodes", "reasoning", "competence"):
         frame = lake(trained, table)
-        column = "player_key_chosen" if "pairs" in table else "player_key"
-        assert key(DAVE) not in frame.get_column(column).to_list(), table
-        assert key(ERIN) not in frame.get_column(column).to_list(), table
+        columns = (
+            ["player_key_chosen", "player_key_rejected"] if "pairs" in table else ["player_key"]
+        )
+        players = frame.select(pl.concat_list(columns).explode()).to_series().to_list()
+        assert key(DAVE) not in players, table
+        assert key(ERIN) not in players, table
+    log = pl.read_parquet(Path(trained.lake_root) / "telemetry" / "deletion_log.parquet")
+    removed = json.loads(log.filter(pl.col("player_key") == key(ERIN)).item(0, "rows_removed"))
+    # erin chose in the drought pair and was rejected in the river pair
+    assert removed["telemetry/decision_pairs"] == 2
 
 
 def test_load_dataset_rlds_in_a_fresh_process(trained: Settings, tmp_path: Path) -> None:
