@@ -52,8 +52,8 @@ successful episode vs a failed one of the same task, actions one step per line. 
 the seed's keys `chosen_policy_outcome`, `rejected_policy_outcome`, `reward_diff`,
 `user_id_chosen`, `user_id_rejected` (pseudonymous player keys), `game_state_hash`,
 `ambiguity_score`, `karma_impact` `{{chosen, rejected}}`, the seed's `chosen` / `rejected`
-objects (content, reasoning, outcome) and `novelty_score` (rows with cosine >
-{novelty.DUPLICATE_ABOVE} to an earlier row are not published)."""
+objects (content, reasoning, outcome) and `novelty_score` (a row with cosine >
+{novelty.DUPLICATE_ABOVE} to an earlier row of the same players is not published)."""
 
 COT_NOTES = """### `cot`: telemetry reasoning
 

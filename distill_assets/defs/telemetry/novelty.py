@@ -2,7 +2,10 @@
 
 Incremental: a partition's rows are compared with an index of what earlier partitions of the same
 feed table already hold (their stored `embedding` column) and with the rows before them in the
-partition, never all pairs over history. Rules: `rules/telemetry_novelty.py`.
+partition, never all pairs over history. Comparisons are per contributor (the row's removal
+`subject`: a player, or the two players of a pair), so a deletion - which removes every row of a
+contributor - never changes another row's score, and rewriting a partition after a deletion equals
+rebuilding it. Rules: `rules/telemetry_novelty.py`.
 """
 
 from __future__ import annotations
@@ -12,7 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from distill_assets.lib.embed import Embedder, top_k_cosine
+from distill_assets.contracts.published import SUBJECT_COLUMN
+from distill_assets.lib.embed import Embedder
 from distill_assets.lib.lake import scan_partitions
 from distill_assets.rules import telemetry_novelty as rules
 
@@ -56,32 +60,51 @@ def feed_text(config: str) -> pl.Expr:
     raise ValueError(f"no novelty text for config {config!r}")
 
 
-def published_index(lake_root: str, table: str, before: str) -> np.ndarray:
-    """Return the stored embeddings of every partition of `table` before `before` (unit rows)."""
+def published_index(lake_root: str, table: str, before: str, subjects: pl.Series) -> pl.DataFrame:
+    """Return (subject, embedding) of the rows of `subjects` in partitions of `table` < `before`."""
     scan = scan_partitions(lake_root, SOURCE, table)
     if EMBEDDING not in scan.collect_schema():
-        return np.zeros((0, 0), dtype=np.float32)
-    frame = scan.filter(pl.col("partition") < before).select(EMBEDDING).drop_nulls().collect()
-    if frame.is_empty():
-        return np.zeros((0, 0), dtype=np.float32)
-    return np.asarray(frame.get_column(EMBEDDING).to_list(), dtype=np.float32)
+        return pl.DataFrame(schema={SUBJECT_COLUMN: pl.String(), EMBEDDING: EMBEDDING_DTYPE})
+    return (
+        scan.filter(
+            (pl.col("partition") < before) & pl.col(SUBJECT_COLUMN).is_in(subjects.implode())
+        )
+        .select(SUBJECT_COLUMN, EMBEDDING)
+        .drop_nulls()
+        .collect()
+    )
+
+
+def _best_same_subject(
+    vectors: np.ndarray, groups: np.ndarray, other: np.ndarray, other_groups: np.ndarray
+) -> np.ndarray:
+    """Return, per row, the max cosine to the rows of `other` with the same subject (else 0)."""
+    if other.size == 0:
+        return np.zeros(len(vectors), dtype=np.float64)
+    sims = vectors @ other.T
+    sims[groups[:, None] != other_groups[None, :]] = -1.0
+    return np.clip(sims.max(axis=1), 0.0, 1.0).astype(np.float64)
 
 
 def apply_novelty(
-    rows: pl.DataFrame, config: str, index: np.ndarray, embedder: Embedder
+    rows: pl.DataFrame, config: str, index: pl.DataFrame, embedder: Embedder
 ) -> NoveltyResult:
-    """Score `rows` against `index` and each other; drop near-duplicates (see the rules)."""
+    """Score `rows` against `index` and each other, per subject; drop near-duplicates (rules)."""
     if rows.is_empty():
         return NoveltyResult(rows.with_columns(pl.lit(None, EMBEDDING_DTYPE).alias(EMBEDDING)), 0)
     vectors = embedder.embed(rows.select(feed_text(config)).to_series()).astype(np.float32)
-    best = np.zeros(len(vectors), dtype=np.float32)
-    if index.size:
-        _, scores = top_k_cosine(vectors, index, 1)
-        best = np.maximum(best, scores[:, 0])
+    groups = rows.get_column(SUBJECT_COLUMN).to_numpy()
+    stored = (
+        np.asarray(index.get_column(EMBEDDING).to_list(), dtype=np.float32)
+        if index.height
+        else np.zeros((0, vectors.shape[1]), dtype=np.float32)
+    )
+    best = _best_same_subject(vectors, groups, stored, index.get_column(SUBJECT_COLUMN).to_numpy())
     within = vectors @ vectors.T
+    within[groups[:, None] != groups[None, :]] = -1.0
     within[np.triu_indices(len(vectors))] = -1.0
-    best = np.maximum(best, within.max(axis=1) if len(vectors) > 1 else best)
-    novelty = np.round(1.0 - np.clip(best.astype(np.float64), 0.0, 1.0), rules.NOVELTY_DECIMALS)
+    best = np.maximum(best, np.clip(within.max(axis=1), 0.0, 1.0))
+    novelty = np.round(1.0 - best, rules.NOVELTY_DECIMALS)
     duplicate = best > rules.DUPLICATE_ABOVE
     scored = rows.with_columns(
         pl.Series("novelty_score", novelty, pl.Float64),

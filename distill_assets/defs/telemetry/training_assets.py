@@ -61,14 +61,16 @@ def _novel(
     table: str,
 ) -> tuple[pl.DataFrame, dict[str, object]]:
     """Score a partition's feed rows for novelty and drop near-duplicates (stage 6)."""
-    index = published_index(settings.resolved().lake_root, table, context.partition_key)
+    index = published_index(
+        settings.resolved().lake_root, table, context.partition_key, rows.get_column(SUBJECT_COLUMN)
+    )
     result = apply_novelty(rows, config, index, embedder.embedder())
     scores = result.kept.select(
         pl.col("metadata").str.json_path_match("$.novelty_score").cast(pl.Float64)
     ).to_series()
     return result.kept, {
         **rules_metadata("telemetry_novelty"),
-        "index_rows": int(index.shape[0]),
+        "index_rows": index.height,
         f"dropped_{DUPLICATE_REASON}": result.duplicates,
         "novelty_score": histogram(scores),
     }
