@@ -41,6 +41,12 @@ EPISODE_PAIRS = "episode_pairs"
 REASONING = "reasoning"
 PAIR_EXCLUSIONS = "pair_exclusions"
 PAIR_TABLES = (DECISION_PAIRS, EPISODE_PAIRS)
+# rules modules each asset applies: its code_version, and the rules_version its metadata records
+DECISION_RULES = ("telemetry_pairs",)
+PAIR_RULES = ("telemetry_pairs", "telemetry_novelty", "embedding")
+COMPETENCE_RULES = ("telemetry_competence", "action_tokens", "embedding")
+EPISODE_RULES = ("action_tokens", "telemetry_competence", "telemetry_novelty", "embedding")
+REASONING_RULES = ("telemetry_reasoning", "telemetry_novelty", "embedding")
 
 
 def _dpo_excluded(lake_root: str) -> pl.DataFrame:
@@ -69,7 +75,6 @@ def _novel(
         pl.col("metadata").str.json_path_match("$.novelty_score").cast(pl.Float64)
     ).to_series()
     return result.kept, {
-        **rules_metadata("telemetry_novelty"),
         "index_rows": index.height,
         f"dropped_{DUPLICATE_REASON}": result.duplicates,
         "novelty_score": histogram(scores),
@@ -89,7 +94,7 @@ def _trust(lake_root: str) -> pl.LazyFrame:
     partitions_def=daily_partitions,
     group_name=SOURCE,
     kinds={"polars"},
-    code_version=rules_version("telemetry_pairs"),
+    code_version=rules_version(*DECISION_RULES),
     ins={"events": dg.AssetIn(key=ACCEPTED), "triage": dg.AssetIn(key=[SOURCE, "triage"])},
 )
 def telemetry_decisions(
@@ -110,7 +115,7 @@ def telemetry_decisions(
     )
     context.add_output_metadata(
         {
-            **rules_metadata("telemetry_pairs"),
+            **rules_metadata(*DECISION_RULES),
             "decisions": rows.height,
             "with_outcome": rows.filter(pl.col("reward").is_not_null()).height,
             "with_counterfactuals": rows.filter(pl.col("counterfactuals").list.len() > 0).height,
@@ -125,7 +130,7 @@ def telemetry_decisions(
     partitions_def=daily_partitions,
     group_name=SOURCE,
     kinds={"polars"},
-    code_version=rules_version("telemetry_pairs", "telemetry_novelty", "embedding"),
+    code_version=rules_version(*PAIR_RULES),
     ins={"made": dg.AssetIn(key=[SOURCE, DECISIONS])},
 )
 def telemetry_decision_pairs(
@@ -149,7 +154,7 @@ def telemetry_decision_pairs(
     kinds = rows.select(pl.col("metadata").str.json_path_match("$.pair_kind").alias("pair_kind"))
     context.add_output_metadata(
         {
-            **rules_metadata("telemetry_pairs"),
+            **rules_metadata(*PAIR_RULES),
             **novelty,
             "pairs": rows.height,
             "by_kind": funnel(reason_counts(kinds, "pair_kind")),
@@ -165,7 +170,7 @@ def telemetry_decision_pairs(
     partitions_def=daily_partitions,
     group_name=SOURCE,
     kinds={"polars"},
-    code_version=rules_version("telemetry_competence", "action_tokens", "embedding"),
+    code_version=rules_version(*COMPETENCE_RULES),
     ins={"events": dg.AssetIn(key=ACCEPTED)},
 )
 def telemetry_competence(
@@ -180,7 +185,7 @@ def telemetry_competence(
     rows = competence(build_episodes(events), embedder.embedder())
     context.add_output_metadata(
         {
-            **rules_metadata("telemetry_competence"),
+            **rules_metadata(*COMPETENCE_RULES),
             "episodes": rows.height,
             "by_class": funnel(reason_counts(rows, "competence")),
             "by_score_source": funnel(reason_counts(rows, "score_source")),
@@ -212,9 +217,7 @@ def telemetry_competence(
     },
     partitions_def=daily_partitions,
     group_name=SOURCE,
-    code_version=rules_version(
-        "action_tokens", "telemetry_competence", "telemetry_novelty", "embedding"
-    ),
+    code_version=rules_version(*EPISODE_RULES),
     ins={"events": dg.AssetIn(key=ACCEPTED), "classes": dg.AssetIn(key=[SOURCE, COMPETENCE])},
 )
 def telemetry_episodes(
@@ -244,7 +247,7 @@ def telemetry_episodes(
     steps = rows.get_column("steps").list.len()
     context.add_output_metadata(
         {
-            **rules_metadata("action_tokens", "telemetry_competence"),
+            **rules_metadata(*EPISODE_RULES),
             **rlds_novelty,
             "episodes": episodes.height,
             "published_episodes": rows.height,
@@ -263,7 +266,7 @@ def telemetry_episodes(
     partitions_def=daily_partitions,
     group_name=SOURCE,
     kinds={"polars"},
-    code_version=rules_version("telemetry_reasoning", "telemetry_novelty", "embedding"),
+    code_version=rules_version(*REASONING_RULES),
     ins={"events": dg.AssetIn(key=ACCEPTED), "made": dg.AssetIn(key=[SOURCE, DECISIONS])},
 )
 def telemetry_reasoning(
@@ -284,7 +287,7 @@ def telemetry_reasoning(
     )
     context.add_output_metadata(
         {
-            **rules_metadata("telemetry_reasoning"),
+            **rules_metadata(*REASONING_RULES),
             **novelty,
             "traces": rows.height,
             "linked_to_decision": rows.filter(
