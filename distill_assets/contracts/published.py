@@ -261,11 +261,9 @@ CONFIG_FEEDS: dict[str, list[tuple[str, str]]] = {
     "rlds": [("telemetry", "episodes")],
 }
 
-# config -> release extra writers ("module:function"), each called as fn(config, curated rows with
-# `split`, version folder) to write extra files beside the config's data (defs/release/extras.py)
-RELEASE_EXTRAS: dict[str, list[str]] = {
-    "rlds": ["distill_assets.defs.telemetry.tfrecord:write_release_files"],  # RLDS TFRecord
-}
+# Release extras: writers ("module:function") that add files to every version folder beside
+# `data/`, called as `function(curated rows by config, newest partition, folder) -> [paths]`.
+RELEASE_EXTRAS: list[str] = ["distill_assets.defs.telemetry.tfrecord:write_release_files"]
 
 # config -> markdown notes for the dataset card ("module:ATTRIBUTE"), shown when the config is in
 # the version (defs/release/notes.py)

@@ -214,12 +214,12 @@ def build_release(
             empty.append(config)
             continue
         files += write_config(config, curated, out_dir, shard_rows)
-        write_extras(config, curated, out_dir)
         configs[config] = ConfigSummary(
             splits=split_summaries(curated),
             duplicates_removed=inputs.duplicates_removed.get(config, 0),
             scores=score_summary(curated.get_column("quality_score")),
         )
+    write_extras(inputs.curated, inputs.newest_partition, out_dir)
     version = release_version(inputs.newest_partition, files, inputs.rules)
     previous = previous_for(version)
     manifest = ReleaseManifest(

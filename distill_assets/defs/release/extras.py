@@ -1,12 +1,15 @@
-"""Extra files a config contributes to a release folder (`contracts.published.RELEASE_EXTRAS`).
+"""Release extras: files a source room contributes to each version folder beside `data/`.
 
-A source declares, per config, writers named `"module:function"`; each is called with the config,
-its curated rows (with `split`) and the version folder, and writes files beside the Parquet data
-(e.g. `tfrecord/` for `rlds`). The dataset card and `load_dataset` ignore them.
+`contracts.published.RELEASE_EXTRAS` lists writers as `"module:function"` strings (data, so the
+release never imports a source room by name). Each is called with the curated rows of every
+config (the exact rows being published), the newest input partition and the version folder, and
+returns the files it wrote (e.g. `tfrecord/` for `rlds`). The card's `configs:` still point
+`load_dataset` at the Parquet data. Writers must be deterministic (no wall clock).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from importlib import import_module
 from pathlib import Path
 
@@ -14,12 +17,20 @@ import polars as pl
 
 from distill_assets.contracts.published import RELEASE_EXTRAS
 
+ExtraWriter = Callable[[Mapping[str, pl.DataFrame], str | None, Path], list[Path]]
 
-def write_extras(config: str, curated: pl.DataFrame, out_dir: Path) -> list[Path]:
-    """Run every extra writer declared for `config`; return the files they wrote."""
+
+def load_writer(spec: str) -> ExtraWriter:
+    """Return the writer named `module:function`."""
+    module, _, name = spec.partition(":")
+    return getattr(import_module(module), name)
+
+
+def write_extras(
+    curated: Mapping[str, pl.DataFrame], newest_partition: str | None, out_dir: Path
+) -> list[Path]:
+    """Run every extras writer into `out_dir`; return the files written, sorted by path."""
     written: list[Path] = []
-    for target in RELEASE_EXTRAS.get(config, []):
-        module, _, name = target.partition(":")
-        writer = getattr(import_module(module), name)
-        written += writer(config, curated, out_dir)
-    return written
+    for spec in RELEASE_EXTRAS:
+        written += load_writer(spec)(curated, newest_partition, out_dir)
+    return sorted(written)

@@ -14,6 +14,7 @@ Files: `tfrecord/rlds-<split>.tfrecord` in the release's version folder, episode
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from tfrecord import TFRecordWriter
 from tfrecord.reader import sequence_loader
 
 FOLDER = "tfrecord"
+CONFIG = "rlds"
 CONTEXT: dict[str, str] = {
     "id": "byte",
     "episode_id": "byte",
@@ -93,12 +95,20 @@ def write_episodes(episodes: pl.DataFrame, path: Path) -> int:
     return episodes.height
 
 
-def write_release_files(config: str, curated: pl.DataFrame, out_dir: Path) -> list[Path]:
-    """Release extra writer: each split's `rlds` episodes as `tfrecord/rlds-<split>.tfrecord`."""
+def write_release_files(
+    curated: Mapping[str, pl.DataFrame], newest_partition: str | None, out_dir: Path
+) -> list[Path]:
+    """Release extras writer: each split's `rlds` episodes as `tfrecord/rlds-<split>.tfrecord`.
+
+    `newest_partition` is not needed (the files depend on the published rows only).
+    """
+    episodes = curated.get(CONFIG)
+    if episodes is None or episodes.is_empty():
+        return []
     written = []
-    for split in curated.get_column("split").unique().sort().to_list():
-        path = out_dir / FOLDER / f"{config}-{split}.tfrecord"
-        write_episodes(curated.filter(pl.col("split") == split), path)
+    for split in episodes.get_column("split").unique().sort().to_list():
+        path = out_dir / FOLDER / f"{CONFIG}-{split}.tfrecord"
+        write_episodes(episodes.filter(pl.col("split") == split), path)
         written.append(path)
     return written
 
