@@ -118,6 +118,45 @@ class CorrectionRow(PublishedRow):
     output: str
 
 
+class RldsObservation(BaseModel):
+    """What the player saw at a step; `game_state` and `skill_state` are JSON object strings."""
+
+    game_state: str
+    inventory: list[str]
+    skill_state: str
+    natural_language_instruction: str
+
+
+class RldsAction(BaseModel):
+    """What the player did; `action_details` is a JSON object string of continuous values."""
+
+    action_type: str
+    action_details: str
+    action_tokens: list[int] = Field(description="one token in [0, 1024) per used axis")
+
+
+class RldsStep(BaseModel):
+    """One step of an episode (RLDS step layout)."""
+
+    step_index: int
+    is_first: bool
+    is_last: bool
+    is_terminal: bool
+    observation: RldsObservation
+    action: RldsAction
+    reward: float
+    discount: float
+
+
+class RldsRow(PublishedRow):
+    """`rlds`: one episode with its steps in order (seed 004 Schema 3)."""
+
+    episode_id: str
+    task_description: str
+    success: bool
+    steps: list[RldsStep]
+
+
 COMMON_SCHEMA: dict[str, pl.DataType] = {
     "id": pl.String(),
     "source": pl.String(),
@@ -138,6 +177,8 @@ EXCLUSION_TABLES: list[tuple[str, str]] = [
     ("telemetry", "exclusions"),
     # examples a reviewer rejected (defs/escalations/review.py)
     ("escalations", "review_exclusions"),
+    # pairs with an excluded player (defs/telemetry/pairs.py)
+    ("telemetry", "pair_exclusions"),
 ]
 MESSAGES_DTYPE = pl.List(pl.Struct({"role": pl.String(), "content": pl.String()}))
 TOOL_MESSAGES_DTYPE = pl.List(
@@ -158,6 +199,33 @@ TOOL_MESSAGES_DTYPE = pl.List(
         }
     )
 )
+RLDS_STEPS_DTYPE = pl.List(
+    pl.Struct(
+        {
+            "step_index": pl.Int64(),
+            "is_first": pl.Boolean(),
+            "is_last": pl.Boolean(),
+            "is_terminal": pl.Boolean(),
+            "observation": pl.Struct(
+                {
+                    "game_state": pl.String(),
+                    "inventory": pl.List(pl.String()),
+                    "skill_state": pl.String(),
+                    "natural_language_instruction": pl.String(),
+                }
+            ),
+            "action": pl.Struct(
+                {
+                    "action_type": pl.String(),
+                    "action_details": pl.String(),
+                    "action_tokens": pl.List(pl.Int64()),
+                }
+            ),
+            "reward": pl.Float64(),
+            "discount": pl.Float64(),
+        }
+    )
+)
 
 CORE_SCHEMAS: dict[str, dict[str, pl.DataType]] = {
     "sft": {"messages": MESSAGES_DTYPE},
@@ -173,6 +241,12 @@ CORE_SCHEMAS: dict[str, dict[str, pl.DataType]] = {
         "outcome": pl.String(),
     },
     "correction": {"instruction": pl.String(), "input": pl.String(), "output": pl.String()},
+    "rlds": {
+        "episode_id": pl.String(),
+        "task_description": pl.String(),
+        "success": pl.Boolean(),
+        "steps": RLDS_STEPS_DTYPE,
+    },
 }
 ROW_MODELS: dict[str, type[PublishedRow]] = {
     "sft": SftRow,
@@ -181,21 +255,39 @@ ROW_MODELS: dict[str, type[PublishedRow]] = {
     "sft_tools": SftToolsRow,
     "cot": CotRow,
     "correction": CorrectionRow,
+    "rlds": RldsRow,
 }
 
 # config -> the partitioned lake tables (source, table) whose rows it publishes
 CONFIG_FEEDS: dict[str, list[tuple[str, str]]] = {
     "sft": [("traces", "sft_steps"), ("telemetry", "dialogues")],
-    "dpo": [("revisions", "revision_pairs"), ("escalations", "preference_pairs")],
+    "dpo": [
+        ("revisions", "revision_pairs"),
+        ("escalations", "preference_pairs"),
+        ("telemetry", "decision_pairs"),  # ghost replays + counterfactuals (issue 12)
+        ("telemetry", "episode_pairs"),  # hard negative vs success, same task (issue 12)
+    ],
     "instruction": [("escalations", "instruction_examples")],
     "sft_tools": [("traces", "sft_tool_steps")],
-    "cot": [("escalations", "cot_examples")],
+    "cot": [("escalations", "cot_examples"), ("telemetry", "reasoning")],
     "correction": [("escalations", "correction_examples")],
+    "rlds": [("telemetry", "episodes")],
+}
+
+# config -> markdown notes for the dataset card ("module:ATTRIBUTE"), shown when the config is in
+# the version (defs/release/notes.py)
+CARD_NOTES: dict[str, list[str]] = {
+    "rlds": ["distill_assets.defs.telemetry.card_notes:RLDS_NOTES"],
+    "dpo": ["distill_assets.defs.telemetry.card_notes:DPO_NOTES"],
+    "cot": ["distill_assets.defs.telemetry.card_notes:COT_NOTES"],
 }
 
 # Release extras: writers ("module:function") that add files to every version folder beside
 # `data/`, called as `function(curated rows by config, newest partition, folder) -> [paths]`.
-RELEASE_EXTRAS: list[str] = ["distill_assets.defs.escalations.seed_exports:write_seed_exports"]
+RELEASE_EXTRAS: list[str] = [
+    "distill_assets.defs.escalations.seed_exports:write_seed_exports",
+    "distill_assets.defs.telemetry.tfrecord:write_release_files",
+]
 
 
 def published_schema(config: str) -> pl.Schema:

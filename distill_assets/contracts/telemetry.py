@@ -120,6 +120,11 @@ class OutcomePayload(_Open):
     label: str = Field(description="Success | Partial | Failure (or a game-specific label)")
     reward: float
     karma_delta: int = 0
+    option_id: str | None = Field(
+        default=None,
+        description="the decision option this outcome reports; an option other than the chosen "
+        "one makes it a counterfactual outcome (what the alternative would have given)",
+    )
 
 
 class Observation(_Open):

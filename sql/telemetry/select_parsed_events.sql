@@ -95,7 +95,7 @@ payload_kinds AS (
         CASE event_type_raw
             WHEN 'dialogue_turn' THEN json_type(payload_doc, ['$.npc_id', '$.npc_name', '$.npc_persona', '$.quest_id', '$.game_genre', '$.player_skill_tier', '$.ambiguity_level', '$.social_context', '$.karma_state', '$.profession'])
             WHEN 'decision' THEN json_type(payload_doc, ['$.scenario_id', '$.game_state_hash', '$.prompt', '$.options', '$.chosen_option', '$.reasoning', '$.ambiguity_score', '$.ai_policy_probs', '$.is_gold_standard'])
-            WHEN 'outcome' THEN json_type(payload_doc, ['$.decision_event_id', '$.episode_id', '$.outcome', '$.label', '$.reward', '$.karma_delta'])
+            WHEN 'outcome' THEN json_type(payload_doc, ['$.decision_event_id', '$.episode_id', '$.outcome', '$.label', '$.reward', '$.karma_delta', '$.option_id'])
             WHEN 'trajectory_step' THEN json_type(payload_doc, ['$.episode_id', '$.step_index', '$.observation', '$.observation.game_state', '$.observation.inventory', '$.observation.skill_state', '$.observation.natural_language_instruction', '$.action', '$.action.action_type', '$.action.action_details', '$.reward'])
             WHEN 'episode_end' THEN json_type(payload_doc, ['$.episode_id', '$.success', '$.task_description', '$.total_steps', '$.competence_score'])
             WHEN 'reasoning' THEN json_type(payload_doc, ['$.reasoning_id', '$.scenario_id', '$.context', '$.thought_process', '$.conclusion', '$.outcome'])
@@ -185,6 +185,8 @@ payload_checked AS (
                     THEN {'reason': 'invalid_reward', 'detail': 'outcome.reward: expected a number, got ' || lower(coalesce(pk[5], 'absent'))}
                 WHEN coalesce(pk[6], 'BIGINT') NOT IN ('BIGINT', 'UBIGINT')
                     THEN {'reason': 'invalid_karma_delta', 'detail': 'outcome.karma_delta: expected an integer, got ' || lower(coalesce(pk[6], 'absent'))}
+                WHEN pk[7] NOT IN ('NULL', 'VARCHAR')
+                    THEN {'reason': 'invalid_option_id', 'detail': 'outcome.option_id: expected a string or null, got ' || lower(coalesce(pk[7], 'absent'))}
             END
             WHEN 'trajectory_step' THEN CASE
                 WHEN coalesce(pk[1], 'NULL') = 'NULL'

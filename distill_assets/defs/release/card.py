@@ -15,6 +15,7 @@ import yaml
 
 from distill_assets.contracts.published import COMMON_SCHEMA, published_schema
 from distill_assets.contracts.release import ReleaseManifest
+from distill_assets.defs.release.notes import notes_section
 from distill_assets.rules.curation import SPLITS, TEST_FRACTION
 
 LICENSE = "apache-2.0"
@@ -235,6 +236,7 @@ def render_card(manifest: ReleaseManifest) -> str:
         ),
         _load_section(manifest),
         _configs_section(manifest),
+        *filter(None, [notes_section(manifest)]),
         _sources_section(manifest),
         _scores_section(manifest),
         _curation_section(),

@@ -44,17 +44,23 @@ def remove_players(lake_root: str, players: list[str]) -> pl.DataFrame:
         return pl.DataFrame(schema={"table": pl.String, "player_key": pl.String, "rows": pl.Int64})
     wanted = pl.Series(players, dtype=pl.String)
     for table, column in DELETABLE_TABLES.items():
+        # a table of pairs names two players: a row goes when either is deleted
+        columns = (column,) if isinstance(column, str) else column
+        involved = pl.any_horizontal(pl.col(c).is_in(wanted.implode()) for c in columns)
         for path in partition_files(lake_root, SOURCE, table):
             hits = (
                 pl.scan_parquet(path)
-                .filter(pl.col(column).is_in(wanted.implode()))
-                .group_by(pl.col(column).alias("player_key"))
+                .filter(involved)
+                .select(pl.col(c).alias(f"player_{i}") for i, c in enumerate(columns))
+                .unpivot(value_name="player_key")
+                .filter(pl.col("player_key").is_in(wanted.implode()))
+                .group_by("player_key")
                 .agg(pl.len().cast(pl.Int64).alias("rows"))
                 .collect()
             )
             if hits.height == 0:
                 continue
-            kept = pl.read_parquet(path).filter(~pl.col(column).is_in(wanted.implode()))
+            kept = pl.read_parquet(path).filter(~involved)
             write_parquet_atomic(kept, UPath(path))
             removed.append(hits.with_columns(pl.lit(f"{SOURCE}/{table}").alias("table")))
     if not removed:

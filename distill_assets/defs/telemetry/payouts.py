@@ -65,9 +65,18 @@ def decision_tasks(silver: pl.LazyFrame) -> pl.DataFrame:
         ),
         on="event_id",
     )
+    chosen = decisions.select(pl.col("event_id").alias("decision_event_id"), "chosen_option")
+    outcome_fields = {
+        "decision_event_id": pl.String(),
+        "label": pl.String(),
+        "option_id": pl.String(),
+    }
     outcomes = (
-        payload_fields(events, "outcome", {"decision_event_id": pl.String(), "label": pl.String()})
+        payload_fields(events, "outcome", outcome_fields)
         .filter(pl.col("decision_event_id").is_not_null())
+        # a counterfactual outcome (another option's) is not the decision's result
+        .join(chosen, on="decision_event_id", how="left")
+        .filter(pl.col("option_id").is_null() | (pl.col("option_id") == pl.col("chosen_option")))
         .sort("server_ts", "event_id")
         .group_by("decision_event_id")
         .agg(pl.col("label").first())

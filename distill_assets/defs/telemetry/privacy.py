@@ -27,12 +27,18 @@ from distill_assets.lib.sql import connect, load_sql
 from distill_assets.rules import telemetry_privacy as rules
 
 SOURCE = "telemetry"
-# partitioned telemetry tables past bronze -> the column holding the player_key
-DELETABLE_TABLES: dict[str, str] = {
+# partitioned telemetry tables past bronze -> the column(s) holding a player_key
+DELETABLE_TABLES: dict[str, str | tuple[str, ...]] = {
     "validation": "player_key",
     "accepted_events": "player_key",
     "triage": "player_key",
     "dialogues": "split_group",
+    "decisions": "player_key",
+    "competence": "player_key",
+    "episodes": "player_key",
+    "reasoning": "player_key",
+    "decision_pairs": ("player_key_chosen", "player_key_rejected"),
+    "episode_pairs": ("player_key_chosen", "player_key_rejected"),
 }
 DELETIONS_SCHEMA = pl.Schema(
     {

@@ -1,0 +1,65 @@
+"""Dataset card notes for the telemetry rows of `rlds`, `dpo` and `cot` (seed 004).
+
+Declared per config in `contracts.published.CARD_NOTES`; the release card renders the notes of
+every config the version holds (`defs/release/notes.py`).
+"""
+
+from distill_assets.rules import action_tokens as tokens
+from distill_assets.rules import telemetry_competence as competence
+from distill_assets.rules import telemetry_novelty as novelty
+
+RLDS_NOTES = f"""### `rlds`: game trajectories (telemetry)
+
+One row per episode (`episode_id`, `task_description`, `success`), `steps` in step order, each
+`{{step_index, is_first, is_last, is_terminal, observation{{game_state, inventory, skill_state,
+natural_language_instruction}}, action{{action_type, action_details, action_tokens}}, reward,
+discount}}`. Exactly one step has `is_first` and one `is_last`. `is_terminal` is true on the last
+step of an episode that ended (success or failure) and false everywhere in a truncated episode
+(no end event). `discount` is {tokens.DISCOUNT}, and 0 on a terminal step. `game_state`,
+`skill_state` and `action_details` are JSON object strings (free-form maps: `json.loads` them).
+The same episodes are in `tfrecord/rlds-<split>.tfrecord` as `tf.train.SequenceExample`s
+(context: id, episode_id, task_description, success, total_steps; one feature-list entry per
+step: step_index, is_first, is_last, is_terminal, reward, discount, action/action_type,
+action/action_details, action/action_tokens, observation/game_state, observation/skill_state,
+observation/natural_language_instruction, observation/inventory).
+
+Action tokens (RT-2 / Gato / Open X-Embodiment style): vocabulary {tokens.VOCAB_SIZE} =
+{tokens.AXES} axes x {tokens.BINS} bins - 0-255 primary (craft: tool pressure; combat: swing
+power; navigation: forward velocity), 256-511 secondary (movement rate; lateral movement;
+lateral velocity), 512-767 tertiary (rotation; guard position; vertical), 768-1023 interaction
+state (tool selection; weapon state; interaction). Keys the mapping does not name take the free
+axes in payload order. Values are normalised to [-1, 1] (documented ranges mapped linearly),
+Gaussian-smoothed along the episode (sigma {tokens.SMOOTHING_SIGMA} steps), then binned:
+`token = axis * {tokens.BINS} + min({tokens.BINS - 1}, floor((v + 1) / 2 * {tokens.BINS}))`.
+`action_tokens` lists one token per used axis in axis order. Decode: `axis = token //
+{tokens.BINS}`, `v = (token % {tokens.BINS} + 0.5) / {tokens.BINS} * 2 - 1` (within one bin of the
+smoothed value; `distill_assets.defs.telemetry.tokenize.decode_token`).
+
+Competence (metadata `competence`, `competence_score`, `score_source`): the game's own score,
+else the embedder similarity of the episode to its task (a MineCLIP stand-in). Above
+{competence.EXPERT_ABOVE} `expert`; below {competence.NOISE_BELOW} `noise` (not published);
+failed after a high intermediate reward `hard_negative` (paired with a success in `dpo`)."""
+
+DPO_NOTES = f"""### `dpo`: telemetry decision pairs
+
+`source = telemetry` rows come from game decisions: `prompt` is the situation, `chosen` /
+`rejected` the two actions. Ghost replays (`metadata.pair_kind = ghost_replay`, source_ref
+`decisions:<chosen event>+<rejected event>`): two players on the same scenario with different
+choices and outcomes, the better reward chosen (ties: higher trust). Counterfactuals
+(`counterfactual`, `decision:<event>:<option>`): the chosen option vs an alternative whose outcome
+the game reported. Hard negatives (`hard_negative`, `episodes:<success>+<failure>`): a
+successful episode vs a failed one of the same task, actions one step per line. metadata holds
+the seed's keys `chosen_policy_outcome`, `rejected_policy_outcome`, `reward_diff`,
+`user_id_chosen`, `user_id_rejected` (pseudonymous player keys), `game_state_hash`,
+`ambiguity_score`, `karma_impact` `{{chosen, rejected}}`, the seed's `chosen` / `rejected`
+objects (content, reasoning, outcome) and `novelty_score` (a row with cosine >
+{novelty.DUPLICATE_ABOVE} to an earlier row of the same players is not published)."""
+
+COT_NOTES = """### `cot`: telemetry reasoning
+
+`source = telemetry` rows are player reasoning traces: `thought_process` the player's steps,
+`conclusion` (also `output`) the decision, `outcome` its result. When a decision of the same
+player on the same scenario exists, `instruction` is that decision's prompt, `input` the
+reasoning context and `outcome` falls back to the decision's outcome (metadata
+`decision_event_id`, `decision_label`, `decision_reward`); otherwise `instruction` is the context.
+metadata also holds `novelty_score`."""

@@ -1,0 +1,198 @@
+"""Silver trajectory events → episodes in RLDS step layout (seed 004 Schema 3). Pure Polars.
+
+Steps (`trajectory_step`) are grouped by `episode_id` within one ingest partition, ordered by
+`step_index` (then event time and id), tokenized (`tokenize.py`) and nested as typed Arrow structs
+(`contracts.published.RLDS_STEPS_DTYPE`); free-form maps (`game_state`, `skill_state`,
+`action_details`) stay JSON object strings. An episode ended when an `episode_end` for it is in the
+same partition: its last step is terminal (`is_terminal`, discount 0); without one it was truncated
+(no terminal step, success false, task description = the first step's instruction). Every other
+step has discount `rules.action_tokens.DISCOUNT`. Episodes are built from every accepted step:
+triage decides which single events get expensive per-event processing, and dropping steps would
+break an episode's step order.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from distill_assets.contracts.published import RLDS_STEPS_DTYPE
+from distill_assets.defs.telemetry.events import payload_fields
+from distill_assets.defs.telemetry.tokenize import tokenize_steps
+from distill_assets.lib.hashing import with_stable_id
+from distill_assets.rules import action_tokens as rules
+
+STEP_FIELDS: dict[str, pl.DataType] = {
+    "episode_id": pl.String(),
+    "step_index": pl.Int64(),
+    "observation.game_state": pl.String(),
+    "observation.inventory": pl.String(),
+    "observation.skill_state": pl.String(),
+    "observation.natural_language_instruction": pl.String(),
+    "action.action_type": pl.String(),
+    "action.action_details": pl.String(),
+    "reward": pl.Float64(),
+}
+END_FIELDS: dict[str, pl.DataType] = {
+    "episode_id": pl.String(),
+    "success": pl.Boolean(),
+    "task_description": pl.String(),
+    "competence_score": pl.Float64(),
+}
+EPISODE_SCHEMA = pl.Schema(
+    {
+        "episode_id": pl.String(),
+        "player_key": pl.String(),
+        "session_id": pl.String(),
+        "event_time": pl.Float64(),
+        "ended": pl.Boolean(),
+        "success": pl.Boolean(),
+        "task_description": pl.String(),
+        "competence_score": pl.Float64(),
+        "total_steps": pl.Int64(),
+        "flagged_steps": pl.Int64(),
+        "steps": RLDS_STEPS_DTYPE,
+    }
+)
+
+
+def episode_steps(events: pl.LazyFrame) -> pl.DataFrame:
+    """Return the tokenized trajectory steps of silver `events`, in episode and step order."""
+    steps = (
+        payload_fields(events, "trajectory_step", STEP_FIELDS)
+        .filter(pl.col("episode_id").is_not_null() & pl.col("step_index").is_not_null())
+        .sort("episode_id", "step_index", "event_time", "event_id")
+        .collect()
+    )
+    return tokenize_steps(
+        steps.rename(
+            {"action_action_type": "action_type", "action_action_details": "action_details"}
+        )
+    )
+
+
+def episode_ends(events: pl.LazyFrame) -> pl.DataFrame:
+    """Return the first `episode_end` per episode_id (by event time, then id)."""
+    return (
+        payload_fields(events, "episode_end", END_FIELDS)
+        .filter(pl.col("episode_id").is_not_null())
+        .sort("event_time", "event_id")
+        .unique("episode_id", keep="first", maintain_order=True)
+        .select("episode_id", "success", "task_description", "competence_score")
+        .collect()
+    )
+
+
+def _step_struct() -> pl.Expr:
+    observation = pl.struct(
+        pl.col("observation_game_state").fill_null("{}").alias("game_state"),
+        pl.col("observation_inventory")
+        .str.json_decode(pl.List(pl.String))
+        .fill_null(pl.lit([], dtype=pl.List(pl.String)))
+        .alias("inventory"),
+        pl.col("observation_skill_state").fill_null("{}").alias("skill_state"),
+        pl.col("observation_natural_language_instruction")
+        .fill_null("")
+        .alias("natural_language_instruction"),
+    ).alias("observation")
+    action = pl.struct(
+        pl.col("action_type").fill_null(""),
+        pl.col("action_details").fill_null("{}"),
+        "action_tokens",
+    ).alias("action")
+    return pl.struct(
+        "step_index",
+        "is_first",
+        "is_last",
+        "is_terminal",
+        observation,
+        action,
+        pl.col("reward").fill_null(0.0),
+        "discount",
+    )
+
+
+def build_episodes(events: pl.LazyFrame) -> pl.DataFrame:
+    """Return one row per episode of silver `events` (`EPISODE_SCHEMA`), sorted by episode_id."""
+    steps = episode_steps(events)
+    ends = episode_ends(events).with_columns(pl.lit(True).alias("ended"))
+    position = pl.int_range(pl.len()).over("episode_id")
+    marked = steps.join(
+        ends.select("episode_id", "ended"), on="episode_id", how="left"
+    ).with_columns(
+        (position == 0).alias("is_first"),
+        (position == pl.len().over("episode_id") - 1).alias("is_last"),
+    )
+    marked = marked.with_columns(
+        (pl.col("is_last") & pl.col("ended").fill_null(False)).alias("is_terminal")
+    ).with_columns(
+        pl.when("is_terminal").then(0.0).otherwise(rules.DISCOUNT).alias("discount"),
+    )
+    episodes = marked.group_by("episode_id", maintain_order=True).agg(
+        pl.col("player_key").first(),
+        pl.col("session_id").first(),
+        pl.col("event_time").min(),
+        pl.col("observation_natural_language_instruction").drop_nulls().first().alias("first_goal"),
+        pl.len().cast(pl.Int64).alias("total_steps"),
+        pl.col("action_flag").is_not_null().sum().cast(pl.Int64).alias("flagged_steps"),
+        _step_struct().alias("steps"),
+    )
+    return (
+        episodes.join(ends, on="episode_id", how="left")
+        .with_columns(
+            pl.col("ended").fill_null(False),
+            pl.col("success").fill_null(False),
+            pl.coalesce("task_description", "first_goal", pl.lit("")).alias("task_description"),
+        )
+        .select(pl.col(name).cast(dtype) for name, dtype in EPISODE_SCHEMA.items())
+        .sort("episode_id")
+    )
+
+
+def episode_text(episodes: pl.DataFrame) -> pl.Series:
+    """Return each episode's text for embedding: action types and instructions in step order."""
+    step_text = (
+        pl.element().struct.field("action").struct.field("action_type")
+        + pl.lit(" ")
+        + pl.element().struct.field("observation").struct.field("natural_language_instruction")
+    )
+    return episodes.select(
+        pl.col("steps").list.eval(step_text).list.unique(maintain_order=True).list.join("\n")
+    ).to_series()
+
+
+def rlds_rows(episodes: pl.DataFrame, classes: pl.DataFrame) -> pl.DataFrame:
+    """Return `rlds` feed rows: every episode the competence filter did not discard as noise.
+
+    quality_score is the competence score; metadata holds player_key, total_steps, truncated,
+    competence (class, reason, score, score_source) and flagged_steps; split_group is the player.
+    """
+    kept = episodes.join(
+        classes.select("episode_id", "score", "score_source", "competence", "reason"),
+        on="episode_id",
+        how="inner",
+    ).filter(pl.col("competence") != "noise")
+    metadata = pl.struct(
+        "player_key",
+        "session_id",
+        "total_steps",
+        (~pl.col("ended")).alias("truncated"),
+        "competence",
+        pl.col("reason").alias("competence_reason"),
+        pl.col("score").alias("competence_score"),
+        "score_source",
+        "flagged_steps",
+    ).struct.json_encode()
+    rows = kept.select(
+        pl.lit("telemetry").alias("source"),
+        ("episode:" + pl.col("episode_id")).alias("source_ref"),
+        pl.col("score").alias("quality_score"),
+        metadata.alias("metadata"),
+        "episode_id",
+        "task_description",
+        "success",
+        "steps",
+        pl.col("player_key").alias("split_group"),
+        "event_time",
+        "player_key",
+    )
+    return with_stable_id(rows, ["source", "source_ref", "episode_id"]).sort("episode_id")

@@ -1,0 +1,327 @@
+"""Telemetry training-data assets (seed 004 Schemas 2-4, stages 5-6): Dagster wiring only.
+
+Daily, from silver `accepted_events` and `triage`: `decisions` (with outcomes) → `decision_pairs`
+(`dpo`); `competence` (stage 5) → `episodes` (`rlds`) + `episode_pairs` (hard negatives, `dpo`);
+`reasoning` (`cot`). With the release (global): `pair_exclusions`, the pair subjects an excluded
+player takes out of `dpo`. Builders: `decisions.py`, `episodes.py`, `tokenize.py`,
+`competence.py`, `reasoning.py`, `pairs.py`.
+"""
+
+import dagster as dg
+import polars as pl
+
+from distill_assets.contracts.published import SUBJECT_COLUMN, feed_schema
+from distill_assets.defs.jobs import GLOBAL_TAG
+from distill_assets.defs.partitions import daily_partitions
+from distill_assets.defs.resources import DistillSettings, EmbedderResource
+from distill_assets.defs.telemetry import privacy
+from distill_assets.defs.telemetry.competence import competence, hard_negative_pairs
+from distill_assets.defs.telemetry.decisions import decision_pairs, decisions
+from distill_assets.defs.telemetry.episodes import build_episodes, rlds_rows
+from distill_assets.defs.telemetry.novelty import apply_novelty, published_index
+from distill_assets.defs.telemetry.pairs import (
+    PAIR_COLUMNS,
+    dpo_excluded_players,
+    pair_exclusions,
+)
+from distill_assets.defs.telemetry.reasoning import reasoning_rows
+from distill_assets.defs.telemetry.triage import TRIAGE_SCHEMA
+from distill_assets.lib.lake import global_path, scan_partitions
+from distill_assets.lib.metadata import funnel, histogram, preview, reason_counts
+from distill_assets.rules import rules_metadata, rules_version
+from distill_assets.rules.telemetry_novelty import DUPLICATE_REASON
+
+SOURCE = "telemetry"
+ACCEPTED = dg.AssetKey([SOURCE, "accepted_events"])
+DECISIONS = "decisions"
+DECISION_PAIRS = "decision_pairs"
+COMPETENCE = "competence"
+EPISODES = "episodes"
+EPISODE_PAIRS = "episode_pairs"
+REASONING = "reasoning"
+PAIR_EXCLUSIONS = "pair_exclusions"
+PAIR_TABLES = (DECISION_PAIRS, EPISODE_PAIRS)
+# rules modules each asset applies: its code_version, and the rules_version its metadata records
+DECISION_RULES = ("telemetry_pairs",)
+PAIR_RULES = ("telemetry_pairs", "telemetry_novelty", "embedding")
+COMPETENCE_RULES = ("telemetry_competence", "action_tokens", "embedding")
+EPISODE_RULES = ("action_tokens", "telemetry_competence", "telemetry_novelty", "embedding")
+REASONING_RULES = ("telemetry_reasoning", "telemetry_novelty", "embedding")
+
+
+def _dpo_excluded(lake_root: str) -> pl.DataFrame:
+    """Players `telemetry/exclusions` excludes from dpo now (none before it exists)."""
+    path = global_path(lake_root, SOURCE, "exclusions")
+    if not path.exists():
+        return pl.DataFrame(schema={"player_key": pl.String()})
+    return dpo_excluded_players(pl.scan_parquet(str(path)))
+
+
+def _novel(
+    context: dg.AssetExecutionContext,
+    settings: DistillSettings,
+    embedder: EmbedderResource,
+    rows: pl.DataFrame,
+    *,
+    config: str,
+    table: str,
+) -> tuple[pl.DataFrame, dict[str, object]]:
+    """Score a partition's feed rows for novelty and drop near-duplicates (stage 6)."""
+    index = published_index(
+        settings.resolved().lake_root, table, context.partition_key, rows.get_column(SUBJECT_COLUMN)
+    )
+    result = apply_novelty(rows, config, index, embedder.embedder())
+    scores = result.kept.select(
+        pl.col("metadata").str.json_path_match("$.novelty_score").cast(pl.Float64)
+    ).to_series()
+    return result.kept, {
+        "index_rows": index.height,
+        f"dropped_{DUPLICATE_REASON}": result.duplicates,
+        "novelty_score": histogram(scores),
+    }
+
+
+def _trust(lake_root: str) -> pl.LazyFrame:
+    """Players' latest trust (`telemetry/player_quality`; none before it exists)."""
+    path = global_path(lake_root, SOURCE, "player_quality")
+    if not path.exists():
+        return pl.LazyFrame(schema={"player_key": pl.String(), "trust_score": pl.Float64()})
+    return pl.scan_parquet(str(path)).select("player_key", "trust_score")
+
+
+@dg.asset(
+    key=[SOURCE, DECISIONS],
+    partitions_def=daily_partitions,
+    group_name=SOURCE,
+    kinds={"polars"},
+    code_version=rules_version(*DECISION_RULES),
+    ins={"events": dg.AssetIn(key=ACCEPTED), "triage": dg.AssetIn(key=[SOURCE, "triage"])},
+)
+def telemetry_decisions(
+    context: dg.AssetExecutionContext,
+    settings: DistillSettings,
+    events: pl.LazyFrame,
+    triage: pl.LazyFrame,
+) -> pl.DataFrame:
+    """Decisions triage passed, joined with their outcome and counterfactuals (seed 004 Schema 2).
+
+    One row per decision: scenario_id, game_state_hash, prompt, chosen option and text, reasoning,
+    ambiguity_score, outcome/label/reward/karma_delta, the player's trust (for pairing ties) and
+    `counterfactuals` (alternatives whose outcome the game reported). Rejected (bot) and deleted
+    players are not in silver, so not here.
+    """
+    rows = decisions(
+        events, triage.cast(dict(TRIAGE_SCHEMA)), _trust(settings.resolved().lake_root)
+    )
+    context.add_output_metadata(
+        {
+            **rules_metadata(*DECISION_RULES),
+            "decisions": rows.height,
+            "with_outcome": rows.filter(pl.col("reward").is_not_null()).height,
+            "with_counterfactuals": rows.filter(pl.col("counterfactuals").list.len() > 0).height,
+            "scenarios": rows.get_column("scenario_id").n_unique(),
+        }
+    )
+    return rows
+
+
+@dg.asset(
+    key=[SOURCE, DECISION_PAIRS],
+    partitions_def=daily_partitions,
+    group_name=SOURCE,
+    kinds={"polars"},
+    code_version=rules_version(*PAIR_RULES),
+    ins={"made": dg.AssetIn(key=[SOURCE, DECISIONS])},
+)
+def telemetry_decision_pairs(
+    context: dg.AssetExecutionContext,
+    settings: DistillSettings,
+    embedder: EmbedderResource,
+    made: pl.DataFrame,
+) -> pl.DataFrame:
+    """`dpo` feed rows from decisions: ghost-replay and counterfactual pairs (seed 004 Schema 2).
+
+    Ghost replays: same scenario, different players, choices and outcomes; the better reward is
+    chosen, ties by trust. Counterfactuals: the chosen option vs an alternative with a known
+    outcome. metadata holds the seed's keys (chosen/rejected_policy_outcome, reward_diff,
+    user_id_chosen, user_id_rejected as player keys, game_state_hash, ambiguity_score,
+    karma_impact) and the seed's chosen/rejected objects (content, reasoning, outcome).
+    Subject: the pair of players. Players already excluded from dpo take no part. Each row has
+    a novelty_score; near-duplicates of published rows are dropped (stage 6).
+    """
+    rows = decision_pairs(made, _dpo_excluded(settings.resolved().lake_root))
+    rows, novelty = _novel(context, settings, embedder, rows, config="dpo", table=DECISION_PAIRS)
+    kinds = rows.select(pl.col("metadata").str.json_path_match("$.pair_kind").alias("pair_kind"))
+    context.add_output_metadata(
+        {
+            **rules_metadata(*PAIR_RULES),
+            **novelty,
+            "pairs": rows.height,
+            "by_kind": funnel(reason_counts(kinds, "pair_kind")),
+            "quality_score": histogram(rows.get_column("quality_score")),
+            "preview": preview(rows.select("id", "source_ref", "prompt", "chosen", "rejected")),
+        }
+    )
+    return rows
+
+
+@dg.asset(
+    key=[SOURCE, COMPETENCE],
+    partitions_def=daily_partitions,
+    group_name=SOURCE,
+    kinds={"polars"},
+    code_version=rules_version(*COMPETENCE_RULES),
+    ins={"events": dg.AssetIn(key=ACCEPTED)},
+)
+def telemetry_competence(
+    context: dg.AssetExecutionContext, embedder: EmbedderResource, events: pl.LazyFrame
+) -> pl.DataFrame:
+    """Every episode classified expert | hard_negative | ordinary | noise, with a reason (stage 5).
+
+    Score: the game's competence_score, else the embedder similarity of the episode's actions and
+    instructions to its task description (the seed's MineCLIP stand-in). Noise is discarded
+    downstream; hard negatives are paired with successes. Rules: `rules/telemetry_competence.py`.
+    """
+    rows = competence(build_episodes(events), embedder.embedder())
+    context.add_output_metadata(
+        {
+            **rules_metadata(*COMPETENCE_RULES),
+            "episodes": rows.height,
+            "by_class": funnel(reason_counts(rows, "competence")),
+            "by_score_source": funnel(reason_counts(rows, "score_source")),
+            "score": histogram(rows.get_column("score")),
+        }
+    )
+    return rows
+
+
+@dg.multi_asset(
+    outs={
+        EPISODES: dg.AssetOut(
+            key=[SOURCE, EPISODES],
+            kinds={"polars"},
+            description=(
+                "`rlds` feed rows: one episode per row with its steps in RLDS layout "
+                "(is_first/is_last/is_terminal, observation, action with action_tokens, reward, "
+                "discount); noise episodes left out."
+            ),
+        ),
+        EPISODE_PAIRS: dg.AssetOut(
+            key=[SOURCE, EPISODE_PAIRS],
+            kinds={"polars"},
+            description=(
+                "`dpo` feed rows: a successful episode (chosen) vs a hard-negative episode of the "
+                "same task (rejected); source_ref names both episodes."
+            ),
+        ),
+    },
+    partitions_def=daily_partitions,
+    group_name=SOURCE,
+    code_version=rules_version(*EPISODE_RULES),
+    ins={"events": dg.AssetIn(key=ACCEPTED), "classes": dg.AssetIn(key=[SOURCE, COMPETENCE])},
+)
+def telemetry_episodes(
+    context: dg.AssetExecutionContext,
+    settings: DistillSettings,
+    embedder: EmbedderResource,
+    events: pl.LazyFrame,
+    classes: pl.DataFrame,
+):
+    """Episodes in RLDS layout with action tokens (seed 004 Schema 3) and hard-negative pairs.
+
+    Rules: `rules/action_tokens.py` (axes, smoothing, bins, discount),
+    `rules/telemetry_competence.py` and `rules/telemetry_novelty.py` (both outputs carry a
+    novelty_score; near-duplicates of published rows are dropped).
+    """
+    episodes = build_episodes(events)
+    rows = rlds_rows(episodes, classes).select(
+        *(pl.col(name).cast(dtype) for name, dtype in feed_schema("rlds").items()),
+        privacy.subject("rlds", pl.col("player_key")).alias(SUBJECT_COLUMN),
+        "player_key",
+    )
+    pairs = hard_negative_pairs(episodes, classes, _dpo_excluded(settings.resolved().lake_root))
+    rows, rlds_novelty = _novel(context, settings, embedder, rows, config="rlds", table=EPISODES)
+    pairs, pair_novelty = _novel(
+        context, settings, embedder, pairs, config="dpo", table=EPISODE_PAIRS
+    )
+    steps = rows.get_column("steps").list.len()
+    context.add_output_metadata(
+        {
+            **rules_metadata(*EPISODE_RULES),
+            **rlds_novelty,
+            "episodes": episodes.height,
+            "published_episodes": rows.height,
+            "steps": int(steps.sum()),
+            "flagged_steps": int(episodes.get_column("flagged_steps").sum()),
+            "preview": preview(rows.select("id", "episode_id", "task_description", "success")),
+        },
+        output_name=EPISODES,
+    )
+    context.add_output_metadata({"pairs": pairs.height, **pair_novelty}, output_name=EPISODE_PAIRS)
+    return rows, pairs
+
+
+@dg.asset(
+    key=[SOURCE, REASONING],
+    partitions_def=daily_partitions,
+    group_name=SOURCE,
+    kinds={"polars"},
+    code_version=rules_version(*REASONING_RULES),
+    ins={"events": dg.AssetIn(key=ACCEPTED), "made": dg.AssetIn(key=[SOURCE, DECISIONS])},
+)
+def telemetry_reasoning(
+    context: dg.AssetExecutionContext,
+    settings: DistillSettings,
+    embedder: EmbedderResource,
+    events: pl.LazyFrame,
+    made: pl.DataFrame,
+) -> pl.DataFrame:
+    """`cot` feed rows from player reasoning traces (seed 004 Schema 4).
+
+    Linked by scenario_id to the decision and outcome they explain; a novelty_score each,
+    near-duplicates of published rows dropped. Rules: `rules/telemetry_reasoning.py`,
+    `rules/telemetry_novelty.py`.
+    """
+    rows, novelty = _novel(
+        context, settings, embedder, reasoning_rows(events, made), config="cot", table=REASONING
+    )
+    context.add_output_metadata(
+        {
+            **rules_metadata(*REASONING_RULES),
+            **novelty,
+            "traces": rows.height,
+            "linked_to_decision": rows.filter(
+                pl.col("metadata").str.json_path_match("$.decision_event_id").is_not_null()
+            ).height,
+            "quality_score": histogram(rows.get_column("quality_score")),
+        }
+    )
+    return rows
+
+
+@dg.asset(
+    key=[SOURCE, PAIR_EXCLUSIONS],
+    group_name=SOURCE,
+    kinds={"polars"},
+    tags=GLOBAL_TAG,
+    ins={"exclusions": dg.AssetIn(key=[SOURCE, "exclusions"])},
+    deps=[dg.AssetKey([SOURCE, table]) for table in PAIR_TABLES],
+)
+def telemetry_pair_exclusions(
+    context: dg.AssetExecutionContext, settings: DistillSettings, exclusions: pl.DataFrame
+) -> pl.DataFrame:
+    """Pair subjects to drop from dpo because either player is excluded (global).
+
+    Subjects `dpo:<chosen key>+<rejected key>` of `decision_pairs` and `episode_pairs` whose
+    player has a deletion request or no dpo consent (`EXCLUSION_SCHEMA`).
+    """
+    lake_root = settings.resolved().lake_root
+    schema = pl.Schema({name: pl.String() for name in PAIR_COLUMNS})
+    pairs = pl.concat(
+        [scan_partitions(lake_root, SOURCE, t, schema).select(PAIR_COLUMNS) for t in PAIR_TABLES]
+    )
+    rows = pair_exclusions(pairs, exclusions.lazy())
+    context.add_output_metadata(
+        {"excluded_pairs": rows.height, "by_reason": funnel(reason_counts(rows, "reason"))}
+    )
+    return rows

@@ -1,0 +1,385 @@
+"""Telemetry training data end to end (issue 12): dpo pairs, rlds episodes, cot, exclusions.
+
+One planted day goes through the real definitions (daily telemetry assets, the global ones,
+curation and release); `load_dataset` then reads the release in a fresh process.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+
+from distill_assets.defs.telemetry.pseudonym import player_key
+from distill_assets.defs.telemetry.resources import DEVELOPMENT_KEY, KEY_ENV
+from distill_assets.defs.telemetry.tfrecord import read_episodes
+from distill_assets.lib.settings import Settings
+from tests.conftest import materialize
+from tests.e2e.test_load_dataset import load_in_fresh_process
+
+DAY = "2026-11-19"
+ALICE, BOB, CAROL, DAVE, ERIN = "p_alice", "p_bob", "p_carol", "p_dave_bot", "p_erin"
+ALL_TYPES = ["sft", "dpo", "rlds", "cot"]
+POTTERY = {"hand_pressure": 0.6, "lift_rate": 0.3, "wheel_speed_adjust": 0.0}
+TASK = "Create a large storage jar using the fast wheel"
+GOAL = "Shape the walls upward while maintaining even thickness"
+FAMINE = "The grain stores are nearly empty. Who do you feed?"
+PROMPTS = {
+    "famine": FAMINE,
+    "drought": "The river is low and three groups draw from one canal. Who gets the water?",
+    "river": "Two neighbours dispute a boundary stone without witnesses. How do you judge?",
+}
+OPTIONS = [
+    {"option_id": "opt_1", "text": "Feed the temple workers."},
+    {"option_id": "opt_2", "text": "Feed the sick."},
+    {"option_id": "opt_3", "text": "Feed the children."},
+]
+DAILY = [
+    "events",
+    "quarantine",
+    "validation",
+    "accepted_events",
+    "triage",
+    "decisions",
+    "decision_pairs",
+    "competence",
+    "episodes",
+    "episode_pairs",
+    "reasoning",
+]
+GLOBAL = [
+    "deletions",
+    "deletion_log",
+    "consent",
+    "exclusions",
+    "player_quality",
+    "payouts",
+    "pair_exclusions",
+]
+
+
+def key(raw_id: str) -> str:
+    return player_key(DEVELOPMENT_KEY.encode(), raw_id)
+
+
+class Log:
+    def __init__(self) -> None:
+        self.t0 = datetime.fromisoformat(DAY).replace(tzinfo=UTC).timestamp() + 8 * 3600
+        self.events: list[dict[str, Any]] = []
+
+    def emit(self, player: str, event_type: str, at: float, payload: dict, session: str = "s"):
+        event = {
+            "event_id": f"e{len(self.events):04d}",
+            "event_type": event_type,
+            "schema_version": "1.4",
+            "player_id": player,
+            "session_id": f"{session}-{player}",
+            "client_ts": round(self.t0 + at - 0.2, 3),
+            "server_ts": round(self.t0 + at, 3),
+            "payload": payload,
+        }
+        self.events.append(event)
+        return event
+
+    def decision(self, player, at, scenario, chosen, *, reward, label, karma=0, cf=None):
+        made = self.emit(
+            player,
+            "decision",
+            at,
+            {
+                "scenario_id": scenario,
+                "game_state_hash": f"h-{scenario}-{len(self.events)}",
+                "prompt": PROMPTS[scenario],
+                "options": OPTIONS,
+                "chosen_option": chosen,
+                "reasoning": f"reasons about {scenario} at {at}",
+                "ambiguity_score": 0.8,
+                "ai_policy_probs": {"opt_1": 0.5, "opt_2": 0.3, "opt_3": 0.2},
+            },
+            session="dec",
+        )
+        outcome = {"decision_event_id": made["event_id"], "outcome": f"{label} at {at}"}
+        self.emit(
+            player,
+            "outcome",
+            at + 30,
+            {**outcome, "label": label, "reward": reward, "karma_delta": karma},
+            session="dec",
+        )
+        for option, cf_reward in (cf or {}).items():
+            self.emit(
+                player,
+                "outcome",
+                at + 40,
+                {
+                    **outcome,
+                    "option_id": option,
+                    "outcome": f"had {option}",
+                    "label": "Failure",
+                    "reward": cf_reward,
+                    "karma_delta": -3,
+                },
+                session="dec",
+            )
+
+    def episode(self, player, at, episode, rewards, *, success=None, score=None, jitter=True):
+        for index, reward in enumerate(rewards):
+            self.emit(
+                player,
+                "trajectory_step",
+                at + (3.7 * index + (0.9 * index % 1.3) if jitter else 2.0 * index),
+                {
+                    "episode_id": episode,
+                    "step_index": index,
+                    "observation": {
+                        "game_state": {"clay_moisture": 0.7 - 0.01 * index, "wheel_speed": 0.5},
+                        "inventory": ["prepared_clay_5kg", "water_vessel"],
+                        "skill_state": {"pottery": 3},
+                        "natural_language_instruction": GOAL,
+                    },
+                    "action": {"action_type": "wheel_manipulation", "action_details": POTTERY},
+                    "reward": reward,
+                },
+                session="craft",
+            )
+        if success is not None:
+            end = {"episode_id": episode, "success": success, "task_description": TASK}
+            if score is not None:
+                end["competence_score"] = score
+            ended = at + (4.0 * len(rewards) + 1 if jitter else 2.0 * len(rewards))
+            self.emit(player, "episode_end", ended, end, session="craft")
+
+
+def planted() -> list[dict[str, Any]]:
+    log = Log()
+    for n, player in enumerate((ALICE, BOB, DAVE, ERIN)):
+        log.emit(player, "consent", n, {"granted": True, "scopes": ALL_TYPES}, session="acct")
+    # ghost replays of "famine": alice best, carol (no consent) middle, bob worst
+    log.decision(
+        ALICE, 100, "famine", "opt_1", reward=1.0, label="Success", karma=-5, cf={"opt_2": 0.25}
+    )
+    log.decision(CAROL, 160, "famine", "opt_2", reward=0.5, label="Partial", karma=-6)
+    log.decision(BOB, 230, "famine", "opt_3", reward=0.0, label="Failure", karma=-8)
+    # erin (deleted) on both sides of a pair
+    log.decision(ALICE, 300, "drought", "opt_1", reward=0.5, label="Partial")
+    log.decision(ERIN, 370, "drought", "opt_2", reward=1.0, label="Success")
+    log.decision(BOB, 440, "river", "opt_1", reward=1.0, label="Success")
+    log.decision(ERIN, 510, "river", "opt_2", reward=0.0, label="Failure")
+    # episodes
+    log.episode(ALICE, 1000, "ep-alice", [1.0] * 5, success=True, score=0.9)
+    log.episode(BOB, 1100, "ep-bob-fail", [0.8, 0.9, 0.9, 0.8, 0.1], success=False, score=0.6)
+    log.episode(BOB, 1200, "ep-bob-cut", [0.5, 0.5, 0.5])
+    log.episode(ALICE, 1300, "ep-alice-noise", [0.1] * 3, success=True, score=0.2)
+    log.episode(CAROL, 1400, "ep-carol", [1.0] * 3, success=True, score=0.95)
+    log.episode(ERIN, 1500, "ep-erin", [0.9, 1.0, 0.95], success=True, score=0.88)
+    # dave is a bot: 24 steps exactly 2 s apart
+    log.episode(DAVE, 2000, "ep-dave", [1.0] * 24, success=True, score=0.99, jitter=False)
+    # reasoning: alice's explains her famine decision; carol's and dave's must not appear
+    for player, at in ((ALICE, 3000), (CAROL, 3100), (DAVE, 2050)):
+        log.emit(
+            player,
+            "reasoning",
+            at,
+            {
+                "scenario_id": "famine",
+                "context": f"weighing the grain at {at}",
+                "thought_process": ["The canal feeds everyone", "Workers keep the canal"],
+                "conclusion": "Feed the temple workers",
+            },
+            session="think" if player != DAVE else "craft",
+        )
+    log.emit(ERIN, "deletion_request", 4000, {"request_id": "del-erin", "scope": "all"})
+    return log.events
+
+
+def selection(tables: list[str]) -> str:
+    return " or ".join(f'key:"telemetry/{t}"' for t in tables)
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings]:
+    root = tmp_path_factory.mktemp("training")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DISTILL_DATA_DIR", str(root / "data"))
+        for name in ("DISTILL_RAW_ROOT", "DISTILL_LAKE_ROOT", "DISTILL_HUB_ROOT", KEY_ENV):
+            patch.delenv(name, raising=False)
+        patch.setenv("DAGSTER_HOME", str(root / "dagster_home"))
+        (root / "dagster_home").mkdir()
+        settings = Settings.resolve()
+        raw = Path(settings.raw_root) / "telemetry" / DAY / "planted.jsonl"
+        raw.parent.mkdir(parents=True)
+        raw.write_text("\n".join(json.dumps(e) for e in planted()) + "\n", encoding="utf-8")
+        materialize(selection(DAILY), DAY)
+        materialize(selection(GLOBAL))
+        materialize("group:curation or group:release")
+        yield settings
+
+
+def lake(settings: Settings, table: str) -> pl.DataFrame:
+    return pl.read_parquet(Path(settings.lake_root) / "telemetry" / table / f"{DAY}.parquet")
+
+
+def curated(settings: Settings, config: str) -> pl.DataFrame:
+    frame = pl.read_parquet(Path(settings.lake_root) / "curation" / f"{config}.parquet")
+    return frame.filter(pl.col("source") == "telemetry")
+
+
+def test_ghost_replay_gives_one_dpo_row_with_the_better_outcome_chosen(trained: Settings) -> None:
+    rows = curated(trained, "dpo")
+    ghosts = rows.filter(pl.col("source_ref").str.starts_with("decisions:"))
+    assert ghosts.height == 1
+    meta = json.loads(ghosts.item(0, "metadata"))
+    assert ghosts.item(0, "prompt") == FAMINE
+    assert ghosts.item(0, "chosen") == "Feed the temple workers."
+    assert ghosts.item(0, "rejected") == "Feed the children."
+    seed_keys = {
+        "chosen_policy_outcome",
+        "rejected_policy_outcome",
+        "reward_diff",
+        "user_id_chosen",
+        "user_id_rejected",
+        "game_state_hash",
+        "ambiguity_score",
+        "karma_impact",
+    }
+    assert seed_keys <= set(meta)
+    assert meta["chosen_policy_outcome"] == "Success"
+    assert meta["rejected_policy_outcome"] == "Failure"
+    assert meta["reward_diff"] == 1.0
+    assert (meta["user_id_chosen"], meta["user_id_rejected"]) == (key(ALICE), key(BOB))
+    assert meta["karma_impact"] == {"chosen": -5, "rejected": -8}
+    assert meta["game_state_hash"] == "h-famine-4"
+    assert meta["chosen"]["reasoning"] == "reasons about famine at 100"
+    assert meta["rejected"]["outcome"] == "Failure at 230"
+
+
+def test_counterfactual_pair_within_one_decision(trained: Settings) -> None:
+    rows = curated(trained, "dpo").filter(pl.col("source_ref").str.starts_with("decision:"))
+    assert rows.height == 1
+    assert rows.item(0, "chosen") == "Feed the temple workers."
+    assert rows.item(0, "rejected") == "Feed the sick."
+    meta = json.loads(rows.item(0, "metadata"))
+    assert meta["pair_kind"] == "counterfactual"
+    assert meta["reward_diff"] == 0.75
+    assert meta["rejected"]["outcome"] == "had opt_2"
+
+
+def test_hard_negative_pairs_with_a_success_of_the_same_task(trained: Settings) -> None:
+    classes = lake(trained, "competence").sort("episode_id")
+    by_episode = dict(zip(classes["episode_id"], classes["competence"], strict=True))
+    assert by_episode["ep-alice"] == "expert"
+    assert by_episode["ep-bob-fail"] == "hard_negative"
+    assert by_episode["ep-alice-noise"] == "noise"
+    reasons = dict(zip(classes["episode_id"], classes["reason"], strict=True))
+    assert reasons["ep-bob-fail"] == "late_failure_after_high_reward"
+    rows = curated(trained, "dpo").filter(pl.col("source_ref").str.starts_with("episodes:"))
+    assert rows.get_column("source_ref").to_list() == ["episodes:ep-alice+ep-bob-fail"]
+    assert rows.item(0, "prompt") == TASK
+    meta = json.loads(rows.item(0, "metadata"))
+    assert (meta["chosen_policy_outcome"], meta["rejected_policy_outcome"]) == (
+        "Success",
+        "Failure",
+    )
+
+
+def test_rlds_episodes_have_one_first_one_last_and_exact_tokens(trained: Settings) -> None:
+    rows = curated(trained, "rlds").sort("episode_id")
+    assert rows.get_column("episode_id").to_list() == ["ep-alice", "ep-bob-cut", "ep-bob-fail"]
+    for steps in rows.get_column("steps").to_list():
+        assert [s["step_index"] for s in steps] == list(range(len(steps)))
+        assert sum(s["is_first"] for s in steps) == 1 and steps[0]["is_first"]
+        assert sum(s["is_last"] for s in steps) == 1 and steps[-1]["is_last"]
+        assert all(s["action"]["action_tokens"] == [153, 332, 640] for s in steps)
+    alice, cut, fail = rows.get_column("steps").to_list()
+    assert alice[-1]["is_terminal"] and alice[-1]["discount"] == 0.0
+    assert [s["discount"] for s in alice[:-1]] == [0.99] * 4
+    assert fail[-1]["is_terminal"]
+    assert not any(s["is_terminal"] for s in cut)  # truncated: no episode_end
+    assert json.loads(alice[0]["observation"]["game_state"]) == {
+        "clay_moisture": 0.7,
+        "wheel_speed": 0.5,
+    }
+
+
+def test_cot_row_is_linked_to_the_decision_it_explains(trained: Settings) -> None:
+    rows = curated(trained, "cot")
+    assert rows.height == 1
+    assert rows.item(0, "instruction") == FAMINE
+    assert rows.item(0, "input") == "weighing the grain at 3000"
+    assert rows.item(0, "thought_process").to_list() == [
+        "The canal feeds everyone",
+        "Workers keep the canal",
+    ]
+    assert rows.item(0, "outcome") == "Success at 100"
+
+
+def test_bot_unconsented_and_deleted_players_contribute_nothing(trained: Settings) -> None:
+    banned = [key(p) for p in (CAROL, DAVE, ERIN)] + [CAROL, DAVE, ERIN]
+    for config in ("dpo", "rlds", "cot"):
+        meta = curated(trained, config).get_column("metadata").str.join("").item()
+        for player in banned:
+            assert player not in meta, (config, player)
+        assert curated(trained, config).height >= 1
+    episodes = curated(trained, "rlds").get_column("episode_id").to_list()
+    assert not {"ep-carol", "ep-erin", "ep-dave"} & set(episodes)
+    # the bot never reaches silver; the deleted player is rewritten out of the daily tables
+    for table in ("decisions", "decision_pairs", "episodes", "reasoning", "competence"):
+        frame = lake(trained, table)
+        columns = (
+            ["player_key_chosen", "player_key_rejected"] if "pairs" in table else ["player_key"]
+        )
+        players = frame.select(pl.concat_list(columns).explode()).to_series().to_list()
+        assert key(DAVE) not in players, table
+        assert key(ERIN) not in players, table
+    log = pl.read_parquet(Path(trained.lake_root) / "telemetry" / "deletion_log.parquet")
+    removed = json.loads(log.filter(pl.col("player_key") == key(ERIN)).item(0, "rows_removed"))
+    # erin chose in the drought pair and was rejected in the river pair
+    assert removed["telemetry/decision_pairs"] == 2
+
+
+def test_load_dataset_rlds_in_a_fresh_process(trained: Settings, tmp_path: Path) -> None:
+    latest = Path(trained.hub_root) / trained.dataset_name / "latest"
+    loaded = load_in_fresh_process(latest, ["rlds", "cot"], tmp_path)
+    rlds = loaded["rlds"]
+    episodes = [split["first"] for split in rlds.values()]
+    assert episodes
+    total = sum(len(split["ids"]) for split in rlds.values())
+    assert total == 3
+    for episode in episodes:
+        steps = episode["steps"]
+        assert [s["step_index"] for s in steps] == list(range(len(steps)))
+        assert [s["is_first"] for s in steps].count(True) == 1
+        assert [s["is_last"] for s in steps].count(True) == 1
+
+
+def test_tfrecord_export_reads_back_with_the_same_steps(trained: Settings) -> None:
+    latest = Path(trained.hub_root) / trained.dataset_name / "latest"
+    files = sorted((latest / "tfrecord").glob("rlds-*.tfrecord"))
+    assert files
+    back = [episode for path in files for episode in read_episodes(path)]
+    rows = curated(trained, "rlds")
+    steps = dict(zip(rows["episode_id"], rows["steps"].list.len(), strict=True))
+    assert len(back) == rows.height == 3
+    for context, sequence in back:
+        episode = context["episode_id"].decode()
+        assert int(context["total_steps"][0]) == steps[episode]
+        assert len(sequence["step_index"]) == steps[episode]
+        assert [int(v[0]) for v in sequence["step_index"]] == list(range(steps[episode]))
+        assert [int(v[0]) for v in sequence["is_first"]].count(1) == 1
+        assert [v.tolist() for v in sequence["action/action_tokens"]] == [[153, 332, 640]] * steps[
+            episode
+        ]
+
+
+def test_card_documents_rlds_layout_tokens_and_telemetry_rows(trained: Settings) -> None:
+    card = (Path(trained.hub_root) / trained.dataset_name / "latest" / "README.md").read_text()
+    notes = card[card.index("## Config notes") :]
+    for heading in ("### `rlds`", "### `dpo`: telemetry", "### `cot`: telemetry"):
+        assert heading in notes
+    assert "token = axis * 256 + min(255, floor((v + 1) / 2 * 256))" in notes
+    assert "tfrecord/rlds-<split>.tfrecord" in notes
