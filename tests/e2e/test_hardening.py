@@ -118,13 +118,17 @@ def plant(text: str, values: list[str]) -> tuple[str, int]:
 
 
 def published_text(hub: Path) -> dict[str, str]:
-    """Return every published file as text (Parquet files as their rows in JSON)."""
+    """Return every published file as text (Parquet files as their rows in JSON).
+
+    Binary extras (`tfrecord/`) are decoded leniently: their string fields are stored as raw
+    UTF-8 bytes, so a planted value that leaked would still appear verbatim.
+    """
     texts = {}
     for path in sorted(p for p in hub.rglob("*") if p.is_file()):
         if path.suffix == ".parquet":
             texts[str(path)] = pl.read_parquet(path).write_ndjson()
         else:
-            texts[str(path)] = path.read_text(encoding="utf-8")
+            texts[str(path)] = path.read_bytes().decode("utf-8", errors="replace")
     return texts
 
 
