@@ -246,6 +246,24 @@ class RawLineReader:
         """Return a record batch reader (DuckDB and Polars scan it without materializing)."""
         return pa.RecordBatchReader.from_batches(LINE_SCHEMA, self.batches())
 
+    def chunks(self, chunk_bytes: int, batch_rows: int) -> Iterator[pa.Table]:
+        """Yield the lines as tables of about `chunk_bytes` of batches of at most `batch_rows`.
+
+        DuckDB scans the record batches of a registered table in parallel, so a chunk of small
+        batches is parsed by all its threads. At least one (possibly empty) table is yielded.
+        """
+        batches: list[pa.RecordBatch] = []
+        size = 0
+        empty = True
+        for batch in self.batches():
+            batches.extend(pa.Table.from_batches([batch]).to_batches(max_chunksize=batch_rows))
+            size += batch.nbytes
+            if size >= chunk_bytes:
+                yield pa.Table.from_batches(batches, schema=LINE_SCHEMA)
+                batches, size, empty = [], 0, False
+        if batches or empty:
+            yield pa.Table.from_batches(batches, schema=LINE_SCHEMA)
+
     def batches(self) -> Iterator[pa.RecordBatch]:
         """Yield the batches of every file in turn."""
         for path in self.paths:

@@ -143,20 +143,26 @@ checked AS (
         ) AS escalation_id
     FROM ranged
 ),
-ranked AS (
+chunk_ranked AS (
     SELECT
         *,
-        CASE
-            WHEN invalid_reason IS NULL THEN row_number() OVER (
-                PARTITION BY invalid_reason IS NULL, escalation_id ORDER BY source_file, line_no
-            )
-        END AS id_rank,
-        CASE
-            WHEN invalid_reason IS NULL THEN first_value(source_file || ':' || line_no) OVER (
-                PARTITION BY invalid_reason IS NULL, escalation_id ORDER BY source_file, line_no
-            )
-        END AS first_ref
+        CASE WHEN invalid_reason IS NULL THEN row_number() OVER same_id END AS chunk_rank,
+        CASE WHEN invalid_reason IS NULL THEN first_value(source_file || ':' || line_no) OVER same_id
+        END AS chunk_first_ref
     FROM checked
+    WINDOW same_id AS (
+        PARTITION BY invalid_reason IS NULL, escalation_id ORDER BY source_file, line_no
+    )
+),
+ranked AS (
+    SELECT
+        chunk_ranked.*,
+        CASE WHEN invalid_reason IS NULL THEN chunk_rank + (seen.first_ref IS NOT NULL)::INTEGER
+        END AS id_rank,
+        coalesce(seen.first_ref, chunk_first_ref) AS first_ref
+    FROM chunk_ranked
+    LEFT JOIN seen_keys AS seen
+        ON chunk_ranked.invalid_reason IS NULL AND seen.dedup_key = chunk_ranked.escalation_id
 )
 SELECT
     source_file,
@@ -197,6 +203,8 @@ SELECT
                     || coalesce(CAST(json(line) -> replace(invalid_reason, 'invalid_', '') AS VARCHAR), 'null'),
                 200
             )
-    END AS quarantine_detail
+    END AS quarantine_detail,
+    CASE WHEN invalid_reason IS NULL AND id_rank = 1 THEN escalation_id END AS new_key,
+    NULL::HUGEINT AS new_key_line_hash
 FROM ranked
 ORDER BY source_file, line_no

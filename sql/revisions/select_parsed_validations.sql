@@ -2,7 +2,10 @@
 -- distill_assets/contracts/revisions.py. One output row per raw line: the bronze columns plus
 -- quarantine_reason (NULL = accepted; the first failing test below wins) and quarantine_detail.
 -- Among accepted lines, a second line for the same (turn_id, iteration) is quarantined as
--- duplicate_validation: the first one in (source_file, line_no) order is kept.
+-- duplicate_validation: the first one in (source_file, line_no) order is kept. Reads the view
+-- `raw_lines` (one chunk of a partition, in order) and the table `seen_keys` (iterations accepted
+-- in earlier chunks, with a hash of their line; see distill_assets.defs.ingest); `new_key` names
+-- the iteration of a line accepted first here.
 WITH lines AS (
     SELECT
         source_file,
@@ -93,17 +96,37 @@ checked AS (
         END AS contract_reason
     FROM valued
 ),
-ranked AS (
+keyed AS (
     SELECT
         *,
-        row_number() OVER same_iteration AS occurrence,
-        first_value(source_file || ':' || line_no) OVER same_iteration AS first_ref,
-        first_value(line) OVER same_iteration AS first_line
+        -- the iteration is a number: the last separator splits the key unambiguously
+        CASE WHEN contract_reason IS NULL THEN turn_id_value || chr(31) || iteration_value END
+            AS iteration_key
     FROM checked
+),
+chunk_ranked AS (
+    SELECT
+        *,
+        row_number() OVER same_iteration AS chunk_occurrence,
+        first_value(source_file || ':' || line_no) OVER same_iteration AS chunk_first_ref,
+        first_value(line) OVER same_iteration AS chunk_first_line
+    FROM keyed
     WINDOW same_iteration AS (
         PARTITION BY contract_reason IS NULL, turn_id_value, iteration_value
         ORDER BY source_file, line_no
     )
+),
+ranked AS (
+    SELECT
+        chunk_ranked.*,
+        chunk_occurrence + (seen.first_ref IS NOT NULL)::INTEGER AS occurrence,
+        coalesce(seen.first_ref, chunk_first_ref) AS first_ref,
+        CASE
+            WHEN seen.first_ref IS NOT NULL THEN md5_number(line) = seen.first_line_hash
+            ELSE line = chunk_first_line
+        END AS repeats_first
+    FROM chunk_ranked
+    LEFT JOIN seen_keys AS seen ON seen.dedup_key = chunk_ranked.iteration_key
 )
 SELECT
     left(sha256(source_file || chr(31) || line_no), 16) AS id,
@@ -142,10 +165,13 @@ SELECT
         WHEN contract_reason LIKE 'invalid_%'
             THEN substr(contract_reason, 9) || ' = '
             || left(json_extract(doc, '$.' || substr(contract_reason, 9))::VARCHAR, 200)
-        WHEN occurrence > 1 AND line = first_line
+        WHEN occurrence > 1 AND repeats_first
             THEN 'repeats ' || first_ref || ' (first occurrence kept)'
         WHEN occurrence > 1
             THEN 'conflicts with ' || first_ref || ' (first occurrence kept)'
-    END AS quarantine_detail
+    END AS quarantine_detail,
+    CASE WHEN contract_reason IS NULL AND occurrence = 1 THEN iteration_key END AS new_key,
+    CASE WHEN contract_reason IS NULL AND occurrence = 1 THEN md5_number(line) END
+        AS new_key_line_hash
 FROM ranked
 ORDER BY source_file, line_no
