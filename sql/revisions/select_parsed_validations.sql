@@ -13,49 +13,66 @@ WITH lines AS (
         line,
         utf8_replaced,
         is_last_line,
-        CASE WHEN json_valid(line) THEN line::JSON END AS doc
+        CASE WHEN json_valid(line) THEN line END AS doc
     FROM raw_lines
+),
+-- each document is parsed once for the kinds of its fields and once for their texts
+parsed AS (
+    SELECT
+        *,
+        json_type(doc, [
+            '$', '$.turn_id', '$.ts', '$.iteration', '$.decision', '$.response', '$.query',
+            '$.revision_hints', '$.revision_focus'
+        ]) AS kinds,
+        json_extract_string(doc, [
+            '$.turn_id', '$.ts', '$.iteration', '$.decision', '$.response', '$.query',
+            '$.revision_hints', '$.revision_focus'
+        ]) AS texts
+    FROM lines
 ),
 typed AS (
     SELECT
         *,
-        json_type(doc) AS doc_type,
-        json_type(doc, '$.turn_id') AS turn_id_type,
-        json_type(doc, '$.ts') AS ts_type,
-        json_type(doc, '$.iteration') AS iteration_type,
-        json_type(doc, '$.decision') AS decision_type,
-        json_type(doc, '$.response') AS response_type,
-        json_type(doc, '$.query') AS query_type,
-        json_type(doc, '$.revision_hints') AS hints_type,
-        json_type(doc, '$.revision_hints[*]') AS hint_item_types,
-        json_type(doc, '$.revision_focus') AS focus_type
-    FROM lines
+        kinds[1] AS doc_type,
+        kinds[2] AS turn_id_type,
+        kinds[3] AS ts_type,
+        kinds[4] AS iteration_type,
+        kinds[5] AS decision_type,
+        kinds[6] AS response_type,
+        kinds[7] AS query_type,
+        kinds[8] AS hints_type,
+        kinds[9] AS focus_type,
+        texts[1] AS turn_id_text,
+        texts[2] AS ts_text,
+        CASE WHEN kinds[8] = 'ARRAY' THEN json_type(doc, '$.revision_hints[*]') END
+            AS hint_item_types
+    FROM parsed
 ),
 valued AS (
     SELECT
         *,
         CASE
-            WHEN turn_id_type = 'VARCHAR' THEN nullif(trim(doc ->> '$.turn_id'), '')
-            WHEN turn_id_type IN ('UBIGINT', 'BIGINT') THEN doc ->> '$.turn_id'
+            WHEN turn_id_type = 'VARCHAR' THEN nullif(trim(turn_id_text), '')
+            WHEN turn_id_type IN ('UBIGINT', 'BIGINT') THEN turn_id_text
         END AS turn_id_value,
         CASE
-            WHEN ts_type IN ('UBIGINT', 'BIGINT', 'DOUBLE') THEN TRY_CAST(doc ->> '$.ts' AS DOUBLE)
+            WHEN ts_type IN ('UBIGINT', 'BIGINT', 'DOUBLE') THEN TRY_CAST(ts_text AS DOUBLE)
             WHEN ts_type = 'VARCHAR'
                 AND regexp_matches(
-                    doc ->> '$.ts', '[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|z|[+-]\d{2}(:?\d{2})?)$'
+                    ts_text, '[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|z|[+-]\d{2}(:?\d{2})?)$'
                 )
-                THEN epoch(TRY_CAST(doc ->> '$.ts' AS TIMESTAMPTZ))
-            WHEN ts_type = 'VARCHAR' THEN epoch(TRY_CAST(doc ->> '$.ts' AS TIMESTAMP))
+                THEN epoch(TRY_CAST(ts_text AS TIMESTAMPTZ))
+            WHEN ts_type = 'VARCHAR' THEN epoch(TRY_CAST(ts_text AS TIMESTAMP))
         END AS ts_value,
         CASE
             WHEN iteration_type IN ('UBIGINT', 'BIGINT')
-                THEN TRY_CAST(doc ->> '$.iteration' AS BIGINT)
+                THEN TRY_CAST(texts[3] AS BIGINT)
         END AS iteration_value,
-        CASE WHEN decision_type = 'VARCHAR' THEN upper(trim(doc ->> '$.decision')) END
+        CASE WHEN decision_type = 'VARCHAR' THEN upper(trim(texts[4])) END
             AS decision_value,
-        CASE WHEN response_type = 'VARCHAR' THEN doc ->> '$.response' END AS response_value,
+        CASE WHEN response_type = 'VARCHAR' THEN texts[5] END AS response_value,
         CASE
-            WHEN hints_type = 'VARCHAR' THEN [trim(doc ->> '$.revision_hints')]
+            WHEN hints_type = 'VARCHAR' THEN [trim(texts[7])]
             WHEN hints_type = 'ARRAY'
                 THEN list_transform(
                     json_extract_string(doc, '$.revision_hints[*]'), lambda h: trim(h)
@@ -140,10 +157,10 @@ SELECT
     ts_value AS ts,
     iteration_value AS iteration,
     decision_value AS decision,
-    CASE WHEN query_type = 'VARCHAR' THEN doc ->> '$.query' END AS query,
+    CASE WHEN query_type = 'VARCHAR' THEN texts[6] END AS query,
     response_value AS response,
     list_filter(hints_value, lambda h: h <> '') AS revision_hints,
-    CASE WHEN focus_type = 'VARCHAR' THEN nullif(trim(doc ->> '$.revision_focus'), '') END
+    CASE WHEN focus_type = 'VARCHAR' THEN nullif(trim(texts[8]), '') END
         AS revision_focus,
     CASE WHEN doc_type = 'OBJECT' THEN json_merge_patch(
         doc,
