@@ -45,6 +45,9 @@ RAW_SUFFIXES: dict[str, str | None] = {
     ".jsonl.lz4": "lz4",
 }
 BLOCK_BYTES = 32 << 20
+# a block holding invalid UTF-8 is validated again in pieces of about this size (whole lines),
+# and only the invalid pieces are decoded with replacements
+_REPAIR_PIECE_BYTES = 1 << 20
 _BOM = b"\xef\xbb\xbf"
 _NEWLINE = 10
 _CARRIAGE_RETURN = 13
@@ -429,7 +432,7 @@ def _check_magic(path: str, chunk: pa.Buffer) -> None:
     """Raise if a file read as plain JSONL starts like a compressed or archive file."""
     if compression_of(path) is not None:
         return
-    head = chunk.to_pybytes()[:8] if len(chunk) >= 8 else chunk.to_pybytes()
+    head = chunk.slice(0, min(8, len(chunk))).to_pybytes()
     for magic, kind in _MAGIC.items():
         if head.startswith(magic):
             raise ValueError(f"{kind} data in a file named as plain JSON Lines")
@@ -520,17 +523,31 @@ def _blank(
 def _repair_utf8(
     block: bytes | memoryview, raw: np.ndarray, ends: np.ndarray
 ) -> tuple[bytes, np.ndarray]:
-    r"""Decode a block holding invalid UTF-8 once, with U+FFFD for every invalid sequence.
+    r"""Decode the invalid UTF-8 of a block once, with U+FFFD for every invalid sequence.
 
-    Returns the repaired block (the same lines: an invalid sequence never swallows a `\n`) and
-    which lines were repaired: those holding more U+FFFD after than before (each replacement
-    adds one; a U+FFFD already in the input stays as it was).
+    The block is validated in pieces of about `_REPAIR_PIECE_BYTES` whole lines and only the
+    invalid pieces are decoded. Returns the repaired block (the same lines: an invalid sequence
+    never swallows a `\n`) and which lines were repaired: those holding more U+FFFD after than
+    before (each replacement adds one; a U+FFFD already in the input stays as it was).
     """
-    repaired = bytes(block).decode("utf-8", "replace").encode("utf-8")
-    fixed = np.frombuffer(repaired, dtype=np.uint8)
-    before = _replacement_chars_per_line(raw, ends)
-    after = _replacement_chars_per_line(fixed, np.flatnonzero(fixed == _NEWLINE))
-    return repaired, after > before
+    view = memoryview(block)
+    cuts = np.unique(ends[np.searchsorted(ends, np.arange(0, len(raw), _REPAIR_PIECE_BYTES)[1:])])
+    bounds = [0, *(int(c) + 1 for c in cuts if c + 1 < len(raw)), len(raw)]
+    parts: list[bytes | memoryview] = []
+    replaced = np.zeros(len(ends), dtype=bool)
+    for start, stop in zip(bounds[:-1], bounds[1:], strict=True):
+        piece = view[start:stop]
+        if _valid_utf8(piece):
+            parts.append(piece)
+            continue
+        repaired = bytes(piece).decode("utf-8", "replace").encode("utf-8")
+        parts.append(repaired)
+        lines = slice(np.searchsorted(ends, start), np.searchsorted(ends, stop))
+        before = _replacement_chars_per_line(raw[start:stop], ends[lines] - start)
+        fixed = np.frombuffer(repaired, dtype=np.uint8)
+        after = _replacement_chars_per_line(fixed, np.flatnonzero(fixed == _NEWLINE))
+        replaced[lines] = after > before
+    return b"".join(parts), replaced
 
 
 def _replacement_chars_per_line(raw: np.ndarray, ends: np.ndarray) -> np.ndarray:
