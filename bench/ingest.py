@@ -67,7 +67,8 @@ def dataset(source: str, size_mb: int) -> Path:
         with tempfile.TemporaryDirectory() as tmp:
             generate(Path(tmp), max(1, math.ceil(want / per_scale)), part + 1)
             for path in sorted(Path(tmp).rglob("*.jsonl*")):
-                target = folder / f"part{part:03d}-{path.name}"
+                name = "-".join(path.relative_to(Path(tmp) / source / DAY).parts)
+                target = folder / f"part{part:03d}-{name}"
                 shutil.move(path, target)
                 written += target.stat().st_size
         part += 1

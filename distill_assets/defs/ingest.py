@@ -4,12 +4,18 @@ Every source's bronze asset is a multi-asset `(<source>/<bronze table>, <source>
 parse statement `sql/<source>/select_parsed_<table>.sql` reads the view `raw_lines`
 (`source_file, line_no, line, utf8_replaced, is_last_line`, see `lib.rawfiles`) and returns one row
 per raw record with the bronze columns plus `quarantine_reason` (NULL for a good record) and
-`quarantine_detail`. This module streams the raw files through it once into a local stage file,
-then splits the stage into the bronze table and the quarantine table (`source, source_file,
-line_no, reason, detail, raw_line`), so every record lands in exactly one of them. Files and
-records the reader cannot turn into lines (`unsupported_file`, `undecodable_file`, `too_large`,
-see `lib.rawfiles`) are quarantine rows too. The stage folder is removed when the asset fails,
-else when the IO manager has moved both files away.
+`quarantine_detail`, in (`source_file`, `line_no`) order. The raw files are read in chunks of about
+`CHUNK_BYTES` of lines (in a background thread, while the last chunk is parsed); DuckDB parses each
+chunk with all its threads, and a background thread splits the parsed rows into the bronze file and
+the quarantine file (`source, source_file, line_no, reason, detail, raw_line`) as they stream, so
+every record lands in exactly one of them and memory is bounded by a few chunks whatever the size
+of the partition. A parse that quarantines repeated keys (a duplicate id) ranks the keys within the
+chunk and looks up the table `seen_keys` (`sql/ingest/create_seen_keys.sql`: the keys accepted in
+earlier chunks, with where and a hash of the line); it names the key of each record it accepts
+first in `new_key` (and `new_key_line_hash`), which the ingest adds to `seen_keys` after the chunk.
+Files and records the reader cannot turn into lines (`unsupported_file`, `undecodable_file`,
+`too_large`, see `lib.rawfiles`) are quarantine rows too. The working folder is removed when the
+ingest fails, else when the IO manager has moved both files away.
 """
 
 import contextlib
@@ -90,6 +96,12 @@ def ingest_partition(
     order, whatever order they are given in.
     """
     statement = parse_sql or load_sql(f"{source}/select_parsed_{table}")
+    if "line" in bronze_exclude:
+        # only quarantine rows keep the raw text: the others' is not copied out of DuckDB
+        statement = (
+            f"SELECT * REPLACE (CASE WHEN {REASON} IS NOT NULL THEN line END AS line) "
+            f"FROM ({statement})"
+        )
     reader = RawLineReader(sorted(raw_paths), root=raw_root)
     workdir = working_dir(source)
     sink = _Sink(source, workdir, bronze_exclude)

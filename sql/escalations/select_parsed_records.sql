@@ -205,6 +205,6 @@ SELECT
             )
     END AS quarantine_detail,
     CASE WHEN invalid_reason IS NULL AND id_rank = 1 THEN escalation_id END AS new_key,
-    NULL::HUGEINT AS new_key_line_hash
+    NULL::VARCHAR AS new_key_line_hash
 FROM ranked
 ORDER BY source_file, line_no

@@ -3,5 +3,5 @@
 CREATE TEMP TABLE seen_keys (
     dedup_key VARCHAR,
     first_ref VARCHAR,
-    first_line_hash HUGEINT
+    first_line_hash VARCHAR
 )

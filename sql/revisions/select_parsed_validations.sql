@@ -139,7 +139,7 @@ ranked AS (
         chunk_occurrence + (seen.first_ref IS NOT NULL)::INTEGER AS occurrence,
         coalesce(seen.first_ref, chunk_first_ref) AS first_ref,
         CASE
-            WHEN seen.first_ref IS NOT NULL THEN md5_number(line) = seen.first_line_hash
+            WHEN seen.first_ref IS NOT NULL THEN md5(line) = seen.first_line_hash
             ELSE line = chunk_first_line
         END AS repeats_first
     FROM chunk_ranked
@@ -188,7 +188,7 @@ SELECT
             THEN 'conflicts with ' || first_ref || ' (first occurrence kept)'
     END AS quarantine_detail,
     CASE WHEN contract_reason IS NULL AND occurrence = 1 THEN iteration_key END AS new_key,
-    CASE WHEN contract_reason IS NULL AND occurrence = 1 THEN md5_number(line) END
+    CASE WHEN contract_reason IS NULL AND occurrence = 1 THEN md5(line) END
         AS new_key_line_hash
 FROM ranked
 ORDER BY source_file, line_no

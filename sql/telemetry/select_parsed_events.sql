@@ -498,6 +498,6 @@ SELECT
     CASE WHEN reason = 'duplicate_event_id' THEN 'first kept at ' || first_seen
         ELSE invalid_detail END AS quarantine_detail,
     CASE WHEN pre_reason IS NULL AND event_rank = 1 THEN event_id END AS new_key,
-    NULL::HUGEINT AS new_key_line_hash
+    NULL::VARCHAR AS new_key_line_hash
 FROM final
 ORDER BY source_file, line_no
