@@ -26,6 +26,7 @@ normally:
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import date
@@ -535,7 +536,7 @@ def _repair_utf8(
     bounds = [0, *(int(c) + 1 for c in cuts if c + 1 < len(raw)), len(raw)]
     parts: list[bytes | memoryview] = []
     replaced = np.zeros(len(ends), dtype=bool)
-    for start, stop in zip(bounds[:-1], bounds[1:], strict=True):
+    for start, stop in itertools.pairwise(bounds):
         piece = view[start:stop]
         if _valid_utf8(piece):
             parts.append(piece)

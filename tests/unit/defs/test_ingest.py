@@ -7,11 +7,11 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-import distill_assets.defs.ingest as ingest
-import distill_assets.lib.rawfiles as rawfiles
 from distill_assets.contracts.escalations import parse_parameters
+from distill_assets.defs import ingest
 from distill_assets.defs.telemetry.assets import parse_params
 from distill_assets.defs.telemetry.resources import PlayerIdHasher
+from distill_assets.lib import rawfiles
 from distill_assets.lib.rawfiles import list_raw_files
 from distill_assets.samples import escalations, revisions, telemetry
 
@@ -71,8 +71,7 @@ def test_a_duplicate_in_a_later_chunk_names_the_first_record(
     folder = tmp_path / "revisions" / DAY
     folder.mkdir(parents=True)
     first = (
-        '{"turn_id": "t1", "ts": 1795082400, "iteration": 1, "decision": "REVISE", '
-        '"response": "r"}'
+        '{"turn_id": "t1", "ts": 1795082400, "iteration": 1, "decision": "REVISE", "response": "r"}'
     )
     conflicting = first.replace('"r"', '"other"')
     (folder / "a.jsonl").write_text(first + "\n", encoding="utf-8")
