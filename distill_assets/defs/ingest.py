@@ -56,8 +56,10 @@ REASON, DETAIL = "quarantine_reason", "quarantine_detail"
 # a parse that de-duplicates names the key of each record it accepts first (else NULL) and, if it
 # compares repeated lines, a hash of the line; the ingest remembers them across chunks
 NEW_KEY, NEW_KEY_LINE_HASH = "new_key", "new_key_line_hash"
-CHUNK_BYTES = 32 << 20
-_PENDING_CHUNKS = 2
+# small enough that a chunk's parse (windows, sort) holds little memory, large enough that
+# planning the parse statement once per chunk costs little
+CHUNK_BYTES = 16 << 20
+_PENDING_CHUNKS = 1
 # columns with few distinct values per row group are dictionary-encoded (others are not)
 _DICTIONARY = ["source", "source_file", "reason", "event_type", "domain", "decision"]
 

@@ -251,22 +251,25 @@ class RawLineReader:
         return pa.RecordBatchReader.from_batches(LINE_SCHEMA, self.batches())
 
     def chunks(self, chunk_bytes: int, batch_rows: int) -> Iterator[pa.Table]:
-        """Yield the lines as tables of about `chunk_bytes` of batches of at most `batch_rows`.
+        """Yield the lines as tables of about `chunk_bytes` of text, in batches of `batch_rows`.
 
         DuckDB scans the record batches of a registered table in parallel, so a chunk of small
-        batches is parsed by all its threads. At least one (possibly empty) table is yielded.
+        batches is parsed by all its threads. A block read is cut between lines (zero-copy
+        slices), so a chunk can be much smaller than a block. At least one (possibly empty)
+        table is yielded.
         """
-        batches: list[pa.RecordBatch] = []
+        pending: list[pa.RecordBatch] = []
         size = 0
         empty = True
-        for batch in self.batches():
-            batches.extend(pa.Table.from_batches([batch]).to_batches(max_chunksize=batch_rows))
-            size += batch.nbytes
-            if size >= chunk_bytes:
-                yield pa.Table.from_batches(batches, schema=LINE_SCHEMA)
-                batches, size, empty = [], 0, False
-        if batches or empty:
-            yield pa.Table.from_batches(batches, schema=LINE_SCHEMA)
+        for block in self.batches():
+            for batch in pa.Table.from_batches([block]).to_batches(max_chunksize=batch_rows):
+                pending.append(batch)
+                size += _text_bytes(batch.column(2))
+                if size >= chunk_bytes:
+                    yield pa.Table.from_batches(pending, schema=LINE_SCHEMA)
+                    pending, size, empty = [], 0, False
+        if pending or empty:
+            yield pa.Table.from_batches(pending, schema=LINE_SCHEMA)
 
     def batches(self) -> Iterator[pa.RecordBatch]:
         """Yield the batches of every file in turn."""
@@ -505,6 +508,12 @@ def _string_views(
     return pa.Array.from_buffers(
         pa.string_view(), len(starts), [None, pa.py_buffer(views), pa.py_buffer(block)]
     )
+
+
+def _text_bytes(lines: pa.Array) -> int:
+    """Return the bytes of text a string-view array holds (the length in each 16-byte view)."""
+    views = np.frombuffer(lines.buffers()[1], dtype=np.int32).reshape(-1, 4)
+    return int(views[lines.offset : lines.offset + len(lines), 0].sum())
 
 
 def _blank(
