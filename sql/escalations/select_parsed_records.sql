@@ -185,10 +185,13 @@ SELECT
     texts[13] AS task_type,
     v_complexity AS complexity,
     texts[15] AS reasoning_type,
+    -- the document without its contract fields (one parse, not one per extra key)
     CASE
-        WHEN len(extra_keys) > 0 THEN CAST(to_json(map_from_entries(list_transform(
-            extra_keys, lambda k: {'key': k, 'value': json(line) -> k}
-        ))) AS VARCHAR)
+        WHEN len(extra_keys) > 0 THEN CAST(json_merge_patch(
+            line,
+            '{' || array_to_string(list_transform($known_fields, lambda k: to_json(k) || ':null'), ',')
+                || '}'
+        ) AS VARCHAR)
     END AS extra,
     coalesce(invalid_reason, CASE WHEN id_rank > 1 THEN 'duplicate_id' END) AS quarantine_reason,
     CASE
