@@ -22,7 +22,7 @@ WITH docs AS (
         utf8_replaced,
         is_last_line,
         json_valid(line) AS is_json,
-        CASE WHEN json_valid(line) AND json_type(line) = 'OBJECT' THEN line::JSON END AS doc
+        CASE WHEN json_valid(line) AND json_type(line) = 'OBJECT' THEN line END AS doc
     FROM raw_lines
 ),
 -- each document is parsed once for the envelope's kinds and once for its texts (path lists)
