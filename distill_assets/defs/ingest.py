@@ -4,33 +4,64 @@ Every source's bronze asset is a multi-asset `(<source>/<bronze table>, <source>
 parse statement `sql/<source>/select_parsed_<table>.sql` reads the view `raw_lines`
 (`source_file, line_no, line, utf8_replaced, is_last_line`, see `lib.rawfiles`) and returns one row
 per raw record with the bronze columns plus `quarantine_reason` (NULL for a good record) and
-`quarantine_detail`. This module streams the raw files through it once into a local stage file,
-then splits the stage into the bronze table and the quarantine table (`source, source_file,
-line_no, reason, detail, raw_line`), so every record lands in exactly one of them. Files and
-records the reader cannot turn into lines (`unsupported_file`, `undecodable_file`, `too_large`,
-see `lib.rawfiles`) are quarantine rows too. The stage folder is removed when the asset fails,
-else when the IO manager has moved both files away.
+`quarantine_detail`, in (`source_file`, `line_no`) order. The raw files are read in chunks of about
+`CHUNK_BYTES` of lines (in a background thread, while the last chunk is parsed); DuckDB parses each
+chunk with all its threads, and a background thread splits the parsed rows into the bronze file and
+the quarantine file (`source, source_file, line_no, reason, detail, raw_line`) as they stream, so
+every record lands in exactly one of them and memory is bounded by a few chunks whatever the size
+of the partition. A parse that quarantines repeated keys (a duplicate id) ranks the keys within the
+chunk and looks up the table `seen_keys` (`sql/ingest/create_seen_keys.sql`: the keys accepted in
+earlier chunks, with where and a hash of the line); it names the key of each record it accepts
+first in `new_key` (and `new_key_line_hash`), which the ingest adds to `seen_keys` after the chunk.
+Files and records the reader cannot turn into lines (`unsupported_file`, `undecodable_file`,
+`too_large`, see `lib.rawfiles`) are quarantine rows too. The working folder is removed when the
+ingest fails, else when the IO manager has moved both files away.
 """
 
+import contextlib
 import shutil
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import dagster as dg
 import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.resources import DistillSettings, StagedParquet
 from distill_assets.lib.cleanup import working_dir
-from distill_assets.lib.lake import ROW_GROUP_SIZE, scan_partition
+from distill_assets.lib.lake import (
+    PARQUET_COMPRESSION,
+    ROW_GROUP_SIZE,
+    RowGroupWriter,
+    scan_partition,
+)
 from distill_assets.lib.metadata import funnel
-from distill_assets.lib.rawfiles import RawLineReader, ReadStats, list_raw_files, problem_table
+from distill_assets.lib.rawfiles import (
+    PROBLEM_SCHEMA,
+    RawLineReader,
+    ReadStats,
+    list_raw_files,
+    problem_table,
+)
 from distill_assets.lib.sql import connect, load_sql
+from distill_assets.lib.threads import Drain, prefetched
 
 QUARANTINE_TABLE = "quarantine"
 RECONCILE_CHECK = "raw_reconciles"
-_COPY_OPTIONS = f"(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE {ROW_GROUP_SIZE})"
+REASON, DETAIL = "quarantine_reason", "quarantine_detail"
+# a parse that de-duplicates names the key of each record it accepts first (else NULL) and, if it
+# compares repeated lines, a hash of the line; the ingest remembers them across chunks
+NEW_KEY, NEW_KEY_LINE_HASH = "new_key", "new_key_line_hash"
+# small enough that a chunk's parse (windows, sort) holds little memory, large enough that
+# planning the parse statement once per chunk costs little
+CHUNK_BYTES = 16 << 20
+_PENDING_CHUNKS = 1
+# columns with few distinct values per row group are dictionary-encoded (others are not)
+_DICTIONARY = ["source", "source_file", "reason", "event_type", "domain", "decision"]
 
 
 @dataclass
@@ -63,54 +94,123 @@ def ingest_partition(
 
     `source_file` values are relative to `raw_root` (e.g. `traces/2026-11-19/a.jsonl`). `params`
     are the parse statement's bind parameters; `bronze_exclude` names parse columns kept out of
-    bronze (e.g. `line` when only quarantine may hold the raw text).
+    bronze (e.g. `line` when only quarantine may hold the raw text). The files are read in path
+    order, whatever order they are given in.
     """
     statement = parse_sql or load_sql(f"{source}/select_parsed_{table}")
-    reader = RawLineReader(raw_paths, root=raw_root)
+    if "line" in bronze_exclude:
+        # only quarantine rows keep the raw text: the others' is not copied out of DuckDB
+        statement = (
+            f"SELECT * REPLACE (CASE WHEN {REASON} IS NOT NULL THEN line END AS line) "
+            f"FROM ({statement})"
+        )
+    reader = RawLineReader(sorted(raw_paths), root=raw_root)
     workdir = working_dir(source)
-    stage, bronze, quarantine = (workdir / n for n in ("stage", "bronze", "quarantine"))
+    sink = _Sink(source, workdir, bronze_exclude)
     con = connect()
     try:
+        # a parse returns its rows in input order; chunks come in input order too
         con.execute("SET preserve_insertion_order = true")
-        con.register("raw_lines", reader.reader())
-        con.execute(f"COPY ({statement}) TO '{stage}.parquet' {_COPY_OPTIONS}", params or {})
-        con.execute(f"CREATE VIEW stage AS SELECT * FROM read_parquet('{stage}.parquet')")
-        excluded = ", ".join(("quarantine_reason", "quarantine_detail", *bronze_exclude))
-        con.execute(
-            f"COPY (SELECT * EXCLUDE ({excluded}) FROM stage "
-            f"WHERE quarantine_reason IS NULL) TO '{bronze}.parquet' {_COPY_OPTIONS}"
-        )
-        con.register("file_problems", problem_table(reader.stats.problems, source))
-        con.execute(_quarantine_copy(quarantine), {"source": source})
-        bronze_rows = con.execute(
-            f"SELECT count(*) FROM read_parquet('{bronze}.parquet')"
-        ).fetchone()[0]
-        reasons = con.execute(
-            f"SELECT reason, count(*) FROM read_parquet('{quarantine}.parquet') GROUP BY reason"
-        ).fetchall()
+        con.execute(load_sql("ingest/create_seen_keys"))
+        for chunk in prefetched(reader.chunks(CHUNK_BYTES, ROW_GROUP_SIZE)):
+            con.register("raw_lines", chunk)
+            parsed = con.sql(statement, params=dict(params or {})).to_arrow_table()
+            con.unregister("raw_lines")
+            if NEW_KEY in parsed.column_names:
+                con.register("parsed_lines", parsed)
+                con.execute(load_sql("ingest/insert_into_seen_keys"))
+                con.unregister("parsed_lines")
+            sink.put(parsed)
+        sink.close(problem_table(reader.stats.problems, source))
     except BaseException:
+        sink.abandon()
         shutil.rmtree(workdir, ignore_errors=True)
         raise
     finally:
         con.close()
-    Path(f"{stage}.parquet").unlink(missing_ok=True)
     return IngestResult(
-        bronze=StagedParquet(Path(f"{bronze}.parquet")),
-        quarantine=StagedParquet(Path(f"{quarantine}.parquet")),
+        bronze=StagedParquet(sink.bronze_path),
+        quarantine=StagedParquet(sink.quarantine_path),
         stats=reader.stats,
-        bronze_rows=int(bronze_rows),
-        quarantine_by_reason={str(r): int(n) for r, n in reasons},
+        bronze_rows=sink.bronze_rows,
+        quarantine_by_reason=dict(sink.quarantine_by_reason),
     )
 
 
-def _quarantine_copy(target: Path) -> str:
-    return (
-        "COPY (SELECT $source AS source, source_file, line_no, quarantine_reason AS reason, "
-        "quarantine_detail AS detail, line AS raw_line FROM stage "
-        "WHERE quarantine_reason IS NOT NULL "
-        "UNION ALL SELECT source, source_file, line_no, reason, detail, raw_line "
-        f"FROM file_problems) TO '{target}.parquet' {_COPY_OPTIONS}"
-    )
+class _Sink:
+    """Split parsed chunks into bronze and quarantine rows and write both, in a background thread.
+
+    The thread that drives DuckDB only hands parsed chunks over (at most `_PENDING_CHUNKS` wait),
+    so DuckDB parses the next chunk while the last one is split, encoded and compressed (Arrow
+    releases the GIL for most of that work). The bronze file's schema is the parse's columns
+    without the quarantine and de-duplication columns and `bronze_exclude`.
+    """
+
+    def __init__(self, source: str, workdir: Path, bronze_exclude: tuple[str, ...]) -> None:
+        """Start the thread; the files are opened with the first chunk."""
+        self.source = source
+        self.bronze_path = workdir / "bronze.parquet"
+        self.quarantine_path = workdir / "quarantine.parquet"
+        self.hidden = {REASON, DETAIL, NEW_KEY, NEW_KEY_LINE_HASH, *bronze_exclude}
+        self.bronze: RowGroupWriter | None = None
+        self.quarantine = RowGroupWriter(
+            self.quarantine_path, PROBLEM_SCHEMA, PARQUET_COMPRESSION, dictionary=_DICTIONARY
+        )
+        self.bronze_rows = 0
+        self.quarantine_by_reason: Counter[str] = Counter()
+        self.drain: Drain[pa.Table] = Drain(self._split, _PENDING_CHUNKS)
+
+    def put(self, parsed: pa.Table) -> None:
+        """Hand a parsed chunk to the thread (raises what it failed with)."""
+        self.drain.put(parsed)
+
+    def _split(self, parsed: pa.Table) -> None:
+        bronze_names = [n for n in parsed.column_names if n not in self.hidden]
+        if self.bronze is None:
+            schema = pa.schema([parsed.schema.field(n) for n in bronze_names])
+            self.bronze = RowGroupWriter(
+                self.bronze_path, schema, PARQUET_COMPRESSION, dictionary=_DICTIONARY
+            )
+        bad = pc.is_valid(parsed.column(REASON))
+        good = parsed.filter(pc.invert(bad)).select(bronze_names)
+        for batch in good.to_batches():
+            self.bronze.write(batch)
+        rejected = parsed.filter(bad)
+        if rejected.num_rows:
+            rows = pa.table(
+                {
+                    "source": pa.array([self.source] * rejected.num_rows, pa.string()),
+                    "source_file": rejected.column("source_file"),
+                    "line_no": rejected.column("line_no"),
+                    "reason": rejected.column(REASON),
+                    "detail": rejected.column(DETAIL),
+                    "raw_line": rejected.column("line"),
+                }
+            ).cast(PROBLEM_SCHEMA)
+            self._quarantine(rows)
+
+    def _quarantine(self, rows: pa.Table) -> None:
+        for count in pc.value_counts(rows.column("reason")).to_pylist():
+            self.quarantine_by_reason[count["values"]] += count["counts"]
+        for batch in rows.to_batches():
+            self.quarantine.write(batch)
+
+    def close(self, problems: pa.Table) -> None:
+        """Finish the queued chunks, add the reader's `problems` and close both files."""
+        self.drain.close()
+        if problems.num_rows:
+            self._quarantine(problems)
+        self.bronze_rows = self.bronze.close() if self.bronze is not None else 0
+        self.quarantine.close()
+
+    def abandon(self) -> None:
+        """Stop after a failure: wait for the thread, whatever it raised, and close the files."""
+        with contextlib.suppress(BaseException):
+            self.drain.close()
+        for writer in (self.bronze, self.quarantine):
+            if writer is not None:
+                with contextlib.suppress(BaseException):
+                    writer.writer.close()
 
 
 def bronze_outs(

@@ -26,6 +26,7 @@ normally:
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import date
@@ -45,6 +46,9 @@ RAW_SUFFIXES: dict[str, str | None] = {
     ".jsonl.lz4": "lz4",
 }
 BLOCK_BYTES = 32 << 20
+# a block holding invalid UTF-8 is validated again in pieces of about this size (whole lines),
+# and only the invalid pieces are decoded with replacements
+_REPAIR_PIECE_BYTES = 1 << 20
 _BOM = b"\xef\xbb\xbf"
 _NEWLINE = 10
 _CARRIAGE_RETURN = 13
@@ -246,6 +250,27 @@ class RawLineReader:
         """Return a record batch reader (DuckDB and Polars scan it without materializing)."""
         return pa.RecordBatchReader.from_batches(LINE_SCHEMA, self.batches())
 
+    def chunks(self, chunk_bytes: int, batch_rows: int) -> Iterator[pa.Table]:
+        """Yield the lines as tables of about `chunk_bytes` of text, in batches of `batch_rows`.
+
+        DuckDB scans the record batches of a registered table in parallel, so a chunk of small
+        batches is parsed by all its threads. A block read is cut between lines (zero-copy
+        slices), so a chunk can be much smaller than a block. At least one (possibly empty)
+        table is yielded.
+        """
+        pending: list[pa.RecordBatch] = []
+        size = 0
+        empty = True
+        for block in self.batches():
+            for batch in pa.Table.from_batches([block]).to_batches(max_chunksize=batch_rows):
+                pending.append(batch)
+                size += _text_bytes(batch.column(2))
+                if size >= chunk_bytes:
+                    yield pa.Table.from_batches(pending, schema=LINE_SCHEMA)
+                    pending, size, empty = [], 0, False
+        if pending or empty:
+            yield pa.Table.from_batches(pending, schema=LINE_SCHEMA)
+
     def batches(self) -> Iterator[pa.RecordBatch]:
         """Yield the batches of every file in turn."""
         for path in self.paths:
@@ -411,7 +436,7 @@ def _check_magic(path: str, chunk: pa.Buffer) -> None:
     """Raise if a file read as plain JSONL starts like a compressed or archive file."""
     if compression_of(path) is not None:
         return
-    head = chunk.to_pybytes()[:8] if len(chunk) >= 8 else chunk.to_pybytes()
+    head = chunk.slice(0, min(8, len(chunk))).to_pybytes()
     for magic, kind in _MAGIC.items():
         if head.startswith(magic):
             raise ValueError(f"{kind} data in a file named as plain JSON Lines")
@@ -485,6 +510,12 @@ def _string_views(
     )
 
 
+def _text_bytes(lines: pa.Array) -> int:
+    """Return the bytes of text a string-view array holds (the length in each 16-byte view)."""
+    views = np.frombuffer(lines.buffers()[1], dtype=np.int32).reshape(-1, 4)
+    return int(views[lines.offset : lines.offset + len(lines), 0].sum())
+
+
 def _blank(
     block: bytes | memoryview, raw: np.ndarray, starts: np.ndarray, stops: np.ndarray
 ) -> np.ndarray:
@@ -502,17 +533,31 @@ def _blank(
 def _repair_utf8(
     block: bytes | memoryview, raw: np.ndarray, ends: np.ndarray
 ) -> tuple[bytes, np.ndarray]:
-    r"""Decode a block holding invalid UTF-8 once, with U+FFFD for every invalid sequence.
+    r"""Decode the invalid UTF-8 of a block once, with U+FFFD for every invalid sequence.
 
-    Returns the repaired block (the same lines: an invalid sequence never swallows a `\n`) and
-    which lines were repaired: those holding more U+FFFD after than before (each replacement
-    adds one; a U+FFFD already in the input stays as it was).
+    The block is validated in pieces of about `_REPAIR_PIECE_BYTES` whole lines and only the
+    invalid pieces are decoded. Returns the repaired block (the same lines: an invalid sequence
+    never swallows a `\n`) and which lines were repaired: those holding more U+FFFD after than
+    before (each replacement adds one; a U+FFFD already in the input stays as it was).
     """
-    repaired = bytes(block).decode("utf-8", "replace").encode("utf-8")
-    fixed = np.frombuffer(repaired, dtype=np.uint8)
-    before = _replacement_chars_per_line(raw, ends)
-    after = _replacement_chars_per_line(fixed, np.flatnonzero(fixed == _NEWLINE))
-    return repaired, after > before
+    view = memoryview(block)
+    cuts = np.unique(ends[np.searchsorted(ends, np.arange(0, len(raw), _REPAIR_PIECE_BYTES)[1:])])
+    bounds = [0, *(int(c) + 1 for c in cuts if c + 1 < len(raw)), len(raw)]
+    parts: list[bytes | memoryview] = []
+    replaced = np.zeros(len(ends), dtype=bool)
+    for start, stop in itertools.pairwise(bounds):
+        piece = view[start:stop]
+        if _valid_utf8(piece):
+            parts.append(piece)
+            continue
+        repaired = bytes(piece).decode("utf-8", "replace").encode("utf-8")
+        parts.append(repaired)
+        lines = slice(np.searchsorted(ends, start), np.searchsorted(ends, stop))
+        before = _replacement_chars_per_line(raw[start:stop], ends[lines] - start)
+        fixed = np.frombuffer(repaired, dtype=np.uint8)
+        after = _replacement_chars_per_line(fixed, np.flatnonzero(fixed == _NEWLINE))
+        replaced[lines] = after > before
+    return b"".join(parts), replaced
 
 
 def _replacement_chars_per_line(raw: np.ndarray, ends: np.ndarray) -> np.ndarray:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
@@ -46,3 +46,28 @@ class Drain(Generic[T]):
                     self._consume(item)
                 except BaseException as exc:  # re-raised by put() or close()
                     self._failure = exc
+
+
+def prefetched(items: Iterator[T], pending: int = 1) -> Iterator[T]:
+    """Yield the items of `items`, producing the next ones in a background thread meanwhile.
+
+    At most `pending` items wait. A failure while producing is raised in the consuming thread.
+    """
+    ready: queue.Queue[tuple[bool, T | BaseException | None]] = queue.Queue(maxsize=pending)
+
+    def produce() -> None:
+        try:
+            for item in items:
+                ready.put((True, item))
+            ready.put((False, None))
+        except BaseException as exc:  # re-raised in the consuming thread
+            ready.put((False, exc))
+
+    threading.Thread(target=produce, daemon=True).start()
+    while True:
+        more, item = ready.get()
+        if not more:
+            if isinstance(item, BaseException):
+                raise item
+            return
+        yield item  # type: ignore[misc]

@@ -1,7 +1,10 @@
 -- Parse raw escalation lines (seed 000 "Interaction", contracts/escalations.py) into bronze columns
--- plus a quarantine reason (NULL = accepted). Reads the view `raw_lines`; output ordered by
--- (source_file, line_no). The first failing rule names the reason; a valid record whose id was
--- already seen earlier in the partition is a `duplicate_id`.
+-- plus a quarantine reason (NULL = accepted). Reads the view `raw_lines` (one chunk of a partition,
+-- in (source_file, line_no) order) and the table `seen_keys` (ids accepted in earlier chunks, see
+-- distill_assets.defs.ingest); output ordered by (source_file, line_no). Each line is parsed once
+-- for the JSON kinds of its fields, once for their texts and once for its keys (not once per
+-- field). The first failing rule names the reason; a valid record whose id was already seen earlier
+-- in the partition is a `duplicate_id`; `new_key` is the id of a record accepted first here.
 -- Parameters (from contracts.escalations.parse_parameters): $known_fields, $iso_pattern,
 -- $offset_pattern, $max_unix_seconds, $domains, $reasoning_types.
 WITH objects AS (
@@ -12,51 +15,57 @@ WITH objects AS (
         utf8_replaced,
         is_last_line,
         json_valid(line) AS is_json,
-        CASE WHEN json_valid(line) THEN json_type(json(line)) END AS json_kind,
-        CASE
-            WHEN json_valid(line) AND json_type(json(line)) = 'OBJECT' THEN json(line)
-        END AS o
+        CASE WHEN json_valid(line) THEN json_type(line, ['$', '$.id', '$.session_id', '$.created_at', '$.timestamp', '$.query', '$.query_context', '$.sam_attempt', '$.sam_confidence', '$.sam_reasoning', '$.claude_response', '$.domain', '$.subdomain', '$.task_type', '$.complexity', '$.reasoning_type']) END AS kinds
     FROM raw_lines
+),
+parsed AS (
+    SELECT
+        *,
+        kinds[1] AS json_kind,
+        kinds[1] = 'OBJECT' AS is_object,
+        CASE WHEN kinds[1] = 'OBJECT' THEN json_extract_string(line, ['$.id', '$.session_id', '$.created_at', '$.timestamp', '$.query', '$.query_context', '$.sam_attempt', '$.sam_confidence', '$.sam_reasoning', '$.claude_response', '$.domain', '$.subdomain', '$.task_type', '$.complexity', '$.reasoning_type']) END AS texts,
+        CASE WHEN kinds[1] = 'OBJECT' THEN json_keys(line) END AS keys
+    FROM objects
 ),
 typed AS (
     SELECT
         *,
-        coalesce(json_type(o -> 'id'), 'NULL') AS t_id,
-        coalesce(json_type(o -> 'session_id'), 'NULL') AS t_session_id,
-        coalesce(json_type(o -> 'created_at'), 'NULL') AS t_created_at,
-        coalesce(json_type(o -> 'timestamp'), 'NULL') AS t_timestamp,
-        coalesce(json_type(o -> 'query'), 'NULL') AS t_query,
-        coalesce(json_type(o -> 'query_context'), 'NULL') AS t_query_context,
-        coalesce(json_type(o -> 'sam_attempt'), 'NULL') AS t_sam_attempt,
-        coalesce(json_type(o -> 'sam_confidence'), 'NULL') AS t_sam_confidence,
-        coalesce(json_type(o -> 'sam_reasoning'), 'NULL') AS t_sam_reasoning,
-        coalesce(json_type(o -> 'claude_response'), 'NULL') AS t_claude_response,
-        coalesce(json_type(o -> 'domain'), 'NULL') AS t_domain,
-        coalesce(json_type(o -> 'subdomain'), 'NULL') AS t_subdomain,
-        coalesce(json_type(o -> 'task_type'), 'NULL') AS t_task_type,
-        coalesce(json_type(o -> 'complexity'), 'NULL') AS t_complexity,
-        coalesce(json_type(o -> 'reasoning_type'), 'NULL') AS t_reasoning_type,
-        list_filter(json_keys(o), lambda k: NOT list_contains($known_fields, k)) AS extra_keys
-    FROM objects
+        coalesce(CASE WHEN is_object THEN kinds[2] END, 'NULL') AS t_id,
+        coalesce(CASE WHEN is_object THEN kinds[3] END, 'NULL') AS t_session_id,
+        coalesce(CASE WHEN is_object THEN kinds[4] END, 'NULL') AS t_created_at,
+        coalesce(CASE WHEN is_object THEN kinds[5] END, 'NULL') AS t_timestamp,
+        coalesce(CASE WHEN is_object THEN kinds[6] END, 'NULL') AS t_query,
+        coalesce(CASE WHEN is_object THEN kinds[7] END, 'NULL') AS t_query_context,
+        coalesce(CASE WHEN is_object THEN kinds[8] END, 'NULL') AS t_sam_attempt,
+        coalesce(CASE WHEN is_object THEN kinds[9] END, 'NULL') AS t_sam_confidence,
+        coalesce(CASE WHEN is_object THEN kinds[10] END, 'NULL') AS t_sam_reasoning,
+        coalesce(CASE WHEN is_object THEN kinds[11] END, 'NULL') AS t_claude_response,
+        coalesce(CASE WHEN is_object THEN kinds[12] END, 'NULL') AS t_domain,
+        coalesce(CASE WHEN is_object THEN kinds[13] END, 'NULL') AS t_subdomain,
+        coalesce(CASE WHEN is_object THEN kinds[14] END, 'NULL') AS t_task_type,
+        coalesce(CASE WHEN is_object THEN kinds[15] END, 'NULL') AS t_complexity,
+        coalesce(CASE WHEN is_object THEN kinds[16] END, 'NULL') AS t_reasoning_type,
+        list_filter(keys, lambda k: NOT list_contains($known_fields, k)) AS extra_keys
+    FROM parsed
 ),
 valued AS (
     SELECT
         *,
-        CASE WHEN t_id = 'VARCHAR' THEN o ->> 'id' END AS v_id,
-        CASE WHEN t_query = 'VARCHAR' THEN o ->> 'query' END AS v_query,
-        CASE WHEN t_claude_response = 'VARCHAR' THEN o ->> 'claude_response' END AS v_response,
-        CASE WHEN t_timestamp = 'VARCHAR' THEN o ->> 'timestamp' END AS v_timestamp,
+        CASE WHEN t_id = 'VARCHAR' THEN texts[1] END AS v_id,
+        CASE WHEN t_query = 'VARCHAR' THEN texts[5] END AS v_query,
+        CASE WHEN t_claude_response = 'VARCHAR' THEN texts[10] END AS v_response,
+        CASE WHEN t_timestamp = 'VARCHAR' THEN texts[4] END AS v_timestamp,
         CASE
             WHEN t_created_at IN ('BIGINT', 'UBIGINT', 'HUGEINT', 'DOUBLE')
-                THEN CAST(o -> 'created_at' AS DOUBLE)
+                THEN CAST(texts[3] AS DOUBLE)
         END AS v_created_at,
         CASE
             WHEN t_sam_confidence IN ('BIGINT', 'UBIGINT', 'HUGEINT', 'DOUBLE')
-                THEN CAST(o -> 'sam_confidence' AS DOUBLE)
+                THEN CAST(texts[8] AS DOUBLE)
         END AS v_confidence,
         CASE
             WHEN t_complexity IN ('BIGINT', 'UBIGINT', 'HUGEINT')
-                THEN try_cast(o ->> 'complexity' AS BIGINT)
+                THEN try_cast(texts[14] AS BIGINT)
         END AS v_complexity
     FROM typed
 ),
@@ -107,7 +116,7 @@ checked AS (
             WHEN t_sam_reasoning NOT IN ('NULL', 'VARCHAR') THEN 'invalid_sam_reasoning'
             WHEN t_domain <> 'NULL'
                 AND NOT coalesce(
-                    t_domain = 'VARCHAR' AND list_contains($domains, o ->> 'domain'),
+                    t_domain = 'VARCHAR' AND list_contains($domains, texts[11]),
                     false
                 )
                 THEN 'invalid_domain'
@@ -118,7 +127,7 @@ checked AS (
             WHEN t_reasoning_type <> 'NULL'
                 AND NOT coalesce(
                     t_reasoning_type = 'VARCHAR'
-                    AND list_contains($reasoning_types, o ->> 'reasoning_type'),
+                    AND list_contains($reasoning_types, texts[15]),
                     false
                 )
                 THEN 'invalid_reasoning_type'
@@ -134,20 +143,26 @@ checked AS (
         ) AS escalation_id
     FROM ranged
 ),
-ranked AS (
+chunk_ranked AS (
     SELECT
         *,
-        CASE
-            WHEN invalid_reason IS NULL THEN row_number() OVER (
-                PARTITION BY invalid_reason IS NULL, escalation_id ORDER BY source_file, line_no
-            )
-        END AS id_rank,
-        CASE
-            WHEN invalid_reason IS NULL THEN first_value(source_file || ':' || line_no) OVER (
-                PARTITION BY invalid_reason IS NULL, escalation_id ORDER BY source_file, line_no
-            )
-        END AS first_ref
+        CASE WHEN invalid_reason IS NULL THEN row_number() OVER same_id END AS chunk_rank,
+        CASE WHEN invalid_reason IS NULL THEN first_value(source_file || ':' || line_no) OVER same_id
+        END AS chunk_first_ref
     FROM checked
+    WINDOW same_id AS (
+        PARTITION BY invalid_reason IS NULL, escalation_id ORDER BY source_file, line_no
+    )
+),
+ranked AS (
+    SELECT
+        chunk_ranked.*,
+        CASE WHEN invalid_reason IS NULL THEN chunk_rank + (seen.first_ref IS NOT NULL)::INTEGER
+        END AS id_rank,
+        coalesce(seen.first_ref, chunk_first_ref) AS first_ref
+    FROM chunk_ranked
+    LEFT JOIN seen_keys AS seen
+        ON chunk_ranked.invalid_reason IS NULL AND seen.dedup_key = chunk_ranked.escalation_id
 )
 SELECT
     source_file,
@@ -156,24 +171,27 @@ SELECT
     utf8_replaced,
     escalation_id AS id,
     v_id IS NULL AS id_derived,
-    o ->> 'session_id' AS session_id,
+    texts[2] AS session_id,
     coalesce(v_created_at, v_timestamp_seconds) AS created_at,
     v_timestamp AS "timestamp",
     v_query AS query,
-    o ->> 'query_context' AS query_context,
-    o ->> 'sam_attempt' AS sam_attempt,
+    texts[6] AS query_context,
+    texts[7] AS sam_attempt,
     v_confidence AS sam_confidence,
-    o ->> 'sam_reasoning' AS sam_reasoning,
+    texts[9] AS sam_reasoning,
     v_response AS claude_response,
-    o ->> 'domain' AS domain,
-    o ->> 'subdomain' AS subdomain,
-    o ->> 'task_type' AS task_type,
+    texts[11] AS domain,
+    texts[12] AS subdomain,
+    texts[13] AS task_type,
     v_complexity AS complexity,
-    o ->> 'reasoning_type' AS reasoning_type,
+    texts[15] AS reasoning_type,
+    -- the document without its contract fields (one parse, not one per extra key)
     CASE
-        WHEN len(extra_keys) > 0 THEN CAST(to_json(map_from_entries(list_transform(
-            extra_keys, lambda k: {'key': k, 'value': o -> k}
-        ))) AS VARCHAR)
+        WHEN len(extra_keys) > 0 THEN CAST(json_merge_patch(
+            line,
+            '{' || array_to_string(list_transform($known_fields, lambda k: to_json(k) || ':null'), ',')
+                || '}'
+        ) AS VARCHAR)
     END AS extra,
     coalesce(invalid_reason, CASE WHEN id_rank > 1 THEN 'duplicate_id' END) AS quarantine_reason,
     CASE
@@ -181,13 +199,15 @@ SELECT
             THEN 'id ' || escalation_id || ' first seen at ' || first_ref
         WHEN invalid_reason = 'not_an_object' THEN 'json ' || lower(json_kind)
         WHEN invalid_reason = 'invalid_timestamp' AND NOT created_at_ok
-            THEN left('created_at = ' || CAST(o -> 'created_at' AS VARCHAR), 200)
+            THEN left('created_at = ' || CAST(json(line) -> 'created_at' AS VARCHAR), 200)
         WHEN invalid_reason LIKE 'invalid_%' AND invalid_reason <> 'invalid_json'
             THEN left(
                 replace(invalid_reason, 'invalid_', '') || ' = '
-                    || coalesce(CAST(o -> replace(invalid_reason, 'invalid_', '') AS VARCHAR), 'null'),
+                    || coalesce(CAST(json(line) -> replace(invalid_reason, 'invalid_', '') AS VARCHAR), 'null'),
                 200
             )
-    END AS quarantine_detail
+    END AS quarantine_detail,
+    CASE WHEN invalid_reason IS NULL AND id_rank = 1 THEN escalation_id END AS new_key,
+    NULL::VARCHAR AS new_key_line_hash
 FROM ranked
 ORDER BY source_file, line_no

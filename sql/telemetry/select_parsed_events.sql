@@ -11,7 +11,9 @@
 -- key (the id is found as the `player_id` value, parsed or, in broken JSON, by pattern; a line
 -- that holds an id under no `player_id` key is kept as is); the caller keeps `line` out of
 -- bronze. Duplicate event_id: the first valid record (by source_file, line_no) is kept, later
--- ones are quarantined as duplicate_event_id.
+-- ones are quarantined as duplicate_event_id. `raw_lines` is one chunk of a partition (in order);
+-- event ids accepted in earlier chunks are in `seen_keys` (see distill_assets.defs.ingest), and
+-- `new_key` names the event id of a record accepted first here.
 WITH docs AS (
     SELECT
         source_file,
@@ -20,7 +22,7 @@ WITH docs AS (
         utf8_replaced,
         is_last_line,
         json_valid(line) AS is_json,
-        CASE WHEN json_valid(line) AND json_type(line) = 'OBJECT' THEN line::JSON END AS doc
+        CASE WHEN json_valid(line) AND json_type(line) = 'OBJECT' THEN line END AS doc
     FROM raw_lines
 ),
 -- each document is parsed once for the envelope's kinds and once for its texts (path lists)
@@ -449,18 +451,24 @@ valid AS (
         ) AS pre_reason
     FROM redacted
 ),
-ranked AS (
+chunk_ranked AS (
     SELECT
         *,
-        CASE WHEN pre_reason IS NULL THEN
-            row_number() OVER (PARTITION BY pre_reason IS NULL, event_id ORDER BY source_file, line_no)
-        END AS event_rank,
-        CASE WHEN pre_reason IS NULL THEN
-            first(source_file || ':' || line_no) OVER (
-                PARTITION BY pre_reason IS NULL, event_id ORDER BY source_file, line_no
-            )
-        END AS first_seen
+        CASE WHEN pre_reason IS NULL THEN row_number() OVER same_event END AS chunk_rank,
+        CASE WHEN pre_reason IS NULL THEN first(source_file || ':' || line_no) OVER same_event END
+            AS chunk_first_seen
     FROM valid
+    WINDOW same_event AS (PARTITION BY pre_reason IS NULL, event_id ORDER BY source_file, line_no)
+),
+ranked AS (
+    SELECT
+        chunk_ranked.*,
+        CASE WHEN pre_reason IS NULL THEN chunk_rank + (seen.first_ref IS NOT NULL)::INTEGER END
+            AS event_rank,
+        coalesce(seen.first_ref, chunk_first_seen) AS first_seen
+    FROM chunk_ranked
+    LEFT JOIN seen_keys AS seen
+        ON chunk_ranked.pre_reason IS NULL AND seen.dedup_key = chunk_ranked.event_id
 ),
 final AS (
     SELECT
@@ -490,6 +498,8 @@ SELECT
     END AS line,
     reason AS quarantine_reason,
     CASE WHEN reason = 'duplicate_event_id' THEN 'first kept at ' || first_seen
-        ELSE invalid_detail END AS quarantine_detail
+        ELSE invalid_detail END AS quarantine_detail,
+    CASE WHEN pre_reason IS NULL AND event_rank = 1 THEN event_id END AS new_key,
+    NULL::VARCHAR AS new_key_line_hash
 FROM final
 ORDER BY source_file, line_no

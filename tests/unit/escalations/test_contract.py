@@ -176,6 +176,7 @@ def test_iso_parsing_does_not_depend_on_the_session_time_zone(tmp_path: Path) ->
         con = duckdb.connect()
         con.execute(f"SET TimeZone = '{zone}'")
         con.register("raw_lines", RawLineReader([str(path)]).reader())
+        con.execute(load_sql("ingest/create_seen_keys"))
         statement = load_sql("escalations/select_parsed_records")
         frame = pl.from_arrow(con.sql(statement, params=parse_parameters()).to_arrow_table())
         results.append(frame.get_column("created_at").to_list())
