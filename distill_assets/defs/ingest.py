@@ -251,9 +251,15 @@ def count_raw_records(raw_paths: list[str]) -> ReadStats:
 
 
 def reconcile_check(
-    source: str, bronze_table: str, suffixes: tuple[str, ...] | None = None
+    source: str,
+    bronze_table: str,
+    suffixes: tuple[str, ...] | None = None,
+    exclude: tuple[str, ...] = (),
 ) -> dg.AssetChecksDefinition:
-    """Build the blocking check `raw records = bronze rows + quarantine rows` for a partition."""
+    """Build the blocking check `raw records = bronze rows + quarantine rows` for a partition.
+
+    `exclude`: file name endings another reader of the source owns (not counted here).
+    """
     bronze_key = dg.AssetKey([source, bronze_table])
 
     @dg.asset_check(
@@ -269,7 +275,7 @@ def reconcile_check(
     ) -> dg.AssetCheckResult:
         partition = context.partition_key
         cfg = settings.resolved()
-        paths = list_raw_files(cfg.raw_root, source, partition, *([suffixes] if suffixes else []))
+        paths = list_raw_files(cfg.raw_root, source, partition, suffixes, exclude)
         raw = count_raw_records(paths).records
         counts: Mapping[str, int] = {
             name: scan_partition(cfg.lake_root, source, name, partition)

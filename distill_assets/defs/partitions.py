@@ -11,7 +11,9 @@ A raw folder `<raw root>/<source>/<name>/` is a partition when `name` is an ISO 
 (`YYYY-MM-DD`) no later than the last complete day (UTC; Dagster's last daily partition). Other
 folders are reported (`distill run` output) and skipped: `not_a_date` (`2026-13-45`,
 `2026_11_21`) and `future_date` (today's still incomplete day or later). Their files stay where
-they are and are ingested once the folder is renamed or the day is complete.
+they are and are ingested once the folder is renamed or the day is complete. The setting
+`DISTILL_FUTURE_DAYS=N` (default 0) makes the N days after the last complete day partitions too
+(Dagster's `end_offset`): 1 admits today's incomplete day, for producers that land ahead of UTC.
 """
 
 from datetime import UTC, date, datetime, timedelta
@@ -39,13 +41,16 @@ def partitions_start(settings: Settings, today: date | None = None) -> str:
     return yesterday.isoformat()
 
 
+_SETTINGS = Settings.resolve()
 daily_partitions = dg.DailyPartitionsDefinition(
-    start_date=partitions_start(Settings.resolve()), timezone="UTC"
+    start_date=partitions_start(_SETTINGS), timezone="UTC", end_offset=_SETTINGS.future_days
 )
 
 SKIP_REASONS = {
     "not_a_date": "not a valid date (YYYY-MM-DD): not ingested",
-    "future_date": "a date after the last complete day (UTC): not ingested yet",
+    "future_date": (
+        "a date after the last complete day (UTC) and DISTILL_FUTURE_DAYS: not ingested yet"
+    ),
 }
 
 

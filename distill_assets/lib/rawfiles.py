@@ -101,14 +101,20 @@ def partition_dir(raw_root: str, source: str, partition: str) -> UPath:
 
 
 def list_raw_files(
-    raw_root: str, source: str, partition: str, suffixes: tuple[str, ...] | None = None
+    raw_root: str,
+    source: str,
+    partition: str,
+    suffixes: tuple[str, ...] | None = None,
+    exclude: tuple[str, ...] = (),
 ) -> list[str]:
     """Return the files of a partition, sorted by name (recursive).
 
     Every file by default (the reader turns unsupported ones into quarantine rows, so none is
-    skipped silently); only those with one of `suffixes` if given.
+    skipped silently); only those with one of `suffixes` if given; never those ending in one of
+    `exclude` (files another reader of the source owns, e.g. escalations' legacy `.db`).
     """
-    return raw_files_in(partition_dir(raw_root, source, partition), suffixes)
+    files = raw_files_in(partition_dir(raw_root, source, partition), suffixes)
+    return [path for path in files if not path.endswith(exclude)] if exclude else files
 
 
 def raw_files_in(

@@ -16,6 +16,8 @@ understands (`s3://bucket/lake`).
   `DISTILL_LLM_API_KEY` (empty base URL: the offline extractors only);
 - `partitions_start`: `DISTILL_PARTITIONS_START`, the first daily partition (empty: the first
   raw date present, see `defs.partitions`).
+- `future_days`: `DISTILL_FUTURE_DAYS` (default 0), how many days after the last complete UTC day
+  are partitions too (1: today's still incomplete day; for producers whose clocks run ahead).
 - `executor`, `max_concurrent`: `DISTILL_EXECUTOR` (`in_process`, the local default, or
   `multiprocess` / `k8s`) and `DISTILL_MAX_CONCURRENT`, the steps one run executes at once.
 """
@@ -50,6 +52,9 @@ class Settings(BaseModel):
     llm_api_key: str = Field(default="", description="Bearer key of the LLM endpoint, if any")
     partitions_start: str = Field(
         default="", description="First daily partition; empty: the first raw date present"
+    )
+    future_days: int = Field(
+        default=0, ge=0, description="Days past the last complete day whose raw folders ingest"
     )
     executor: str = Field(default="", description="in_process (default) | multiprocess | k8s")
     max_concurrent: str = Field(default="", description="Steps a run executes at once")
@@ -89,6 +94,7 @@ class Settings(BaseModel):
             llm_model=env.get("DISTILL_LLM_MODEL", ""),
             llm_api_key=env.get("DISTILL_LLM_API_KEY", ""),
             partitions_start=env.get("DISTILL_PARTITIONS_START", ""),
+            future_days=env.get("DISTILL_FUTURE_DAYS") or 0,
             executor=env.get("DISTILL_EXECUTOR", ""),
             max_concurrent=env.get("DISTILL_MAX_CONCURRENT", ""),
         )

@@ -47,7 +47,11 @@ def resolve_settings() -> Settings:
     try:
         return Settings.resolve()
     except ValidationError as exc:
-        message = exc.errors()[0]["msg"].removeprefix("Value error, ")
+        error = exc.errors()[0]
+        message = error["msg"].removeprefix("Value error, ")
+        if not message.startswith("DISTILL_") and error["loc"]:
+            variable = f"DISTILL_{str(error['loc'][0]).upper()}"
+            message = f"{variable}={error['input']!r}: {message}"
         raise SettingsError(message) from None
 
 

@@ -106,6 +106,8 @@ def test_legacy_database_migrates_with_exact_counts_and_provenance(distill_env: 
         f"{DB}#reasoning_patterns/2",
         f"{DB}#corrections/2",
     ]
+    # the databases are the legacy migration's: the JSONL bronze reads neither of them
+    assert read(distill_env, "quarantine").height == 0
 
 
 def test_a_database_missing_tables_and_columns_is_quarantined_not_a_crash(

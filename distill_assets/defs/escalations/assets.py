@@ -71,9 +71,13 @@ PREVIEW_COLUMNS = ("id", "source_ref", "reasoning_type", "domain", "quality_scor
 def escalation_records(
     context: dg.AssetExecutionContext, settings: DistillSettings
 ) -> tuple[StagedParquet, StagedParquet]:
-    """Stream a day of raw escalation JSONL through DuckDB into records and quarantine."""
+    """Stream a day of raw escalation JSONL through DuckDB into records and quarantine.
+
+    Legacy databases (`*.db`) are `legacy_migration`'s; every other file is read here (an
+    unsupported one becomes an `unsupported_file` quarantine row).
+    """
     cfg = settings.resolved()
-    paths = list_raw_files(cfg.raw_root, SOURCE, context.partition_key)
+    paths = list_raw_files(cfg.raw_root, SOURCE, context.partition_key, exclude=LEGACY_SUFFIXES)
     result = ingest_records(paths, raw_root=cfg.raw_root)
     context.add_output_metadata(ingest_metadata(result), output_name=RECORDS)
     context.add_output_metadata(

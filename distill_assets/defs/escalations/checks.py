@@ -9,6 +9,7 @@ from distill_assets.defs.escalations.assets import (
     LEGACY_MIGRATION,
     LEGACY_QUARANTINE,
     LEGACY_RECORDS,
+    LEGACY_SUFFIXES,
     RECORDS,
     SOURCE,
 )
@@ -23,7 +24,7 @@ from distill_assets.rules import escalations as rules
 EXAMPLES_CHECK = "one_example_per_record"
 LEGACY_CHECK = "legacy_reconciles"
 
-records_reconcile = reconcile_check(SOURCE, RECORDS)
+records_reconcile = reconcile_check(SOURCE, RECORDS, exclude=LEGACY_SUFFIXES)
 
 
 def _scan(settings: DistillSettings, table: str, partition: str) -> pl.LazyFrame:

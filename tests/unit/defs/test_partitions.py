@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from datetime import date
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
@@ -52,3 +52,51 @@ def test_definitions_built_over_the_samples_start_at_the_first_sample_date(
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.splitlines()[-1] == "2026-11-19"
+
+
+def test_future_days_admit_raw_folders_after_the_last_complete_day(
+    distill_env: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Future folders are skipped by default; DISTILL_FUTURE_DAYS=2 admits today and tomorrow."""
+    today = datetime.now(UTC).date()
+    days = [today + timedelta(days=n) for n in (-1, 0, 1, 2)]
+    for day in days:
+        land(distill_env, "traces", day.isoformat(), "a.jsonl", "{}\n")
+    code = (
+        "from distill_assets.defs.partitions import last_partition_date, skipped_raw_folders\n"
+        "from distill_assets.lib.settings import Settings\n"
+        "last = last_partition_date()\n"
+        "print(last.isoformat())\n"
+        "print(sorted(skipped_raw_folders(Settings.resolve().raw_root, last)))\n"
+    )
+
+    def run(future_days: str | None) -> list[str]:
+        if future_days is None:
+            monkeypatch.delenv("DISTILL_FUTURE_DAYS", raising=False)
+        else:
+            monkeypatch.setenv("DISTILL_FUTURE_DAYS", future_days)
+        out = subprocess.run(
+            [sys.executable, "-c", code], check=False, capture_output=True, text=True
+        )
+        assert out.returncode == 0, out.stderr
+        return out.stdout.splitlines()
+
+    skipped = [f"traces/{d.isoformat()}" for d in days]
+    assert run(None) == [days[0].isoformat(), str(skipped[1:])]
+    assert run("2") == [days[2].isoformat(), str(skipped[3:])]
+
+
+def test_a_bad_future_days_value_is_one_line(
+    distill_env: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DISTILL_FUTURE_DAYS", "-1")
+    out = subprocess.run(
+        [sys.executable, "-m", "distill_assets.cli", "run", "--samples", "none"],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 2
+    assert out.stdout.splitlines() == [
+        "[distill] error: DISTILL_FUTURE_DAYS='-1': Input should be greater than or equal to 0"
+    ]
