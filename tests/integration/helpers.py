@@ -14,7 +14,10 @@ RUN_TIMEOUT_S = 900
 
 
 def clean_env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    """Return this process's environment without distill/Dagster/HF settings, plus `extra`."""
+    """Return this process's environment without distill/Dagster/HF settings, plus `extra`.
+
+    Runs use the development player key (`DISTILL_ENV=development`), as `make test` does.
+    """
     env = {
         k: v
         for k, v in os.environ.items()
@@ -24,6 +27,7 @@ def clean_env(tmp_path: Path, **extra: str) -> dict[str, str]:
         DISTILL_DATA_DIR=str(tmp_path / "data"),
         DAGSTER_HOME=str(tmp_path / "dagster_home"),
         HF_HOME=str(tmp_path / "hf_home"),
+        DISTILL_ENV="development",
     )
     (tmp_path / "dagster_home").mkdir(parents=True, exist_ok=True)
     env.update(extra)

@@ -14,12 +14,13 @@ Files: `tfrecord/rlds-<split>.tfrecord` in the release's version folder, episode
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import polars as pl
-from tfrecord import TFRecordWriter
+from tfrecord import TFRecordWriter, example_pb2
 from tfrecord.reader import sequence_loader
 
 FOLDER = "tfrecord"
@@ -70,6 +71,30 @@ def _step_values(steps: list[dict[str, Any]]) -> dict[str, list[Any]]:
     }
 
 
+class _DeterministicWriter(TFRecordWriter):
+    """A `TFRecordWriter` whose records are serialized deterministically.
+
+    Protobuf map fields (a SequenceExample's features) serialize in an unspecified order that
+    differs between processes, so the same episodes gave different bytes; deterministic
+    serialization orders map keys, so a rerun writes byte-identical files.
+    """
+
+    def write(
+        self,
+        datum: dict[str, tuple[Any, str]],
+        sequence_datum: dict[str, tuple[list[Any], str]] | None = None,
+    ) -> None:
+        """Frame one SequenceExample (length, CRCs) as TensorFlow does, with sorted map keys."""
+        record = example_pb2.SequenceExample.FromString(
+            TFRecordWriter.serialize_tf_sequence_example(datum, sequence_datum or {})
+        ).SerializeToString(deterministic=True)
+        length_bytes = struct.pack("<Q", len(record))
+        self.file.write(length_bytes)
+        self.file.write(TFRecordWriter.masked_crc(length_bytes))
+        self.file.write(record)
+        self.file.write(TFRecordWriter.masked_crc(record))
+
+
 def write_episodes(episodes: pl.DataFrame, path: Path) -> int:
     """Write `rlds` rows (id, episode_id, task_description, success, steps) to one TFRecord file.
 
@@ -77,7 +102,7 @@ def write_episodes(episodes: pl.DataFrame, path: Path) -> int:
     published episode once, off the daily hot path.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    writer = TFRecordWriter(str(path))
+    writer = _DeterministicWriter(str(path))
     try:
         for row in episodes.sort("id").iter_rows(named=True):
             steps = row["steps"]
