@@ -1,0 +1,236 @@
+"""Vectorized MinHash over word n-gram shingles, LSH banding and connected components.
+
+Everything runs on whole columns in NumPy over Arrow buffers (no per-document Python):
+
+1. words: Polars extracts `\\w+` runs of the lowercased text; each word is hashed by a polynomial
+   over its UTF-8 bytes (mod 2^64, `np.add.reduceat`) and mixed with splitmix64;
+2. shingles: `n` consecutive word hashes of one document are folded into one 64-bit hash (a
+   document shorter than `n` words is one shingle of all its words);
+3. signature: one-permutation hashing (Li, Owen, Zhang 2012) — the top bits of a shingle's hash
+   pick one of `k` bins, the low 32 bits are its value, and a bin keeps its minimum; empty bins are
+   filled by rotation densification (Shrivastava and Li 2014): the value of the next non-empty bin
+   to the right plus a per-step offset. Cost is one pass over the shingles instead of `k`;
+4. banding: `bands` bands of `rows` bins each are folded into one 64-bit bucket key; documents
+   sharing a key in some band are candidates; each candidate is linked to its bucket's first
+   document and kept when the fraction of equal bins (the Jaccard estimate) reaches a threshold;
+5. clusters: connected components of the kept links by minimum-label propagation.
+
+All hash constants are fixed, so signatures and clusters depend only on the texts, never on row
+order or process (no Python `hash`, no Polars `.hash()`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
+
+_WORD_PRIME = np.uint64(0x100000001B3)
+_SHINGLE_PRIME = np.uint64(0x9E3779B97F4A7C15)
+_DENSIFY_STEP = np.uint32(0x9E3779B1)
+_EMPTY = np.uint32(0xFFFFFFFF)
+WORD_PATTERN = r"\w+"
+
+
+def splitmix64(values: np.ndarray) -> np.ndarray:
+    """Return the splitmix64 finalizer of uint64 `values` (every input bit moves every output bit)."""
+    with np.errstate(over="ignore"):
+        z = values + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def _arrow_strings(series: pl.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Return (offsets, bytes) of a non-null string series as NumPy views."""
+    array = series.to_arrow().cast(pa.large_string())
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    offsets = np.frombuffer(array.buffers()[1], dtype=np.int64)[
+        array.offset : array.offset + len(array) + 1
+    ]
+    values = array.buffers()[2]
+    data = (
+        np.zeros(0, dtype=np.uint8)
+        if values is None
+        else np.frombuffer(values, dtype=np.uint8)[offsets[0] : offsets[-1]]
+    )
+    return offsets - offsets[0], data
+
+
+def _hash_strings(strings: pa.Array) -> np.ndarray:
+    """Return a uint64 hash of each (non-null) string from its UTF-8 bytes."""
+    offsets, data = _arrow_strings(pl.Series(strings))
+    lengths = np.diff(offsets)
+    if len(data) == 0:
+        return splitmix64(lengths.astype(np.uint64))
+    longest = int(lengths.max())
+    with np.errstate(over="ignore"):
+        powers = np.cumprod(np.full(longest, _WORD_PRIME, dtype=np.uint64)) // _WORD_PRIME
+        powers[0] = 1
+        # byte j of a string weighs prime^(bytes after it), so it hashes like a Horner loop
+        ends = np.repeat(offsets[1:], lengths)
+        weights = powers[ends - 1 - np.arange(len(data))]
+        terms = data.astype(np.uint64) * weights
+    sums = np.add.reduceat(terms, np.minimum(offsets[:-1], len(data) - 1))
+    sums = np.where(lengths > 0, sums, 0).astype(np.uint64)
+    return splitmix64(sums ^ lengths.astype(np.uint64))
+
+
+def word_hashes(texts: pl.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Return `(doc_offsets, hashes)`: the uint64 hash of every word, documents concatenated.
+
+    Words are the `\\w+` runs of the lowercased text; a null text has no words. Document `d` owns
+    `hashes[doc_offsets[d]:doc_offsets[d + 1]]`. Only distinct words are hashed (Arrow dictionary
+    encoding), so the cost is one pass over the words plus the vocabulary.
+    """
+    words = texts.cast(pl.String).fill_null("").str.to_lowercase().str.extract_all(WORD_PATTERN)
+    counts = words.list.len().fill_null(0).to_numpy().astype(np.int64)
+    doc_offsets = np.concatenate([[0], np.cumsum(counts)])
+    flat = words.explode().drop_nulls()
+    if flat.is_empty():
+        return doc_offsets, np.zeros(0, dtype=np.uint64)
+    encoded = pc.dictionary_encode(flat.to_arrow())
+    if isinstance(encoded, pa.ChunkedArray):
+        encoded = encoded.combine_chunks()
+    vocabulary = _hash_strings(encoded.dictionary)
+    return doc_offsets, vocabulary[encoded.indices.to_numpy(zero_copy_only=False)]
+
+
+def shingle_hashes(
+    doc_offsets: np.ndarray, words: np.ndarray, size: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return `(doc_of_shingle, hashes)` of every `size`-word shingle of every document.
+
+    A document with fewer than `size` words (but at least one) has one shingle of all its words;
+    a document with no words has none.
+    """
+    counts = np.diff(doc_offsets)
+    doc_of_word = np.repeat(np.arange(len(counts)), counts)
+    ends = np.repeat(doc_offsets[1:], counts)
+    starts = np.repeat(doc_offsets[:-1], counts)
+    position = np.arange(len(words))
+    first = position == starts
+    is_start = (position + size <= ends) | (first & (counts[doc_of_word] < size))
+    padded = np.concatenate([words, np.zeros(size, dtype=np.uint64)])
+    folded = np.zeros(len(words), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for offset in range(size):
+            inside = position + offset < ends
+            folded = folded * _SHINGLE_PRIME + np.where(inside, padded[position + offset], 0)
+    return doc_of_word[is_start], splitmix64(folded[is_start])
+
+
+def signatures(
+    doc_of_shingle: np.ndarray, hashes: np.ndarray, docs: int, bins: int
+) -> np.ndarray:
+    """Return the (docs, bins) uint32 one-permutation MinHash signatures, densified.
+
+    `bins` must be a power of two. A document without shingles has every bin `0xFFFFFFFF`.
+    """
+    if bins <= 0 or bins & (bins - 1):
+        raise ValueError(f"bins must be a power of two, not {bins}")
+    shift = np.uint64(64 - int(bins).bit_length() + 1)
+    which = (hashes >> shift).astype(np.int64)
+    values = (hashes & np.uint64(0xFFFFFFFE)).astype(np.uint32)
+    flat = np.full(docs * bins, _EMPTY, dtype=np.uint32)
+    np.minimum.at(flat, doc_of_shingle.astype(np.int64) * bins + which, values)
+    return _densify(flat.reshape(docs, bins))
+
+
+def _densify(sig: np.ndarray) -> np.ndarray:
+    """Fill each empty bin from the next non-empty bin to its right (circularly), plus offsets."""
+    docs, bins = sig.shape
+    if docs == 0:
+        return sig
+    doubled = np.concatenate([sig, sig], axis=1)
+    columns = np.arange(2 * bins)
+    marker = np.where(doubled != _EMPTY, columns, 2 * bins)
+    nearest = np.minimum.accumulate(marker[:, ::-1], axis=1)[:, ::-1][:, :bins]
+    found = nearest < 2 * bins
+    source = np.where(found, nearest, 0)
+    borrowed = np.take_along_axis(doubled, source, axis=1)
+    distance = (source - columns[:bins]).astype(np.uint32)
+    with np.errstate(over="ignore"):
+        filled = borrowed + distance * _DENSIFY_STEP
+    return np.where(found, np.where(sig != _EMPTY, sig, filled), _EMPTY).astype(np.uint32)
+
+
+def text_signatures(texts: pl.Series, shingle_words: int, bins: int) -> np.ndarray:
+    """Return the densified MinHash signatures of `texts` (see the module docstring)."""
+    doc_offsets, words = word_hashes(texts)
+    doc_of_shingle, hashes = shingle_hashes(doc_offsets, words, shingle_words)
+    return signatures(doc_of_shingle, hashes, len(texts), bins)
+
+
+def band_keys(sig: np.ndarray, bands: int, rows: int) -> np.ndarray:
+    """Return the (docs, bands) uint64 bucket key of each band of `rows` consecutive bins."""
+    docs, bins = sig.shape
+    if bands * rows > bins:
+        raise ValueError(f"{bands} bands x {rows} rows exceed {bins} bins")
+    keys = np.zeros((docs, bands), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for row in range(rows):
+            column = sig[:, row : bands * rows : rows].astype(np.uint64)
+            keys = splitmix64(keys * _SHINGLE_PRIME + column)
+    return keys
+
+
+def candidate_links(sig: np.ndarray, bands: int, rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """Return links `(a, b)`, `a < b`: each document to the first document of every bucket it shares.
+
+    Documents without shingles take part in no bucket.
+    """
+    docs = sig.shape[0]
+    valid = np.flatnonzero(sig[:, 0] != _EMPTY) if docs else np.zeros(0, dtype=np.int64)
+    keys = band_keys(sig[valid], bands, rows)
+    frame = pl.DataFrame(
+        {
+            "doc": np.repeat(valid, bands),
+            "band": np.tile(np.arange(bands, dtype=np.int32), len(valid)),
+            "key": keys.reshape(-1),
+        }
+    )
+    links = (
+        frame.with_columns(pl.col("doc").min().over("band", "key").alias("head"))
+        .filter(pl.col("doc") != pl.col("head"))
+        .select("head", "doc")
+        .unique()
+        .sort("head", "doc")
+    )
+    return links["head"].to_numpy(), links["doc"].to_numpy()
+
+
+def estimated_jaccard(sig: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Return the fraction of equal bins of documents `a[i]` and `b[i]`."""
+    if len(a) == 0:
+        return np.zeros(0, dtype=np.float64)
+    return (sig[a] == sig[b]).mean(axis=1)
+
+
+def components(nodes: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Return each node's component label: the smallest node index connected to it."""
+    labels = np.arange(nodes, dtype=np.int64)
+    if len(a) == 0:
+        return labels
+    while True:
+        low = np.minimum(labels[a], labels[b])
+        updated = labels.copy()
+        np.minimum.at(updated, a, low)
+        np.minimum.at(updated, b, low)
+        updated = updated[updated]
+        while not np.array_equal(updated, updated[updated]):
+            updated = updated[updated]
+        if np.array_equal(updated, labels):
+            return labels
+        labels = updated
+
+
+def near_duplicate_components(
+    sig: np.ndarray, bands: int, rows: int, threshold: float
+) -> np.ndarray:
+    """Return the component label of every document: linked when estimated Jaccard ≥ threshold."""
+    a, b = candidate_links(sig, bands, rows)
+    keep = estimated_jaccard(sig, a, b) >= threshold
+    return components(sig.shape[0], a[keep], b[keep])
