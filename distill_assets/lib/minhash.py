@@ -1,8 +1,8 @@
-"""Vectorized MinHash over word n-gram shingles, LSH banding and connected components.
+r"""Vectorized MinHash over word n-gram shingles, LSH banding and connected components.
 
 Everything runs on whole columns in NumPy over Arrow buffers (no per-document Python):
 
-1. words: Polars extracts `\\w+` runs of the lowercased text; each word is hashed by a polynomial
+1. words: Polars extracts `\w+` runs of the lowercased text; each word is hashed by a polynomial
    over its UTF-8 bytes (mod 2^64, `np.add.reduceat`) and mixed with splitmix64;
 2. shingles: `n` consecutive word hashes of one document are folded into one 64-bit hash (a
    document shorter than `n` words is one shingle of all its words);
@@ -34,7 +34,7 @@ WORD_PATTERN = r"\w+"
 
 
 def splitmix64(values: np.ndarray) -> np.ndarray:
-    """Return the splitmix64 finalizer of uint64 `values` (every input bit moves every output bit)."""
+    """Return the splitmix64 finalizer of uint64 `values` (every input bit moves every output)."""
     with np.errstate(over="ignore"):
         z = values + np.uint64(0x9E3779B97F4A7C15)
         z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
@@ -79,9 +79,9 @@ def _hash_strings(strings: pa.Array) -> np.ndarray:
 
 
 def word_hashes(texts: pl.Series) -> tuple[np.ndarray, np.ndarray]:
-    """Return `(doc_offsets, hashes)`: the uint64 hash of every word, documents concatenated.
+    r"""Return `(doc_offsets, hashes)`: the uint64 hash of every word, documents concatenated.
 
-    Words are the `\\w+` runs of the lowercased text; a null text has no words. Document `d` owns
+    Words are the `\w+` runs of the lowercased text; a null text has no words. Document `d` owns
     `hashes[doc_offsets[d]:doc_offsets[d + 1]]`. Only distinct words are hashed (Arrow dictionary
     encoding), so the cost is one pass over the words plus the vocabulary.
     """
@@ -122,9 +122,7 @@ def shingle_hashes(
     return doc_of_word[is_start], splitmix64(folded[is_start])
 
 
-def signatures(
-    doc_of_shingle: np.ndarray, hashes: np.ndarray, docs: int, bins: int
-) -> np.ndarray:
+def signatures(doc_of_shingle: np.ndarray, hashes: np.ndarray, docs: int, bins: int) -> np.ndarray:
     """Return the (docs, bins) uint32 one-permutation MinHash signatures, densified.
 
     `bins` must be a power of two. A document without shingles has every bin `0xFFFFFFFF`.
@@ -178,7 +176,7 @@ def band_keys(sig: np.ndarray, bands: int, rows: int) -> np.ndarray:
 
 
 def candidate_links(sig: np.ndarray, bands: int, rows: int) -> tuple[np.ndarray, np.ndarray]:
-    """Return links `(a, b)`, `a < b`: each document to the first document of every bucket it shares.
+    """Return links `(a, b)`, `a < b`: each document to the first document of each bucket it is in.
 
     Documents without shingles take part in no bucket.
     """
