@@ -44,9 +44,10 @@ row's `metadata` JSON that must be `true`; a row failing either is removed as `b
 
 Splits: a row's group key is its `split_group` (its `id` when the group is empty). In a config of
 at least `MIN_ROWS_FOR_BOTH_SPLITS` published rows, a group holding more than `MAX_GROUP_SHARE` of
-them (e.g. every escalation of one capture session) is split by a finer key instead, `group + "/" + id`, and its rows record `split_by =
-"row"`. bucket = int(first 16 hex digits of sha256(key)) mod `SPLIT_BUCKETS` (the same function as
-`distill_assets.lib.hashing.split_bucket`); buckets below `buckets_in_test()`
+them (e.g. every escalation of one capture session) is split by a finer key instead,
+`group + "/" + id`, and its rows record `split_by = "row"`. bucket = int(first 16 hex digits of
+sha256(key)) mod `SPLIT_BUCKETS` (the same function as `distill_assets.lib.hashing.split_bucket`);
+buckets below `buckets_in_test()`
 (= `TEST_FRACTION * SPLIT_BUCKETS`) are `test`, the rest `train`. A config with at least
 `MIN_ROWS_FOR_BOTH_SPLITS` rows and an empty split moves the key with the lowest bucket (test
 empty) or the highest bucket (train empty) across, recorded as `split_by = "moved"`. Except for

@@ -123,9 +123,9 @@ def decide(keys: pl.DataFrame, signatures: np.ndarray, embeddings: np.ndarray) -
     reason = np.full(count, None, dtype=object)
 
     # exact: the first-ranked row of each content hash
-    first = ordered.select(
-        pl.int_range(pl.len(), dtype=pl.Int64).alias("position")
-    ).with_columns(pl.col("position").min().over(ordered.get_column("content_hash")))
+    first = ordered.select(pl.int_range(pl.len(), dtype=pl.Int64).alias("position")).with_columns(
+        pl.col("position").min().over(ordered.get_column("content_hash"))
+    )
     parent = first.get_column("position").to_numpy().copy()
     reason[parent != np.arange(count)] = EXACT_DUPLICATE
 

@@ -2,10 +2,11 @@
 
 A row's split is a function of its split key: its group (`split_group`, or its `id`), or, for a
 group holding more than `MAX_GROUP_SHARE` of a config of at least `MIN_ROWS_FOR_BOTH_SPLITS` rows,
-`group/id` (a smaller config keeps its groups whole: it has no two-split guarantee anyway). A config with at least
-`MIN_ROWS_FOR_BOTH_SPLITS` rows whose hashing left a split empty moves the key with the lowest
-(or highest) bucket across. Each row records how it was split (`split_by`). Rules and the hash:
-`distill_assets.rules.curation`; the hash runs in DuckDB (`sql/curation/select_split_buckets.sql`).
+`group/id` (a smaller config keeps its groups whole: it has no two-split guarantee anyway). A
+config with at least `MIN_ROWS_FOR_BOTH_SPLITS` rows whose hashing left a split empty moves the
+key with the lowest (or highest) bucket across. Each row records how it was split (`split_by`).
+Rules and the hash: `distill_assets.rules.curation`; the hash runs in DuckDB
+(`sql/curation/select_split_buckets.sql`).
 """
 
 from __future__ import annotations
