@@ -8,8 +8,9 @@ Everything runs on whole columns in NumPy over Arrow buffers (no per-document Py
    document shorter than `n` words is one shingle of all its words);
 3. signature: one-permutation hashing (Li, Owen, Zhang 2012) — the top bits of a shingle's hash
    pick one of `k` bins, the low 32 bits are its value, and a bin keeps its minimum; empty bins are
-   filled by rotation densification (Shrivastava and Li 2014): the value of the next non-empty bin
-   to the right plus a per-step offset. Cost is one pass over the shingles instead of `k`;
+   filled by optimal densification (Shrivastava 2017): each borrows the value of the first
+   non-empty bin of a fixed pseudo-random probe sequence. Cost is one pass over the shingles
+   instead of `k`;
 4. banding: `bands` bands of `rows` bins each are folded into one 64-bit bucket key; documents
    sharing a key in some band are candidates; each candidate is linked to its bucket's first
    document and kept when the fraction of equal bins (the Jaccard estimate) reaches a threshold;
@@ -28,8 +29,8 @@ import pyarrow.compute as pc
 
 _WORD_PRIME = np.uint64(0x100000001B3)
 _SHINGLE_PRIME = np.uint64(0x9E3779B97F4A7C15)
-_DENSIFY_STEP = np.uint32(0x9E3779B1)
 _EMPTY = np.uint32(0xFFFFFFFF)
+MAX_PROBES = 4096
 WORD_PATTERN = r"\w+"
 
 
@@ -107,18 +108,17 @@ def shingle_hashes(
     a document with no words has none.
     """
     counts = np.diff(doc_offsets)
+    total = len(words)
     doc_of_word = np.repeat(np.arange(len(counts)), counts)
-    ends = np.repeat(doc_offsets[1:], counts)
-    starts = np.repeat(doc_offsets[:-1], counts)
-    position = np.arange(len(words))
-    first = position == starts
-    is_start = (position + size <= ends) | (first & (counts[doc_of_word] < size))
+    # words left in the document from each position on (this one included)
+    remaining = np.repeat(doc_offsets[1:], counts) - np.arange(total)
+    is_start = (remaining >= size) | ((remaining == counts[doc_of_word]) & (remaining < size))
     padded = np.concatenate([words, np.zeros(size, dtype=np.uint64)])
-    folded = np.zeros(len(words), dtype=np.uint64)
+    folded = np.zeros(total, dtype=np.uint64)
     with np.errstate(over="ignore"):
         for offset in range(size):
-            inside = position + offset < ends
-            folded = folded * _SHINGLE_PRIME + np.where(inside, padded[position + offset], 0)
+            following = padded[offset : offset + total]
+            folded = folded * _SHINGLE_PRIME + np.where(remaining > offset, following, 0)
     return doc_of_word[is_start], splitmix64(folded[is_start])
 
 
@@ -137,22 +137,35 @@ def signatures(doc_of_shingle: np.ndarray, hashes: np.ndarray, docs: int, bins: 
     return _densify(flat.reshape(docs, bins))
 
 
+def _probe(bins_: np.ndarray, attempt: int, bins: int) -> np.ndarray:
+    """Return the bin that empty bin `bins_` borrows from on `attempt` (same for every document)."""
+    seed = bins_.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(attempt)
+    return (splitmix64(seed) & np.uint64(bins - 1)).astype(np.int64)
+
+
 def _densify(sig: np.ndarray) -> np.ndarray:
-    """Fill each empty bin from the next non-empty bin to its right (circularly), plus offsets."""
-    docs, bins = sig.shape
-    if docs == 0:
-        return sig
-    doubled = np.concatenate([sig, sig], axis=1)
-    columns = np.arange(2 * bins)
-    marker = np.where(doubled != _EMPTY, columns, 2 * bins)
-    nearest = np.minimum.accumulate(marker[:, ::-1], axis=1)[:, ::-1][:, :bins]
-    found = nearest < 2 * bins
-    source = np.where(found, nearest, 0)
-    borrowed = np.take_along_axis(doubled, source, axis=1)
-    distance = (source - columns[:bins]).astype(np.uint32)
-    with np.errstate(over="ignore"):
-        filled = borrowed + distance * _DENSIFY_STEP
-    return np.where(found, np.where(sig != _EMPTY, sig, filled), _EMPTY).astype(np.uint32)
+    """Fill each empty bin by optimal densification (Shrivastava 2017).
+
+    An empty bin `i` probes bins `probe(i, 0), probe(i, 1), ...` (a fixed pseudo-random sequence,
+    the same for every document) and takes the value of the first non-empty one, so two documents
+    agree on a bin with probability equal to their Jaccard similarity even when they have few
+    shingles. After `MAX_PROBES` misses (practically never) the first non-empty bin is used.
+    """
+    bins = sig.shape[1]
+    filled = sig.copy()
+    occupied = sig != _EMPTY
+    rows, columns = np.nonzero(~occupied & occupied.any(axis=1, keepdims=True))
+    for attempt in range(MAX_PROBES):
+        if len(rows) == 0:
+            return filled
+        source = _probe(columns, attempt, bins)
+        values = sig[rows, source]
+        found = values != _EMPTY
+        filled[rows[found], columns[found]] = values[found]
+        rows, columns = rows[~found], columns[~found]
+    first = np.argmax(occupied[rows], axis=1)
+    filled[rows, columns] = sig[rows, first]
+    return filled
 
 
 def text_signatures(texts: pl.Series, shingle_words: int, bins: int) -> np.ndarray:
