@@ -64,7 +64,7 @@ def test_an_unreadable_eval_file_is_a_one_line_error(tmp_path):
     folder = tmp_path / "evals"
     folder.mkdir()
     (folder / "broken.jsonl").write_text("{not json\n")
-    with pytest.raises(ValueError, match="evaluation set broken.jsonl is not readable"):
+    with pytest.raises(ValueError, match=r"evaluation set broken\.jsonl is not readable"):
         load_eval_ngrams(str(folder))
 
 
