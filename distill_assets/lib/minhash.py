@@ -109,17 +109,31 @@ def shingle_hashes(
     """
     counts = np.diff(doc_offsets)
     total = len(words)
-    doc_of_word = np.repeat(np.arange(len(counts)), counts)
-    # words left in the document from each position on (this one included)
-    remaining = np.repeat(doc_offsets[1:], counts) - np.arange(total)
-    is_start = (remaining >= size) | ((remaining == counts[doc_of_word]) & (remaining < size))
+    # full shingles start wherever `size` words of the same document follow
+    full = np.ones(total, dtype=bool)
+    for back in range(1, size):
+        ends = doc_offsets[1:][counts >= back] - back
+        full[ends[ends >= 0]] = False
+    short = np.flatnonzero((counts > 0) & (counts < size))
+    starts = np.flatnonzero(full)
+    if len(short):
+        starts = np.sort(np.concatenate([starts, doc_offsets[short]]))
     padded = np.concatenate([words, np.zeros(size, dtype=np.uint64)])
     folded = np.zeros(total, dtype=np.uint64)
     with np.errstate(over="ignore"):
         for offset in range(size):
-            following = padded[offset : offset + total]
-            folded = folded * _SHINGLE_PRIME + np.where(remaining > offset, following, 0)
-    return doc_of_word[is_start], splitmix64(folded[is_start])
+            folded = folded * _SHINGLE_PRIME + padded[offset : offset + total]
+        folded = folded[starts]
+        # a short document's shingle stops at its last word: zero the words beyond it
+        if len(short):
+            where = np.searchsorted(starts, doc_offsets[short])
+            folded[where] = 0
+            for offset in range(size):
+                inside = offset < counts[short]
+                term = np.where(inside, padded[doc_offsets[short] + offset], 0)
+                folded[where] = folded[where] * _SHINGLE_PRIME + term.astype(np.uint64)
+    per_doc = np.maximum(counts - size + 1, 0) + ((counts > 0) & (counts < size))
+    return np.repeat(np.arange(len(counts)), per_doc), splitmix64(folded)
 
 
 def signatures(doc_of_shingle: np.ndarray, hashes: np.ndarray, docs: int, bins: int) -> np.ndarray:
