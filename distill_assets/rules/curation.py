@@ -182,6 +182,7 @@ NEAR_DUPLICATE = "near_duplicate"
 SEMANTIC_DUPLICATE = "semantic_duplicate"
 CONTAMINATED = "contaminated"
 BELOW_THRESHOLD = "below_threshold"
+DUPLICATE_REASONS: tuple[str, ...] = (EXACT_DUPLICATE, NEAR_DUPLICATE, SEMANTIC_DUPLICATE)
 REMOVAL_REASONS: tuple[str, ...] = (
     EXACT_DUPLICATE,
     NEAR_DUPLICATE,

@@ -30,6 +30,16 @@ def write_funnel(lake_root: str, config: str, stages: dict[str, int]) -> None:
     write_parquet_atomic(frame, funnel_path(lake_root, config))
 
 
+def read_funnel(lake_root: str, config: str) -> dict[str, int]:
+    """Return a config's funnel as written by curation (empty when it was never written)."""
+    path = funnel_path(lake_root, config)
+    if not path.exists():
+        return {}
+    with path.open("rb") as handle:
+        frame = pl.read_parquet(handle)
+    return {str(stage): int(rows) for stage, rows in frame.iter_rows()}
+
+
 def funnel_table(stages: dict[str, int]) -> dg.MetadataValue:
     """Render the funnel as a Markdown table: stage, rows left, rows removed by the stage."""
     lines, previous = [], None

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import pkgutil
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import import_module
 from pathlib import Path
 
@@ -61,6 +61,7 @@ class ReleaseInputs:
     duplicates_removed: dict[str, int]
     created_from: dict[str, list[str]]
     rules: dict[str, str]
+    funnels: dict[str, dict[str, int]] = field(default_factory=dict)
 
     @property
     def newest_partition(self) -> str | None:
@@ -217,6 +218,7 @@ def build_release(
             splits=split_summaries(curated),
             duplicates_removed=inputs.duplicates_removed.get(config, 0),
             scores=score_summary(curated.get_column("quality_score")),
+            funnel=inputs.funnels.get(config, {}),
         )
     version = release_version(inputs.newest_partition, files, inputs.rules)
     previous = previous_for(version)
