@@ -18,7 +18,7 @@ import numpy as np
 import polars as pl
 
 from distill_assets.defs.curation.splits import assign_splits
-from distill_assets.lib.embed import top_k_cosine
+from distill_assets.lib.cosine_lsh import similar_pairs
 from distill_assets.lib.minhash import components, near_duplicate_components
 from distill_assets.rules.curation import (
     BELOW_THRESHOLD,
@@ -31,6 +31,9 @@ from distill_assets.rules.curation import (
     REMOVAL_REASONS,
     SEMANTIC_DUPLICATE,
     SEMANTIC_DUPLICATE_COSINE,
+    SEMANTIC_EXACT_LIMIT,
+    SEMANTIC_LSH_BANDS,
+    SEMANTIC_LSH_BITS,
     SEMANTIC_NEIGHBOURS,
 )
 
@@ -88,23 +91,20 @@ def _follow(parent: np.ndarray) -> np.ndarray:
         parent = grand
 
 
-def semantic_links(
-    embeddings: np.ndarray,
-    cosine: float = SEMANTIC_DUPLICATE_COSINE,
-    neighbours: int = SEMANTIC_NEIGHBOURS,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Return links `(a, b)` between rows whose embeddings have cosine > `cosine`.
+def semantic_links(embeddings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return links `(a, b)` between rows whose embeddings have cosine > the rules' threshold.
 
-    Each row is compared with its `neighbours` nearest rows (exact search in blocks); a zero
-    vector (no text) links to nothing.
+    Exact nearest-neighbour search for up to `SEMANTIC_EXACT_LIMIT` rows, random-hyperplane LSH
+    with exact verification above (`lib.cosine_lsh`).
     """
-    if len(embeddings) < 2:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    indices, scores = top_k_cosine(embeddings, embeddings, neighbours + 1)
-    rows = np.repeat(np.arange(len(embeddings)), indices.shape[1])
-    other = indices.reshape(-1)
-    close = (scores.reshape(-1) > cosine) & (other != rows)
-    return rows[close], other[close]
+    return similar_pairs(
+        embeddings,
+        SEMANTIC_DUPLICATE_COSINE,
+        exact_limit=SEMANTIC_EXACT_LIMIT,
+        neighbours=SEMANTIC_NEIGHBOURS,
+        bands=SEMANTIC_LSH_BANDS,
+        bits=SEMANTIC_LSH_BITS,
+    )
 
 
 def decide(keys: pl.DataFrame, signatures: np.ndarray, embeddings: np.ndarray) -> Decisions:

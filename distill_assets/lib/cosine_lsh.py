@@ -1,0 +1,92 @@
+"""Pairs of unit vectors above a cosine threshold, without comparing all pairs.
+
+Small sets are searched exactly (`lib.embed.top_k_cosine`, blocked matrix products). Large sets use
+random-hyperplane LSH (Charikar 2002): each vector gets `bands * bits` sign bits against fixed
+pseudo-random hyperplanes (entries derived from splitmix64 of their index, so every process and
+run draws the same planes); vectors sharing all bits of some band are candidates, and a candidate
+is kept only when its exact cosine passes the threshold. Two vectors at angle θ agree on a bit with
+probability 1 - θ/π, so at cosine 0.99 (θ ≈ 8.1°) a band of 16 bits matches with probability
+0.48 and one of 12 bands matches with probability > 0.999.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from distill_assets.lib.embed import top_k_cosine
+from distill_assets.lib.minhash import splitmix64
+
+
+def hyperplanes(dim: int, count: int) -> np.ndarray:
+    """Return `count` fixed pseudo-random hyperplanes of `dim` dimensions, as a (dim, count) matrix.
+
+    Entries are uniform in [-1, 1) from splitmix64 of their index (deterministic everywhere).
+    """
+    index = np.arange(dim * count, dtype=np.uint64)
+    bits = splitmix64(index + np.uint64(0xC05135))
+    uniform = (bits >> np.uint64(11)).astype(np.float64) / float(1 << 53)
+    return (2.0 * uniform - 1.0).reshape(dim, count).astype(np.float32)
+
+
+def exact_pairs(vectors: np.ndarray, cosine: float, neighbours: int) -> tuple[np.ndarray, ...]:
+    """Return `(a, b)`: each row linked to those of its `neighbours` nearest rows above `cosine`."""
+    indices, scores = top_k_cosine(vectors, vectors, neighbours + 1)
+    rows = np.repeat(np.arange(len(vectors)), indices.shape[1])
+    other = indices.reshape(-1)
+    close = (scores.reshape(-1) > cosine) & (other != rows)
+    return rows[close], other[close]
+
+
+def lsh_pairs(
+    vectors: np.ndarray, cosine: float, bands: int, bits: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return `(a, b)`, `a < b`: rows linked to the first row of each band bucket they share.
+
+    Linking to the bucket's first row (not to every member) keeps the work linear however large
+    a bucket is; a link is kept only when its exact cosine passes the threshold.
+    """
+    planes = hyperplanes(vectors.shape[1], bands * bits)
+    signs = (vectors @ planes) > 0
+    weights = np.uint64(1) << np.arange(bits, dtype=np.uint64)
+    keys = (signs.reshape(len(vectors), bands, bits).astype(np.uint64) * weights).sum(axis=2)
+    nonzero = np.flatnonzero(np.abs(vectors).sum(axis=1) > 0)
+    frame = pl.DataFrame(
+        {
+            "row": np.repeat(nonzero, bands),
+            "band": np.tile(np.arange(bands, dtype=np.int32), len(nonzero)),
+            "key": keys[nonzero].reshape(-1),
+        }
+    )
+    pairs = (
+        frame.with_columns(pl.col("row").min().over("band", "key").alias("head"))
+        .filter(pl.col("row") != pl.col("head"))
+        .select("head", "row")
+        .unique()
+        .sort("head", "row")
+    )
+    a, b = pairs["head"].to_numpy(), pairs["row"].to_numpy()
+    similar = np.einsum("ij,ij->i", vectors[a], vectors[b]) > cosine
+    return a[similar], b[similar]
+
+
+def similar_pairs(
+    vectors: np.ndarray,
+    cosine: float,
+    *,
+    exact_limit: int,
+    neighbours: int,
+    bands: int,
+    bits: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return pairs of rows of `vectors` (unit rows) whose cosine exceeds `cosine`.
+
+    Exact search up to `exact_limit` rows, LSH with exact verification above it. Zero rows (no
+    text) pair with nothing.
+    """
+    if len(vectors) < 2:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty
+    if len(vectors) <= exact_limit:
+        return exact_pairs(vectors, cosine, neighbours)
+    return lsh_pairs(vectors, cosine, bands, bits)
