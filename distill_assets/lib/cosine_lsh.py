@@ -1,6 +1,6 @@
 """Pairs of unit vectors above a cosine threshold, without comparing all pairs.
 
-Small sets are searched exactly (`lib.embed.top_k_cosine`, blocked matrix products). Large sets use
+Small sets are searched exactly (blocked matrix products, thresholded). Large sets use
 random-hyperplane LSH (Charikar 2002): each vector gets `bands * bits` sign bits against fixed
 pseudo-random hyperplanes (entries derived from splitmix64 of their index, so every process and
 run draws the same planes); vectors sharing all bits of some band are candidates, and a candidate
@@ -14,7 +14,6 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from distill_assets.lib.embed import top_k_cosine
 from distill_assets.lib.minhash import splitmix64
 
 
@@ -29,13 +28,24 @@ def hyperplanes(dim: int, count: int) -> np.ndarray:
     return (2.0 * uniform - 1.0).reshape(dim, count).astype(np.float32)
 
 
-def exact_pairs(vectors: np.ndarray, cosine: float, neighbours: int) -> tuple[np.ndarray, ...]:
-    """Return `(a, b)`: each row linked to those of its `neighbours` nearest rows above `cosine`."""
-    indices, scores = top_k_cosine(vectors, vectors, neighbours + 1)
-    rows = np.repeat(np.arange(len(vectors)), indices.shape[1])
-    other = indices.reshape(-1)
-    close = (scores.reshape(-1) > cosine) & (other != rows)
-    return rows[close], other[close]
+def exact_pairs(
+    vectors: np.ndarray, cosine: float, block_rows: int = 2048
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return every pair `(a, b)`, `a < b`, whose cosine exceeds `cosine` (blocked dot products).
+
+    No sorting: each block of rows is multiplied with the rows after it and thresholded, so the
+    cost is the matrix products alone and memory is `block_rows * len(vectors)` scores.
+    """
+    found_a, found_b = [], []
+    for lo in range(0, len(vectors), block_rows):
+        block = vectors[lo : lo + block_rows]
+        sims = block @ vectors[lo:].T
+        rows, columns = np.nonzero(sims > cosine)
+        a, b = rows + lo, columns + lo
+        keep = a < b
+        found_a.append(a[keep])
+        found_b.append(b[keep])
+    return np.concatenate(found_a), np.concatenate(found_b)
 
 
 def lsh_pairs(
@@ -75,7 +85,6 @@ def similar_pairs(
     cosine: float,
     *,
     exact_limit: int,
-    neighbours: int,
     bands: int,
     bits: int,
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -88,5 +97,5 @@ def similar_pairs(
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty
     if len(vectors) <= exact_limit:
-        return exact_pairs(vectors, cosine, neighbours)
+        return exact_pairs(vectors, cosine)
     return lsh_pairs(vectors, cosine, bands, bits)

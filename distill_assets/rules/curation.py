@@ -30,9 +30,9 @@ exact duplicates.
 
 Semantic duplicates (seed 004, "If cosine similarity > 0.99, reject as duplicate"): rows left
 after near-dedup whose embeddings (the project's embedder, over the near-duplicate text) have
-cosine > `SEMANTIC_DUPLICATE_COSINE` with one of their `SEMANTIC_NEIGHBOURS` nearest neighbours are
-clustered the same way. Up to `SEMANTIC_EXACT_LIMIT` rows the neighbours are found exactly; above
-it by random-hyperplane LSH (`SEMANTIC_LSH_BANDS` bands of `SEMANTIC_LSH_BITS` sign bits), always
+cosine > `SEMANTIC_DUPLICATE_COSINE` are clustered the same way. Up to `SEMANTIC_EXACT_LIMIT` rows
+all pairs are compared exactly (blocked matrix products); above it candidates come from
+random-hyperplane LSH (`SEMANTIC_LSH_BANDS` bands of `SEMANTIC_LSH_BITS` sign bits), always
 verified by the exact cosine.
 
 Decontamination: every string field of every row of every evaluation set (`DISTILL_EVAL_SETS`,
@@ -148,10 +148,9 @@ NEAR_DUPLICATE_MIN_ESTIMATE = 0.75
 
 # Semantic duplicates (seed 004 section "deduplication").
 SEMANTIC_DUPLICATE_COSINE = 0.99
-SEMANTIC_NEIGHBOURS = 8
 # above this many rows, random-hyperplane LSH (bands of bits; a pair at cosine 0.99 shares a band
 # with probability > 0.999) replaces exact search; candidates are verified exactly either way
-SEMANTIC_EXACT_LIMIT = 20_000
+SEMANTIC_EXACT_LIMIT = 10_000
 SEMANTIC_LSH_BANDS = 12
 SEMANTIC_LSH_BITS = 16
 

@@ -34,7 +34,6 @@ from distill_assets.rules.curation import (
     SEMANTIC_EXACT_LIMIT,
     SEMANTIC_LSH_BANDS,
     SEMANTIC_LSH_BITS,
-    SEMANTIC_NEIGHBOURS,
 )
 
 RANK_COLUMNS: tuple[str, ...] = (
@@ -101,7 +100,6 @@ def semantic_links(embeddings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         embeddings,
         SEMANTIC_DUPLICATE_COSINE,
         exact_limit=SEMANTIC_EXACT_LIMIT,
-        neighbours=SEMANTIC_NEIGHBOURS,
         bands=SEMANTIC_LSH_BANDS,
         bits=SEMANTIC_LSH_BITS,
     )

@@ -24,6 +24,6 @@ def test_hyperplanes_are_fixed():
 def test_exact_and_lsh_search_find_the_same_near_identical_pairs():
     vectors, expected = planted()
     for limit in (10_000, 10):  # exact, then LSH
-        a, b = similar_pairs(vectors, 0.99, exact_limit=limit, neighbours=4, bands=12, bits=16)
+        a, b = similar_pairs(vectors, 0.99, exact_limit=limit, bands=12, bits=16)
         found = {(min(x, y), max(x, y)) for x, y in zip(a.tolist(), b.tolist(), strict=True)}
         assert found == expected, limit
