@@ -33,6 +33,7 @@ ui: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 
 ## bench: benchmarks (results in bench/results and the README table)
 bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[bench]'
 	$(BIN)/python -m bench
 
 lint: $(STAMP)
