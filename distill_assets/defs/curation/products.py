@@ -24,6 +24,7 @@ from distill_assets.contracts.published import (
     COMMON_SCHEMA,
     CONFIG_FEEDS,
     SUBJECT_COLUMN,
+    feed_schema,
     published_schema,
 )
 from distill_assets.defs.curation.decontaminate import EvalNgrams, contaminated_by
@@ -76,9 +77,13 @@ class ProductContext:
 
     @property
     def version(self) -> str:
-        """Return the version of products made with this context (rules, embedder, eval sets)."""
+        """Return the version of products made with this context.
+
+        It covers the product layout, the curation rules, the embedder, the eval sets and the
+        config's feed contract: a change to any of them recomputes every partition.
+        """
         parts = [PRODUCT_FORMAT, rules_version("curation"), self.embedder.name]
-        parts.append(self.evals.fingerprint)
+        parts += [self.evals.fingerprint, str(feed_schema(self.config))]
         return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
