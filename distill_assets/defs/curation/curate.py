@@ -307,7 +307,14 @@ def curate_lake(
         matrix(compact.get_column("embedding"), np.float32),
         exclusions,
     )
-    products = read_products(refresh.paths).lazy()
+    text_columns = [
+        *published_schema(config).names(),
+        "split_group",
+        "content_hash",
+        "partition",
+        "product_row",
+    ]
+    products = read_products(refresh.paths, text_columns).lazy()
     result = assemble(
         config,
         products=products,
