@@ -12,9 +12,11 @@ probability 1 - θ/π, so at cosine 0.99 (θ ≈ 8.1°) a band of 16 bits matche
 from __future__ import annotations
 
 import numpy as np
-import polars as pl
 
-from distill_assets.lib.minhash import splitmix64
+from distill_assets.lib.minhash import bucket_links, splitmix64
+
+# candidate links verified per chunk, so memory stays bounded however many candidates there are
+VERIFY_CHUNK = 65_536
 
 
 def hyperplanes(dim: int, count: int) -> np.ndarray:
@@ -61,22 +63,13 @@ def lsh_pairs(
     weights = np.uint64(1) << np.arange(bits, dtype=np.uint64)
     keys = (signs.reshape(len(vectors), bands, bits).astype(np.uint64) * weights).sum(axis=2)
     nonzero = np.flatnonzero(np.abs(vectors).sum(axis=1) > 0)
-    frame = pl.DataFrame(
-        {
-            "row": np.repeat(nonzero, bands),
-            "band": np.tile(np.arange(bands, dtype=np.int32), len(nonzero)),
-            "key": keys[nonzero].reshape(-1),
-        }
-    )
-    pairs = (
-        frame.with_columns(pl.col("row").min().over("band", "key").alias("head"))
-        .filter(pl.col("row") != pl.col("head"))
-        .select("head", "row")
-        .unique()
-        .sort("head", "row")
-    )
-    a, b = pairs["head"].to_numpy(), pairs["row"].to_numpy()
-    similar = np.einsum("ij,ij->i", vectors[a], vectors[b]) > cosine
+    with np.errstate(over="ignore"):
+        keys = splitmix64(keys[nonzero] ^ (np.arange(bands, dtype=np.uint64) << np.uint64(32)))
+    a, b = bucket_links(np.repeat(nonzero, bands), keys.reshape(-1))
+    similar = np.zeros(len(a), dtype=bool)
+    for lo in range(0, len(a), VERIFY_CHUNK):
+        part = slice(lo, lo + VERIFY_CHUNK)
+        similar[part] = np.einsum("ij,ij->i", vectors[a[part]], vectors[b[part]]) > cosine
     return a[similar], b[similar]
 
 

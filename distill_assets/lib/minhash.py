@@ -31,6 +31,8 @@ _WORD_PRIME = np.uint64(0x100000001B3)
 _SHINGLE_PRIME = np.uint64(0x9E3779B97F4A7C15)
 _EMPTY = np.uint32(0xFFFFFFFF)
 MAX_PROBES = 4096
+# candidate links compared per chunk, so memory stays bounded however many candidates there are
+VERIFY_CHUNK = 65_536
 WORD_PATTERN = r"\w+"
 
 
@@ -202,36 +204,45 @@ def band_keys(sig: np.ndarray, bands: int, rows: int) -> np.ndarray:
     return keys
 
 
+def bucket_links(docs: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return links `(head, doc)`: every document to the smallest document sharing its bucket.
+
+    `docs[i]` is in bucket `keys[i]` (uint64; a document may be in many buckets). Links are
+    distinct and sorted; the work is one sort, so memory stays a few arrays of `len(keys)`.
+    """
+    if len(keys) == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty
+    order = np.lexsort((docs, keys))
+    sorted_keys, sorted_docs = keys[order], docs[order].astype(np.int64)
+    starts = np.concatenate([[True], sorted_keys[1:] != sorted_keys[:-1]])
+    heads = sorted_docs[np.flatnonzero(starts)[np.cumsum(starts) - 1]]
+    linked = sorted_docs != heads
+    pairs = np.unique(np.stack([heads[linked], sorted_docs[linked]], axis=1).reshape(-1, 2), axis=0)
+    return pairs[:, 0], pairs[:, 1]
+
+
 def candidate_links(sig: np.ndarray, bands: int, rows: int) -> tuple[np.ndarray, np.ndarray]:
     """Return links `(a, b)`, `a < b`: each document to the first document of each bucket it is in.
 
-    Documents without shingles take part in no bucket.
+    A bucket is one band's key; documents without shingles take part in no bucket.
     """
     docs = sig.shape[0]
     valid = np.flatnonzero(sig[:, 0] != _EMPTY) if docs else np.zeros(0, dtype=np.int64)
     keys = band_keys(sig[valid], bands, rows)
-    frame = pl.DataFrame(
-        {
-            "doc": np.repeat(valid, bands),
-            "band": np.tile(np.arange(bands, dtype=np.int32), len(valid)),
-            "key": keys.reshape(-1),
-        }
-    )
-    links = (
-        frame.with_columns(pl.col("doc").min().over("band", "key").alias("head"))
-        .filter(pl.col("doc") != pl.col("head"))
-        .select("head", "doc")
-        .unique()
-        .sort("head", "doc")
-    )
-    return links["head"].to_numpy(), links["doc"].to_numpy()
+    with np.errstate(over="ignore"):
+        # one key space for all bands: a band's key mixed with its index
+        keys = splitmix64(keys ^ (np.arange(bands, dtype=np.uint64) * _SHINGLE_PRIME))
+    return bucket_links(np.repeat(valid, bands), keys.reshape(-1))
 
 
 def estimated_jaccard(sig: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Return the fraction of equal bins of documents `a[i]` and `b[i]`."""
-    if len(a) == 0:
-        return np.zeros(0, dtype=np.float64)
-    return (sig[a] == sig[b]).mean(axis=1)
+    estimate = np.zeros(len(a), dtype=np.float64)
+    for lo in range(0, len(a), VERIFY_CHUNK):
+        part = slice(lo, lo + VERIFY_CHUNK)
+        estimate[part] = (sig[a[part]] == sig[b[part]]).mean(axis=1)
+    return estimate
 
 
 def components(nodes: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
