@@ -7,8 +7,8 @@ lands and a fresh process runs, timed: `curate_lake` (products of the new day on
 decisions, curated rows, removed rows, funnel) and `build_release` into a temporary folder. The
 process reports the wall time of that work (not imports) and its peak RSS
 (`resource.getrusage(RUSAGE_SELF).ru_maxrss`). The night runs `REPEATS` times (the new day's
-products deleted before each) and the fastest run counts. Targets (issue 13): 8-day / 2-day time ratio
-<= 1.3 and RSS ratio <= 1.2.
+products deleted before each) and the fastest run counts. Targets (issue 13): 8-day / 2-day time
+ratio <= 1.3 and RSS ratio <= 1.2.
 """
 
 from __future__ import annotations
