@@ -81,6 +81,11 @@ def rank_order(keys: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def _code(reason: str) -> int:
+    """Return the code of a removal reason (its position in `REMOVAL_REASONS`, plus one)."""
+    return REMOVAL_REASONS.index(reason) + 1
+
+
 def _follow(parent: np.ndarray) -> np.ndarray:
     """Return the root of every node of a forest given as parent pointers."""
     while True:
@@ -117,15 +122,15 @@ def decide(keys: pl.DataFrame, signatures: np.ndarray, embeddings: np.ndarray) -
     order = ordered.get_column("input_row").to_numpy()
     signatures, embeddings = signatures[order], embeddings[order]
     count = ordered.height
-    parent = np.arange(count)
-    reason = np.full(count, None, dtype=object)
+    # reason code per row: 0 published, i + 1 for REMOVAL_REASONS[i]
+    reason = np.zeros(count, dtype=np.int8)
 
     # exact: the first-ranked row of each content hash
     first = ordered.select(pl.int_range(pl.len(), dtype=pl.Int64).alias("position")).with_columns(
         pl.col("position").min().over(ordered.get_column("content_hash"))
     )
     parent = first.get_column("position").to_numpy().copy()
-    reason[parent != np.arange(count)] = EXACT_DUPLICATE
+    reason[parent != np.arange(count)] = _code(EXACT_DUPLICATE)
 
     # near: components over the signatures of the exact survivors (positions in rank order)
     alive = np.flatnonzero(parent == np.arange(count))
@@ -134,7 +139,7 @@ def decide(keys: pl.DataFrame, signatures: np.ndarray, embeddings: np.ndarray) -
     )
     near = alive[labels] != alive
     parent[alive] = alive[labels]
-    reason[alive[near]] = NEAR_DUPLICATE
+    reason[alive[near]] = _code(NEAR_DUPLICATE)
 
     # semantic: components over the embeddings of the near survivors
     alive = alive[~near]
@@ -142,23 +147,26 @@ def decide(keys: pl.DataFrame, signatures: np.ndarray, embeddings: np.ndarray) -
     labels = components(len(alive), a, b)
     semantic = alive[labels] != alive
     parent[alive] = alive[labels]
-    reason[alive[semantic]] = SEMANTIC_DUPLICATE
+    reason[alive[semantic]] = _code(SEMANTIC_DUPLICATE)
 
     alive = alive[~semantic]
     contaminated = ordered.get_column("contaminated_by").is_not_null().to_numpy()
     dirty = alive[contaminated[alive]]
-    reason[dirty] = CONTAMINATED
+    reason[dirty] = _code(CONTAMINATED)
     gate = ordered.get_column("gate_failed").fill_null(False).to_numpy()
     failing = np.setdiff1d(alive[gate[alive]], dirty)
-    reason[failing] = BELOW_THRESHOLD
+    reason[failing] = _code(BELOW_THRESHOLD)
 
     root = _follow(parent)
-    ids = ordered.get_column("id").to_numpy()
-    kept_id = np.where(root != np.arange(count), ids[root], None)
+    labels = pl.Series("reason", [None, *REMOVAL_REASONS], dtype=pl.String)
+    folded = pl.Series(root != np.arange(count))
     fates = ordered.select("partition", "product_row", "id", "split_group").with_columns(
-        pl.Series("reason", reason.tolist(), dtype=pl.String),
-        pl.Series("kept_id", kept_id.tolist(), dtype=pl.String),
-        pl.when(pl.Series(reason == CONTAMINATED))
+        labels.gather(reason.astype(np.int64)),
+        pl.when(folded)
+        .then(ordered.get_column("id").gather(root))
+        .otherwise(None)
+        .alias("kept_id"),
+        pl.when(pl.Series(reason == _code(CONTAMINATED)))
         .then(ordered.get_column("contaminated_by"))
         .otherwise(None)
         .alias("eval_file"),
