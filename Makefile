@@ -5,8 +5,10 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export DAGSTER_HOME := $(CURDIR)/data/.dagster
 export DISTILL_DATA_DIR ?= $(CURDIR)/data
+# the public development player key is allowed only here (make run/test); see README "Operating safely"
+export DISTILL_ENV ?= development
 
-.PHONY: run test ui bench lint format clean
+.PHONY: run test test-integration ui bench lint format clean stale backfill backfill-stale ui-check
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "distill needs Python >= 3.11"; exit 1; }
@@ -15,6 +17,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+# The project's instance config, copied into DAGSTER_HOME (run/event/schedule storage there).
 $(DAGSTER_HOME)/dagster.yaml: dagster.yaml
 	mkdir -p $(DAGSTER_HOME)
 	cp dagster.yaml $(DAGSTER_HOME)/dagster.yaml
@@ -27,9 +30,36 @@ run: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 test: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 	$(BIN)/python -m pytest -q
 
+## test-integration: PostgreSQL storage and the S3 lake/hub against real servers on localhost
+test-integration: $(VENV)/.installed-integration
+	DISTILL_INTEGRATION=1 $(BIN)/python -m pytest -q tests/integration
+
+$(VENV)/.installed-integration: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,test-integration]'
+	touch $@
+
 ## ui: the Dagster UI on http://127.0.0.1:3000
 ui: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
-	$(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
+	cd $(DAGSTER_HOME) && $(CURDIR)/$(BIN)/dagster dev -w $(CURDIR)/workspace.yaml -h 127.0.0.1 -p 3000
+
+## stale: asset partitions built under rules that changed since (and everything downstream)
+stale: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
+	$(BIN)/distill stale
+
+## backfill: rebuild the ingest dates FROM..TO, then release (make backfill FROM=2026-11-19 TO=2026-11-20)
+backfill: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
+	@test -n "$(FROM)" -a -n "$(TO)" || { echo "usage: make backfill FROM=YYYY-MM-DD TO=YYYY-MM-DD"; exit 2; }
+	$(BIN)/distill backfill --from $(FROM) --to $(TO)
+
+## backfill-stale: rebuild exactly what `make stale` lists, then release
+backfill-stale: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
+	$(BIN)/distill backfill --stale
+
+## ui-check: real-browser smoke check of the UI (Debian chromium + Playwright); not part of `test`
+ui-check: $(STAMP)
+	@command -v chromium >/dev/null || apt-get install -y -qq chromium >/dev/null 2>&1 || { echo "make ui-check needs Debian's chromium: apt-get install chromium"; exit 1; }
+	@$(BIN)/python -c 'import playwright' 2>/dev/null || $(BIN)/python -m pip install --quiet -e '.[ui]'
+	$(BIN)/python tools/ui_check.py
 
 ## bench: benchmarks (results in bench/results and the README table)
 bench: $(STAMP)

@@ -1,21 +1,28 @@
 """The one entry point: load the defs folder and apply project-wide policy here only."""
 
+import warnings
+
 import dagster as dg
 
 from distill_assets import defs as defs_package
+from distill_assets.defs.catalog import catalog_spec
 from distill_assets.defs.resources import (
     DistillSettings,
     EmbedderResource,
     LakeIOManager,
     LlmResource,
 )
+from distill_assets.lib.executors import distill_executor
 
 
 @dg.definitions
 def defs() -> dg.Definitions:
     """Every source's assets, checks, jobs, schedules and sensors, with the shared resources."""
+    with warnings.catch_warnings():  # map_asset_specs is a Dagster "preview" API
+        warnings.simplefilter("ignore", dg.PreviewWarning)
+        loaded = dg.load_defs(defs_root=defs_package).map_asset_specs(func=catalog_spec)
     return dg.Definitions.merge(
-        dg.load_defs(defs_root=defs_package),
+        loaded,
         dg.Definitions(
             resources={
                 "io_manager": LakeIOManager(),
@@ -23,6 +30,6 @@ def defs() -> dg.Definitions:
                 "embedder": EmbedderResource(),
                 "llm": LlmResource(),
             },
-            executor=dg.multiprocess_executor.configured({"max_concurrent": 2}),
+            executor=distill_executor(),
         ),
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -10,9 +11,26 @@ import pytest
 
 from distill_assets.lib.settings import Settings
 
+# the Makefile's default for `make test`, so a bare `pytest` behaves the same; tests of the
+# production rule (no development player key) unset it
+os.environ.setdefault("DISTILL_ENV", "development")
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = PROJECT_ROOT / "data" / "samples"
 SAMPLE_DATES = ("2026-11-19", "2026-11-20")
+# The partitions' start is fixed when the definitions are first imported (`defs.partitions`);
+# tests land dates from 2025 on into fresh folders, so they pin it instead of depending on
+# whatever raw data the checkout holds.
+TEST_PARTITIONS_START = "2025-01-01"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Pin the first daily partition for every in-process definition load."""
+    os.environ["DISTILL_PARTITIONS_START"] = TEST_PARTITIONS_START
+
+
+# the integration tests (real PostgreSQL and S3 servers) run with `make test-integration` only
+collect_ignore = [] if os.environ.get("DISTILL_INTEGRATION") else ["integration"]
 
 
 @pytest.fixture

@@ -73,3 +73,24 @@ def test_jobs_schedule_and_sensors(definitions: dg.Definitions) -> None:
     schedules = list(definitions.schedules or [])
     assert [s.cron_schedule for s in schedules] == ["0 2 * * *"]
     assert len(list(definitions.sensors or [])) >= 2
+
+
+def test_catalog_owners_kinds_and_layers(specs: list[dg.AssetSpec]) -> None:
+    for spec in specs:
+        assert spec.owners == ["team:distill-data"], spec.key
+        assert spec.tags["distill/layer"] in {"bronze", "silver", "gold"}, spec.key
+        published = spec.key == dg.AssetKey(["release", "dataset"])
+        assert ("parquet" in spec.kinds) != published, spec.key
+        assert spec.kinds & {"duckdb", "polars", "huggingface"}, spec.key
+    layers = {s.key.to_user_string(): s.tags["distill/layer"] for s in specs}
+    assert (layers["traces/events"], layers["traces/sft_steps"], layers["curation/sft"]) == (
+        "bronze",
+        "silver",
+        "gold",
+    )
+
+
+def test_checks_are_named_by_what_they_prove(definitions: dg.Definitions) -> None:
+    names = {key.name for ac in definitions.asset_checks or [] for key in ac.check_keys}
+    assert "feed_schema" not in names
+    assert {"matches_sft_feed_schema", "matches_sft_tools_feed_schema"} <= names

@@ -5,17 +5,20 @@ from __future__ import annotations
 import argparse
 import filecmp
 import json
-import os
 import shutil
+import sys
 from pathlib import Path
 
 import dagster as dg
+from upath import UPath
 
-from distill_assets.defs.jobs import INGEST_JOB, RELEASE_JOB
+from distill_assets.defs.release.objectstore import load_hint
+from distill_assets.lib.cleanup import remove_orphaned_workdirs
 from distill_assets.lib.rawfiles import list_partitions
+from distill_assets.lib.runlock import LockHeld, fail_orphaned_runs, run_lock
 from distill_assets.lib.settings import SOURCES, Settings
-
-QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+from distill_assets.lib.startup import SettingsError, check_startup, resolve_settings
+from distill_assets.operations.dates import DateError, days_in, parse_range
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -28,6 +31,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=Path,
         default=None,
         help="folder of raw samples to land first (default: <data dir>/samples; 'none' to skip)",
+    )
+    parser.add_argument(
+        "--partitions",
+        default=None,
+        help="only the ingest dates FROM..TO (or one date) that have raw data",
+    )
+    parser.add_argument(
+        "--source", default=None, help="only these sources' assets (comma-separated)"
     )
     parser.add_argument("--verbose", action="store_true", help="show Dagster's run logs")
     parser.set_defaults(func=run)
@@ -47,50 +58,123 @@ def land_samples(samples: Path, raw_root: Path) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Land samples, run `daily_ingest` for every raw partition, then `publish_release`."""
-    from distill_assets.definitions import defs
+    """Land samples, run `daily_ingest` for each raw partition, then `publish_release`.
 
-    settings = Settings.resolve()
-    samples = args.samples or Path(settings.data_dir) / "samples"
-    if str(samples) != "none" and samples.is_dir():
+    Settings are checked first (one-line errors, exit 2); the run holds the data dir's lock
+    (another run: exit 3).
+    """
+    try:
+        settings = resolve_settings()
+        warnings = check_startup(settings)
+    except SettingsError as exc:
+        print(f"[distill] error: {exc}")
+        return 2
+    for warning in warnings:
+        print(f"[distill] {warning}")
+    try:
+        with run_lock(settings.data_dir):
+            return run_locked(args, settings)
+    except LockHeld as exc:
+        print(f"[distill] {exc}: not starting")
+        return 3
+
+
+def run_locked(args: argparse.Namespace, settings: Settings) -> int:
+    """Do the work of `distill run` (the caller holds the data dir's run lock)."""
+    try:
+        samples = _samples_folder(args.samples, settings)
+        sources = _sources(args.source)
+        wanted = parse_range(args.partitions) if args.partitions else None
+    except (DateError, ValueError) as error:
+        print(f"distill run: {error}", file=sys.stderr)
+        return 2
+    orphaned = remove_orphaned_workdirs()
+    if orphaned:
+        print(f"[distill] removed {len(orphaned)} working folder(s) left by ended processes")
+    if samples is not None:
         copied = land_samples(samples, Path(settings.raw_root))
         print(f"[distill] landed {copied} new sample file(s) from {samples} in {settings.raw_root}")
-    partitions = sorted({p for s in SOURCES for p in list_partitions(settings.raw_root, s)})
+    # Imported after landing: the partitions start from the first raw date present.
+    from distill_assets.defs.partitions import (
+        SKIP_REASONS,
+        last_partition_date,
+        skipped_raw_folders,
+    )
+
+    last = last_partition_date()
+    for folder, problem in skipped_raw_folders(settings.raw_root, last).items():
+        print(f"[distill] skipped raw folder {folder}: {SKIP_REASONS[problem]}")
+    partitions = sorted({p for s in sources for p in list_partitions(settings.raw_root, s, last)})
+    if wanted is not None:
+        in_range = set(days_in(*wanted))
+        partitions = [p for p in partitions if p in in_range]
+        if not partitions:
+            print(
+                f"distill run: no raw data for {args.partitions} under {settings.raw_root}",
+                file=sys.stderr,
+            )
+            return 2
     if not partitions:
         print(f"[distill] no raw partitions under {settings.raw_root}: nothing to do")
         return 1
+    from distill_assets.definitions import defs
+    from distill_assets.defs.jobs import INGEST_JOB, RELEASE_JOB, global_source_assets
+    from distill_assets.operations.instance import project_instance
+    from distill_assets.operations.launch import execute, quarantine_line
+
     definitions = defs()
-    run_config = {} if args.verbose else QUIET_RUN_CONFIG
-    instance = dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else None
+    assets = None
+    if sources != SOURCES:
+        selection = dg.AssetSelection.groups(*sources) - global_source_assets
+        assets = sorted(selection.resolve(definitions.resolve_asset_graph()))
     ok = True
-    for partition in partitions:
-        result = definitions.resolve_job_def(INGEST_JOB).execute_in_process(
-            partition_key=partition, instance=instance, run_config=run_config, raise_on_error=False
-        )
-        ok &= result.success
-        print(f"[distill] {INGEST_JOB} {partition}: {_outcome(result)}")
-    if not ok:
-        print("[distill] ingest failed: not publishing (see the run in `make ui`)")
-        return 1
-    result = definitions.resolve_job_def(RELEASE_JOB).execute_in_process(
-        instance=instance, run_config=run_config, raise_on_error=False
-    )
-    print(f"[distill] {RELEASE_JOB}: {_outcome(result)}")
+    with project_instance(settings) as instance:
+        for run_id in fail_orphaned_runs(instance):
+            print(f"[distill] marked run {run_id} failed: its distill run process had ended")
+        for partition in partitions:
+            result = execute(
+                definitions,
+                INGEST_JOB,
+                instance,
+                partition=partition,
+                assets=assets,
+                verbose=args.verbose,
+            )
+            print(f"[distill] {quarantine_line(settings.lake_root, partition)}")
+            ok &= result.success
+        if not ok:
+            print("[distill] ingest failed: not publishing (see the run in `make ui`)")
+            return 1
+        result = execute(definitions, RELEASE_JOB, instance, verbose=args.verbose)
     if not result.success:
         return 1
-    latest = Path(settings.hub_root) / settings.dataset_name / "latest"
+    latest = UPath(settings.hub_root) / settings.dataset_name / "latest"
     manifest = latest / "release.json"
     version = json.loads(manifest.read_text())["version"] if manifest.is_file() else "?"
     print(f"[distill] dataset version {version} published at {latest}")
     print("[distill] load it with:")
-    print(f'    from datasets import load_dataset; ds = load_dataset("{latest}", "sft")')
+    print(f"    from datasets import load_dataset; ds = {load_hint(latest, 'sft')}")
     return 0
 
 
-def _outcome(result: dg.ExecuteInProcessResult) -> str:
-    checks = result.get_asset_check_evaluations()
-    failed = [str(c.asset_check_key.to_user_string()) for c in checks if not c.passed]
-    materialized = len(result.get_asset_materialization_events())
-    status = "ok" if result.success else "FAILED"
-    suffix = f", failed checks: {', '.join(failed)}" if failed else ""
-    return f"{status} ({materialized} materializations, {len(checks)} checks{suffix})"
+def _samples_folder(value: Path | None, settings: Settings) -> Path | None:
+    """Return the samples folder to land (None: `none`); a missing explicit folder is an error."""
+    if value is not None and str(value) == "none":
+        return None
+    if value is None:
+        default = Path(settings.data_dir) / "samples"
+        return default if default.is_dir() else None
+    if not value.is_dir():
+        raise ValueError(f"--samples {value}: no such folder")
+    return value
+
+
+def _sources(value: str | None) -> tuple[str, ...]:
+    """Return the sources named by `--source` (comma-separated), all by default."""
+    if not value:
+        return SOURCES
+    names = tuple(name.strip() for name in value.split(","))
+    unknown = [name for name in names if name not in SOURCES]
+    if unknown:
+        raise ValueError(f"--source {','.join(unknown)}: not a source ({', '.join(SOURCES)})")
+    return names

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
-from datetime import date, timedelta
+import sys
+from datetime import timedelta
 from pathlib import Path
 
 from distill_assets.lib.settings import SOURCES
+from distill_assets.operations.dates import DateError, parse_day
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -26,7 +28,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Generate the requested days for each source and print what was written."""
-    start = date.fromisoformat(args.start)
+    try:
+        start = parse_day(args.start, "--start")
+    except DateError as error:
+        print(f"distill sample: {error}", file=sys.stderr)
+        return 2
+    unknown = sorted(set(args.sources.split(",")) - set(SOURCES))
+    if unknown:
+        print(f"distill sample: unknown source(s) {', '.join(unknown)}", file=sys.stderr)
+        return 2
     for source in args.sources.split(","):
         generator = importlib.import_module(f"distill_assets.samples.{source}")
         for offset in range(args.days):

@@ -1,5 +1,9 @@
 """`distill sft-extract`: seed 003's standalone extractor, on the same code path as the assets.
 
+Its defaults are the seed's (`rules.traces.SFT_EXTRACT_*`): every successful tool call of a
+successful run is a sample. `--exclude-recovery --dedup` gives exactly the `traces/sft_steps`
+samples.
+
 Reads every trace file under `--trace-dir` (`.jsonl`, `.jsonl.gz`, `.jsonl.zst`, `.jsonl.lz4`)
 through the same bronze parse (`defs.traces.bronze.ingest_events`) and the same extraction
 (`defs.traces.extract.Extraction`) as the `traces/events` and `traces/sft_steps` assets, and writes
@@ -9,10 +13,10 @@ the samples as chat JSONL in the order of `traces/sft_steps`: by the position of
 
 import argparse
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
-from distill_assets.defs.traces.bronze import ingest_events
 from distill_assets.defs.traces.extract import FORMATS, Extraction, ExtractOptions, FileProgress
 from distill_assets.lib.rawfiles import raw_files_in
 from distill_assets.rules import traces as rules
@@ -54,17 +58,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help=f"cap on each tool output in the context, 0: none (default {rules.MAX_CONTEXT_CHARS})",
     )
     parser.add_argument(
-        "--include-recovery",
-        action="store_true",
-        default=rules.INCLUDE_RECOVERY,
-        help="keep the successful retry right after a failed tool call",
+        "--exclude-recovery",
+        dest="include_recovery",
+        action="store_false",
+        default=rules.SFT_EXTRACT_INCLUDE_RECOVERY,
+        help="drop the successful retry right after a failed tool call (as the assets do)",
     )
     parser.add_argument(
-        "--no-dedup",
-        dest="dedup",
-        action="store_false",
-        default=rules.DEDUP,
-        help="keep near-identical samples of different runs",
+        "--dedup",
+        action="store_true",
+        default=rules.SFT_EXTRACT_DEDUP,
+        help="drop near-identical samples of different runs of a task (as the assets do)",
+    )
+    parser.add_argument(
+        "--progress",
+        action="store_true",
+        default=True,
+        help="print per-file progress and the summary (the seed's flag; the default)",
     )
     parser.add_argument(
         "--format",
@@ -90,6 +100,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Extract the samples, print the seed's progress and summary lines, write the JSONL."""
+    # Imported here: the bronze parse loads the partitioned definitions, whose first partition
+    # is the first raw date present when they load (`defs.partitions`); `distill run` lands
+    # samples first and must not have them loaded by the parser.
+    from distill_assets.defs.traces.bronze import ingest_events
+
     say = (lambda _: None) if args.quiet else (lambda text: print(f"{PREFIX} {text}"))
     options = ExtractOptions(
         require_success=args.require_success,
@@ -99,6 +114,9 @@ def run(args: argparse.Namespace) -> int:
         eval_fraction=args.eval_fraction,
     )
     root = args.trace_dir.expanduser().resolve()
+    if not root.is_dir():
+        print(f"distill sft-extract: --trace-dir {args.trace_dir}: no such folder", file=sys.stderr)
+        return 2
     files = [Path(p) for p in raw_files_in(root)]
     say(f"Scanning {root}...")
     say(f"Found {len(files)} trace files")

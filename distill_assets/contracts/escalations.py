@@ -169,7 +169,7 @@ RECORD_SCHEMA = pl.Schema(
 
 
 class ReasoningStep(BaseModel):
-    """One numbered step of Claude's answer (`action`/`reasoning` need an LLM: null offline)."""
+    """One numbered step of Claude's answer: its verb, header text and the explanation after it."""
 
     step_num: int
     action: str | None = None
@@ -178,7 +178,7 @@ class ReasoningStep(BaseModel):
 
 
 class ToolUse(BaseModel):
-    """A tool the answer uses (fence language or CLI name); the other seed fields stay null."""
+    """A tool the answer uses (fence language or CLI name), described by the rules' tables."""
 
     tool: str
     purpose: str | None = None
@@ -187,7 +187,7 @@ class ToolUse(BaseModel):
 
 
 class SamError(BaseModel):
-    """What SAM got wrong; offline only `error_type` and `what_sam_said` are known."""
+    """What SAM got wrong, typed by the rules' SAM error rule set."""
 
     error_type: str
     what_sam_said: str | None = None
@@ -203,7 +203,7 @@ class Corrections(BaseModel):
 
 
 class Principle(BaseModel):
-    """An extracted principle (needs an LLM; never produced offline)."""
+    """A generalizable rule the answer states (rules: principles) or the legacy system stored."""
 
     principle: str
     context: str | None = None
@@ -215,7 +215,7 @@ class DistillationExample(BaseModel):
 
     id: str
     source: Literal["escalations"]
-    source_ref: str = Field(description="<raw file>:<line>")
+    source_ref: str = Field(description="<raw file>:<line>, or <db file>#<table>/<id>")
     session_id: str | None
     created_at: float
     query: str
@@ -245,5 +245,59 @@ class DistillationExample(BaseModel):
     detected_reasoning_type: ReasoningType
     indicator_hits: dict[str, int] = Field(description="matching patterns per indicator list")
     token_count: int
+    query_overlap: float | None = Field(description="share of the query's terms the answer uses")
     source_file: str
     line_no: int
+
+
+# The seed's SQLite schema, verbatim (seed 000 "Schema (SQLite)"): `distilled/distillation.db` is
+# written with exactly this, so the existing application reads it unchanged.
+SEED_SQLITE_DDL = """
+CREATE TABLE distillation_examples (
+    id TEXT PRIMARY KEY,
+    session_id TEXT,
+    created_at REAL NOT NULL,
+    query TEXT NOT NULL,
+    query_context TEXT,
+    sam_attempt TEXT,
+    sam_confidence REAL,
+    sam_reasoning TEXT,
+    claude_response TEXT NOT NULL,
+    reasoning_type TEXT NOT NULL,
+    reasoning_steps TEXT,
+    tool_usage TEXT,
+    corrections TEXT,
+    principles TEXT,
+    domain TEXT NOT NULL,
+    subdomain TEXT,
+    task_type TEXT,
+    complexity INTEGER,
+    quality_score REAL,
+    quality_flags TEXT,
+    human_reviewed INTEGER DEFAULT 0,
+    reviewer_notes TEXT,
+    training_ready INTEGER DEFAULT 0,
+    training_format TEXT,
+    export_count INTEGER DEFAULT 0,
+    last_exported_at REAL
+);
+CREATE INDEX idx_domain ON distillation_examples(domain);
+CREATE INDEX idx_quality ON distillation_examples(quality_score);
+CREATE INDEX idx_training_ready ON distillation_examples(training_ready);
+CREATE INDEX idx_created ON distillation_examples(created_at);
+CREATE INDEX idx_human_reviewed ON distillation_examples(human_reviewed);
+"""
+SEED_SQLITE_COLUMNS: tuple[str, ...] = (
+    "id", "session_id", "created_at", "query", "query_context", "sam_attempt", "sam_confidence",
+    "sam_reasoning", "claude_response", "reasoning_type", "reasoning_steps", "tool_usage",
+    "corrections", "principles", "domain", "subdomain", "task_type", "complexity",
+    "quality_score", "quality_flags", "human_reviewed", "reviewer_notes", "training_ready",
+    "training_format", "export_count", "last_exported_at",
+)  # fmt: skip
+SEED_SQLITE_JSON_COLUMNS: tuple[str, ...] = (
+    "reasoning_steps",
+    "tool_usage",
+    "corrections",
+    "principles",
+    "quality_flags",
+)

@@ -99,6 +99,25 @@ class InstructionRow(PublishedRow):
     output: str
 
 
+class CotRow(PublishedRow):
+    """`cot`: an instruction with its reasoning (DESIGN.md; seed 000 format 2, seed 004 CoT)."""
+
+    instruction: str
+    input: str
+    output: str
+    thought_process: list[str]
+    conclusion: str
+    outcome: str
+
+
+class CorrectionRow(PublishedRow):
+    """`correction`: error-recovery training (seed 000 format 4 wording)."""
+
+    instruction: str
+    input: str
+    output: str
+
+
 COMMON_SCHEMA: dict[str, pl.DataType] = {
     "id": pl.String(),
     "source": pl.String(),
@@ -114,7 +133,12 @@ EXCLUSION_SCHEMA: dict[str, pl.DataType] = {
     "reason": pl.String(),
 }
 # global lake tables (source, table) of EXCLUSION_SCHEMA whose subjects leave every config
-EXCLUSION_TABLES: list[tuple[str, str]] = []
+EXCLUSION_TABLES: list[tuple[str, str]] = [
+    # deletion requests and missing consent (defs/telemetry/privacy.py)
+    ("telemetry", "exclusions"),
+    # examples a reviewer rejected (defs/escalations/review.py)
+    ("escalations", "review_exclusions"),
+]
 MESSAGES_DTYPE = pl.List(pl.Struct({"role": pl.String(), "content": pl.String()}))
 TOOL_MESSAGES_DTYPE = pl.List(
     pl.Struct(
@@ -140,21 +164,38 @@ CORE_SCHEMAS: dict[str, dict[str, pl.DataType]] = {
     "dpo": {"prompt": pl.String(), "chosen": pl.String(), "rejected": pl.String()},
     "instruction": {"instruction": pl.String(), "input": pl.String(), "output": pl.String()},
     "sft_tools": {"messages": TOOL_MESSAGES_DTYPE, "tools": pl.String()},
+    "cot": {
+        "instruction": pl.String(),
+        "input": pl.String(),
+        "output": pl.String(),
+        "thought_process": pl.List(pl.String()),
+        "conclusion": pl.String(),
+        "outcome": pl.String(),
+    },
+    "correction": {"instruction": pl.String(), "input": pl.String(), "output": pl.String()},
 }
 ROW_MODELS: dict[str, type[PublishedRow]] = {
     "sft": SftRow,
     "dpo": DpoRow,
     "instruction": InstructionRow,
     "sft_tools": SftToolsRow,
+    "cot": CotRow,
+    "correction": CorrectionRow,
 }
 
 # config -> the partitioned lake tables (source, table) whose rows it publishes
 CONFIG_FEEDS: dict[str, list[tuple[str, str]]] = {
     "sft": [("traces", "sft_steps"), ("telemetry", "dialogues")],
-    "dpo": [("revisions", "revision_pairs")],
+    "dpo": [("revisions", "revision_pairs"), ("escalations", "preference_pairs")],
     "instruction": [("escalations", "instruction_examples")],
     "sft_tools": [("traces", "sft_tool_steps")],
+    "cot": [("escalations", "cot_examples")],
+    "correction": [("escalations", "correction_examples")],
 }
+
+# Release extras: writers ("module:function") that add files to every version folder beside
+# `data/`, called as `function(curated rows by config, newest partition, folder) -> [paths]`.
+RELEASE_EXTRAS: list[str] = ["distill_assets.defs.escalations.seed_exports:write_seed_exports"]
 
 
 def published_schema(config: str) -> pl.Schema:

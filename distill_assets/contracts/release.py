@@ -66,6 +66,18 @@ class ConfigSummary(BaseModel):
         default_factory=dict,
         description="curation stage -> rows left after it, in order (rows_in ... published)",
     )
+    redactions: dict[str, int] = Field(
+        default_factory=dict,
+        description="placeholder (e.g. REDACTED_EMAIL) -> occurrences in the published rows",
+    )
+
+
+class ExtraFile(BaseModel):
+    """A file a source contributed beside the data files (`RELEASE_EXTRAS`), e.g. JSONL exports."""
+
+    path: str = Field(description="path inside the repository, e.g. exports/cot_20261119.jsonl")
+    bytes: int = Field(ge=0)
+    sha256: str
 
 
 class ReleaseManifest(BaseModel):
@@ -98,6 +110,9 @@ class ReleaseManifest(BaseModel):
     )
     rules_changed: dict[str, RulesChange] = Field(
         default_factory=dict, description="rules modules whose version changed since previous"
+    )
+    extra_files: list[ExtraFile] = Field(
+        default_factory=list, description="files sources added beside the data (RELEASE_EXTRAS)"
     )
 
     def split_rows(self, config: str) -> dict[str, int]:

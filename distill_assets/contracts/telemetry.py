@@ -2,10 +2,13 @@
 
 `{event_id, event_type, schema_version, player_id, session_id, client_ts, server_ts, payload}`;
 the payload's fields depend on `event_type` (models below). The models are the source of truth:
-the ingest SQL (`sql/telemetry/select_parsed_events.sql`) validates the same fields in bulk, and its
-bind parameters (event types, speakers, envelope field names, timestamp bounds) are taken from this
-module. Unknown envelope fields are kept in bronze's `extra` JSON column; unknown payload fields
-stay in the payload.
+the ingest SQL (`sql/telemetry/select_parsed_events.sql`) validates the same fields in bulk - the
+envelope and every field of every payload type, as `validate_payload` does in strict mode (a test
+mutates each field and holds the two to agreement) - and its bind parameters (event types,
+speakers, skill tiers, ambiguity levels, envelope field names, timestamp bounds) are taken from
+this module. Unknown envelope fields are kept in bronze's `extra` JSON column; unknown payload
+fields stay in the payload (a payload `location` object `{region, x, y}` is generalised past
+bronze, `rules/telemetry_privacy.py`).
 
 Timestamps are unix seconds (int or float) or ISO 8601 strings; a string without a UTC offset is
 read as UTC. A timestamp must fall in [2000-01-01, 2100-01-01).
@@ -214,7 +217,9 @@ PAYLOAD_MODELS: dict[str, type[BaseModel]] = {
     "consent": ConsentPayload,
     "deletion_request": DeletionRequestPayload,
 }
-# Payload fields the ingest SQL checks (only dialogue turns feed a product in this issue).
+# Payload fields the ingest SQL checks first for dialogue turns (with their own reason codes);
+# every other payload field of every type is checked after them, as `missing_<field>` /
+# `invalid_<field>` (nested fields with `_`: `invalid_observation_game_state`).
 DIALOGUE_REQUIRED: tuple[str, ...] = ("conversation_id", "speaker", "text", "turn_index")
 
 
@@ -228,8 +233,17 @@ def envelope_removal_patch() -> str:
     return json.dumps(dict.fromkeys(envelope_fields()))
 
 
+def validate_payload(event_type: str, payload: dict) -> BaseModel:
+    """Validate one payload against its model in strict mode (raises on a contract breach).
+
+    Strict: a JSON number is not a string, a string is not a number or a boolean, `2.0` is not an
+    integer - exactly what the ingest SQL accepts, since JSON carries the types.
+    """
+    return PAYLOAD_MODELS[event_type].model_validate(payload, strict=True)
+
+
 def validate_event(record: dict) -> TelemetryEvent:
     """Validate one envelope and its payload against the models (raises on a contract breach)."""
     event = TelemetryEvent.model_validate(record)
-    PAYLOAD_MODELS[event.event_type].model_validate(event.payload)
+    validate_payload(event.event_type, event.payload)
     return event

@@ -6,10 +6,13 @@ parse statement `sql/<source>/select_parsed_<table>.sql` reads the view `raw_lin
 per raw record with the bronze columns plus `quarantine_reason` (NULL for a good record) and
 `quarantine_detail`. This module streams the raw files through it once into a local stage file,
 then splits the stage into the bronze table and the quarantine table (`source, source_file,
-line_no, reason, detail, raw_line`), so every record lands in exactly one of them.
+line_no, reason, detail, raw_line`), so every record lands in exactly one of them. Files and
+records the reader cannot turn into lines (`unsupported_file`, `undecodable_file`, `too_large`,
+see `lib.rawfiles`) are quarantine rows too. The stage folder is removed when the asset fails,
+else when the IO manager has moved both files away.
 """
 
-import tempfile
+import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,10 +20,12 @@ from pathlib import Path
 import dagster as dg
 import polars as pl
 
+from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.resources import DistillSettings, StagedParquet
+from distill_assets.lib.cleanup import working_dir
 from distill_assets.lib.lake import ROW_GROUP_SIZE, scan_partition
 from distill_assets.lib.metadata import funnel
-from distill_assets.lib.rawfiles import RawLineReader, ReadStats, list_raw_files
+from distill_assets.lib.rawfiles import RawLineReader, ReadStats, list_raw_files, problem_table
 from distill_assets.lib.sql import connect, load_sql
 
 QUARANTINE_TABLE = "quarantine"
@@ -62,7 +67,7 @@ def ingest_partition(
     """
     statement = parse_sql or load_sql(f"{source}/select_parsed_{table}")
     reader = RawLineReader(raw_paths, root=raw_root)
-    workdir = Path(tempfile.mkdtemp(prefix=f"distill-{source}-"))
+    workdir = working_dir(source)
     stage, bronze, quarantine = (workdir / n for n in ("stage", "bronze", "quarantine"))
     con = connect()
     try:
@@ -75,6 +80,7 @@ def ingest_partition(
             f"COPY (SELECT * EXCLUDE ({excluded}) FROM stage "
             f"WHERE quarantine_reason IS NULL) TO '{bronze}.parquet' {_COPY_OPTIONS}"
         )
+        con.register("file_problems", problem_table(reader.stats.problems, source))
         con.execute(_quarantine_copy(quarantine), {"source": source})
         bronze_rows = con.execute(
             f"SELECT count(*) FROM read_parquet('{bronze}.parquet')"
@@ -82,6 +88,9 @@ def ingest_partition(
         reasons = con.execute(
             f"SELECT reason, count(*) FROM read_parquet('{quarantine}.parquet') GROUP BY reason"
         ).fetchall()
+    except BaseException:
+        shutil.rmtree(workdir, ignore_errors=True)
+        raise
     finally:
         con.close()
     Path(f"{stage}.parquet").unlink(missing_ok=True)
@@ -98,7 +107,9 @@ def _quarantine_copy(target: Path) -> str:
     return (
         "COPY (SELECT $source AS source, source_file, line_no, quarantine_reason AS reason, "
         "quarantine_detail AS detail, line AS raw_line FROM stage "
-        f"WHERE quarantine_reason IS NOT NULL) TO '{target}.parquet' {_COPY_OPTIONS}"
+        "WHERE quarantine_reason IS NOT NULL "
+        "UNION ALL SELECT source, source_file, line_no, reason, detail, raw_line "
+        f"FROM file_problems) TO '{target}.parquet' {_COPY_OPTIONS}"
     )
 
 
@@ -146,6 +157,7 @@ def reconcile_check(
     bronze_key = dg.AssetKey([source, bronze_table])
 
     @dg.asset_check(
+        partitions_def=daily_partitions,
         asset=bronze_key,
         name=RECONCILE_CHECK,
         blocking=True,

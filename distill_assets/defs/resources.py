@@ -17,8 +17,14 @@ import polars as pl
 import pyarrow as pa
 from upath import UPath
 
+from distill_assets.lib.cleanup import remove_if_empty
 from distill_assets.lib.embed import Embedder, load_embedder
-from distill_assets.lib.lake import move_into_place, parquet_row_count, write_parquet_atomic
+from distill_assets.lib.lake import (
+    move_into_place,
+    parquet_columns,
+    parquet_row_count,
+    write_parquet_atomic,
+)
 from distill_assets.lib.llm import ChatClient, chat_client
 from distill_assets.lib.settings import Settings
 
@@ -100,6 +106,7 @@ class ParquetLakeIO(dg.UPathIOManager):
         """Write `obj` to `path` atomically."""
         if isinstance(obj, StagedParquet):
             move_into_place(obj.path, path)
+            remove_if_empty(obj.path.parent)
         elif isinstance(obj, pl.DataFrame | pl.LazyFrame | pa.Table):
             write_parquet_atomic(obj, path)
         else:
@@ -113,13 +120,20 @@ class ParquetLakeIO(dg.UPathIOManager):
         return frame.collect()
 
     def get_metadata(self, context: dg.OutputContext, obj: Any) -> dict[str, Any]:
-        """Report the written row count (from the Parquet footer)."""
+        """Report the written row count and column schema (from the Parquet footer).
+
+        Every lake asset gets them here, so the UI's catalog shows each table's columns and rows.
+        """
         path = (
             next(iter(self._get_paths_for_partitions(context).values()))
             if context.has_asset_partitions
             else self._get_path(context)
         )
-        return {"dagster/row_count": dg.MetadataValue.int(parquet_row_count(path))}
+        columns = [dg.TableColumn(name, dtype) for name, dtype in parquet_columns(path)]
+        return {
+            "dagster/row_count": dg.MetadataValue.int(parquet_row_count(path)),
+            "dagster/column_schema": dg.MetadataValue.table_schema(dg.TableSchema(columns)),
+        }
 
 
 class LakeIOManager(dg.ConfigurableIOManagerFactory):

@@ -42,3 +42,28 @@ def split_bucket(group_key: str, buckets: int = 10_000) -> int:
     """Return a stable bucket in [0, buckets) for a group key (used to assign splits)."""
     digest = hashlib.sha256(group_key.encode("utf-8")).digest()
     return int.from_bytes(digest[:8], "big") % buckets
+
+
+def with_stable_bucket(
+    frame: pl.DataFrame, column: str, salt: str, buckets: int, name: str = "bucket"
+) -> pl.DataFrame:
+    """Add `name` = `split_bucket(salt + row[column], buckets)` for every row, vectorized in DuckDB.
+
+    Used for sampling by a stable hash (never `random`): a row is in a rate-r sample when its
+    bucket is below r * buckets; different salts give independent samples of the same rows.
+    """
+    if frame.height == 0:
+        return frame.with_columns(pl.lit(None, dtype=pl.Int64).alias(name))
+    con = connect()
+    try:
+        con.register("frame", frame.select(column))
+        query = (
+            f"SELECT CAST(('0x' || left(sha256($salt || coalesce(CAST(\"{column}\" AS VARCHAR), "
+            f"'')), 16))::UBIGINT % $buckets AS BIGINT) AS bucket FROM frame"
+        )
+        values = pl.from_arrow(
+            con.sql(query, params={"salt": salt, "buckets": buckets}).to_arrow_table()
+        )
+    finally:
+        con.close()
+    return frame.with_columns(values.get_column("bucket").alias(name))

@@ -9,7 +9,10 @@ a partition replaces it whole.
 from __future__ import annotations
 
 import os
+import tempfile
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import polars as pl
@@ -65,6 +68,27 @@ def scan_partitions(
 def scan_partition(lake_root: str, source: str, table: str, partition: str) -> pl.LazyFrame:
     """Lazily scan one partition of a table."""
     return pl.scan_parquet(str(partition_path(lake_root, source, table, partition)))
+
+
+def is_remote(path: UPath) -> bool:
+    """Return whether `path` is on object storage (not the local filesystem)."""
+    return path.protocol not in ("", "file", "local")
+
+
+@contextmanager
+def local_file(path: UPath) -> Iterator[Path]:
+    """Yield a local path holding the file `path`: itself if local, else a temporary download.
+
+    For readers that only see local files (DuckDB without its `httpfs` extension, which cannot be
+    installed offline): a remote lake file is fetched through fsspec and removed afterwards.
+    """
+    if not is_remote(path):
+        yield Path(path.path)
+        return
+    with tempfile.TemporaryDirectory(prefix="distill-lake-") as scratch:
+        local = Path(scratch) / path.name
+        path.fs.get_file(path.path, str(local))
+        yield local
 
 
 def _temporary_sibling(path: UPath) -> UPath:
@@ -183,3 +207,10 @@ def parquet_row_count(path: UPath) -> int:
     """Return the number of rows recorded in a Parquet file's footer."""
     with path.open("rb") as handle:
         return pq.ParquetFile(handle).metadata.num_rows
+
+
+def parquet_columns(path: UPath) -> list[tuple[str, str]]:
+    """Return (name, Arrow type) of every top-level column of a Parquet file, from its footer."""
+    with path.open("rb") as handle:
+        schema = pq.ParquetFile(handle).schema_arrow
+    return [(field.name, str(field.type)) for field in schema]

@@ -10,10 +10,14 @@ import polars as pl
 HISTOGRAM_BINS = 10
 
 
-def funnel(counts: Mapping[str, int]) -> dg.MetadataValue:
-    """Render reason → count (e.g. drop or quarantine reasons) as a Markdown table."""
-    rows = "\n".join(f"| {reason} | {count} |" for reason, count in sorted(counts.items()))
-    return dg.MetadataValue.md(f"| reason | rows |\n| --- | --- |\n{rows}" if rows else "none")
+def funnel(counts: Mapping[str, int], label: str = "reason") -> dg.MetadataValue:
+    """Render value → count as a Markdown table whose first column is headed `label`.
+
+    The default is for drop or quarantine reasons; counts of anything else (splits, tools,
+    kinds) name what they count, so the UI's table header says what the column holds.
+    """
+    rows = "\n".join(f"| {value} | {count} |" for value, count in sorted(counts.items()))
+    return dg.MetadataValue.md(f"| {label} | rows |\n| --- | --- |\n{rows}" if rows else "none")
 
 
 def reason_counts(frame: pl.DataFrame | pl.LazyFrame, column: str = "reason") -> dict[str, int]:

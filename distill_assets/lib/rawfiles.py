@@ -12,18 +12,31 @@ holding invalid UTF-8 is decoded once with U+FFFD replacements (its rows keep th
 those that held invalid bytes carry `utf8_replaced = true`). Lines end at `\n` only (the JSON
 Lines rule), so a stray `\r` inside a line stays part of it. Blank lines are not records: they
 are counted, not emitted.
+
+No file stops a partition. What cannot be read becomes a `RawProblem` (in `stats.problems`, one
+record each, to be written to quarantine with `problem_table`) and the other files are read
+normally:
+- `unsupported_file`: a file whose name has none of `RAW_SUFFIXES` (`.json`, `.bz2`, notes…);
+- `undecodable_file`: a file that cannot be opened or decompressed (plain text named `.gz`, a
+  truncated archive, compressed bytes in a plain `.jsonl`, unreadable); lines read before the
+  error stay records, the problem is numbered after them;
+- `too_large`: a line over `rules.raw.MAX_RECORD_BYTES`, skipped without holding it in memory
+  (its first bytes are kept as the quarantined raw line).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import date
 
 import fsspec
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from upath import UPath
+
+from distill_assets.rules.raw import MAX_RECORD_BYTES, QUARANTINED_PREFIX_BYTES
 
 RAW_SUFFIXES: dict[str, str | None] = {
     ".jsonl": None,
@@ -42,6 +55,31 @@ _PREFIX_BYTES = 4
 # one of these; such rare lines are checked exactly)
 _SPACE_STARTS = np.array([0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x20, 0xC2, 0xE1, 0xE2, 0xE3], np.uint8)
 
+UNSUPPORTED_FILE = "unsupported_file"
+UNDECODABLE_FILE = "undecodable_file"
+TOO_LARGE = "too_large"
+# leading bytes of compressed or archive formats: such a file named plain `.jsonl` is undecodable
+_MAGIC = {
+    b"\x1f\x8b": "gzip",
+    b"\x28\xb5\x2f\xfd": "zstd",
+    b"\x04\x22\x4d\x18": "lz4",
+    b"BZh": "bzip2",
+    b"\xfd7zXZ\x00": "xz",
+    b"PK\x03\x04": "zip",
+}
+# what opening or decompressing a raw file can raise
+_READ_ERRORS = (OSError, pa.ArrowException, ValueError, EOFError)
+PROBLEM_SCHEMA = pa.schema(
+    [
+        ("source", pa.string()),
+        ("source_file", pa.string()),
+        ("line_no", pa.int64()),
+        ("reason", pa.string()),
+        ("detail", pa.string()),
+        ("raw_line", pa.string()),
+    ]
+)
+
 LINE_SCHEMA = pa.schema(
     [
         pa.field("source_file", pa.string(), nullable=False),
@@ -59,14 +97,20 @@ def partition_dir(raw_root: str, source: str, partition: str) -> UPath:
 
 
 def list_raw_files(
-    raw_root: str, source: str, partition: str, suffixes: tuple[str, ...] = tuple(RAW_SUFFIXES)
+    raw_root: str, source: str, partition: str, suffixes: tuple[str, ...] | None = None
 ) -> list[str]:
-    """Return the raw files of a partition with one of `suffixes`, sorted by name (recursive)."""
+    """Return the files of a partition, sorted by name (recursive).
+
+    Every file by default (the reader turns unsupported ones into quarantine rows, so none is
+    skipped silently); only those with one of `suffixes` if given.
+    """
     return raw_files_in(partition_dir(raw_root, source, partition), suffixes)
 
 
-def raw_files_in(folder: str | UPath, suffixes: tuple[str, ...] = tuple(RAW_SUFFIXES)) -> list[str]:
-    """Return the files under `folder` with one of `suffixes`, sorted by path text (recursive).
+def raw_files_in(
+    folder: str | UPath, suffixes: tuple[str, ...] | None = tuple(RAW_SUFFIXES)
+) -> list[str]:
+    """Return the files under `folder` with one of `suffixes` (None: all), sorted by path text.
 
     Path-text order is the order readers take files in, so rows read from them are in
     (`source_file`, `line_no`) order.
@@ -74,17 +118,54 @@ def raw_files_in(folder: str | UPath, suffixes: tuple[str, ...] = tuple(RAW_SUFF
     folder = UPath(folder)
     if not folder.exists():
         return []
-    found = [p for p in folder.rglob("*") if p.is_file() and p.name.endswith(suffixes)]
+    found = [
+        p for p in folder.rglob("*") if p.is_file() and (not suffixes or p.name.endswith(suffixes))
+    ]
     return sorted(str(p) for p in found)
 
 
-def list_partitions(raw_root: str, source: str) -> list[str]:
-    """Return the ingest dates (YYYY-MM-DD folder names) that hold raw files for a source."""
+def partition_date_problem(name: str, last: date | None = None) -> str | None:
+    """Why a raw folder name is not an ingestible date: `not_a_date`, `future_date` or None.
+
+    A valid name is an ISO date `YYYY-MM-DD`; with `last` given, a date after it is in the future.
+    """
+    try:
+        day = date.fromisoformat(name)
+    except ValueError:
+        return "not_a_date"
+    if len(name) != 10 or name != day.isoformat():
+        return "not_a_date"
+    if last is not None and day > last:
+        return "future_date"
+    return None
+
+
+def list_partitions(raw_root: str, source: str, last: date | None = None) -> list[str]:
+    """Return the ingest dates (valid `YYYY-MM-DD` folder names, up to `last`) of a source."""
+    return sorted(
+        name for name in _folder_names(raw_root, source) if not partition_date_problem(name, last)
+    )
+
+
+def skipped_folders(raw_root: str, source: str, last: date | None = None) -> dict[str, str]:
+    """Return the raw folders of a source that are not ingested, with why (see above)."""
+    return {
+        name: problem
+        for name in sorted(_folder_names(raw_root, source))
+        if (problem := partition_date_problem(name, last))
+    }
+
+
+def _folder_names(raw_root: str, source: str) -> list[str]:
     folder = UPath(raw_root) / source
     if not folder.exists():
         return []
-    names = [p.name for p in folder.iterdir() if p.is_dir()]
-    return sorted(n for n in names if len(n) == 10 and n[4] == "-" and n[7] == "-")
+    return [p.name for p in folder.iterdir() if p.is_dir()]
+
+
+def is_supported(path: str) -> bool:
+    """Whether a file name has one of `RAW_SUFFIXES`."""
+    return path.endswith(tuple(RAW_SUFFIXES))
 
 
 def compression_of(path: str) -> str | None:
@@ -95,25 +176,65 @@ def compression_of(path: str) -> str | None:
     raise ValueError(f"not a raw JSONL file: {path}")
 
 
+@dataclass(frozen=True)
+class RawProblem:
+    """A raw file or record the reader could not turn into lines (see the module docstring)."""
+
+    source_file: str
+    line_no: int
+    reason: str
+    detail: str
+    raw_line: str = ""
+
+
 @dataclass
 class ReadStats:
-    """What a reader saw: files, records (non-blank lines), blank lines and decoded bytes."""
+    """What a reader saw: files, records (non-blank lines and problems), blank lines, problems."""
 
     files: int = 0
     records: int = 0
     blank_lines: int = 0
     utf8_replaced: int = 0
     per_file: dict[str, int] = field(default_factory=dict)
+    problems: list[RawProblem] = field(default_factory=list)
+
+
+def problem_table(problems: list[RawProblem], source: str) -> pa.Table:
+    """Return reader problems as quarantine rows (`PROBLEM_SCHEMA`)."""
+    return pa.Table.from_pylist(
+        [
+            {
+                "source": source,
+                "source_file": p.source_file,
+                "line_no": p.line_no,
+                "reason": p.reason,
+                "detail": p.detail,
+                "raw_line": p.raw_line,
+            }
+            for p in problems
+        ],
+        schema=PROBLEM_SCHEMA,
+    )
 
 
 class RawLineReader:
     """Stream the lines of raw JSONL files as Arrow batches of `LINE_SCHEMA`."""
 
-    def __init__(self, paths: list[str], root: str | None = None) -> None:
+    def __init__(
+        self, paths: list[str], root: str | None = None, max_record_bytes: int = MAX_RECORD_BYTES
+    ) -> None:
         """Read `paths` in the given order; `source_file` is given relative to `root` if set."""
         self.paths = paths
         self.root = root.rstrip("/") + "/" if root else None
+        self.max_record_bytes = max_record_bytes
         self.stats = ReadStats()
+        self._next_line = 1
+
+    def _problem(self, name: str, line_no: int, reason: str, detail: str, raw: bytes = b"") -> None:
+        self.stats.problems.append(
+            RawProblem(name, line_no, reason, detail, raw.decode("utf-8", "replace"))
+        )
+        self.stats.records += 1
 
     def display_name(self, path: str) -> str:
         """Return `path` as recorded in `source_file` (relative to the raw root when known)."""
@@ -145,29 +266,68 @@ class RawLineReader:
 
     def _file_batches(self, path: str) -> Iterator[pa.RecordBatch]:
         name = self.display_name(path)
-        next_line = 1
+        self._next_line = 1
+        if not is_supported(path):
+            suffixes = ", ".join(RAW_SUFFIXES)
+            self._problem(name, 0, UNSUPPORTED_FILE, f"not a raw file type ({suffixes})")
+            return
+        try:
+            yield from self._decoded_batches(path, name)
+        except _READ_ERRORS as exc:
+            detail = f"{type(exc).__name__}: {exc}".splitlines()[0]
+            self._problem(name, self._next_line, UNDECODABLE_FILE, detail)
+
+    def _decoded_batches(self, path: str, name: str) -> Iterator[pa.RecordBatch]:
         carry = b""
         first = True
+        skipping: _SkippedLine | None = None
         with _open(path) as stream:
             while True:
                 chunk = stream.read_buffer(BLOCK_BYTES)
+                if first and len(chunk):
+                    _check_magic(path, chunk)
+                if skipping is not None:
+                    data, done = skipping.consume(chunk)
+                    if not done:
+                        continue
+                    self._skipped(name, skipping)
+                    skipping = None
+                    if not len(data):
+                        if not len(chunk):
+                            return
+                        continue
+                    chunk = data
                 data = carry + chunk.to_pybytes() if carry else chunk
                 if first and len(data):
                     data = _strip_bom(data)
                     first = False
                 if not len(chunk):
                     if len(data):
-                        yield self._to_batch(name, bytes(data) + b"\n", next_line)[0]
+                        yield self._to_batch(name, bytes(data) + b"\n", self._next_line)[0]
                     return
                 raw = np.frombuffer(data, dtype=np.uint8)
                 cut = _last_newline(raw)
                 if cut < 0:
                     carry = bytes(data)
+                    if len(carry) > self.max_record_bytes:
+                        skipping, carry = _SkippedLine(carry), b""
                     continue
                 carry = bytes(memoryview(data)[cut + 1 :])
-                batch, lines = self._to_batch(name, memoryview(data)[: cut + 1], next_line)
-                next_line += lines
+                batch, lines = self._to_batch(name, memoryview(data)[: cut + 1], self._next_line)
+                self._next_line += lines
                 yield batch
+                if len(carry) > self.max_record_bytes:
+                    skipping, carry = _SkippedLine(carry), b""
+
+    def _skipped(self, name: str, line: _SkippedLine) -> None:
+        self._problem(
+            name,
+            self._next_line,
+            TOO_LARGE,
+            f"record of {line.size} bytes over the {self.max_record_bytes}-byte limit",
+            line.prefix,
+        )
+        self._next_line += 1
 
     def _to_batch(
         self, name: str, block: bytes | memoryview, first_line: int
@@ -187,8 +347,20 @@ class RawLineReader:
         # a line ends before its `\n`, or before `\r\n`
         stops = ends - ((ends > starts) & (raw[ends - 1] == _CARRIAGE_RETURN))
         keep = ~_blank(block, raw, starts, stops)
+        for index in np.flatnonzero(stops - starts > self.max_record_bytes):
+            keep[index] = False
+            line = _SkippedLine(bytes(memoryview(block)[starts[index] : stops[index]]))
+            self._problem(
+                name,
+                first_line + int(index),
+                TOO_LARGE,
+                f"record of {line.size} bytes over the {self.max_record_bytes}-byte limit",
+                line.prefix,
+            )
         kept = int(keep.sum())
-        self.stats.blank_lines += len(ends) - kept
+        self.stats.blank_lines += (
+            len(ends) - kept - int((stops - starts > self.max_record_bytes).sum())
+        )
         self.stats.records += kept
         numbers = np.arange(first_line, first_line + len(ends), dtype=np.int64)
         if kept < len(ends):
@@ -212,6 +384,37 @@ class RawLineReader:
             schema=LINE_SCHEMA,
         )
         return batch, len(ends)
+
+
+class _SkippedLine:
+    """A line over the record limit: its size and first bytes, the rest dropped as it is read."""
+
+    def __init__(self, start: bytes) -> None:
+        self.prefix = start[:QUARANTINED_PREFIX_BYTES]
+        self.size = len(start)
+
+    def consume(self, chunk: pa.Buffer) -> tuple[pa.Buffer, bool]:
+        """Skip the line's bytes in `chunk`; return what follows its end and whether it ended."""
+        raw = np.frombuffer(chunk, dtype=np.uint8)
+        ends = np.flatnonzero(raw == _NEWLINE) if len(raw) else np.empty(0, dtype=np.int64)
+        end = int(ends[0]) if len(ends) else len(raw)
+        missing = QUARANTINED_PREFIX_BYTES - len(self.prefix)
+        if missing > 0:
+            self.prefix += raw[: min(end, missing)].tobytes()
+        self.size += end
+        if not len(ends):
+            return chunk, not len(raw)
+        return chunk.slice(end + 1), True
+
+
+def _check_magic(path: str, chunk: pa.Buffer) -> None:
+    """Raise if a file read as plain JSONL starts like a compressed or archive file."""
+    if compression_of(path) is not None:
+        return
+    head = chunk.to_pybytes()[:8] if len(chunk) >= 8 else chunk.to_pybytes()
+    for magic, kind in _MAGIC.items():
+        if head.startswith(magic):
+            raise ValueError(f"{kind} data in a file named as plain JSON Lines")
 
 
 def _open(path: str) -> pa.NativeFile:

@@ -13,17 +13,24 @@ understands (`s3://bucket/lake`).
 - `embedder`, `embedder_model`: `DISTILL_EMBEDDER` (`hashed`, the offline default, or
   `model2vec`) and `DISTILL_EMBEDDER_MODEL` (a local model folder);
 - `llm_base_url`, `llm_model`, `llm_api_key`: `DISTILL_LLM_BASE_URL`, `DISTILL_LLM_MODEL`,
-  `DISTILL_LLM_API_KEY` (empty base URL: the offline extractors only).
+  `DISTILL_LLM_API_KEY` (empty base URL: the offline extractors only);
+- `partitions_start`: `DISTILL_PARTITIONS_START`, the first daily partition (empty: the first
+  raw date present, see `defs.partitions`).
+- `executor`, `max_concurrent`: `DISTILL_EXECUTOR` (`in_process`, the local default, or
+  `multiprocess` / `k8s`) and `DISTILL_MAX_CONCURRENT`, the steps one run executes at once.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 SOURCES: tuple[str, ...] = ("traces", "escalations", "revisions", "telemetry")
+# the dataset name is a folder under the hub root: one plain path component
+DATASET_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
 class Settings(BaseModel):
@@ -41,6 +48,21 @@ class Settings(BaseModel):
     llm_base_url: str = Field(default="", description="OpenAI-compatible endpoint; empty: offline")
     llm_model: str = Field(default="", description="Model name sent to the LLM endpoint")
     llm_api_key: str = Field(default="", description="Bearer key of the LLM endpoint, if any")
+    partitions_start: str = Field(
+        default="", description="First daily partition; empty: the first raw date present"
+    )
+    executor: str = Field(default="", description="in_process (default) | multiprocess | k8s")
+    max_concurrent: str = Field(default="", description="Steps a run executes at once")
+
+    @field_validator("dataset_name")
+    @classmethod
+    def _plain_dataset_name(cls, name: str) -> str:
+        if not DATASET_NAME_PATTERN.match(name) or ".." in name:
+            raise ValueError(
+                f"DISTILL_DATASET_NAME={name!r} must be a plain name (letters, digits, '.', '_', "
+                "'-'; no path separators or '..')"
+            )
+        return name
 
     @classmethod
     def resolve(
@@ -66,4 +88,7 @@ class Settings(BaseModel):
             llm_base_url=env.get("DISTILL_LLM_BASE_URL", ""),
             llm_model=env.get("DISTILL_LLM_MODEL", ""),
             llm_api_key=env.get("DISTILL_LLM_API_KEY", ""),
+            partitions_start=env.get("DISTILL_PARTITIONS_START", ""),
+            executor=env.get("DISTILL_EXECUTOR", ""),
+            max_concurrent=env.get("DISTILL_MAX_CONCURRENT", ""),
         )

@@ -11,6 +11,9 @@ from importlib import resources
 from pathlib import Path
 
 import duckdb
+from upath import UPath
+
+from distill_assets.lib.settings import Settings
 
 
 @cache
@@ -35,9 +38,22 @@ def connect() -> duckdb.DuckDBPyConnection:
     """Open an in-memory DuckDB connection with distill's macros (`sql/macros/*.sql`) defined.
 
     Every engine connection of distill is made here, so a statement may use the macros whichever
-    asset, check or test runs it.
+    asset, check or test runs it, and may read lake paths wherever the lake is.
     """
     con = duckdb.connect()
+    register_lake_filesystem(con)
     for macro in sorted((sql_root() / "macros").glob("*.sql")):
         con.execute(macro.read_text(encoding="utf-8"))
     return con
+
+
+def register_lake_filesystem(con: duckdb.DuckDBPyConnection) -> None:
+    """Let `con` read the lake's `s3://` (or other fsspec) paths through fsspec.
+
+    DuckDB's own `httpfs` extension is a download, which an offline machine cannot make; a remote
+    lake root's fsspec filesystem (credentials and endpoint from the environment) is registered
+    instead. A local lake needs nothing.
+    """
+    root = UPath(Settings.resolve().lake_root)
+    if root.protocol not in ("", "file", "local"):
+        con.register_filesystem(root.fs)

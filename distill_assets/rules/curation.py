@@ -71,6 +71,14 @@ class Redaction:
     kind: str
     pattern: str
     replacement: str
+    # matches of `keep` (three capture groups: prefix, head, tail) are protected from `pattern`:
+    # they stay as they are
+    keep: str = ""
+    # how many times the rule is applied; a pattern that consumes a delimiter on both sides
+    # misses every second item of a list like `a b c` in one pass, never in two
+    passes: int = 1
+    # a validator a match must pass to be redacted (`luhn`), computed only on the candidates
+    check: str = ""
 
 
 PRIVATE_KEY = Redaction(
@@ -116,7 +124,116 @@ PHONE = Redaction(
     "[REDACTED_PHONE]",
 )
 
-REDACTIONS: tuple[Redaction, ...] = (PRIVATE_KEY, API_KEY, JWT, BEARER_TOKEN, EMAIL, PHONE)
+URL_CREDENTIALS = Redaction(
+    "url_credentials",
+    # `scheme://user:password@host` with any host (a name, an IP address, localhost): the user
+    # and password go, the scheme and host stay. `scheme://user@host` (ssh://git@…) is kept.
+    r"(?i)\b([a-z][a-z0-9+.-]*://)[^\s/:@\[\]]+:[^\s/@]+@",
+    "${1}[REDACTED_CREDENTIALS]@",
+)
+SECRET_ASSIGNMENT = Redaction(
+    "secret_assignment",
+    # `password=…`, `token: …`, `"api_key": "…"`: a value of 7+ characters holding at least one
+    # digit or symbol (a high-entropy proxy). Values made of letters only (`token: tokenizer`) and
+    # code (`password = os.environ["PW"]`, `secret=get_secret()`) carry training value and stay.
+    r"(?i)\b((?:password|passwd|pwd|passphrase|secret|client_secret|token|access_token|"
+    r"refresh_token|auth_token|api[_-]?key|access[_-]?key|private[_-]?key)[\"']?\s*[:=]\s*[\"']?)"
+    r"(?:[A-Za-z_-]*[0-9+/=!#$%^&*~][A-Za-z0-9+/=_!#$%^&*~-]{6,}"
+    r"|[A-Za-z_-]{6,}[0-9+/=!#$%^&*~][A-Za-z0-9+/=_!#$%^&*~-]*)",
+    "${1}[REDACTED_SECRET]",
+)
+HOME_PATH = Redaction(
+    "home_path",
+    # The user name of `/home/<u>/`, `/Users/<u>/`, `C:/Users/<u>/` and `C:\Users\<u>\` (one or two
+    # backslashes, as in JSON text); the rest of the path keeps its training value.
+    r"(/home/|/Users/|(?i:[a-z]:(?:\\{1,2}|/)users(?:\\{1,2}|/)))[^/\\\s\"'\[<>:|*?`$]+",
+    "${1}[REDACTED_USER]",
+)
+IBAN = Redaction(
+    "iban",
+    # A country code of the IBAN registry, two check digits, then 11-30 alphanumerics, plain or
+    # in groups of four (`DE89 3704 0044 0532 0130 00`). Checked before cards and phones, whose
+    # patterns would otherwise take its digits.
+    r"\b(?:AD|AE|AL|AT|AZ|BA|BE|BG|BH|BR|BY|CH|CR|CY|CZ|DE|DK|DO|EE|EG|ES|FI|FO|FR|GB|GE|GI|GL|"
+    r"GR|GT|HR|HU|IE|IL|IQ|IS|IT|JO|KW|KZ|LB|LC|LI|LT|LU|LV|MC|MD|ME|MK|MR|MT|MU|NL|NO|PK|PL|PS|"
+    r"PT|QA|RO|RS|SA|SC|SE|SI|SK|SM|ST|SV|TL|TN|TR|UA|VA|VG|XK)\d{2}"
+    r"(?:[ ]?[A-Z0-9]{4}){2,7}(?:[ ]?[A-Z0-9]{1,3})?\b",
+    "[REDACTED_IBAN]",
+)
+PAYMENT_CARD = Redaction(
+    "payment_card",
+    # 13-19 digits starting 2-6 (the card networks' ranges), plain or in the printed groupings
+    # (4-4-4-4[-3], 4-6-4/5), and only if the Luhn check passes. The networks' published test
+    # numbers (`TEST_CARD_NUMBERS`) are no one's card: code and docs that print them keep them.
+    r"\b[2-6]\d{3}(?:[ -]?\d{4}){3}(?:[ -]?\d{3})?\b|\b[2-6]\d{3}[ -]?\d{6}[ -]?\d{4,5}\b"
+    r"|\b[2-6]\d{12,18}\b",
+    "[REDACTED_CARD]",
+    check="luhn",
+)
+US_SSN = Redaction(
+    "us_ssn",
+    # Dashed only: nine plain digits are too often an id or a count.
+    r"\b\d{3}-\d{2}-\d{4}\b",
+    "[REDACTED_SSN]",
+)
+IPV6 = Redaction(
+    "ipv6",
+    # The full form (8 groups) or a compressed form with `::` and at least three groups.
+    # Loopback `::1` and two-group forms (`fe80::1`, indistinguishable from code like
+    # `Add::Beef`) are not treated as addresses.
+    r"(?i)\b(?:(?:[0-9a-f]{1,4}:){7}[0-9a-f]{1,4}"
+    r"|(?:[0-9a-f]{1,4}:){2,6}(?::[0-9a-f]{1,4}){1,5}"
+    r"|(?:[0-9a-f]{1,4}:){1,5}(?::[0-9a-f]{1,4}){2,6}"
+    r"|(?:[0-9a-f]{1,4}:){3,7}:)(?:\b|$)",
+    "[REDACTED_IPV6]",
+)
+_OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
+IPV4 = Redaction(
+    "ipv4",
+    # Public and private addresses. Kept (`keep`): loopback 127.0.0.0/8, 0.0.0.0/8 and the
+    # documentation ranges 192.0.2.0/24, 198.51.100.0/24, 203.0.113.0/24 (they identify no one
+    # and carry meaning in code). A dotted quad inside a longer dotted run (`1.2.3.4.5`) or
+    # glued to a word (`v1.2.3.4`) is a version number and stays.
+    rf"(^|[^\w.]){_OCTET}(?:\.{_OCTET}){{3}}(\.?(?:[^\w.]|$))",
+    "${1}[REDACTED_IPV4]${2}",
+    keep=r"(^|[^\w.])(127|0|192\.0\.2|198\.51\.100|203\.0\.113)((?:\.\d{1,3}){1,3})\b",
+    passes=2,
+)
+
+REDACTIONS: tuple[Redaction, ...] = (
+    PRIVATE_KEY,
+    API_KEY,
+    JWT,
+    BEARER_TOKEN,
+    URL_CREDENTIALS,
+    SECRET_ASSIGNMENT,
+    EMAIL,
+    HOME_PATH,
+    IBAN,
+    PAYMENT_CARD,
+    US_SSN,
+    IPV6,
+    IPV4,
+    PHONE,
+)
+
+# Card numbers the networks publish for testing (digits only): never redacted.
+TEST_CARD_NUMBERS: frozenset[str] = frozenset(
+    {
+        "4111111111111111",
+        "4242424242424242",
+        "4012888888881881",
+        "4000056655665556",
+        "5555555555554444",
+        "5105105105105100",
+        "2223003122003222",
+        "378282246310005",
+        "371449635398431",
+        "6011111111111117",
+        "6011000990139424",
+        "3566002020360505",
+    }
+)
 
 # Columns that are never scrubbed: a content hash and the source name (an enum).
 UNSCRUBBED_COLUMNS: frozenset[str] = frozenset({"id", "source"})

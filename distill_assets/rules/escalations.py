@@ -214,10 +214,273 @@ SCORE_INCOMPLETE = -0.2  # 'incomplete' flag
 # are not decided by float noise (0.5 - 0.2 must compare equal to 0.3).
 SCORE_DECIMALS = 6
 
-# --- Instruction export (seed 000 "Training Export Formats" 1, task 1.1.6 quality filter) -------
+# --- Minimum quality of every export (seed 000 task 1.1.6 quality filter; see the export gate) --
 
-# Rows leave the instruction feed for the first reason that applies, in this order:
-#   flag_<flag>        the example carries one of INSTRUCTION_EXCLUDED_FLAGS
-#   below_min_quality  quality_score < INSTRUCTION_MIN_QUALITY
-INSTRUCTION_EXCLUDED_FLAGS: tuple[str, ...] = ("refusal",)
 INSTRUCTION_MIN_QUALITY = 0.3
+
+# --- Reasoning step details (seed 000 `reasoning_steps[].action/content/reasoning`) -------------
+
+# A step line `N. **Header**: explanation` (or `N. Header: explanation`, `N. Sentence.`) gives
+#   content   = the header (bold markers dropped), else the whole step text;
+#   reasoning = the explanation after the header's colon, else null;
+#   action    = the header's first word, lower-cased, when it is in STEP_ACTION_VERBS (after
+#               STEP_ACTION_ALIASES), else STEP_DEFAULT_ACTION.
+STEP_HEADER = r"^\*{0,2}([^*:\n]{1,80}?)\*{0,2}\s*:\s*(.*)$"
+STEP_ACTION_VERBS: tuple[str, ...] = (
+    "identify", "trace", "check", "verify", "inspect", "read", "find", "locate", "reproduce",
+    "isolate", "add", "mitigate", "fix", "replace", "remove", "rename", "install", "configure",
+    "run", "test", "compare", "compute", "calculate", "count", "define", "write", "implement",
+    "create", "update", "refactor", "measure", "estimate", "plan", "decide", "choose", "explain",
+    "initialize", "handle", "use", "split", "merge", "sort", "search", "return", "log",
+)  # fmt: skip
+STEP_ACTION_ALIASES: dict[str, str] = {"add": "mitigate", "guard": "mitigate"}
+STEP_DEFAULT_ACTION = "explain"
+
+# --- Tool usage details (seed 000 `tool_usage[]`) -------------------------------------------------
+
+TOOL_PURPOSES: dict[str, str] = {
+    "bash": "run shell commands",
+    "python": "run or show Python code",
+    "git": "inspect or change version control state",
+    "npm": "manage JavaScript packages or scripts",
+    "pip": "install Python packages",
+    "cargo": "build or manage a Rust project",
+    "curl": "make an HTTP request",
+}
+TOOL_INPUT_PATTERNS: dict[str, str] = {
+    "bash": "fenced ```bash block of commands",
+    "python": "fenced ```python block",
+    "git": "git <subcommand> [args]",
+    "npm": "npm <command> [package]",
+    "pip": "pip install <package>",
+    "cargo": "cargo <command>",
+    "curl": "curl [options] <url>",
+}
+TOOL_OUTPUT_HANDLING = "read the output and continue from it"
+
+# --- SAM errors (seed 000 `corrections.sam_errors`) ----------------------------------------------
+
+# SAM made an error when it made an attempt (non-blank `sam_attempt`) and one of these rules holds;
+# the FIRST matching rule names `error_type`. Patterns run over Claude's answer, except
+# `incomplete`, which compares lengths: the attempt has fewer than INCOMPLETE_MAX_LENGTH_RATIO times
+# the answer's words and the answer has >= INCOMPLETE_MIN_ANSWER_STEPS numbered steps or code.
+#   factual          the answer says the attempt's claim is wrong
+#   wrong_approach   the answer proposes a different approach
+#   missing_context  the answer says the right answer depends on context SAM did not consider
+#   incomplete       (length rule above)
+# An attempt that met none of them, but whose example is a correction (reasoning_type
+# `correction`, detected by the seed's indicators or pre-labelled), gets SAM_ERROR_FALLBACK.
+SAM_ERROR_RULES: tuple[tuple[str, str], ...] = (
+    (
+        "factual",
+        r"(?i)\b(?:that's (?:not|in)correct|that is (?:not|in)correct|is incorrect|is wrong"
+        r"|not true|a (?:common )?misconception|is actually|are actually|in fact"
+        r"|the correct \w+(?: \w+)? is)\b|\bactually,",
+    ),
+    (
+        "wrong_approach",
+        r"(?i)\b(?:a better (?:approach|way|option)|the (?:right|correct|proper) (?:approach|way)"
+        r"|instead of|rather than|hides (?:a|the)|don't (?:just )?(?:ignore|swallow|pass))\b",
+    ),
+    (
+        "missing_context",
+        r"(?i)\b(?:it depends on|depends on (?:your|the|whether)|without (?:knowing|seeing)"
+        r"|in your (?:case|setup|project))\b",
+    ),
+)
+INCOMPLETE_ERROR = "incomplete"
+INCOMPLETE_MAX_LENGTH_RATIO = 0.25
+INCOMPLETE_MIN_ANSWER_STEPS = 2
+SAM_ERROR_FALLBACK = "unspecified"
+SAM_ERROR_TYPES: tuple[str, ...] = (
+    *(t for t, _ in SAM_ERROR_RULES),
+    INCOMPLETE_ERROR,
+    SAM_ERROR_FALLBACK,
+)
+# what_was_wrong: the first sentence of the answer matching the error's rule; for `incomplete` and
+# the fallback (no sentence to quote) this description.
+SAM_ERROR_DESCRIPTIONS: dict[str, str] = {
+    "incomplete": "Only addressed part of the problem: the answer covers steps the attempt lacks",
+    "unspecified": "The answer corrects the attempt",
+}
+# what_sam_said: the attempt's last sentence (where its advice lands); correct_answer: the
+# answer's first paragraph; both capped at SAM_ERROR_TEXT_MAX_CHARS characters.
+SENTENCE = r"(?s)\S.*?(?:[.!?](?:\s+|\z)|\n\s*\n|\z)"
+# what_was_wrong quotes the run of SENTENCE_CHARS (no line break, no `.!?` before a space)
+# around the rule's first match in the answer.
+SENTENCE_CHARS = r"(?:[^.!?\n]|[.!?][^\s.!?])"
+SAM_ERROR_TEXT_MAX_CHARS = 400
+
+# improvements: for an example with a SAM error, each rule whose answer pattern matches (and whose
+# attempt pattern does not, when given) adds its text, in this order.
+IMPROVEMENT_RULES: tuple[tuple[str, str, str | None], ...] = (
+    (
+        "Explain why the problem occurs",
+        r"(?i)\b(?:occurs when|happens when|because|the reason|is caused by)\b",
+        r"(?i)\b(?:because|occurs when|happens when|the reason)\b",
+    ),
+    ("Work through it step by step", r"(?m)^[ \t]*(?:\d+[.)]|Step[ \t]+\d+[:.])[ \t]+\S", None),
+    (
+        "Show multiple solution patterns",
+        r"(?i)\b(?:several|multiple|different) (?:patterns|ways|options|approaches|solutions)\b",
+        None,
+    ),
+    (
+        "Address the root cause, not just the symptom",
+        r"(?i)\broot cause\b|\bband-aid\b|\bsymptoms?\b",
+        None,
+    ),
+    ("Include working code", r"```", r"```"),
+)
+
+# --- Principles (seed 000 `principles[]`) --------------------------------------------------------
+
+# Sentences of the answer's prose (code blocks removed, list markers and bold dropped) that state
+# a generalizable rule, as (kind, pattern, importance); a sentence takes the first kind matching.
+#   rule         imperative with always/never/avoid/prefer/make sure/don't
+#   conditional  "When/Whenever/If <situation>, <imperative or rule>"
+# Plus one canonical principle when the answer follows the root-cause pattern (it names the root
+# cause, or a guard as a band-aid / a symptom): ROOT_CAUSE_PRINCIPLE, importance 0.9.
+# At most MAX_PRINCIPLES per example (root cause first, then the sentence-start candidates in text
+# order, then the should/must ones); context = the query's first line, capped at
+# PRINCIPLE_CONTEXT_MAX_CHARS.
+PRINCIPLE_RULES: tuple[tuple[str, str, float], ...] = (
+    (
+        "rule",
+        r"^(?:Always|Never|Avoid|Prefer|Make sure|Don't|Do not)\b|\b(?:should always|should never"
+        r"|must always|must never)\b",
+        0.8,
+    ),
+    ("conditional", r"^(?:When|Whenever|If) [^,\n]{3,80}, \S", 0.7),
+)
+# Candidate sentences are found with two regexes over the prose (one pass each, so only candidates
+# are judged): a sentence (SENTENCE_CHARS) starting with a capitalised rule/conditional word after
+# a line start or a space, optionally behind a list marker or bold; and a sentence holding
+# "should/must always/never".
+PRINCIPLE_START_CANDIDATE = (
+    r"(?m)(?:^|[.!?]?[ \t]+)[ \t]*(?:[-*][ \t]+|\d+[.)][ \t]+)?(?:\*\*)?"
+    r"(?:Always|Never|Avoid|Prefer|Make sure|Don't|Do not|When|Whenever|If)\b"
+    r"(?:[^.!?\n]|[.!?][^\s.!?])*[.!?]?"
+)
+PRINCIPLE_MID_CANDIDATE = (
+    r"(?:[^.!?\n]|[.!?][^\s.!?])*\b(?:should always|should never|must always|must never)\b"
+    r"(?:[^.!?\n]|[.!?][^\s.!?])*[.!?]?"
+)
+ROOT_CAUSE_PATTERN = r"(?i)\broot cause\b|\bband-aid\b|\bnot just (?:the |a )?symptom"
+ROOT_CAUSE_PRINCIPLE = "When debugging, identify the root cause rather than just fixing symptoms"
+ROOT_CAUSE_IMPORTANCE = 0.9
+PRINCIPLE_CLEANUP = r"^[.!?]?\s*(?:(?:[-*]|\d+[.)])[ \t]+)?|\*\*"
+PRINCIPLE_MIN_CHARS = 20
+MAX_PRINCIPLES = 3
+PRINCIPLE_CONTEXT_MAX_CHARS = 120
+
+# --- The flags the seed could not compute offline ------------------------------------------------
+
+# outdated: the answer pins its facts to a time or version that will age.
+OUTDATED_INDICATORS: tuple[str, ...] = (
+    r"(?i)\bas of (?:my (?:last|knowledge)|(?:19|20)\d{2}|today|now|this writing)\b",
+    r"(?i)\b(?:at the time of writing|knowledge cutoff|the latest (?:version|release) is)\b",
+    r"(?i)\b(?:is|was|has been) deprecated\b|\bcurrently (?:the|in) (?:latest|beta|preview)\b",
+)
+# hallucination_risk: specific, checkable claims (statistics, studies, dates of events, quotes).
+HALLUCINATION_INDICATORS: tuple[str, ...] = (
+    r"(?i)\b(?:according to|studies (?:show|have shown|suggest)|research (?:shows|suggests))\b",
+    r"\b\d+(?:\.\d+)?\s?%",
+    r"(?i)\b(?:in|since) (?:1[89]|20)\d{2}\b",
+    r"(?i)\b(?:invented|founded|discovered|published) (?:by|in)\b",
+)
+
+# --- Junk captures (distill's flags beyond the seed's ten) ---------------------------------------
+
+# Captures from a real assistant log replies that are not answers. Flags, in QUALITY_FLAGS order
+# after the seed's ten:
+#   not_an_answer  the reply is an acknowledgement (ACKNOWLEDGEMENT), an error page (starts like
+#                  HTML or a JSON error, or an ERROR_PAGE_INDICATORS cue the query does not
+#                  contain while the reply shares fewer than ERROR_PAGE_MAX_OVERLAP of the query's
+#                  terms), or the user's own chatter (USER_CHATTER_INDICATORS at its start, with
+#                  no code and fewer than CHATTER_MAX_WORDS words)
+#   off_topic      the query has >= OFF_TOPIC_MIN_QUERY_TERMS content terms and the reply shares
+#                  fewer than OFF_TOPIC_MAX_OVERLAP of them (lexical overlap, see below); not for
+#                  OFF_TOPIC_EXEMPT_DOMAINS (a poem need not repeat its prompt's words)
+# Content terms of the query: lower-cased words of >= 4 letters/digits (RELEVANCE_TERM) not in
+# RELEVANCE_STOPWORDS, truncated to their first RELEVANCE_STEM_CHARS characters (a crude stem, so
+# "fixing"/"fixed" meet), unique; a term is shared when the lower-cased reply contains it.
+JUNK_FLAGS: tuple[str, ...] = ("not_an_answer", "off_topic")
+# An acknowledgement: nothing but ACK_WORDS (one or more, separated by spaces/punctuation).
+ACK_WORDS = (
+    r"ok(?:ay)?|k|thanks?(?: you)?(?: so much)?|thx|ty|got it|sure|yes|yep|no|nope|cool|great"
+    r"|nice|perfect|awesome|lol|hmm+|done|noted|understood|will do|sounds good"
+)
+ACKNOWLEDGEMENT = rf"(?i)^\s*(?:{ACK_WORDS})(?:[\s,.!]+(?:{ACK_WORDS}))*[\s.!]*$"
+ERROR_PAGE_START = r"(?i)^\s*(?:<!doctype html|<html|\{\s*\"error\"\s*:)"
+ERROR_PAGE_MAX_OVERLAP = 0.34
+ERROR_PAGE_INDICATORS: tuple[str, ...] = (
+    r"(?i)\b(?:404 (?:- )?not found|500 internal server error|502 bad gateway"
+    r"|503 service (?:temporarily )?unavailable|504 gateway time-?out)\b",
+    r"(?i)\b(?:rate limit (?:exceeded|reached)|too many requests|request timed out"
+    r"|internal error occurred|upstream connect error)\b",
+)
+USER_CHATTER_INDICATORS: tuple[str, ...] = (
+    r"(?i)^\s*(?:hey|hi|hello|yo)\b",
+    r"(?i)^\s*(?:can|could|would|will) you\b",
+    r"(?i)^\s*(?:please|pls)\b",
+    r"(?i)^\s*(?:i (?:want|need|would like) (?:you|to)|help me|let's try|try again|that didn't"
+    r" work|still (?:not working|broken|getting))\b",
+)
+CHATTER_MAX_WORDS = 40
+RELEVANCE_TERM = r"[a-z0-9_]{4,}"
+RELEVANCE_STEM_CHARS = 5
+RELEVANCE_STOPWORDS: tuple[str, ...] = (
+    "about", "after", "also", "been", "before", "being", "could", "does", "doing", "from",
+    "have", "here", "into", "just", "know", "like", "make", "more", "need", "only", "other",
+    "please", "should", "some", "such", "than", "that", "their", "them", "then", "there",
+    "these", "they", "thing", "this", "want", "what", "when", "where", "which", "while", "will",
+    "with", "would", "your", "yours", "thanks", "help", "getting", "work", "works", "using",
+)  # fmt: skip
+OFF_TOPIC_MIN_QUERY_TERMS = 3
+OFF_TOPIC_MAX_OVERLAP = 0.15
+OFF_TOPIC_EXEMPT_DOMAINS: tuple[str, ...] = ("creative",)
+
+# --- Export gate and training readiness (seed 000 tasks 1.1.6 and 1.1.8) -------------------------
+
+# An example leaves EVERY export (instruction, cot, dpo, correction) for the first reason that
+# applies, in this order:
+#   rejected          a reviewer rejected it (human_reviewed == -1; CLI decisions also remove it
+#                     from the release through the global review exclusion table)
+#   flag_<flag>       it carries one of EXPORT_EXCLUDED_FLAGS
+#   below_min_quality quality_score < INSTRUCTION_MIN_QUALITY
+#   needs_approval    its export format is in APPROVAL_REQUIRED_FORMATS and it is not approved
+# Then each format has its own condition (`not_<format>` when unmet):
+#   instruction  always
+#   cot          >= COT_EXPORT_MIN_STEPS reasoning steps
+#   preference   a SAM error was found (the attempt was wrong) and the attempt is not blank
+#   correction   same as preference
+EXPORT_EXCLUDED_FLAGS: tuple[str, ...] = ("refusal", *JUNK_FLAGS)
+COT_EXPORT_MIN_STEPS = 2
+# No format waits for approval by default: review removes (reject) rather than admits.
+APPROVAL_REQUIRED_FORMATS: tuple[str, ...] = ()
+# training_ready = 1 when the example passes the gate for at least one format.
+# training_format (the seed's single best use): preference for legacy preference pairs, else
+# correction when SAM erred, else cot when it has COT_EXPORT_MIN_STEPS steps, else instruction.
+
+# --- Stats (`distill stats escalations`, seed 000 task 1.1.7) ------------------------------------
+
+# Quality tier: the first (tier, minimum score) whose minimum the score reaches.
+QUALITY_TIERS: tuple[tuple[str, float], ...] = (("high", 0.7), ("medium", 0.4), ("low", 0.0))
+REVIEW_STATES: dict[int, str] = {1: "approved", 0: "pending", -1: "rejected"}
+
+# --- Optional LLM extractor (off by default; DISTILL_LLM_BASE_URL / _MODEL) ----------------------
+
+# Sampling of the extraction requests: deterministic answers, enough room for the JSON.
+LLM_TEMPERATURE = 0.0
+LLM_MAX_TOKENS = 1500
+# The instruction sent before each example; the answer must be one JSON object of these fields.
+LLM_SYSTEM_PROMPT = (
+    "You extract training data from an escalation: a user's query, a small model's (SAM's) "
+    "attempt and a large model's answer. Reply with one JSON object and nothing else, with keys "
+    '"reasoning_steps": [{"step_num": int, "action": verb, "content": str, "reasoning": str}], '
+    '"corrections": null or {"sam_errors": [{"error_type": one of incomplete, factual, '
+    'missing_context, wrong_approach, "what_sam_said": str, "what_was_wrong": str, '
+    '"correct_answer": str}], "improvements": [str]}, '
+    '"principles": [{"principle": str, "context": str, "importance": number 0..1}].'
+)

@@ -114,6 +114,12 @@ INCLUDE_RECOVERY = False
 # only if its request has the role grammar below and every call has JSON-object arguments.
 DEDUP = True
 VALIDATE = True
+# `distill sft-extract` reproduces seed 003's command exactly: its SFTExtractConfig drops neither
+# recovery steps nor cross-run duplicates (both are "future enhancements"), so every successful
+# tool call of a successful run is a sample; `--exclude-recovery` and `--dedup` opt in to the
+# two filters the assets apply.
+SFT_EXTRACT_INCLUDE_RECOVERY = True
+SFT_EXTRACT_DEDUP = False
 # train/eval split by task: a split group (task id, else a hash of the goal) goes to eval when
 # sha256(group)[:8] (big-endian) % SPLIT_BUCKETS < EVAL_FRACTION * SPLIT_BUCKETS
 EVAL_FRACTION = 0.1

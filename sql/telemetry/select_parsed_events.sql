@@ -4,6 +4,7 @@
 --   $inner_pad, $outer_pad  HMAC-SHA256 key pads (key XOR 0x36.. / 0x5c.., 64 bytes, BLOB):
 --                           player_key = sha256(outer_pad || sha256(inner_pad || player_id))
 --   $event_types, $speakers allowed values (contracts.telemetry)
+--   $skill_tiers, $ambiguity_levels  allowed values of the dialogue_turn literals
 --   $envelope_patch         JSON merge patch removing the envelope fields (what is left is `extra`)
 --   $ts_min, $ts_max        plausible unix-second bounds of client_ts / server_ts
 -- `line` is set for quarantined rows only, with every occurrence of the player id replaced by its
@@ -22,32 +23,47 @@ WITH docs AS (
         CASE WHEN json_valid(line) AND json_type(line) = 'OBJECT' THEN line::JSON END AS doc
     FROM raw_lines
 ),
+-- each document is parsed once for the envelope's kinds and once for its texts (path lists)
 fields AS (
     SELECT
         *,
-        coalesce(json_type(doc, '$.event_id'), 'NULL') AS event_id_kind,
-        doc ->> '$.event_id' AS event_id_raw,
-        coalesce(json_type(doc, '$.event_type'), 'NULL') AS event_type_kind,
-        doc ->> '$.event_type' AS event_type_raw,
-        coalesce(json_type(doc, '$.player_id'), 'NULL') AS player_id_kind,
-        doc ->> '$.player_id' AS player_id_raw,
-        doc ->> '$.schema_version' AS schema_version_raw,
-        doc ->> '$.session_id' AS session_id_raw,
-        coalesce(json_type(doc, '$.server_ts'), 'NULL') AS server_ts_kind,
-        doc ->> '$.server_ts' AS server_ts_raw,
-        coalesce(json_type(doc, '$.client_ts'), 'NULL') AS client_ts_kind,
-        doc ->> '$.client_ts' AS client_ts_raw,
-        coalesce(json_type(doc, '$.payload'), 'NULL') AS payload_kind,
-        doc -> '$.payload' AS payload_doc,
-        coalesce(json_type(doc, '$.payload.conversation_id'), 'NULL') AS conversation_id_kind,
-        doc ->> '$.payload.conversation_id' AS conversation_id_raw,
-        coalesce(json_type(doc, '$.payload.speaker'), 'NULL') AS speaker_kind,
-        doc ->> '$.payload.speaker' AS speaker_raw,
-        coalesce(json_type(doc, '$.payload.text'), 'NULL') AS text_kind,
-        doc ->> '$.payload.text' AS text_raw,
-        coalesce(json_type(doc, '$.payload.turn_index'), 'NULL') AS turn_index_kind,
-        doc ->> '$.payload.turn_index' AS turn_index_raw
+        json_type(doc, [
+            '$.event_id', '$.event_type', '$.player_id', '$.server_ts', '$.client_ts', '$.payload',
+            '$.payload.conversation_id', '$.payload.speaker', '$.payload.text', '$.payload.turn_index'
+        ]) AS envelope_kinds,
+        json_extract_string(doc, [
+            '$.event_id', '$.event_type', '$.player_id', '$.schema_version', '$.session_id',
+            '$.server_ts', '$.client_ts', '$.payload.conversation_id', '$.payload.speaker',
+            '$.payload.text', '$.payload.turn_index'
+        ]) AS envelope_texts,
+        doc -> '$.payload' AS payload_doc
     FROM docs
+),
+envelope AS (
+    SELECT
+        *,
+        coalesce(envelope_kinds[1], 'NULL') AS event_id_kind,
+        envelope_texts[1] AS event_id_raw,
+        coalesce(envelope_kinds[2], 'NULL') AS event_type_kind,
+        envelope_texts[2] AS event_type_raw,
+        coalesce(envelope_kinds[3], 'NULL') AS player_id_kind,
+        envelope_texts[3] AS player_id_raw,
+        envelope_texts[4] AS schema_version_raw,
+        envelope_texts[5] AS session_id_raw,
+        coalesce(envelope_kinds[4], 'NULL') AS server_ts_kind,
+        envelope_texts[6] AS server_ts_raw,
+        coalesce(envelope_kinds[5], 'NULL') AS client_ts_kind,
+        envelope_texts[7] AS client_ts_raw,
+        coalesce(envelope_kinds[6], 'NULL') AS payload_kind,
+        coalesce(envelope_kinds[7], 'NULL') AS conversation_id_kind,
+        envelope_texts[8] AS conversation_id_raw,
+        coalesce(envelope_kinds[8], 'NULL') AS speaker_kind,
+        envelope_texts[9] AS speaker_raw,
+        coalesce(envelope_kinds[9], 'NULL') AS text_kind,
+        envelope_texts[10] AS text_raw,
+        coalesce(envelope_kinds[10], 'NULL') AS turn_index_kind,
+        envelope_texts[11] AS turn_index_raw
+    FROM fields
 ),
 timed AS (
     SELECT
@@ -66,7 +82,250 @@ timed AS (
                 THEN epoch(TRY_CAST(client_ts_raw AS TIMESTAMPTZ))
             WHEN client_ts_kind = 'VARCHAR' THEN epoch(TRY_CAST(client_ts_raw AS TIMESTAMP))
         END AS client_ts
-    FROM fields
+    FROM envelope
+),
+-- payload fields of every event type (contracts.telemetry PAYLOAD_MODELS, validated strictly):
+-- `pk` holds the JSON types of the event type's fields (one parse of the payload), and
+-- `payload_fault` the first breach in declaration order as
+-- {reason: missing_<field> | invalid_<field>, detail}. The dialogue_turn fields the dialogues need
+-- are checked in `checked` with their own reasons; the rest here.
+payload_kinds AS (
+    SELECT
+        *,
+        CASE event_type_raw
+            WHEN 'dialogue_turn' THEN json_type(payload_doc, ['$.npc_id', '$.npc_name', '$.npc_persona', '$.quest_id', '$.game_genre', '$.player_skill_tier', '$.ambiguity_level', '$.social_context', '$.karma_state', '$.profession'])
+            WHEN 'decision' THEN json_type(payload_doc, ['$.scenario_id', '$.game_state_hash', '$.prompt', '$.options', '$.chosen_option', '$.reasoning', '$.ambiguity_score', '$.ai_policy_probs', '$.is_gold_standard'])
+            WHEN 'outcome' THEN json_type(payload_doc, ['$.decision_event_id', '$.episode_id', '$.outcome', '$.label', '$.reward', '$.karma_delta'])
+            WHEN 'trajectory_step' THEN json_type(payload_doc, ['$.episode_id', '$.step_index', '$.observation', '$.observation.game_state', '$.observation.inventory', '$.observation.skill_state', '$.observation.natural_language_instruction', '$.action', '$.action.action_type', '$.action.action_details', '$.reward'])
+            WHEN 'episode_end' THEN json_type(payload_doc, ['$.episode_id', '$.success', '$.task_description', '$.total_steps', '$.competence_score'])
+            WHEN 'reasoning' THEN json_type(payload_doc, ['$.reasoning_id', '$.scenario_id', '$.context', '$.thought_process', '$.conclusion', '$.outcome'])
+            WHEN 'gold_standard_result' THEN json_type(payload_doc, ['$.task_id', '$.scenario_id', '$.expected', '$.answer', '$.passed'])
+            WHEN 'peer_prediction' THEN json_type(payload_doc, ['$.pairing_id', '$.scenario_id', '$.choice', '$.peer_choice', '$.matched'])
+            WHEN 'consent' THEN json_type(payload_doc, ['$.granted', '$.scopes', '$.policy_version'])
+            WHEN 'deletion_request' THEN json_type(payload_doc, ['$.request_id', '$.scope', '$.reason'])
+        END AS pk
+    FROM timed
+),
+payload_checked AS (
+    SELECT
+        *,
+        CASE event_type_raw
+            WHEN 'dialogue_turn' THEN CASE
+                WHEN pk[1] NOT IN ('NULL', 'VARCHAR')
+                    THEN {'reason': 'invalid_npc_id', 'detail': 'dialogue_turn.npc_id: expected a string or null, got ' || lower(coalesce(pk[1], 'absent'))}
+                WHEN pk[2] NOT IN ('NULL', 'VARCHAR')
+                    THEN {'reason': 'invalid_npc_name', 'detail': 'dialogue_turn.npc_name: expected a string or null, got ' || lower(coalesce(pk[2], 'absent'))}
+                WHEN pk[3] NOT IN ('NULL', 'VARCHAR')
+                    THEN {'reason': 'invalid_npc_persona', 'detail': 'dialogue_turn.npc_persona: expected a string or null, got ' || lower(coalesce(pk[3], 'absent'))}
+                WHEN pk[4] NOT IN ('NULL', 'VARCHAR')
+                    THEN {'reason': 'invalid_quest_id', 'detail': 'dialogue_turn.quest_id: expected a string or null, got ' || lower(coalesce(pk[4], 'absent'))}
+                WHEN pk[5] NOT IN ('NULL', 'VARCHAR')
+                    THEN {'reason': 'invalid_game_genre', 'detail': 'dialogue_turn.game_genre: expected a string or null, got ' || lower(coalesce(pk[5], 'absent'))}
+                WHEN pk[6] NOT IN ('NULL', 'VARCHAR') OR (pk[6] = 'VARCHAR' AND NOT list_contains($skill_tiers, payload_doc ->> '$.player_skill_tier'))
+                    THEN {'reason': 'invalid_player_skill_tier', 'detail': 'dialogue_turn.player_skill_tier: expected one of the allowed values, got ' || lower(coalesce(pk[6], 'absent'))}
+                WHEN pk[7] NOT IN ('NULL', 'VARCHAR') OR (pk[7] = 'VARCHAR' AND NOT list_contains($ambiguity_levels, payload_doc ->> '$.ambiguity_level'))
+                    THEN {'reason': 'invalid_ambiguity_level', 'detail': 'dialogue_turn.ambiguity_level: expected one of the allowed values, got ' || lower(coalesce(pk[7], 'absent'))}
+                WHEN pk[8] NOT IN ('NULL', 'VARCHAR')
+                    THEN {'reason': 'invalid_social_context', 'detail': 'dialogue_turn.social_context: expected a string or null, got ' || lower(coalesce(pk[8], 'absent'))}
+                WHEN pk[9] NOT IN ('NULL', 'BIGINT', 'UBIGINT')
+                    THEN {'reason': 'invalid_karma_state', 'detail': 'dialogue_turn.karma_state: expected an integer or null, got ' || lower(coalesce(pk[9], 'absent'))}
+                WHEN pk[10] NOT IN ('NULL', 'VARCHAR')
+                    THEN {'reason': 'invalid_profession', 'detail': 'dialogue_turn.profession: expected a string or null, got ' || lower(coalesce(pk[10], 'absent'))}
+            END
+            WHEN 'decision' THEN CASE
+                WHEN coalesce(pk[1], 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_scenario_id', 'detail': 'decision.scenario_id: expected a string, got ' || lower(coalesce(pk[1], 'absent'))}
+                WHEN pk[1] <> 'VARCHAR'
+                    THEN {'reason': 'invalid_scenario_id', 'detail': 'decision.scenario_id: expected a string, got ' || lower(coalesce(pk[1], 'absent'))}
+                WHEN coalesce(pk[2], 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_game_state_hash', 'detail': 'decision.game_state_hash: expected a string, got ' || lower(coalesce(pk[2], 'absent'))}
+                WHEN pk[2] <> 'VARCHAR'
+                    THEN {'reason': 'invalid_game_state_hash', 'detail': 'decision.game_state_hash: expected a string, got ' || lower(coalesce(pk[2], 'absent'))}
+                WHEN coalesce(pk[3], 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_prompt', 'detail': 'decision.prompt: expected a string, got ' || lower(coalesce(pk[3], 'absent'))}
+                WHEN pk[3] <> 'VARCHAR'
+                    THEN {'reason': 'invalid_prompt', 'detail': 'decision.prompt: expected a string, got ' || lower(coalesce(pk[3], 'absent'))}
+                WHEN coalesce(pk[4], 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_options', 'detail': 'decision.options: expected >= 2 objects with string option_id and text, got ' || lower(coalesce(pk[4], 'absent'))}
+                WHEN pk[4] <> 'ARRAY' OR json_array_length(payload_doc, '$.options') < 2 OR NOT coalesce(list_bool_and(list_transform(json_type(payload_doc, '$.options[*]'), lambda t: t IN ('OBJECT'))), true) OR len(list_filter(json_type(payload_doc, '$.options[*].option_id'), lambda t: t = 'VARCHAR')) <> json_array_length(payload_doc, '$.options') OR len(list_filter(json_type(payload_doc, '$.options[*].text'), lambda t: t = 'VARCHAR')) <> json_array_length(payload_doc, '$.options')
+                    THEN {'reason': 'invalid_options', 'detail': 'decision.options: expected >= 2 objects with string option_id and text, got ' || lower(coalesce(pk[4], 'absent'))}
+                WHEN coalesce(pk[5], 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_chosen_option', 'detail': 'decision.chosen_option: expected a string, got ' || lower(coalesce(pk[5], 'absent'))}
+                WHEN pk[5] <> 'VARCHAR'
+                    THEN {'reason': 'invalid_chosen_option', 'detail': 'decision.chosen_option: expected a string, got ' || lower(coalesce(pk[5], 'absent'))}
+                WHEN pk[6] NOT IN ('NULL', 'VARCHAR')
+                    THEN {'reason': 'invalid_reasoning', 'detail': 'decision.reasoning: expected a string or null, got ' || lower(coalesce(pk[6], 'absent'))}
+                WHEN coalesce(pk[7], 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_ambiguity_score', 'detail': 'decision.ambiguity_score: expected a number in [0, 1], got ' || lower(coalesce(pk[7], 'absent'))}
+                WHEN pk[7] NOT IN ('BIGINT', 'UBIGINT', 'DOUBLE') OR NOT (TRY_CAST(payload_doc ->> '$.ambiguity_score' AS DOUBLE) BETWEEN 0 AND 1)
+                    THEN {'reason': 'invalid_ambiguity_score', 'detail': 'decision.ambiguity_score: expected a number in [0, 1], got ' || lower(coalesce(pk[7], 'absent'))}
+                WHEN coalesce(pk[8], 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_ai_policy_probs', 'detail': 'decision.ai_policy_probs: expected an object of numbers, got ' || lower(coalesce(pk[8], 'absent'))}
+                WHEN pk[8] <> 'OBJECT' OR NOT coalesce(list_bool_and(list_transform(json_type(payload_doc, '$.ai_policy_probs.*'), lambda t: t IN ('BIGINT', 'UBIGINT', 'DOUBLE'))), true)
+                    THEN {'reason': 'invalid_ai_policy_probs', 'detail': 'decision.ai_policy_probs: expected an object of numbers, got ' || lower(coalesce(pk[8], 'absent'))}
+                WHEN coalesce(pk[9], 'BOOLEAN') <> 'BOOLEAN'
+                    THEN {'reason': 'invalid_is_gold_standard', 'detail': 'decision.is_gold_standard: expected a boolean, got ' || lower(coalesce(pk[9], 'absent'))}
+            END
+            WHEN 'outcome' THEN CASE
+                WHEN pk[1] NOT IN ('NULL', 'VARCHAR')
+                    THEN {'reason': 'invalid_decision_event_id', 'detail': 'outcome.decision_event_id: expected a string or null, got ' || lower(coalesce(pk[1], 'absent'))}
+                WHEN pk[2] NOT IN ('NULL', 'VARCHAR')
+                    THEN {'reason': 'invalid_episode_id', 'detail': 'outcome.episode_id: expected a string or null, got ' || lower(coalesce(pk[2], 'absent'))}
+                WHEN coalesce(pk[3], 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_outcome', 'detail': 'outcome.outcome: expected a string, got ' || lower(coalesce(pk[3], 'absent'))}
+                WHEN pk[3] <> 'VARCHAR'
+                    THEN {'reason': 'invalid_outcome', 'detail': 'outcome.outcome: expected a string, got ' || lower(coalesce(pk[3], 'absent'))}
+                WHEN coalesce(pk[4], 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_label', 'detail': 'outcome.label: expected a string, got ' || lower(coalesce(pk[4], 'absent'))}
+                WHEN pk[4] <> 'VARCHAR'
+                    THEN {'reason': 'invalid_label', 'detail': 'outcome.label: expected a string, got ' || lower(coalesce(pk[4], 'absent'))}
+                WHEN coalesce(pk[5], 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_reward', 'detail': 'outcome.reward: expected a number, got ' || lower(coalesce(pk[5], 'absent'))}
+                WHEN pk[5] NOT IN ('BIGINT', 'UBIGINT', 'DOUBLE')
+                    THEN {'reason': 'invalid_reward', 'detail': 'outcome.reward: expected a number, got ' || lower(coalesce(pk[5], 'absent'))}
+                WHEN coalesce(pk[6], 'BIGINT') NOT IN ('BIGINT', 'UBIGINT')
+                    THEN {'reason': 'invalid_karma_delta', 'detail': 'outcome.karma_delta: expected an integer, got ' || lower(coalesce(pk[6], 'absent'))}
+            END
+            WHEN 'trajectory_step' THEN CASE
+                WHEN coalesce(pk[1], 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_episode_id', 'detail': 'trajectory_step.episode_id: expected a string, got ' || lower(coalesce(pk[1], 'absent'))}
+                WHEN pk[1] <> 'VARCHAR'
+                    THEN {'reason': 'invalid_episode_id', 'detail': 'trajectory_step.episode_id: expected a string, got ' || lower(coalesce(pk[1], 'absent'))}
+                WHEN coalesce(pk[2], 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_step_index', 'detail': 'trajectory_step.step_index: expected an integer >= 0, got ' || lower(coalesce(pk[2], 'absent'))}
+                WHEN pk[2] NOT IN ('BIGINT', 'UBIGINT') OR coalesce(TRY_CAST(payload_doc ->> '$.step_index' AS BIGINT) < 0, true)
+                    THEN {'reason': 'invalid_step_index', 'detail': 'trajectory_step.step_index: expected an integer >= 0, got ' || lower(coalesce(pk[2], 'absent'))}
+                WHEN coalesce(pk[3], 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_observation', 'detail': 'trajectory_step.observation: expected an object, got ' || lower(coalesce(pk[3], 'absent'))}
+                WHEN pk[3] <> 'OBJECT'
+                    THEN {'reason': 'invalid_observation', 'detail': 'trajectory_step.observation: expected an object, got ' || lower(coalesce(pk[3], 'absent'))}
+                WHEN coalesce(pk[4], 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_observation_game_state', 'detail': 'trajectory_step.observation.game_state: expected an object, got ' || lower(coalesce(pk[4], 'absent'))}
+                WHEN pk[4] <> 'OBJECT'
+                    THEN {'reason': 'invalid_observation_game_state', 'detail': 'trajectory_step.observation.game_state: expected an object, got ' || lower(coalesce(pk[4], 'absent'))}
+                WHEN coalesce(pk[5], 'ARRAY') <> 'ARRAY' OR NOT coalesce(list_bool_and(list_transform(json_type(payload_doc, '$.observation.inventory[*]'), lambda t: t IN ('VARCHAR'))), true)
+                    THEN {'reason': 'invalid_observation_inventory', 'detail': 'trajectory_step.observation.inventory: expected an array of strings, got ' || lower(coalesce(pk[5], 'absent'))}
+                WHEN coalesce(pk[6], 'OBJECT') <> 'OBJECT' OR NOT coalesce(list_bool_and(list_transform(json_type(payload_doc, '$.observation.skill_state.*'), lambda t: t IN ('BIGINT', 'UBIGINT'))), true)
+                    THEN {'reason': 'invalid_observation_skill_state', 'detail': 'trajectory_step.observation.skill_state: expected an object of integers, got ' || lower(coalesce(pk[6], 'absent'))}
+                WHEN pk[7] NOT IN ('NULL', 'VARCHAR')
+                    THEN {'reason': 'invalid_observation_natural_language_instruction', 'detail': 'trajectory_step.observation.natural_language_instruction: expected a string or null, got ' || lower(coalesce(pk[7], 'absent'))}
+                WHEN coalesce(pk[8], 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_action', 'detail': 'trajectory_step.action: expected an object, got ' || lower(coalesce(pk[8], 'absent'))}
+                WHEN pk[8] <> 'OBJECT'
+                    THEN {'reason': 'invalid_action', 'detail': 'trajectory_step.action: expected an object, got ' || lower(coalesce(pk[8], 'absent'))}
+                WHEN coalesce(pk[9], 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_action_action_type', 'detail': 'trajectory_step.action.action_type: expected a string, got ' || lower(coalesce(pk[9], 'absent'))}
+                WHEN pk[9] <> 'VARCHAR'
+                    THEN {'reason': 'invalid_action_action_type', 'detail': 'trajectory_step.action.action_type: expected a string, got ' || lower(coalesce(pk[9], 'absent'))}
+                WHEN coalesce(pk[10], 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_action_action_details', 'detail': 'trajectory_step.action.action_details: expected an object of numbers, got ' || lower(coalesce(pk[10], 'absent'))}
+                WHEN pk[10] <> 'OBJECT' OR NOT coalesce(list_bool_and(list_transform(json_type(payload_doc, '$.action.action_details.*'), lambda t: t IN ('BIGINT', 'UBIGINT', 'DOUBLE'))), true)
+                    THEN {'reason': 'invalid_action_action_details', 'detail': 'trajectory_step.action.action_details: expected an object of numbers, got ' || lower(coalesce(pk[10], 'absent'))}
+                WHEN coalesce(pk[11], 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_reward', 'detail': 'trajectory_step.reward: expected a number, got ' || lower(coalesce(pk[11], 'absent'))}
+                WHEN pk[11] NOT IN ('BIGINT', 'UBIGINT', 'DOUBLE')
+                    THEN {'reason': 'invalid_reward', 'detail': 'trajectory_step.reward: expected a number, got ' || lower(coalesce(pk[11], 'absent'))}
+            END
+            WHEN 'episode_end' THEN CASE
+                WHEN coalesce(pk[1], 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_episode_id', 'detail': 'episode_end.episode_id: expected a string, got ' || lower(coalesce(pk[1], 'absent'))}
+                WHEN pk[1] <> 'VARCHAR'
+                    THEN {'reason': 'invalid_episode_id', 'detail': 'episode_end.episode_id: expected a string, got ' || lower(coalesce(pk[1], 'absent'))}
+                WHEN coalesce(pk[2], 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_success', 'detail': 'episode_end.success: expected a boolean, got ' || lower(coalesce(pk[2], 'absent'))}
+                WHEN pk[2] <> 'BOOLEAN'
+                    THEN {'reason': 'invalid_success', 'detail': 'episode_end.success: expected a boolean, got ' || lower(coalesce(pk[2], 'absent'))}
+                WHEN coalesce(pk[3], 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_task_description', 'detail': 'episode_end.task_description: expected a string, got ' || lower(coalesce(pk[3], 'absent'))}
+                WHEN pk[3] <> 'VARCHAR'
+                    THEN {'reason': 'invalid_task_description', 'detail': 'episode_end.task_description: expected a string, got ' || lower(coalesce(pk[3], 'absent'))}
+                WHEN pk[4] NOT IN ('NULL', 'BIGINT', 'UBIGINT') OR (pk[4] <> 'NULL' AND coalesce(TRY_CAST(payload_doc ->> '$.total_steps' AS BIGINT) < 0, true))
+                    THEN {'reason': 'invalid_total_steps', 'detail': 'episode_end.total_steps: expected an integer >= 0 or null, got ' || lower(coalesce(pk[4], 'absent'))}
+                WHEN pk[5] NOT IN ('NULL', 'BIGINT', 'UBIGINT', 'DOUBLE')
+                    THEN {'reason': 'invalid_competence_score', 'detail': 'episode_end.competence_score: expected a number or null, got ' || lower(coalesce(pk[5], 'absent'))}
+            END
+            WHEN 'reasoning' THEN CASE
+                WHEN pk[1] NOT IN ('NULL', 'VARCHAR')
+                    THEN {'reason': 'invalid_reasoning_id', 'detail': 'reasoning.reasoning_id: expected a string or null, got ' || lower(coalesce(pk[1], 'absent'))}
+                WHEN pk[2] NOT IN ('NULL', 'VARCHAR')
+                    THEN {'reason': 'invalid_scenario_id', 'detail': 'reasoning.scenario_id: expected a string or null, got ' || lower(coalesce(pk[2], 'absent'))}
+                WHEN coalesce(pk[3], 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_context', 'detail': 'reasoning.context: expected a string, got ' || lower(coalesce(pk[3], 'absent'))}
+                WHEN pk[3] <> 'VARCHAR'
+                    THEN {'reason': 'invalid_context', 'detail': 'reasoning.context: expected a string, got ' || lower(coalesce(pk[3], 'absent'))}
+                WHEN coalesce(pk[4], 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_thought_process', 'detail': 'reasoning.thought_process: expected a non-empty array of strings, got ' || lower(coalesce(pk[4], 'absent'))}
+                WHEN pk[4] <> 'ARRAY' OR json_array_length(payload_doc, '$.thought_process') < 1 OR NOT coalesce(list_bool_and(list_transform(json_type(payload_doc, '$.thought_process[*]'), lambda t: t IN ('VARCHAR'))), true)
+                    THEN {'reason': 'invalid_thought_process', 'detail': 'reasoning.thought_process: expected a non-empty array of strings, got ' || lower(coalesce(pk[4], 'absent'))}
+                WHEN coalesce(pk[5], 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_conclusion', 'detail': 'reasoning.conclusion: expected a string, got ' || lower(coalesce(pk[5], 'absent'))}
+                WHEN pk[5] <> 'VARCHAR'
+                    THEN {'reason': 'invalid_conclusion', 'detail': 'reasoning.conclusion: expected a string, got ' || lower(coalesce(pk[5], 'absent'))}
+                WHEN pk[6] NOT IN ('NULL', 'VARCHAR')
+                    THEN {'reason': 'invalid_outcome', 'detail': 'reasoning.outcome: expected a string or null, got ' || lower(coalesce(pk[6], 'absent'))}
+            END
+            WHEN 'gold_standard_result' THEN CASE
+                WHEN coalesce(pk[1], 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_task_id', 'detail': 'gold_standard_result.task_id: expected a string, got ' || lower(coalesce(pk[1], 'absent'))}
+                WHEN pk[1] <> 'VARCHAR'
+                    THEN {'reason': 'invalid_task_id', 'detail': 'gold_standard_result.task_id: expected a string, got ' || lower(coalesce(pk[1], 'absent'))}
+                WHEN pk[2] NOT IN ('NULL', 'VARCHAR')
+                    THEN {'reason': 'invalid_scenario_id', 'detail': 'gold_standard_result.scenario_id: expected a string or null, got ' || lower(coalesce(pk[2], 'absent'))}
+                WHEN coalesce(pk[3], 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_expected', 'detail': 'gold_standard_result.expected: expected a string, got ' || lower(coalesce(pk[3], 'absent'))}
+                WHEN pk[3] <> 'VARCHAR'
+                    THEN {'reason': 'invalid_expected', 'detail': 'gold_standard_result.expected: expected a string, got ' || lower(coalesce(pk[3], 'absent'))}
+                WHEN coalesce(pk[4], 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_answer', 'detail': 'gold_standard_result.answer: expected a string, got ' || lower(coalesce(pk[4], 'absent'))}
+                WHEN pk[4] <> 'VARCHAR'
+                    THEN {'reason': 'invalid_answer', 'detail': 'gold_standard_result.answer: expected a string, got ' || lower(coalesce(pk[4], 'absent'))}
+                WHEN coalesce(pk[5], 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_passed', 'detail': 'gold_standard_result.passed: expected a boolean, got ' || lower(coalesce(pk[5], 'absent'))}
+                WHEN pk[5] <> 'BOOLEAN'
+                    THEN {'reason': 'invalid_passed', 'detail': 'gold_standard_result.passed: expected a boolean, got ' || lower(coalesce(pk[5], 'absent'))}
+            END
+            WHEN 'peer_prediction' THEN CASE
+                WHEN coalesce(pk[1], 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_pairing_id', 'detail': 'peer_prediction.pairing_id: expected a string, got ' || lower(coalesce(pk[1], 'absent'))}
+                WHEN pk[1] <> 'VARCHAR'
+                    THEN {'reason': 'invalid_pairing_id', 'detail': 'peer_prediction.pairing_id: expected a string, got ' || lower(coalesce(pk[1], 'absent'))}
+                WHEN coalesce(pk[2], 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_scenario_id', 'detail': 'peer_prediction.scenario_id: expected a string, got ' || lower(coalesce(pk[2], 'absent'))}
+                WHEN pk[2] <> 'VARCHAR'
+                    THEN {'reason': 'invalid_scenario_id', 'detail': 'peer_prediction.scenario_id: expected a string, got ' || lower(coalesce(pk[2], 'absent'))}
+                WHEN coalesce(pk[3], 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_choice', 'detail': 'peer_prediction.choice: expected a string, got ' || lower(coalesce(pk[3], 'absent'))}
+                WHEN pk[3] <> 'VARCHAR'
+                    THEN {'reason': 'invalid_choice', 'detail': 'peer_prediction.choice: expected a string, got ' || lower(coalesce(pk[3], 'absent'))}
+                WHEN pk[4] NOT IN ('NULL', 'VARCHAR')
+                    THEN {'reason': 'invalid_peer_choice', 'detail': 'peer_prediction.peer_choice: expected a string or null, got ' || lower(coalesce(pk[4], 'absent'))}
+                WHEN pk[5] NOT IN ('NULL', 'BOOLEAN')
+                    THEN {'reason': 'invalid_matched', 'detail': 'peer_prediction.matched: expected a boolean or null, got ' || lower(coalesce(pk[5], 'absent'))}
+            END
+            WHEN 'consent' THEN CASE
+                WHEN coalesce(pk[1], 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_granted', 'detail': 'consent.granted: expected a boolean, got ' || lower(coalesce(pk[1], 'absent'))}
+                WHEN pk[1] <> 'BOOLEAN'
+                    THEN {'reason': 'invalid_granted', 'detail': 'consent.granted: expected a boolean, got ' || lower(coalesce(pk[1], 'absent'))}
+                WHEN coalesce(pk[2], 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_scopes', 'detail': 'consent.scopes: expected an array of strings, got ' || lower(coalesce(pk[2], 'absent'))}
+                WHEN pk[2] <> 'ARRAY' OR NOT coalesce(list_bool_and(list_transform(json_type(payload_doc, '$.scopes[*]'), lambda t: t IN ('VARCHAR'))), true)
+                    THEN {'reason': 'invalid_scopes', 'detail': 'consent.scopes: expected an array of strings, got ' || lower(coalesce(pk[2], 'absent'))}
+                WHEN pk[3] NOT IN ('NULL', 'VARCHAR')
+                    THEN {'reason': 'invalid_policy_version', 'detail': 'consent.policy_version: expected a string or null, got ' || lower(coalesce(pk[3], 'absent'))}
+            END
+            WHEN 'deletion_request' THEN CASE
+                WHEN coalesce(pk[1], 'NULL') = 'NULL'
+                    THEN {'reason': 'missing_request_id', 'detail': 'deletion_request.request_id: expected a string, got ' || lower(coalesce(pk[1], 'absent'))}
+                WHEN pk[1] <> 'VARCHAR'
+                    THEN {'reason': 'invalid_request_id', 'detail': 'deletion_request.request_id: expected a string, got ' || lower(coalesce(pk[1], 'absent'))}
+                WHEN coalesce(pk[2], 'VARCHAR') <> 'VARCHAR'
+                    THEN {'reason': 'invalid_scope', 'detail': 'deletion_request.scope: expected a string, got ' || lower(coalesce(pk[2], 'absent'))}
+                WHEN pk[3] NOT IN ('NULL', 'VARCHAR')
+                    THEN {'reason': 'invalid_reason', 'detail': 'deletion_request.reason: expected a string or null, got ' || lower(coalesce(pk[3], 'absent'))}
+            END
+        END AS payload_fault
+    FROM payload_kinds
 ),
 checked AS (
     SELECT
@@ -93,7 +352,7 @@ checked AS (
                 THEN 'invalid_timestamp'
             WHEN payload_kind = 'NULL' THEN 'missing_payload'
             WHEN payload_kind <> 'OBJECT' THEN 'invalid_payload'
-            WHEN event_type_raw <> 'dialogue_turn' THEN NULL
+            WHEN event_type_raw <> 'dialogue_turn' THEN payload_fault.reason
             WHEN conversation_id_kind <> 'VARCHAR' OR trim(conversation_id_raw) = ''
                 THEN 'missing_conversation_id'
             WHEN speaker_kind <> 'VARCHAR' THEN 'missing_speaker'
@@ -103,8 +362,9 @@ checked AS (
             WHEN turn_index_kind NOT IN ('BIGINT', 'UBIGINT')
                 OR coalesce(TRY_CAST(turn_index_raw AS BIGINT) < 0, true)
                 THEN 'invalid_turn_index'
+            ELSE payload_fault.reason
         END AS invalid_reason
-    FROM timed
+    FROM payload_checked
 ),
 detailed AS (
     SELECT
@@ -128,6 +388,7 @@ detailed AS (
             WHEN 'missing_text' THEN 'text is '
                 || CASE text_kind WHEN 'VARCHAR' THEN 'blank' ELSE lower(text_kind) END
             WHEN 'invalid_turn_index' THEN 'turn_index: ' || turn_index_raw
+            ELSE CASE WHEN invalid_reason = payload_fault.reason THEN payload_fault.detail END
         END AS invalid_detail,
         -- for quarantined records: the id exactly as written (a string's text, even if torn or
         -- escaped, else a bare number), so the kept raw line can be redacted

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dagster as dg
 import polars as pl
 
-from distill_assets.contracts.published import CONFIG_FEEDS
+from distill_assets.contracts.published import CONFIG_FEEDS, EXCLUSION_TABLES
 from distill_assets.defs.curation.curate import curated_schema
 from distill_assets.lib.lake import global_path
 from distill_assets.lib.settings import Settings
@@ -142,4 +142,4 @@ def test_curation_assets_are_keyed_grouped_and_versioned_by_the_curation_rules()
             assert node.code_version == rules_version("curation")
             assert node.partitions_def is None
         parents = graph.get(dg.AssetKey(["curation", config])).parent_keys
-        assert parents == {dg.AssetKey([s, t]) for s, t in feeds}
+        assert parents == {dg.AssetKey([s, t]) for s, t in [*feeds, *EXCLUSION_TABLES]}

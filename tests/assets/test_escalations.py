@@ -17,7 +17,21 @@ from distill_assets.rules import rules_version
 from tests.conftest import land, materialize
 
 ALL = 'key:"escalations/*"'
-TABLES = ("records", "quarantine", "distillation_examples", "instruction_examples")
+TABLES = (
+    "records",
+    "quarantine",
+    "distillation_examples",
+    "instruction_examples",
+    "cot_examples",
+    "preference_pairs",
+    "correction_examples",
+)
+FEED_CHECKS = {
+    "instruction_examples_valid": True,
+    "cot_examples_valid": True,
+    "preference_pairs_valid": True,
+    "correction_examples_valid": True,
+}
 LANDED_BAD_KINDS = {
     "invalid_json",
     "torn_last_line",
@@ -45,12 +59,12 @@ def metadata(result: dg.ExecuteInProcessResult, table: str) -> dict[str, object]
 
 EXPECTED = {
     "2026-11-19": {
-        "counts": (84, 16, 84, 66),
+        "counts": (84, 16, 84, 66, 15, 46, 46),
         "dropped": {"below_min_quality": 12, "flag_refusal": 6},
         "text_field": "invalid_sam_reasoning",
     },
     "2026-11-20": {
-        "counts": (84, 16, 84, 62),
+        "counts": (84, 16, 84, 62, 18, 47, 47),
         "dropped": {"below_min_quality": 19, "flag_refusal": 3},
         "text_field": "invalid_query_context",
     },
@@ -65,7 +79,8 @@ def test_sample_partition_materializes_with_exact_counts(sample_env: Settings, d
     assert checks == {
         "raw_reconciles": True,
         "one_example_per_record": True,
-        "instruction_feed_valid": True,
+        "legacy_reconciles": True,
+        **FEED_CHECKS,
     }
     counts = tuple(read(sample_env, t, day).height for t in TABLES)
     assert counts == EXPECTED[day]["counts"]
@@ -96,7 +111,7 @@ def test_sample_partition_materializes_with_exact_counts(sample_env: Settings, d
     assert records.schema == RECORD_SCHEMA
     assert records.get_column("utf8_replaced").sum() == 1
     feed = read(sample_env, "instruction_examples", day)
-    assert feed.schema == feed_schema("instruction")
+    assert feed.drop("subject").schema == feed_schema("instruction")
     assert feed.get_column("source_ref").str.starts_with(f"escalations/{day}/").all()
 
     examples_meta = metadata(result, "distillation_examples")
@@ -154,7 +169,7 @@ def test_each_bad_record_kind_is_quarantined_with_its_reason(distill_env: Settin
         ),
     )
     result = materialize(ALL, day)
-    assert [c.passed for c in result.get_asset_check_evaluations()] == [True, True, True]
+    assert [c.passed for c in result.get_asset_check_evaluations()] == [True] * 7
     quarantine = read(distill_env, "quarantine", day)
     assert quarantine.select("line_no", "reason").rows() == [
         (2, "invalid_json"),
@@ -179,5 +194,6 @@ def test_a_day_without_raw_files_gives_empty_tables(distill_env: Settings) -> No
     day = "2026-11-18"
     result = materialize(ALL, day)
     assert all(c.passed for c in result.get_asset_check_evaluations())
-    assert [read(distill_env, t, day).height for t in TABLES] == [0, 0, 0, 0]
-    assert read(distill_env, "instruction_examples", day).schema == feed_schema("instruction")
+    assert [read(distill_env, t, day).height for t in TABLES] == [0] * len(TABLES)
+    feed = read(distill_env, "instruction_examples", day)
+    assert feed.drop("subject").schema == feed_schema("instruction")

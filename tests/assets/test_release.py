@@ -22,6 +22,7 @@ CHECKS = {
     "has_rows",
     "ids_unique",
     "matches_contract",
+    "independent_pii_scan",
     "no_unscrubbed_secrets",
 }
 
@@ -107,6 +108,7 @@ def test_release_publishes_a_checked_version_and_a_rerun_changes_nothing(
         "data/instruction/train-00000-of-00001.parquet",
         "data/sft/test-00000-of-00001.parquet",
         "data/sft/train-00000-of-00001.parquet",
+        "exports/instruction_20261119.jsonl",  # the escalation rows, a release extra (seed 000)
         "release.json",
     ]
     assert (
@@ -198,3 +200,38 @@ def test_a_failing_blocking_check_stops_the_publish(distill_env: Settings) -> No
     assert failed.metadata["failures"].value == {"dpo": {"repeated_ids": 1, "ids": ["clash"]}}
     assert result.asset_materializations_for_node("release__dataset") == []
     assert files(repo(distill_env)) == published
+
+
+def test_independent_scan_blocks_what_the_scrubber_misses(distill_env: Settings) -> None:
+    # an SSN written with spaces is outside the scrubber's (dashed) pattern on purpose
+    write_feed(
+        distill_env.lake_root,
+        "escalations",
+        "instruction_examples",
+        DAY1,
+        feed_frame(
+            "instruction",
+            [
+                feed_row("instruction", "ok", "a plain question", source="escalations", group="a"),
+                feed_row(
+                    "instruction", "leak", "my ssn is 219 09 9999", source="escalations", group="b"
+                ),
+            ],
+        ),
+    )
+    result = run_unchecked(SELECTION)
+    assert not result.success
+    outcome = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
+    assert outcome["independent_pii_scan"] is False
+    assert outcome["no_unscrubbed_secrets"] is True
+    failed = next(
+        e for e in result.get_asset_check_evaluations() if e.check_name == "independent_pii_scan"
+    )
+    assert failed.metadata["failures"].value == {
+        "instruction": {
+            "findings": {"us_ssn": 2},
+            "rows": [["leak", "instruction", "us_ssn"], ["leak", "output", "us_ssn"]],
+        }
+    }
+    assert result.asset_materializations_for_node("release__dataset") == []
+    assert not repo(distill_env).exists()

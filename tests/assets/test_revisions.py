@@ -34,7 +34,13 @@ def checks(result: dg.ExecuteInProcessResult) -> dict[str, bool]:
 def test_sample_partitions_materialize_with_exact_counts(sample_env: Settings) -> None:
     first = materialize(SELECTION, DAY1)
     second = materialize(SELECTION, DAY2)
-    expected_checks = {"raw_reconciles": True, "every_turn_accounted": True, "dpo_feed_valid": True}
+    expected_checks = {
+        "raw_reconciles": True,
+        "every_turn_accounted": True,
+        "dpo_feed_valid": True,
+        "one_principle_per_pair": True,
+        "memory_in_sync": True,
+    }
     assert checks(first) == expected_checks
     assert checks(second) == expected_checks
     # 36 raw records = 27 + 9 and 32 = 21 + 11; turns: 5 + 9 and 6 + 5

@@ -37,9 +37,9 @@ def checks(result: dg.ExecuteInProcessResult) -> dict[str, bool]:
 
 ALL_CHECKS_PASS = {
     "traces/events:raw_reconciles": True,
-    "traces/sft_steps:feed_schema": True,
+    "traces/sft_steps:matches_sft_feed_schema": True,
     "traces/sft_steps:samples_valid": True,
-    "traces/sft_tool_steps:feed_schema": True,
+    "traces/sft_tool_steps:matches_sft_tools_feed_schema": True,
     "traces/sft_tool_steps:samples_valid": True,
     "traces/dropped_steps:steps_reconcile": True,
 }

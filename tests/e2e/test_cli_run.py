@@ -21,6 +21,7 @@ BIN = Path(sys.executable).parent
 def _env(tmp_path: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DISTILL_", "DAGSTER_"))}
     env["DISTILL_DATA_DIR"] = str(tmp_path / "data")
+    env["DISTILL_ENV"] = "development"
     env["DAGSTER_HOME"] = str(tmp_path / "dagster_home")
     env["HF_HOME"] = str(tmp_path / "hf_home")
     env["HF_DATASETS_OFFLINE"] = "1"
@@ -55,6 +56,14 @@ def test_run_prints_location_and_load_line(published: tuple[Path, dict[str, str]
     assert f'load_dataset("{latest}", "sft")' in stdout
     for day in SAMPLE_DATES:
         assert f"daily_ingest {day}: ok" in stdout
+    lines = stdout.splitlines()
+    assert "[distill] daily_ingest 2026-11-19 telemetry/dialogues: 7 rows" in lines
+    quarantine = next(x for x in lines if x.startswith("[distill] quarantine 2026-11-19: "))
+    assert quarantine.startswith(
+        "[distill] quarantine 2026-11-19: traces 15 (conflicting_kind 1, invalid_json 1, "
+    )
+    assert "; escalations 16 (duplicate_id 1, " in quarantine
+    assert "; telemetry 21 (" in quarantine
 
 
 def test_second_run_is_byte_identical(published: tuple[Path, dict[str, str], str]) -> None:
@@ -123,7 +132,15 @@ def test_dagster_cli_materializes_one_partition(tmp_path: Path) -> None:
     raw.mkdir(parents=True)
     for src in (PROJECT_ROOT / "data" / "samples" / "escalations" / SAMPLE_DATES[0]).iterdir():
         (raw / src.name).write_bytes(src.read_bytes())
-    _dagster_materialize(env, tmp_path, "escalations/records,escalations/quarantine")
+    legacy = ",".join(
+        f"escalations/legacy_{t}"
+        for t in ("records", "migration", "quarantine", "principles", "review_queue")
+    )
+    _dagster_materialize(
+        env,
+        tmp_path,
+        f"escalations/records,escalations/quarantine,{legacy},escalations/legacy_skill_templates",
+    )
     _dagster_materialize(env, tmp_path, "escalations/distillation_examples")
     lake = tmp_path / "data" / "lake" / "escalations"
     day = f"{SAMPLE_DATES[0]}.parquet"

@@ -17,6 +17,8 @@ from tests.conftest import materialize
 pytestmark = pytest.mark.e2e
 DAY = "2026-11-19"
 DISTILL = str(Path(sys.executable).parent / "distill")
+# the two filters the assets apply on top of seed 003 (the command's defaults are the seed's)
+AS_ASSETS = ("--exclude-recovery", "--dedup")
 
 
 def sft_extract(trace_dir: Path, output: Path, *flags: str) -> list[str]:
@@ -61,7 +63,7 @@ def test_together_output_equals_sft_steps(
     asset_samples: tuple[Path, pl.DataFrame, pl.DataFrame], tmp_path: Path
 ) -> None:
     raw, sft, _ = asset_samples
-    printed = sft_extract(raw, tmp_path / "out.jsonl")
+    printed = sft_extract(raw, tmp_path / "out.jsonl", *AS_ASSETS)
     lines = jsonl(tmp_path / "out.jsonl")
     assert [line["messages"] for line in lines] == sft["messages"].to_list()
     assert printed[:2] == [f"[sft-extract] Scanning {raw}...", "[sft-extract] Found 4 trace files"]
@@ -84,7 +86,7 @@ def test_tools_output_equals_sft_tool_steps(
     asset_samples: tuple[Path, pl.DataFrame, pl.DataFrame], tmp_path: Path
 ) -> None:
     raw, _, tools = asset_samples
-    sft_extract(raw, tmp_path / "tools.jsonl", "--format", "tools", "--quiet")
+    sft_extract(raw, tmp_path / "tools.jsonl", "--format", "tools", "--quiet", *AS_ASSETS)
     lines = jsonl(tmp_path / "tools.jsonl")
     expected = [[without_nulls(m) for m in messages] for messages in tools["messages"].to_list()]
     assert [line["messages"] for line in lines] == expected
@@ -101,7 +103,7 @@ def test_options_and_eval_split(
     asset_samples: tuple[Path, pl.DataFrame, pl.DataFrame], tmp_path: Path
 ) -> None:
     raw, sft, _ = asset_samples
-    printed = sft_extract(raw, tmp_path / "all.jsonl", "--no-require-success")
+    printed = sft_extract(raw, tmp_path / "all.jsonl", "--no-require-success", *AS_ASSETS)
     assert len(jsonl(tmp_path / "all.jsonl")) == 26
     assert "[sft-extract]   Included, not successful (tests failed): 1" in printed
     sft_extract(raw, tmp_path / "short.jsonl", "--max-context-chars", "5", "--quiet")
@@ -115,7 +117,12 @@ def test_options_and_eval_split(
     assert outputs and all(c.startswith("[tool_result]\n") for c in outputs)
     assert max(len(c) for c in outputs) == len("[tool_result]\n") + 5
     sft_extract(
-        raw, tmp_path / "train.jsonl", "--eval-output", str(tmp_path / "eval.jsonl"), "--quiet"
+        raw,
+        tmp_path / "train.jsonl",
+        "--eval-output",
+        str(tmp_path / "eval.jsonl"),
+        "--quiet",
+        *AS_ASSETS,
     )
     train, held_out = jsonl(tmp_path / "train.jsonl"), jsonl(tmp_path / "eval.jsonl")
     by_split = dict(sft.group_by("split").len().iter_rows())
@@ -123,3 +130,25 @@ def test_options_and_eval_split(
     assert [line["messages"] for line in train] == sft.filter(pl.col("split") == "train")[
         "messages"
     ].to_list()
+
+
+def test_defaults_reproduce_seed_003(
+    asset_samples: tuple[Path, pl.DataFrame, pl.DataFrame], tmp_path: Path
+) -> None:
+    """Every successful tool call of a successful run: the assets' samples plus the recovery
+    step and the cross-run duplicates they drop; `--progress` (the seed's flag) is accepted."""
+    raw, sft, _ = asset_samples
+    lake = raw.parents[2] / "lake"
+    dropped = pl.read_parquet(partition_path(str(lake), "traces", "dropped_steps", DAY))
+    by_reason = dict(dropped.group_by("reason").len().iter_rows())
+    assert (by_reason["recovery_step"], by_reason["duplicate"]) == (1, 2)
+    printed = sft_extract(raw, tmp_path / "seed.jsonl", "--progress")
+    samples = [line["messages"] for line in jsonl(tmp_path / "seed.jsonl")]
+    assert len(samples) == sft.height + 1 + 2 == 14
+    assert "[sft-extract]   Total SFT samples: 14" in printed
+    assert not any("recovery_step" in line or "(duplicate)" in line for line in printed)
+    assert all(messages in samples for messages in sft["messages"].to_list())
+    sft_extract(raw, tmp_path / "recovery.jsonl", "--quiet", "--dedup")
+    sft_extract(raw, tmp_path / "unique.jsonl", "--quiet", "--exclude-recovery")
+    counts = (len(jsonl(tmp_path / "recovery.jsonl")), len(jsonl(tmp_path / "unique.jsonl")))
+    assert counts == (sft.height + 1, sft.height + 2)

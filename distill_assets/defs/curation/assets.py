@@ -113,13 +113,14 @@ def build_curation_asset(config: str) -> dg.AssetsDefinition:
                 description=(
                     f"`{config}` rows of every feed table and partition, without the subjects an "
                     "exclusion table lists (deletion requests, review rejections), scrubbed of "
-                    "secrets, e-mail addresses and phone numbers, deduplicated exactly (normalized "
-                    "content hash), near (MinHash LSH, Jaccard >= 0.8) and semantically (embedding "
-                    "cosine > 0.99) (representative: highest quality, then earliest, then smallest "
-                    "id), without rows sharing a 13-word n-gram with an evaluation set or failing "
-                    "the config's quality gate, and split train/test by a stable hash of the row's "
-                    "group (oversized groups by row). Columns: the published ones, `split`, and "
-                    "audit columns `split_group, content_hash, partition, split_by`."
+                    "secrets and personal data (`rules/curation.py`), deduplicated exactly "
+                    "(normalized content hash), near (MinHash LSH, Jaccard >= 0.8) and "
+                    "semantically (embedding cosine > 0.99) (representative: highest quality, then "
+                    "earliest, then smallest id), without rows sharing a 13-word n-gram with an "
+                    "evaluation set or failing the config's quality gate, and split train/test by "
+                    "a stable hash of the row's group (oversized groups by row). Columns: the "
+                    "published ones, `split`, and audit columns `split_group, content_hash, "
+                    "partition, split_by`."
                 ),
                 code_version=code_version,
                 kinds=KINDS,

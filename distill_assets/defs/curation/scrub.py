@@ -1,21 +1,45 @@
-"""Scrub secrets, e-mail addresses and phone numbers from every published text field.
+"""Scrub secrets and personal data from every published text field.
 
 The redaction rules, their order and their placeholders are `distill_assets.rules.curation`.
 Everything is one lazy Polars plan: per rule, count the matches in each row (all text leaves of
 all columns), then replace them. The per-row counts are kept as `redacted_<kind>` columns so the
 caller can total them without a second pass.
+
+Two rule options need more than one regex replacement, still without per-row Python:
+- `keep`: matches of the keep pattern get a private-use marker (U+E000) between its head and tail,
+  so the rule's pattern cannot match them; the marker is removed after the rule (a U+E000 already
+  in the input is removed with it);
+- `check="luhn"`: the distinct matches of the pattern over all texts are collected first (one
+  extra pass), the Luhn sum of each is computed with one digit expression per position, and
+  those that pass (and are not a published test number) are replaced as literal strings
+  (Aho-Corasick), so the check runs once per distinct candidate, never per row. A valid number
+  is also replaced where it appears inside a longer digit run (over-redaction, never a leak).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 import polars as pl
 
-from distill_assets.defs.curation.text import StringFn, map_text, sum_columns, text_columns
-from distill_assets.rules.curation import REDACTIONS, UNSCRUBBED_COLUMNS, Redaction
+from distill_assets.defs.curation.text import (
+    StringFn,
+    map_text,
+    sum_columns,
+    text_columns,
+    text_leaves,
+)
+from distill_assets.rules.curation import (
+    REDACTIONS,
+    TEST_CARD_NUMBERS,
+    UNSCRUBBED_COLUMNS,
+    Redaction,
+)
 
 REDACTED_PREFIX = "redacted_"
+PROTECT_MARKER = "\ue000"
+_LUHN_MAX_DIGITS = 19
 
 
 def scrubbed_columns(schema: Mapping[str, pl.DataType]) -> dict[str, pl.DataType]:
@@ -28,16 +52,77 @@ def redaction_column(kind: str) -> str:
     return f"{REDACTED_PREFIX}{kind}"
 
 
-def _counter(redaction: Redaction) -> StringFn:
+def luhn_valid(candidate: pl.Expr) -> pl.Expr:
+    """Return whether each string's digits (separators ignored) pass the Luhn check."""
+    digits = candidate.str.replace_all(r"\D", "")
+    total = pl.lit(0, dtype=pl.Int64)
+    for position in range(_LUHN_MAX_DIGITS):
+        digit = (
+            digits.str.slice(-(position + 1), 1)
+            .str.to_integer(strict=False)
+            .cast(pl.Int64)
+            .fill_null(0)
+        )
+        if position % 2:
+            digit = pl.when(digit * 2 > 9).then(digit * 2 - 9).otherwise(digit * 2)
+        total = total + pl.when(pl.lit(position) < digits.str.len_chars()).then(digit).otherwise(0)
+    return (total % 10 == 0) & ~digits.is_in(list(TEST_CARD_NUMBERS))
+
+
+def checked_candidates(
+    frame: pl.LazyFrame, columns: Mapping[str, pl.DataType], redaction: Redaction
+) -> list[str]:
+    """Return the distinct matches of a checked rule in `columns` that pass its check."""
+    if not columns:
+        return []
+    leaves = pl.concat_list([text_leaves(pl.col(n), dtype) for n, dtype in columns.items()])
+    found = (
+        frame.select(leaves.alias("text"))
+        .explode("text")
+        .select(pl.col("text").str.extract_all(redaction.pattern).alias("candidate"))
+        .explode("candidate")
+        .drop_nulls()
+        .unique()
+        .filter(luhn_valid(pl.col("candidate")))
+        .collect(engine="streaming")
+    )
+    return sorted(found.get_column("candidate").to_list())
+
+
+def _counter(redaction: Redaction, found: Sequence[str] = ()) -> StringFn:
+    if redaction.check:
+        return lambda text: text.str.extract_many(list(found)).list.len()
     return lambda text: text.str.count_matches(redaction.pattern)
 
 
-def _replacer(redaction: Redaction) -> StringFn:
+def _replacer(redaction: Redaction, found: Sequence[str] = ()) -> StringFn:
+    if redaction.check:
+        return lambda text: text.str.replace_many(list(found), [redaction.replacement] * len(found))
     return lambda text: text.str.replace_all(redaction.pattern, redaction.replacement)
 
 
-def _matcher(redaction: Redaction) -> StringFn:
+def _matcher(redaction: Redaction, found: Sequence[str] = ()) -> StringFn:
+    if redaction.check:
+        return lambda text: text.str.contains_any(list(found))
+    if redaction.keep:
+        return lambda text: _protect(redaction)(text).str.contains(redaction.pattern)
     return lambda text: text.str.contains(redaction.pattern)
+
+
+def _protect(redaction: Redaction) -> StringFn:
+    return lambda text: text.str.replace_all(redaction.keep, f"${{1}}${{2}}{PROTECT_MARKER}${{3}}")
+
+
+def _unprotect(text: pl.Expr) -> pl.Expr:
+    return text.str.replace_all(PROTECT_MARKER, "", literal=True)
+
+
+def _map_columns(
+    frame: pl.LazyFrame, columns: Mapping[str, pl.DataType], fn: StringFn
+) -> pl.LazyFrame:
+    return frame.with_columns(
+        map_text(pl.col(name), dtype, fn).alias(name) for name, dtype in columns.items()
+    )
 
 
 def scrub(
@@ -47,12 +132,20 @@ def scrub(
 ) -> pl.LazyFrame:
     """Redact `columns` of `frame` rule by rule; add a `redacted_<kind>` match count per rule."""
     for redaction in redactions:
-        frame = frame.with_columns(
-            sum_columns(columns, _counter(redaction)).alias(redaction_column(redaction.kind))
-        ).with_columns(
-            map_text(pl.col(name), dtype, _replacer(redaction)).alias(name)
-            for name, dtype in columns.items()
-        )
+        count = redaction_column(redaction.kind)
+        frame = frame.with_columns(pl.lit(0, dtype=pl.Int64).alias(count))
+        found = checked_candidates(frame, columns, redaction) if redaction.check else []
+        if redaction.check and not found:
+            continue
+        if redaction.keep:
+            frame = _map_columns(frame, columns, _protect(redaction))
+        for _ in range(redaction.passes):
+            frame = frame.with_columns(
+                (pl.col(count) + sum_columns(columns, _counter(redaction, found))).alias(count)
+            )
+            frame = _map_columns(frame, columns, _replacer(redaction, found))
+        if redaction.keep:
+            frame = _map_columns(frame, columns, _unprotect)
     return frame
 
 
@@ -63,8 +156,42 @@ def leak_counts(
 ) -> dict[str, int]:
     """Return, per redaction kind, how many rows of `frame` still hold a match in `columns`."""
     lazy = frame.lazy()
+    found = {r.kind: checked_candidates(lazy, columns, r) for r in redactions if r.check}
     counts = lazy.select(
-        (sum_columns(columns, _matcher(redaction)) > 0).sum().alias(redaction.kind)
-        for redaction in redactions
+        (
+            pl.lit(0)
+            if r.check and not found[r.kind]
+            else (sum_columns(columns, _matcher(r, found.get(r.kind, ()))) > 0).sum()
+        ).alias(r.kind)
+        for r in redactions
     ).collect()
     return {kind: int(counts.get_column(kind).item() or 0) for kind in counts.columns}
+
+
+def placeholders() -> list[str]:
+    """Return the distinct placeholders of `REDACTIONS` without brackets, in rule order."""
+    found = (re.search(r"\[(REDACTED_\w+)\]", r.replacement) for r in REDACTIONS)
+    return list(dict.fromkeys(m.group(1) for m in found if m))
+
+
+def placeholder_counts(
+    frame: pl.LazyFrame | pl.DataFrame, columns: Mapping[str, pl.DataType]
+) -> dict[str, int]:
+    """Return, per placeholder, how many times it occurs in `columns` (zero counts left out)."""
+    counts = (
+        frame.lazy()
+        .select(
+            sum_columns(
+                columns, lambda text, p=name: text.str.count_matches(f"[{p}]", literal=True)
+            )
+            .sum()
+            .alias(name)
+            for name in placeholders()
+        )
+        .collect()
+    )
+    return {
+        name: int(counts.get_column(name).item() or 0)
+        for name in counts.columns
+        if counts.get_column(name).item()
+    }

@@ -132,3 +132,25 @@ def core_text(
         [joined_text(pl.col(n), d, skipped_roles, skipped_fields) for n, d in kept.items()],
         separator="\n",
     )
+
+
+def text_leaves(expr: pl.Expr, dtype: pl.DataType) -> pl.Expr:
+    """Return every string inside `expr` as one flat list of strings per row.
+
+    A null list or struct anywhere counts as no strings, so it never hides its siblings.
+    """
+    if dtype == pl.String:
+        return pl.concat_list([expr])
+    if isinstance(dtype, pl.List):
+        if dtype.inner == pl.String:
+            return _or_empty(expr)
+        return _or_empty(expr.list.eval(text_leaves(pl.element(), dtype.inner).explode()))
+    if isinstance(dtype, pl.Struct):
+        return pl.concat_list(
+            [_or_empty(text_leaves(expr.struct.field(f.name), f.dtype)) for f in dtype.fields]
+        )
+    return pl.lit([], dtype=pl.List(pl.String()))
+
+
+def _or_empty(leaves: pl.Expr) -> pl.Expr:
+    return leaves.fill_null(pl.lit([], dtype=pl.List(pl.String())))

@@ -5,26 +5,49 @@ Layers, one daily partition (ingest date) each:
   `contracts.escalations.Interaction`, or quarantined with a reason code, file and line.
 - `escalations/distillation_examples` (silver, Polars): the seed's canonical table with reasoning
   type, steps, classification, quality flags and score (`rules/escalations.py`).
-- `escalations/instruction_examples` (feed of the `instruction` config): Alpaca rows above the
-  quality threshold, drop reasons counted.
+- the four export feeds (`exports.py`): `instruction_examples` (config `instruction`),
+  `cot_examples` (`cot`), `preference_pairs` (`dpo`), `correction_examples` (`correction`).
 """
 
 import dagster as dg
 import polars as pl
+from upath import UPath
 
+from distill_assets.contracts.release import ReleaseManifest
+from distill_assets.defs.escalations.compat import (
+    HISTORY_SCHEMA,
+    merge_history,
+    release_rows,
+    with_export_counts,
+    write_seed_sqlite,
+)
 from distill_assets.defs.escalations.examples import distillation_examples as build_examples
-from distill_assets.defs.escalations.instruction import instruction_rows
+from distill_assets.defs.escalations.exports import FORMATS, export_rows
+from distill_assets.defs.escalations.legacy import STORED_TABLES, migrate_databases
+from distill_assets.defs.escalations.llm_extraction import extract_with_llm
 from distill_assets.defs.escalations.records import RECORDS, SOURCE, ingest_records
+from distill_assets.defs.escalations.review import (
+    apply_decisions,
+    distilled_root,
+    read_decisions,
+    review_exclusions,
+    scan_examples,
+    write_review_files,
+)
+from distill_assets.defs.escalations.stats import stats_metadata
 from distill_assets.defs.ingest import QUARANTINE_TABLE, bronze_outs, ingest_metadata
+from distill_assets.defs.jobs import GLOBAL_TAG
 from distill_assets.defs.partitions import daily_partitions
-from distill_assets.defs.resources import DistillSettings, StagedParquet
+from distill_assets.defs.resources import DistillSettings, LlmResource, StagedParquet
+from distill_assets.lib.lake import global_path
 from distill_assets.lib.metadata import funnel, histogram, preview, reason_counts
 from distill_assets.lib.rawfiles import list_raw_files
 from distill_assets.rules import escalations as rules
 from distill_assets.rules import rules_metadata, rules_version
 
 EXAMPLES = "distillation_examples"
-INSTRUCTION = "instruction_examples"
+LEGACY_SUFFIXES = (".db",)
+EXPORT_HISTORY = "export_history"
 PREVIEW_COLUMNS = ("id", "source_ref", "reasoning_type", "domain", "quality_score", "query")
 
 
@@ -59,33 +82,143 @@ def escalation_records(
     return result.bronze, result.quarantine
 
 
+LEGACY_RECORDS = "legacy_records"
+LEGACY_MIGRATION = "legacy_migration"
+LEGACY_QUARANTINE = "legacy_quarantine"
+LEGACY_STORED = {table: f"legacy_{table}" for table in STORED_TABLES}
+
+
+def reconciliation_table(reconciliation: pl.DataFrame) -> dg.MetadataValue:
+    """Render the legacy reconciliation (one row per database and table) as Markdown."""
+    header = "| file | table | read | migrated | attached | stored | quarantined | problems |"
+    lines = [
+        f"| {r['source_file']} | {r['legacy_table']} | {r['rows_read']} | {r['migrated']} | "
+        f"{r['attached']} | {r['stored']} | {r['quarantined']} | {', '.join(r['problems'])} |"
+        for r in reconciliation.iter_rows(named=True)
+    ]
+    return dg.MetadataValue.md("\n".join([header, "|---" * 8 + "|", *lines]))
+
+
+@dg.multi_asset(
+    outs={
+        LEGACY_RECORDS: dg.AssetOut(
+            key=[SOURCE, LEGACY_RECORDS],
+            kinds={"sqlite", "polars"},
+            description=(
+                "Records migrated from legacy knowledge_distillation.db files of the partition "
+                "(examples, chain_of_thought, preference_pairs, raw_interactions), with their "
+                "attached reasoning patterns, corrections, principles and review state."
+            ),
+        ),
+        LEGACY_MIGRATION: dg.AssetOut(
+            key=[SOURCE, LEGACY_MIGRATION],
+            kinds={"sqlite", "polars"},
+            description=(
+                "Per legacy database and table: rows read / migrated / attached / stored / "
+                "quarantined, quarantine reasons and table-level problems (missing table, "
+                "missing or unknown column, corrupt file)."
+            ),
+        ),
+        LEGACY_QUARANTINE: dg.AssetOut(
+            key=[SOURCE, LEGACY_QUARANTINE],
+            kinds={"sqlite", "polars"},
+            description="Legacy rows that could not be migrated, with their source_ref and reason.",
+        ),
+        **{
+            name: dg.AssetOut(
+                kinds={"sqlite", "polars"},
+                key=[SOURCE, name],
+                description=f"The legacy `{table}` rows, as JSON, by source_ref.",
+            )
+            for table, name in LEGACY_STORED.items()
+        },
+    },
+    partitions_def=daily_partitions,
+    group_name=SOURCE,
+    can_subset=False,
+)
+def legacy_migration(
+    context: dg.AssetExecutionContext, settings: DistillSettings
+) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """Migrate the partition's legacy SQLite databases (`raw/escalations/<date>/*.db`)."""
+    cfg = settings.resolved()
+    paths = list_raw_files(cfg.raw_root, SOURCE, context.partition_key, suffixes=LEGACY_SUFFIXES)
+    migration = migrate_databases(paths, raw_root=cfg.raw_root)
+    reconciliation = migration.reconciliation
+    context.add_output_metadata(
+        {
+            "databases": len(paths),
+            "rows": migration.records.height,
+            "reconciliation": reconciliation_table(reconciliation),
+        },
+        output_name=LEGACY_MIGRATION,
+    )
+    context.add_output_metadata(
+        {"by_reason": funnel(reason_counts(migration.quarantine))}, output_name=LEGACY_QUARANTINE
+    )
+    return (
+        migration.records,
+        reconciliation,
+        migration.quarantine,
+        *(migration.stored[table] for table in LEGACY_STORED),
+    )
+
+
 @dg.asset(
     key=[SOURCE, EXAMPLES],
-    ins={"records": dg.AssetIn(key=[SOURCE, RECORDS])},
+    ins={
+        "records": dg.AssetIn(key=[SOURCE, RECORDS]),
+        "legacy_records": dg.AssetIn(key=[SOURCE, LEGACY_RECORDS]),
+    },
     partitions_def=daily_partitions,
     group_name=SOURCE,
     kinds={"polars"},
     code_version=rules_version(SOURCE),
 )
-def distillation_examples(context: dg.AssetExecutionContext, records: pl.LazyFrame) -> pl.DataFrame:
+def distillation_examples(
+    context: dg.AssetExecutionContext,
+    settings: DistillSettings,
+    llm: LlmResource,
+    records: pl.LazyFrame,
+    legacy_records: pl.LazyFrame,
+) -> pl.DataFrame:
     """Seed 000 canonical distillation examples: one per escalation record.
 
     Reasoning type from the seed's CoT/tool/correction indicator regexes, numbered reasoning steps,
     classification (pre-labels win over heuristics), quality flags and the seed's quality score.
-    `human_reviewed` is 0 (pending) until review decisions arrive.
+    With an LLM endpoint configured, steps, corrections and principles come from the model where
+    it answered well (fallbacks counted). Review decisions (`distill review`) are applied:
+    `human_reviewed` 1/-1 and the notes; `export_count` / `last_exported_at` come from
+    `escalations/export_history` (the releases published so far).
     """
-    examples = build_examples(records).collect()
+    offline = build_examples(pl.concat([records, legacy_records], how="diagonal")).collect()
+    built, extraction = extract_with_llm(offline, llm.client())
+    cfg = settings.resolved()
+    decisions = read_decisions(distilled_root(cfg.data_dir))
+    history_path = global_path(cfg.lake_root, SOURCE, EXPORT_HISTORY)
+    history = (
+        pl.read_parquet(str(history_path))
+        if history_path.exists()
+        else pl.DataFrame(schema=HISTORY_SCHEMA)
+    )
+    examples = with_export_counts(apply_decisions(built, decisions), history)
     context.add_output_metadata(
         {
             "rows": examples.height,
-            "reasoning_types": funnel(reason_counts(examples, "reasoning_type")),
-            "domains": funnel(reason_counts(examples, "domain")),
+            "reasoning_types": funnel(reason_counts(examples, "reasoning_type"), "reasoning type"),
+            "domains": funnel(reason_counts(examples, "domain"), "domain"),
             "quality_flags": funnel(
                 reason_counts(
                     examples.select(pl.col("quality_flags").explode()).drop_nulls(), "quality_flags"
-                )
+                ),
+                "quality flag",
             ),
             "quality_score": histogram(examples.get_column("quality_score")),
+            **stats_metadata(examples),
+            "rows_by_extractor": funnel(
+                extraction.rows_by_extractor if extraction else {"offline": examples.height}
+            ),
+            "llm_fallbacks": funnel(extraction.fallbacks if extraction else {}),
             "preview": preview(examples.select(PREVIEW_COLUMNS)),
             **rules_metadata(SOURCE),
         }
@@ -93,30 +226,152 @@ def distillation_examples(context: dg.AssetExecutionContext, records: pl.LazyFra
     return examples
 
 
-@dg.asset(
-    key=[SOURCE, INSTRUCTION],
-    ins={"examples": dg.AssetIn(key=[SOURCE, EXAMPLES])},
-    partitions_def=daily_partitions,
-    group_name=SOURCE,
-    kinds={"polars"},
-    code_version=rules_version(SOURCE),
-)
-def instruction_examples(context: dg.AssetExecutionContext, examples: pl.DataFrame) -> pl.DataFrame:
-    """Alpaca-style instruction rows (seed 000 export format 1) feeding the `instruction` config.
+def build_export_asset(name: str) -> dg.AssetsDefinition:
+    """Return the partitioned asset of one export feed (`exports.FORMATS[name]`)."""
+    export = FORMATS[name]
 
-    instruction = query, input = query_context or "", output = claude_response. Examples with an
-    excluded flag (refusal) or a quality score below the rules' minimum are dropped and counted.
+    @dg.asset(
+        key=[SOURCE, export.table],
+        ins={"examples": dg.AssetIn(key=[SOURCE, EXAMPLES])},
+        partitions_def=daily_partitions,
+        group_name=SOURCE,
+        kinds={"polars"},
+        code_version=rules_version(SOURCE),
+        description=(
+            f"Seed 000 `{name}` export rows feeding the `{export.config}` config: examples that "
+            "pass the export gate (not rejected, no refusal/junk flag, quality score at least the "
+            f"rules' minimum) and the `{name}` condition; drop reasons counted (exports.py)."
+        ),
+    )
+    def export_feed(context: dg.AssetExecutionContext, examples: pl.DataFrame) -> pl.DataFrame:
+        feed, dropped = export_rows(examples, name)
+        context.add_output_metadata(
+            {
+                "rows": feed.height,
+                "input_examples": examples.height,
+                "dropped_by_reason": funnel(dropped),
+                "min_quality_score": rules.INSTRUCTION_MIN_QUALITY,
+                "quality_score": histogram(feed.get_column("quality_score")),
+                "preview": preview(feed.select("id", "source_ref", "quality_score")),
+                **rules_metadata(SOURCE),
+            }
+        )
+        return feed
+
+    return export_feed
+
+
+export_assets: list[dg.AssetsDefinition] = [build_export_asset(name) for name in FORMATS]
+
+
+REVIEW_STATE = "review_state"
+REVIEW_EXCLUSIONS = "review_exclusions"
+
+
+@dg.multi_asset(
+    outs={
+        REVIEW_STATE: dg.AssetOut(
+            key=[SOURCE, REVIEW_STATE],
+            kinds={"polars"},
+            tags=GLOBAL_TAG,
+            description=(
+                "The latest review decision per example (id, decision, notes, reviewer, ts) "
+                "from `distilled/review/decisions.jsonl`, written by `distill review`."
+            ),
+        ),
+        REVIEW_EXCLUSIONS: dg.AssetOut(
+            key=[SOURCE, REVIEW_EXCLUSIONS],
+            kinds={"polars"},
+            tags=GLOBAL_TAG,
+            description=(
+                "Examples a reviewer rejected, as (source, subject, reason): curation drops their "
+                "rows from every config (EXCLUSION_TABLES)."
+            ),
+        ),
+    },
+    deps=[dg.AssetKey([SOURCE, EXAMPLES])],
+    group_name=SOURCE,
+    can_subset=False,
+)
+def review_state(
+    context: dg.AssetExecutionContext, settings: DistillSettings
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Apply review decisions to the release and refresh the seed's review folders.
+
+    Runs with the release (global). Rewrites `distilled/pending_review/batch_YYYYMMDD.json` (per
+    ingest date, what still awaits review) and `distilled/approved/reviewed_YYYYMMDD.jsonl` (per
+    decision date, what was reviewed).
     """
-    feed, dropped = instruction_rows(examples)
+    cfg = settings.resolved()
+    root = distilled_root(cfg.data_dir)
+    decisions = read_decisions(root)
+    examples = scan_examples(cfg.lake_root).collect()
+    written = {"pending": 0, "reviewed": 0}
+    if not examples.is_empty():
+        written = write_review_files(root, examples, decisions)
+    exclusions = review_exclusions(decisions)
     context.add_output_metadata(
         {
-            "rows": feed.height,
-            "input_examples": examples.height,
-            "dropped_by_reason": funnel(dropped),
-            "min_quality_score": rules.INSTRUCTION_MIN_QUALITY,
-            "quality_score": histogram(feed.get_column("quality_score")),
-            "preview": preview(feed.select("id", "source_ref", "quality_score", "instruction")),
-            **rules_metadata(SOURCE),
+            "decisions": decisions.height,
+            "by_decision": funnel(reason_counts(decisions, "decision")),
+            "pending_examples": written["pending"],
+            "reviewed_examples": written["reviewed"],
+        },
+        output_name=REVIEW_STATE,
+    )
+    context.add_output_metadata({"rejected": exclusions.height}, output_name=REVIEW_EXCLUSIONS)
+    return decisions, exclusions
+
+
+RELEASE_DATASET_KEY = dg.AssetKey(["release", "dataset"])
+
+
+@dg.asset(
+    key=[SOURCE, EXPORT_HISTORY],
+    deps=[RELEASE_DATASET_KEY, dg.AssetKey([SOURCE, EXAMPLES])],
+    group_name=SOURCE,
+    tags=GLOBAL_TAG,
+    kinds={"polars", "sqlite"},
+)
+def export_history(context: dg.AssetExecutionContext, settings: DistillSettings) -> pl.DataFrame:
+    """Which published versions each escalation example appeared in, and the seed's SQLite file.
+
+    After a publish, records (version, example_id, exported_at) for the escalation rows of the
+    published version (read from the checked candidate, which is what was published; nothing
+    before the first release), then writes `distilled/distillation.db` in exactly the seed's
+    schema with `export_count` and `last_exported_at` from this history and review decisions
+    applied (compat.py).
+    """
+    cfg = settings.resolved()
+    previous_path = global_path(cfg.lake_root, SOURCE, EXPORT_HISTORY)
+    history = (
+        pl.read_parquet(str(previous_path))
+        if previous_path.exists()
+        else pl.DataFrame(schema=HISTORY_SCHEMA)
+    )
+    candidate = UPath(cfg.lake_root) / "release" / "candidate"
+    if (candidate / "release.json").exists():
+        manifest = ReleaseManifest.model_validate_json((candidate / "release.json").read_text())
+        frames = [
+            pl.read_parquet(str(candidate / f.path), columns=["source", "metadata"])
+            for f in manifest.files
+        ]
+        rows = pl.concat(frames) if frames else pl.DataFrame()
+        history = merge_history(
+            history, release_rows(manifest.version, manifest.newest_partition, rows)
+        )
+    examples = scan_examples(cfg.lake_root).collect()
+    written = 0
+    database = distilled_root(cfg.data_dir) / "distillation.db"
+    if not examples.is_empty():
+        reviewed = apply_decisions(examples, read_decisions(distilled_root(cfg.data_dir)))
+        written = write_seed_sqlite(with_export_counts(reviewed, history), database)
+    context.add_output_metadata(
+        {
+            "versions": history.get_column("version").n_unique(),
+            "rows": history.height,
+            "sqlite_path": dg.MetadataValue.path(str(database)),
+            "sqlite_rows": written,
         }
     )
-    return feed
+    return history

@@ -1,11 +1,14 @@
 """Bronze escalation records → seed 000 `distillation_examples`, as vectorized Polars expressions.
 
 Per record: numbered reasoning steps, indicator hits per seed pattern list, the reasoning type,
-classification (pre-labels win), quality flags and the seed's quality score. The rules are data in
-`distill_assets.rules.escalations`; this module only turns them into expressions. Parts of the seed
-record that need an LLM are left empty and contribute nothing to the score: `principles` (null),
-step `action`/`reasoning`, the `what_was_wrong`/`correct_answer` of a SAM error, and the flags
-`outdated` and `hallucination_risk`.
+classification (pre-labels win), SAM errors, improvements, principles, quality flags (the seed's
+ten plus distill's junk flags) and the seed's quality score. The rules are data in
+`distill_assets.rules.escalations`; this module and `extraction.py` only turn them into
+expressions.
+
+Records migrated from a legacy SQLite database (`legacy.py`) carry `LEGACY_COLUMNS`: their own
+provenance, review state, and the reasoning steps, corrections and principles the legacy system
+stored; those win over what is extracted from the text. JSONL records get the columns as nulls.
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ from __future__ import annotations
 import polars as pl
 
 from distill_assets.contracts.escalations import DistillationExample
+from distill_assets.defs.escalations import extraction
+from distill_assets.defs.escalations.gate import training_ready
 from distill_assets.rules import escalations as rules
 
 SOURCE = "escalations"
@@ -51,8 +56,19 @@ SAM_ERROR_DTYPE = pl.Struct(
 PRINCIPLE_DTYPE = pl.Struct(
     {"principle": pl.String(), "context": pl.String(), "importance": pl.Float64()}
 )
-# Offline a correction is known to exist, not what kind of error SAM made.
-UNCLASSIFIED_ERROR = "unclassified"
+CORRECTIONS_DTYPE = pl.Struct(
+    {"sam_errors": pl.List(SAM_ERROR_DTYPE), "improvements": pl.List(pl.String())}
+)
+# Columns a legacy migration adds to bronze records (all null for JSONL records).
+LEGACY_COLUMNS: dict[str, pl.DataType] = {
+    "legacy_table": pl.String(),
+    "legacy_source_ref": pl.String(),
+    "legacy_human_reviewed": pl.Int64(),
+    "legacy_reviewer_notes": pl.String(),
+    "legacy_steps": pl.List(STEP_DTYPE),
+    "legacy_corrections": CORRECTIONS_DTYPE,
+    "legacy_principles": pl.List(PRINCIPLE_DTYPE),
+}
 
 _RESPONSE = pl.col("claude_response")
 _NULL_STR = pl.lit(None, dtype=pl.String)
@@ -69,35 +85,6 @@ def first_rule(text: pl.Expr, rules_: tuple[tuple[str, str], ...]) -> pl.Expr:
     for label, pattern in rules_[1:]:
         chain = chain.when(text.str.contains(pattern)).then(pl.lit(label))
     return chain.otherwise(_NULL_STR)
-
-
-def _reasoning_steps() -> pl.Expr:
-    return _RESPONSE.str.extract_all(rules.STEP_LINE).list.eval(
-        pl.struct(
-            step_num=pl.int_range(1, pl.len() + 1, dtype=pl.Int64),
-            action=_NULL_STR,
-            content=pl.element().str.replace(rules.STEP_PREFIX, "").str.strip_chars(),
-            reasoning=_NULL_STR,
-        )
-    )
-
-
-def _tool_usage() -> pl.Expr:
-    names = _RESPONSE.str.extract_all(rules.TOOL_NAME_PATTERN).list.eval(
-        pl.element()
-        .str.replace_all(rules.TOOL_NAME_STRIP, "")
-        .replace(rules.TOOL_ALIASES)
-        .unique()
-        .sort()
-    )
-    return names.list.eval(
-        pl.struct(
-            tool=pl.element(),
-            purpose=_NULL_STR,
-            input_pattern=_NULL_STR,
-            output_handling=_NULL_STR,
-        )
-    )
 
 
 def _repetition() -> pl.Expr:
@@ -118,8 +105,11 @@ def _repetition() -> pl.Expr:
 def _measures() -> list[pl.Expr]:
     """Per-record measurements the type, flags and score are decided from."""
     return [
-        _reasoning_steps().alias("reasoning_steps"),
-        _tool_usage().alias("tool_usage"),
+        pl.when(pl.col("legacy_steps").list.len() > 0)
+        .then(pl.col("legacy_steps"))
+        .otherwise(extraction.reasoning_steps())
+        .alias("reasoning_steps"),
+        extraction.tool_usage().alias("tool_usage"),
         indicator_hits(_RESPONSE, rules.COT_INDICATORS).alias("cot_hits"),
         indicator_hits(_RESPONSE, rules.TOOL_INDICATORS).alias("tool_hits"),
         indicator_hits(_RESPONSE, rules.CORRECTION_INDICATORS).alias("correction_hits"),
@@ -224,29 +214,16 @@ def _quality_flags() -> pl.Expr:
         ),
         "refusal": pl.col("refusal_hits") > 0,
         "uncertain": pl.col("uncertainty_hits") > 0,
+        "outdated": extraction.any_match(_RESPONSE, rules.OUTDATED_INDICATORS),
+        "hallucination_risk": extraction.any_match(_RESPONSE, rules.HALLUCINATION_INDICATORS),
+        **extraction.junk_conditions(),
     }
     return pl.concat_list(
         [
             pl.when(conditions[flag]).then(pl.lit(flag)).otherwise(_NULL_STR)
-            for flag in rules.QUALITY_FLAGS
-            if flag in conditions
+            for flag in (*rules.QUALITY_FLAGS, *rules.JUNK_FLAGS)
         ]
     ).list.drop_nulls()
-
-
-def _corrections() -> pl.Expr:
-    error = pl.struct(
-        error_type=pl.lit(UNCLASSIFIED_ERROR),
-        what_sam_said=pl.col("sam_attempt"),
-        what_was_wrong=_NULL_STR,
-        correct_answer=_NULL_STR,
-    )
-    return pl.when(pl.col("reasoning_type") == "correction").then(
-        pl.struct(
-            sam_errors=pl.concat_list([error]),
-            improvements=pl.lit([], dtype=pl.List(pl.String)),
-        )
-    )
 
 
 def quality_score() -> pl.Expr:
@@ -280,11 +257,13 @@ def quality_score() -> pl.Expr:
 
 
 def _training_format() -> pl.Expr:
-    kind = pl.col("reasoning_type")
+    steps = pl.col("reasoning_steps").list.len()
     return (
-        pl.when(kind == "correction")
+        pl.when(pl.col("legacy_table") == "preference_pairs")
+        .then(pl.lit("preference"))
+        .when(pl.col("sam_error_type").is_not_null())
         .then(pl.lit("correction"))
-        .when(kind.is_in(["chain_of_thought", "multi_step"]))
+        .when(steps >= rules.COT_EXPORT_MIN_STEPS)
         .then(pl.lit("cot"))
         .otherwise(pl.lit("instruction"))
     )
@@ -298,16 +277,39 @@ def distillation_examples(records: pl.LazyFrame) -> pl.LazyFrame:
             for f in CLASSIFICATION_FIELDS
         ]
     ).list.drop_nulls()
+    present = records.collect_schema()
+    legacy = [
+        pl.lit(None, dtype=dtype).alias(name)
+        for name, dtype in LEGACY_COLUMNS.items()
+        if name not in present
+    ]
     return (
         records.sort("source_file", "line_no")
+        .with_columns(legacy)
         .with_columns(prelabelled.alias("prelabelled"))
         .with_columns(_measures())
+        .pipe(extraction.with_relevance)
         .with_columns(_detected_reasoning_type().alias("detected_reasoning_type"))
         .with_columns(_classification())
         .with_columns(
             _quality_flags().alias("quality_flags"),
-            _corrections().alias("corrections"),
-            pl.lit(None, dtype=pl.List(PRINCIPLE_DTYPE)).alias("principles"),
+            pl.coalesce(
+                pl.col("legacy_corrections")
+                .struct.field("sam_errors")
+                .list.first()
+                .struct.field("error_type"),
+                extraction.sam_error_type(),
+            ).alias("sam_error_type"),
+        )
+        .with_columns(
+            pl.coalesce("legacy_corrections", extraction.corrections()).alias("corrections")
+        )
+        .pipe(extraction.with_principles)
+        .with_columns(
+            pl.concat_list(
+                pl.col("legacy_principles").fill_null(pl.lit([], dtype=pl.List(PRINCIPLE_DTYPE))),
+                "principles",
+            ).alias("principles")
         )
         .with_columns(
             quality_score().alias("quality_score"),
@@ -319,12 +321,16 @@ def distillation_examples(records: pl.LazyFrame) -> pl.LazyFrame:
                 meta_cognitive=pl.col("uncertainty_hits") + pl.col("reflection_hits"),
             ).alias("indicator_hits"),
             pl.lit(SOURCE).alias("source"),
-            pl.format("{}:{}", "source_file", "line_no").alias("source_ref"),
-            pl.lit(0, dtype=pl.Int64).alias("human_reviewed"),
-            _NULL_STR.alias("reviewer_notes"),
+            pl.coalesce("legacy_source_ref", pl.format("{}:{}", "source_file", "line_no")).alias(
+                "source_ref"
+            ),
+            pl.col("legacy_human_reviewed").fill_null(0).alias("human_reviewed"),
+            pl.col("legacy_reviewer_notes").alias("reviewer_notes"),
             pl.lit(0, dtype=pl.Int64).alias("training_ready"),
+            pl.col("query_overlap"),
             pl.lit(0, dtype=pl.Int64).alias("export_count"),
             pl.lit(None, dtype=pl.Float64).alias("last_exported_at"),
         )
+        .with_columns(training_ready().alias("training_ready"))
         .select(EXAMPLE_COLUMNS)
     )

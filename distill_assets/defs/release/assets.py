@@ -11,11 +11,13 @@ import dagster as dg
 
 from distill_assets.contracts.published import CONFIG_FEEDS
 from distill_assets.contracts.release import ReleaseManifest
+from distill_assets.defs.partitions import last_partition_date, skipped_raw_folders
 from distill_assets.defs.release.build import build_release, previous_manifest
 from distill_assets.defs.release.candidate import candidate_dir, load_release_inputs, read_manifest
 from distill_assets.defs.release.folders import local_folder, staged_folder
 from distill_assets.defs.release.publish import PublishedRelease, PublisherResource
 from distill_assets.defs.resources import DistillSettings
+from distill_assets.lib.cleanup import remove_orphans
 
 GROUP = "release"
 CANDIDATE_KEY = dg.AssetKey([GROUP, "candidate"])
@@ -62,7 +64,8 @@ def candidate(
     One folder laid out as a Hugging Face dataset repository
     (`data/<config>/<split>-NNNNN-of-NNNNN.parquet`, `README.md` dataset card, `release.json`
     manifest with checksums) built from every curated table. Blocking checks inspect it before
-    `release/dataset` publishes it.
+    `release/dataset` publishes it. Its metadata also lists the raw folders not ingested because
+    their name is not a valid or complete date (`skipped_raw_folders`).
     """
     cfg = settings.resolved()
     target = publisher.publisher(cfg)
@@ -79,7 +82,13 @@ def candidate(
         )
     context.log.info(f"staged {manifest.version} at {folder}")
     return dg.MaterializeResult(
-        metadata={"path": dg.MetadataValue.path(str(folder)), **release_metadata(manifest)}
+        metadata={
+            "path": dg.MetadataValue.path(str(folder)),
+            "skipped_raw_folders": dg.MetadataValue.json(
+                skipped_raw_folders(cfg.raw_root, last_partition_date())
+            ),
+            **release_metadata(manifest),
+        }
     )
 
 
@@ -96,9 +105,12 @@ def dataset(
 
     Copied to `<hub>/<name>/versions/<version>/` (immutable) and `<hub>/<name>/latest/`, or
     uploaded to the Hugging Face Hub and tagged with the version when a repo id and token are
-    configured. Load it with `datasets.load_dataset(<path or repo>, "<config>")`.
+    configured. Load it with `datasets.load_dataset(<path or repo>, "<config>")`. Orphaned
+    temporary files of killed writes in the hub and lake are removed first (`lib/cleanup.py`).
     """
     cfg = settings.resolved()
+    for orphan in remove_orphans(cfg.hub_root) + remove_orphans(cfg.lake_root):
+        context.log.info(f"removed orphaned temporary {orphan}")
     folder = candidate_dir(cfg.lake_root)
     manifest = read_manifest(folder)
     with local_folder(folder) as local:

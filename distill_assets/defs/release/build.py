@@ -32,7 +32,9 @@ from distill_assets.contracts.release import (
     ScoreSummary,
     SplitSummary,
 )
+from distill_assets.defs.curation.scrub import placeholder_counts, scrubbed_columns
 from distill_assets.defs.release.card import render_card
+from distill_assets.defs.release.extras import write_extras
 from distill_assets.defs.release.layout import (
     MANIFEST,
     README,
@@ -219,7 +221,9 @@ def build_release(
             duplicates_removed=inputs.duplicates_removed.get(config, 0),
             scores=score_summary(curated.get_column("quality_score")),
             funnel=inputs.funnels.get(config, {}),
+            redactions=placeholder_counts(curated, scrubbed_columns(published_schema(config))),
         )
+    extras = write_extras(inputs.curated, inputs.newest_partition, out_dir)
     version = release_version(inputs.newest_partition, files, inputs.rules)
     previous = previous_for(version)
     manifest = ReleaseManifest(
@@ -234,6 +238,7 @@ def build_release(
         files=files,
         changes=count_changes(previous, configs),
         rules_changed=rules_changes(previous, inputs.rules),
+        extra_files=extras,
     )
     (out_dir / MANIFEST).write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
     (out_dir / README).write_text(render_card(manifest), encoding="utf-8")

@@ -165,12 +165,16 @@ def _scores_section(manifest: ReleaseManifest) -> str:
 def _curation_section() -> str:
     return (
         "## Curation\n\n"
-        "Before release every text field is scrubbed of API keys, tokens, private keys, e-mail "
-        "addresses and phone numbers (replaced by placeholders such as `[REDACTED_EMAIL]`); rows "
-        "with the same normalized content (lowercased, whitespace collapsed), near duplicates "
-        "(MinHash LSH over word 3-gram shingles, Jaccard >= 0.8) and semantic duplicates "
-        "(embedding cosine > 0.99) are deduplicated across all history, keeping the highest "
-        "quality, then earliest, then smallest id; rows sharing a 13-word n-gram with a "
+        "Before release every text field is scrubbed of API keys, tokens, private keys, JWTs, "
+        "credentials in URLs, secrets in assignments, e-mail addresses, phone numbers, IPv4 and "
+        "IPv6 addresses, payment card numbers (Luhn-checked), US SSNs, IBANs and the user names "
+        "of home paths (replaced by typed placeholders such as `[REDACTED_EMAIL]`; loopback and "
+        "documentation addresses, version numbers and published test card numbers are kept), "
+        "and an independent scan (detect-secrets, phonenumbers, validators) must find nothing; "
+        "rows with the same normalized content (lowercased, whitespace collapsed), near "
+        "duplicates (MinHash LSH over word 3-gram shingles, Jaccard >= 0.8) and semantic "
+        "duplicates (embedding cosine > 0.99) are deduplicated across all history, keeping the "
+        "highest quality, then earliest, then smallest id; rows sharing a 13-word n-gram with a "
         "configured evaluation set are removed as contaminated, and rows below the config's "
         "quality gate are dropped. Rows are split by a stable SHA-256 hash of their group (task, "
         f"session, scenario, player) with {TEST_FRACTION:.0%} of groups in `test`, so no group "
@@ -179,6 +183,16 @@ def _curation_section() -> str:
         "both splits. "
         "Rules: `distill_assets/rules/curation.py`."
     )
+
+
+def _redactions_section(manifest: ReleaseManifest) -> str:
+    kinds = sorted({kind for s in manifest.configs.values() for kind in s.redactions})
+    rows = [
+        [f"`{config}`", *(s.redactions.get(kind, 0) for kind in kinds)]
+        for config, s in manifest.configs.items()
+    ]
+    body = _table(["config", *(f"`[{k}]`" for k in kinds)], rows) if kinds else "None."
+    return "## Redactions\n\nPlaceholders in the published rows, per config and type.\n\n" + body
 
 
 def _rules_section(manifest: ReleaseManifest) -> str:
@@ -225,8 +239,19 @@ def _changes_section(manifest: ReleaseManifest) -> str:
 
 def _files_section(manifest: ReleaseManifest) -> str:
     rows = [[f"`{f.path}`", f.rows, f.bytes, f"`{f.sha256}`"] for f in manifest.files]
-    return "## Files\n\nChecksums are also in `release.json`.\n\n" + _table(
+    section = "## Files\n\nChecksums are also in `release.json`.\n\n" + _table(
         ["file", "rows", "bytes", "sha256"], rows
+    )
+    return section + _extra_files_table(manifest)
+
+
+def _extra_files_table(manifest: ReleaseManifest) -> str:
+    if not manifest.extra_files:
+        return ""
+    rows = [[f"`{f.path}`", f.bytes, f"`{f.sha256}`"] for f in manifest.extra_files]
+    return (
+        "\n\nBeside the data, sources add these files (not read by `load_dataset`; e.g. the "
+        "seed 000 JSONL exports):\n\n" + _table(["file", "bytes", "sha256"], rows)
     )
 
 
@@ -246,6 +271,7 @@ def render_card(manifest: ReleaseManifest) -> str:
         _scores_section(manifest),
         _curation_section(),
         _funnel_section(manifest),
+        _redactions_section(manifest),
         _inputs_section(manifest),
         _rules_section(manifest),
         _changes_section(manifest),

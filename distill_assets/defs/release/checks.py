@@ -22,6 +22,7 @@ from distill_assets.defs.release.candidate import (
     read_parquet,
 )
 from distill_assets.defs.release.layout import DATA_DIR, README, arrow_schema
+from distill_assets.defs.release.scan import scan_frame
 from distill_assets.defs.resources import DistillSettings
 from distill_assets.lib.lake import global_path
 from distill_assets.rules.curation import SPLIT_BY_GROUP
@@ -170,6 +171,28 @@ def no_unscrubbed_secrets(settings: DistillSettings) -> dg.AssetCheckResult:
         }
         if leaks:
             failures[config] = leaks
+    return _result(failures)
+
+
+@dg.asset_check(asset=CANDIDATE_KEY, blocking=True)
+def independent_pii_scan(settings: DistillSettings) -> dg.AssetCheckResult:
+    """Scan every published text with detectors independent of the scrubber; any hit blocks.
+
+    detect-secrets plugins, phonenumbers and validators (ipaddress, Luhn, SSA, IBAN mod 97) — see
+    `defs/release/scan.py`. Failures name the config, row ids and finding types.
+    """
+    folder = candidate_dir(settings.resolved().lake_root)
+    manifest = read_manifest(folder)
+    failures: dict[str, object] = {}
+    for config in manifest.configs:
+        rows = read_config_rows(folder, manifest, config)
+        findings = scan_frame(rows, scrubbed_columns(published_schema(config)))
+        if findings.height:
+            by_type = findings.group_by("type").len().sort("type")
+            failures[config] = {
+                "findings": dict(by_type.iter_rows()),
+                "rows": findings.unique().sort("id", "column", "type").head(20).rows(),
+            }
     return _result(failures)
 
 

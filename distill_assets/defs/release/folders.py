@@ -52,14 +52,18 @@ def copy_folder(source: Path, target: Path) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _upload(local: Path, target: UPath) -> None:
+def upload_folder(local: Path, target: UPath) -> None:
+    """Replace remote folder `target` by the files of `local` (uploaded aside, then copied in)."""
     fs = target.fs
     tmp = target.parent / f".{target.name}.{uuid.uuid4().hex}.tmp"
-    for file in sorted(p for p in local.rglob("*") if p.is_file()):
-        fs.put_file(str(file), f"{tmp.path}/{file.relative_to(local).as_posix()}")
+    names = [p.relative_to(local).as_posix() for p in sorted(local.rglob("*")) if p.is_file()]
+    for name in names:
+        fs.put_file(str(local / name), f"{tmp.path}/{name}")
     if target.exists():
         fs.rm(target.path, recursive=True)
-    fs.mv(tmp.path, target.path, recursive=True)
+    # object stores have no folder rename: copy key by key (server-side), then drop the upload
+    fs.copy([f"{tmp.path}/{n}" for n in names], [f"{target.path}/{n}" for n in names])
+    fs.rm(tmp.path, recursive=True)
 
 
 @contextmanager
@@ -78,7 +82,7 @@ def staged_folder(target: UPath) -> Iterator[Path]:
     else:
         with tempfile.TemporaryDirectory(prefix="distill-stage-") as scratch:
             yield Path(scratch)
-            _upload(Path(scratch), target)
+            upload_folder(Path(scratch), target)
 
 
 @contextmanager

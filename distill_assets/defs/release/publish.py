@@ -23,11 +23,13 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import dagster as dg
+from upath import UPath
 
 from distill_assets.contracts.release import ReleaseManifest
-from distill_assets.defs.release.folders import copy_folder, sibling
+from distill_assets.defs.release.folders import copy_folder, is_local, sibling
 from distill_assets.defs.release.layout import DATA_DIR, MANIFEST
 from distill_assets.lib.settings import Settings
+from distill_assets.lib.startup import SettingsError
 
 HUB_REPO_ENV = "DISTILL_HUB_REPO_ID"
 HUB_TOKEN_ENV = "HF_TOKEN"
@@ -223,7 +225,8 @@ class PublisherResource(dg.ConfigurableResource):
     """Where releases go: the Hugging Face Hub if a repo id and token are set, else local folders.
 
     Empty fields fall back to the `DISTILL_HUB_REPO_ID` and `HF_TOKEN` environment variables when
-    the release runs; with either missing, versions go to `<hub root>/<dataset name>/`.
+    the release runs; with no repo id, versions go to `<hub root>/<dataset name>/`; a repo id
+    without a token is a `SettingsError` (never a silent local publish).
     """
 
     hub_repo_id: str = ""
@@ -234,8 +237,17 @@ class PublisherResource(dg.ConfigurableResource):
         """Return the publisher for these settings."""
         repo_id = self.hub_repo_id or os.environ.get(HUB_REPO_ENV, "")
         token = self.hub_token or os.environ.get(HUB_TOKEN_ENV, "")
+        if repo_id and not token:
+            raise SettingsError(
+                f"{HUB_REPO_ENV}={repo_id} is set but {HUB_TOKEN_ENV} is not: refusing to publish "
+                "locally instead of to the Hub"
+            )
         if repo_id and token:
             from huggingface_hub import HfApi
 
             return HubPublisher(repo_id, HfApi(token=token), private=self.hub_private)
-        return LocalPublisher(settings.hub_root, settings.dataset_name)
+        if is_local(UPath(settings.hub_root)):
+            return LocalPublisher(settings.hub_root, settings.dataset_name)
+        from distill_assets.defs.release.objectstore import ObjectStorePublisher
+
+        return ObjectStorePublisher(settings.hub_root, settings.dataset_name)

@@ -1,10 +1,17 @@
-"""Sensors: the release follows every successful ingest; newly landed raw folders get ingested.
+"""Sensors: the release follows a batch of ingests; newly landed raw folders get ingested.
 
-Both are RUNNING by default, like the nightly schedule, so a running daemon needs no manual step:
+`raw_landing` starts STOPPED: on a first `make ui` the raw folders already hold every sample date,
+and its first evaluation would re-ingest all of them. Turn it on in the UI (Automation →
+`raw_landing` → toggle "Running") once the history is ingested (`make run`), or with
+`dagster sensor start raw_landing` (DAGSTER_HOME=data/.dagster). `release_after_ingest` is
+RUNNING, like the nightly schedule, so the nightly ingest is released without a manual step; it
+only reacts to ingest runs, so on its own it never starts work.
 
-- `release_after_ingest` launches `publish_release` when a `daily_ingest` run succeeds (run key
-  per ingest run). Runs of a backfill are skipped (a backfill of 30 days would otherwise publish 30
-  times); the next nightly ingest, or a manual `publish_release`, releases them.
+- `release_after_ingest` launches `publish_release` once per batch of `daily_ingest` runs: a
+  successful run releases only when no other `daily_ingest` run is queued or running and none
+  succeeded after it (that one releases instead), so five dates landed together publish once.
+  Runs of a backfill are skipped (a backfill of 30 days would otherwise publish 30 times), and so
+  are runs of `distill run` / `distill backfill` (tag `CLI_TAG`), which publish themselves.
 - `raw_landing` lists `<raw root>/<source>/<YYYY-MM-DD>/` every minute and requests `daily_ingest`
   for each date whose raw files changed (new date, new file, file grew) since it last looked.
   Its cursor is JSON `{"<source>/<date>": fingerprint}` (`landing.py`); the run key is
@@ -18,6 +25,7 @@ Both are RUNNING by default, like the nightly schedule, so a running daemon need
 import json
 
 import dagster as dg
+from dagster._core.storage.dagster_run import IN_PROGRESS_RUN_STATUSES
 
 from distill_assets.defs import jobs
 from distill_assets.defs.partitions import daily_partitions
@@ -25,6 +33,7 @@ from distill_assets.defs.release.landing import date_fingerprint, date_of, lande
 from distill_assets.defs.resources import DistillSettings
 
 BACKFILL_TAG = "dagster/backfill"
+CLI_TAG = "distill/launched_by"
 RAW_LANDING_INTERVAL_SECONDS = 60
 
 
@@ -34,16 +43,43 @@ RAW_LANDING_INTERVAL_SECONDS = 60
     monitored_jobs=[jobs.daily_ingest],
     request_job=jobs.publish_release,
     default_status=dg.DefaultSensorStatus.RUNNING,
-    description="Publish a new release after every successful (non-backfill) daily_ingest run.",
+    description=(
+        "Publish one release after each batch of successful daily_ingest runs (the nightly "
+        "schedule's, raw_landing's). Backfill runs and `distill run`/`backfill` runs, which "
+        "publish themselves, are skipped."
+    ),
 )
 def release_after_ingest(context: dg.RunStatusSensorContext) -> dg.RunRequest | dg.SkipReason:
-    """Request `publish_release` for a successful `daily_ingest` run."""
+    """Request `publish_release` for the last successful `daily_ingest` run of a batch."""
     run = context.dagster_run
     if BACKFILL_TAG in run.tags:
         return dg.SkipReason(f"run {run.run_id} belongs to backfill {run.tags[BACKFILL_TAG]}")
+    if CLI_TAG in run.tags:
+        return dg.SkipReason(f"run {run.run_id} was launched by `distill {run.tags[CLI_TAG]}`")
+    later = _later_ingest_runs(context.instance, run.run_id)
+    if later:
+        return dg.SkipReason(f"{len(later)} later daily_ingest run(s) will release: {later[0]}")
     return dg.RunRequest(
         run_key=f"release-after:{run.run_id}",
         tags={"distill/after_ingest_run": run.run_id},
+    )
+
+
+def _later_ingest_runs(instance: dg.DagsterInstance, run_id: str) -> list[str]:
+    """Return ids of other `daily_ingest` runs in flight, or successful and finished later."""
+    in_flight = instance.get_run_records(
+        dg.RunsFilter(job_name=jobs.INGEST_JOB, statuses=list(IN_PROGRESS_RUN_STATUSES))
+    )
+    own = instance.get_run_record_by_id(run_id)
+    finished = (own.end_time if own else None) or 0.0
+    succeeded = instance.get_run_records(
+        dg.RunsFilter(job_name=jobs.INGEST_JOB, statuses=[dg.DagsterRunStatus.SUCCESS])
+    )
+    later = [r for r in succeeded if (r.end_time or 0.0) > finished]
+    return sorted(
+        r.dagster_run.run_id
+        for r in [*in_flight, *later]
+        if r.dagster_run.run_id != run_id and not {BACKFILL_TAG, CLI_TAG} & set(r.dagster_run.tags)
     )
 
 
@@ -51,8 +87,12 @@ def release_after_ingest(context: dg.RunStatusSensorContext) -> dg.RunRequest | 
     name="raw_landing",
     job=jobs.daily_ingest,
     minimum_interval_seconds=RAW_LANDING_INTERVAL_SECONDS,
-    default_status=dg.DefaultSensorStatus.RUNNING,
-    description="Ingest a date again (or for the first time) when its raw folders change.",
+    default_status=dg.DefaultSensorStatus.STOPPED,
+    description=(
+        "Ingest a date again (or for the first time) when its raw folders change. Starts "
+        "stopped (its first evaluation requests every date already landed): turn it on in "
+        "Automation after `make run`."
+    ),
 )
 def raw_landing(context: dg.SensorEvaluationContext, settings: DistillSettings) -> dg.SensorResult:
     """Request `daily_ingest` for each complete date whose raw files changed since last seen."""

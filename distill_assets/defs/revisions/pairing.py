@@ -11,7 +11,9 @@ that end is a REVISE. The pair of a qualifying turn (`rules.revisions.unpaired_r
   rejected; `event_time` = ts of the APPROVE;
 - `split_group` = `query:<stable hash of the normalized query>`: two turns asking the same
   question (a retry, a popular query) stay on the same side of the train/test split;
-- `metadata` = JSON of turn_id, revision_count, revision_hints (every hint of every REVISE, in
+- `metadata` = JSON of turn_id, principle_id (the id of the principle extracted from the turn,
+  `stable_id("principle", source, source_ref)`; see `defs/revisions/principles.py`),
+  revision_count, revision_hints (every hint of every REVISE, in
   iteration order), revision_focus (distinct foci in order), iterations (validations in the
   loop), the raw refs of the original and approved validations, and the score components.
 
@@ -30,6 +32,9 @@ from distill_assets.lib.hashing import with_stable_id
 from distill_assets.rules import revisions as rules
 
 SOURCE = "revisions"
+# a pair's metadata names the principle extracted from its turn: stable_id(kind, source, ref)
+PRINCIPLE_ID = "principle_id"
+PRINCIPLE_KIND = "principle"
 
 UNPAIRED_SCHEMA = pl.Schema(
     {
@@ -93,9 +98,21 @@ def summarize_turns(validations: pl.LazyFrame) -> pl.LazyFrame:
     )
 
 
+def with_principle_id(frame: pl.DataFrame) -> pl.DataFrame:
+    """Add `principle_id` = `stable_id("principle", source, source_ref)` to pairs or turns."""
+    kinded = frame.with_columns(pl.lit(PRINCIPLE_KIND).alias("_principle_kind"))
+    return with_stable_id(kinded, ["_principle_kind", "source", "source_ref"], PRINCIPLE_ID).drop(
+        "_principle_kind"
+    )
+
+
 def build_pairs(turns: pl.DataFrame) -> pl.DataFrame:
     """Return the `dpo` feed rows of the qualifying turns, in `feed_schema("dpo")` order."""
-    paired = turns.filter(pl.col("reason").is_null())
+    paired = with_principle_id(
+        turns.filter(pl.col("reason").is_null()).with_columns(
+            pl.lit(SOURCE).alias("source"), pl.format("turn:{}", "turn_id").alias("source_ref")
+        )
+    )
     components = rules.score_components(
         pl.col("revision_hints"), pl.col("revision_count"), pl.col("approved"), pl.col("original")
     )
@@ -105,6 +122,7 @@ def build_pairs(turns: pl.DataFrame) -> pl.DataFrame:
         rules.quality_score(components).alias("quality_score"),
         pl.struct(
             pl.col("turn_id"),
+            pl.col(PRINCIPLE_ID),
             pl.col("revision_count"),
             pl.col("revision_hints"),
             pl.col("revision_focus"),

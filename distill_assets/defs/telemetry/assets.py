@@ -1,26 +1,52 @@
-"""Telemetry assets (seed 004): raw envelopes → bronze events + quarantine → SFT dialogues."""
+"""Telemetry assets (seed 004): raw envelopes → bronze → validation → silver → triage, dialogues.
+
+Daily: bronze events + quarantine, `validation`, silver `accepted_events`, `triage`, `dialogues`.
+With the release, from all history (GLOBAL_TAG): deletions, the deletion log (rewriting earlier
+partitions), consent, the exclusion list, player quality, payouts.
+"""
+
+from pathlib import Path
 
 import dagster as dg
 import polars as pl
 
 from distill_assets.contracts import telemetry as contract
+from distill_assets.contracts.published import SUBJECT_COLUMN
 from distill_assets.defs.ingest import (
     QUARANTINE_TABLE,
     bronze_outs,
     ingest_metadata,
     ingest_partition,
 )
+from distill_assets.defs.jobs import GLOBAL_TAG
 from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.resources import DistillSettings
+from distill_assets.defs.telemetry import deletion, privacy
 from distill_assets.defs.telemetry.dialogues import DROP_REASONS, build_dialogues
-from distill_assets.defs.telemetry.resources import PlayerIdHasher
-from distill_assets.lib.metadata import funnel, histogram, preview
+from distill_assets.defs.telemetry.events import BRONZE_SCHEMA, SILVER_SCHEMA
+from distill_assets.defs.telemetry.payouts import payouts
+from distill_assets.defs.telemetry.resources import DEVELOPMENT_SOURCE, PlayerIdHasher
+from distill_assets.defs.telemetry.triage import PASS_DECISIONS, TRIAGE_SCHEMA, pass_rates, triage
+from distill_assets.defs.telemetry.trust import player_quality, trust_signals, trust_walk
+from distill_assets.defs.telemetry.validation import VALIDATION_SCHEMA, validate_events
+from distill_assets.lib.lake import global_path, scan_partitions
+from distill_assets.lib.metadata import funnel, histogram, preview, reason_counts
 from distill_assets.lib.rawfiles import list_raw_files
+from distill_assets.lib.startup import DEVELOPMENT_KEY_WARNING
 from distill_assets.rules import rules_metadata, rules_version
 
 SOURCE = "telemetry"
 EVENTS = "events"
 DIALOGUES = "dialogues"
+VALIDATION = "validation"
+ACCEPTED = "accepted_events"
+TRIAGE = "triage"
+DELETIONS = "deletions"
+DELETION_LOG = "deletion_log"
+CONSENT = "consent"
+EXCLUSIONS = "exclusions"
+PLAYER_QUALITY = "player_quality"
+PAYOUTS = "payouts"
 
 
 def parse_params(hasher: PlayerIdHasher) -> tuple[dict[str, object], str]:
@@ -30,6 +56,8 @@ def parse_params(hasher: PlayerIdHasher) -> tuple[dict[str, object], str]:
         **key.sql_params(),
         "event_types": list(contract.EVENT_TYPES),
         "speakers": list(contract.SPEAKERS),
+        "skill_tiers": list(contract.SKILL_TIERS),
+        "ambiguity_levels": list(contract.AMBIGUITY_LEVELS),
         "envelope_patch": contract.envelope_removal_patch(),
         "ts_min": contract.TIMESTAMP_MIN,
         "ts_max": contract.TIMESTAMP_MAX,
@@ -67,6 +95,8 @@ def telemetry_bronze(
     """
     cfg = settings.resolved()
     params, key_source = parse_params(player_id_hasher)
+    if key_source == DEVELOPMENT_SOURCE:
+        context.log.warning(DEVELOPMENT_KEY_WARNING)
     result = ingest_partition(
         SOURCE,
         EVENTS,
@@ -91,7 +121,7 @@ def telemetry_bronze(
     group_name=SOURCE,
     kinds={"polars"},
     code_version=rules_version(SOURCE),
-    ins={"events": dg.AssetIn(key=[SOURCE, EVENTS])},
+    ins={"events": dg.AssetIn(key=[SOURCE, ACCEPTED])},
 )
 def telemetry_dialogues(context: dg.AssetExecutionContext, events: pl.LazyFrame) -> pl.DataFrame:
     """SFT feed rows (`sft` config) from player-NPC conversations with 3+ exchanges (seed 004).
@@ -99,9 +129,12 @@ def telemetry_dialogues(context: dg.AssetExecutionContext, events: pl.LazyFrame)
     One row per conversation: system (NPC persona) + alternating user (player) / assistant (NPC)
     messages in turn order, consecutive same-speaker turns merged; metadata holds the seed's
     Schema 1 fields and the player_key; split_group is the player_key, so a player never spans
-    train and test. Dropped conversations are counted by reason.
+    train and test. Built from silver `accepted_events` (validated, de-identified), so a
+    rejected event never reaches it; `subject` (`sft:<player_key>`) lets the release drop a
+    player's rows on deletion or without sft consent. Dropped conversations are counted by reason.
     """
-    rows, stats = build_dialogues(events)
+    rows, stats = build_dialogues(events.rename({"event_time": "server_ts"}))
+    rows = rows.with_columns(privacy.subject("sft", pl.col("split_group")).alias(SUBJECT_COLUMN))
     dropped = {reason: stats.dropped.get(reason, 0) for reason in DROP_REASONS}
     context.add_output_metadata(
         {
@@ -117,6 +150,342 @@ def telemetry_dialogues(context: dg.AssetExecutionContext, events: pl.LazyFrame)
             "trimmed_trailing_player_turns": stats.trimmed_trailing_player_turns,
             "quality_score": histogram(rows.get_column("quality_score")),
             "preview": preview(rows.select("id", "source_ref", "quality_score", "metadata")),
+        }
+    )
+    return rows
+
+
+def _deleted_players(lake_root: str) -> pl.LazyFrame:
+    """Players the global deletions table removes from everything (none before it exists)."""
+    path = global_path(lake_root, SOURCE, DELETIONS)
+    if not path.exists():
+        return pl.LazyFrame(schema={"player_key": pl.String()})
+    return privacy.deleted_players(pl.scan_parquet(str(path)))
+
+
+def _accepted_history(lake_root: str) -> pl.LazyFrame:
+    """Every partition of silver, read through the deletions table.
+
+    `deletion_log` rewrites earlier partitions to drop deleted players; reading through the
+    deletions table as well keeps the global tables right whatever order the two run in, so they
+    depend on the deletions themselves, not on the rewrite.
+    """
+    silver = scan_partitions(lake_root, SOURCE, ACCEPTED, SILVER_SCHEMA)
+    return silver.join(_deleted_players(lake_root), on="player_key", how="anti")
+
+
+@dg.asset(
+    key=[SOURCE, VALIDATION],
+    partitions_def=daily_partitions,
+    group_name=SOURCE,
+    kinds={"polars"},
+    code_version=rules_version("telemetry_validation"),
+    ins={"events": dg.AssetIn(key=[SOURCE, EVENTS])},
+)
+def telemetry_validation(
+    context: dg.AssetExecutionContext, settings: DistillSettings, events: pl.LazyFrame
+) -> pl.DataFrame:
+    """One row per event and validation check it failed (seed 004 stage 2, anti-gaming layer).
+
+    Columns: event_id, player_key, event_type, check, category (timestamp_sanity |
+    action_plausibility | bot_signature), decision (flag | reject), reason. Impossible actions and
+    insane timestamps are flagged for review; a bot signature rejects every event of the player
+    that day. Rules: `rules/telemetry_validation.py`. Players a deletion request removed are
+    left out.
+    """
+    deleted = _deleted_players(settings.resolved().lake_root)
+    rows = validate_events(events.join(deleted, on="player_key", how="anti"))
+    context.add_output_metadata(
+        {
+            **rules_metadata("telemetry_validation"),
+            "failed_checks": rows.height,
+            "by_check": funnel(reason_counts(rows, "check")),
+            "rejected_events": rows.filter(pl.col("decision") == "reject")
+            .get_column("event_id")
+            .n_unique(),
+            "flagged_events": rows.filter(pl.col("decision") == "flag")
+            .get_column("event_id")
+            .n_unique(),
+            "preview": preview(rows),
+        }
+    )
+    return rows.select(VALIDATION_SCHEMA.names())
+
+
+@dg.asset(
+    key=[SOURCE, ACCEPTED],
+    partitions_def=daily_partitions,
+    group_name=SOURCE,
+    kinds={"duckdb", "parquet"},
+    code_version=rules_version("telemetry_privacy"),
+    ins={
+        "events": dg.AssetIn(key=[SOURCE, EVENTS]),
+        "validation": dg.AssetIn(key=[SOURCE, VALIDATION]),
+    },
+)
+def telemetry_accepted_events(
+    context: dg.AssetExecutionContext,
+    settings: DistillSettings,
+    events: pl.LazyFrame,
+    validation: pl.LazyFrame,
+) -> pl.DataFrame:
+    """Silver telemetry: the events validation did not reject, de-identified (seed 004 privacy).
+
+    Columns: event_id, event_type, player_key, session_id, event_time (server time floored to the
+    privacy bucket), event_seq (order within the partition), payload (precise location removed),
+    location_cell (generalised grid cell), flagged + flag_checks (validation flags kept for review),
+    source_ref (bronze file:line). No client clock, no unknown envelope fields. Players a deletion
+    request removed are left out. Rules: `rules/telemetry_privacy.py`.
+    """
+    deleted = _deleted_players(settings.resolved().lake_root)
+    rows = privacy.accepted_events(events, validation, deleted)
+    context.add_output_metadata(
+        {
+            **rules_metadata("telemetry_privacy"),
+            "accepted_events": rows.height,
+            "flagged_events": int(rows.get_column("flagged").sum()),
+            "by_event_type": funnel(reason_counts(rows, "event_type")),
+        }
+    )
+    return rows
+
+
+@dg.asset(
+    key=[SOURCE, TRIAGE],
+    partitions_def=daily_partitions,
+    group_name=SOURCE,
+    kinds={"polars"},
+    code_version=rules_version("telemetry_triage"),
+    ins={"events": dg.AssetIn(key=[SOURCE, ACCEPTED])},
+)
+def telemetry_triage(context: dg.AssetExecutionContext, events: pl.LazyFrame) -> pl.DataFrame:
+    """Triage of candidate events before expensive processing (seed 004 stage 3.5).
+
+    One row per decision, trajectory step, reasoning and dialogue turn: event_id, player_key,
+    event_type, action_type, decision (process | sample | skip | audit), reason. Always-process
+    rules, a 15% stable-hash sample of high-entropy steps, skip rules and a 5% audit of skips:
+    `rules/telemetry_triage.py`. Pass rate per action type in metadata.
+    """
+    rows = triage(events)
+    rates = pass_rates(rows)
+    context.add_output_metadata(
+        {
+            **rules_metadata("telemetry_triage"),
+            "candidates": rows.height,
+            "passed": rows.filter(pl.col("decision").is_in(PASS_DECISIONS)).height,
+            "pass_rate": rates["all"],
+            **{f"pass_rate/{kind}": rate for kind, rate in rates.items() if kind != "all"},
+            "by_decision": funnel(reason_counts(rows, "decision")),
+            "by_reason": funnel(reason_counts(rows, "reason")),
+        }
+    )
+    return rows
+
+
+def _bronze(lake_root: str, columns: tuple[str, ...]) -> pl.LazyFrame:
+    return scan_partitions(lake_root, SOURCE, EVENTS, BRONZE_SCHEMA).select(*columns)
+
+
+_ACCOUNT_COLUMNS = ("event_id", "event_type", "player_key", "server_ts", "client_ts", "payload")
+
+
+@dg.asset(
+    key=[SOURCE, DELETIONS],
+    group_name=SOURCE,
+    kinds={"polars"},
+    tags=GLOBAL_TAG,
+    code_version=rules_version("telemetry_privacy"),
+    deps=[dg.AssetKey([SOURCE, EVENTS])],
+)
+def telemetry_deletions(
+    context: dg.AssetExecutionContext, settings: DistillSettings
+) -> pl.DataFrame:
+    """Every deletion request of all history (global): request_id, player_key, scope, requested_at.
+
+    Scope `all` removes the player from every table past bronze and from the release; a data type
+    scope removes that type from the release. Daily tables past bronze read through this table.
+    """
+    lake_root = settings.resolved().lake_root
+    rows = privacy.deletion_requests(_bronze(lake_root, _ACCOUNT_COLUMNS))
+    context.add_output_metadata(
+        {**rules_metadata("telemetry_privacy"), "requests": rows.height, "preview": preview(rows)}
+    )
+    return rows
+
+
+@dg.asset(
+    key=[SOURCE, DELETION_LOG],
+    group_name=SOURCE,
+    kinds={"polars"},
+    tags=GLOBAL_TAG,
+    ins={"deletions": dg.AssetIn(key=[SOURCE, DELETIONS])},
+    deps=[dg.AssetKey([SOURCE, table]) for table in privacy.DELETABLE_TABLES],
+)
+def telemetry_deletion_log(
+    context: dg.AssetExecutionContext, settings: DistillSettings, deletions: pl.DataFrame
+) -> pl.DataFrame:
+    """Apply deletions to every written partition past bronze and logs it (global).
+
+    Rewrites each partition of validation, accepted_events, triage and dialogues that still holds
+    a deleted player's rows (atomically), then logs per request: request_id, player_key, scope,
+    requested_at, rows_removed (JSON: table -> rows), rows_removed_total, release_before (latest
+    version when logged) and first_excluded_in (the first release published after it).
+    """
+    cfg = settings.resolved()
+    players = privacy.deleted_players(deletions.lazy()).collect().get_column("player_key")
+    removed = deletion.remove_players(cfg.lake_root, players.to_list())
+    previous_path = global_path(cfg.lake_root, SOURCE, DELETION_LOG)
+    previous = pl.read_parquet(str(previous_path)) if previous_path.exists() else None
+    log = deletion.deletion_log(deletions, previous, removed, Path(cfg.hub_root) / cfg.dataset_name)
+    context.add_output_metadata(
+        {
+            "requests": log.height,
+            "rows_removed_now": int(removed.get_column("rows").sum()),
+            "removed_by_table": funnel(
+                {
+                    t: int(n)
+                    for t, n in removed.group_by("table").agg(pl.col("rows").sum()).iter_rows()
+                }
+            ),
+        }
+    )
+    return log
+
+
+@dg.asset(
+    key=[SOURCE, CONSENT],
+    group_name=SOURCE,
+    kinds={"polars"},
+    tags=GLOBAL_TAG,
+    code_version=rules_version("telemetry_privacy"),
+    deps=[dg.AssetKey([SOURCE, EVENTS]), dg.AssetKey([SOURCE, DELETIONS])],
+)
+def telemetry_consent(context: dg.AssetExecutionContext, settings: DistillSettings) -> pl.DataFrame:
+    """Each player's consent per data type (sft, dpo, rlds, cot), the latest consent event winning.
+
+    Columns: player_key, data_type, granted, decided_at (bucketed), event_id. A player with no row
+    for a type has the default (no consent, `rules/telemetry_privacy.py`). Deleted players are
+    left out (their removal is listed by `exclusions`).
+    """
+    lake_root = settings.resolved().lake_root
+    events = _bronze(lake_root, _ACCOUNT_COLUMNS).join(
+        _deleted_players(lake_root), on="player_key", how="anti"
+    )
+    rows = privacy.consent_state(events)
+    context.add_output_metadata(
+        {
+            **rules_metadata("telemetry_privacy"),
+            "players": rows.get_column("player_key").n_unique(),
+            "granted": int(rows.get_column("granted").sum()),
+            "withdrawn": int((~rows.get_column("granted")).sum()),
+        }
+    )
+    return rows
+
+
+@dg.asset(
+    key=[SOURCE, EXCLUSIONS],
+    group_name=SOURCE,
+    kinds={"polars"},
+    tags=GLOBAL_TAG,
+    code_version=rules_version("telemetry_privacy"),
+    ins={
+        "deletions": dg.AssetIn(key=[SOURCE, DELETIONS]),
+        "consent": dg.AssetIn(key=[SOURCE, CONSENT]),
+    },
+)
+def telemetry_exclusions(
+    context: dg.AssetExecutionContext,
+    settings: DistillSettings,
+    deletions: pl.DataFrame,
+    consent: pl.DataFrame,
+) -> pl.DataFrame:
+    """Telemetry subjects the release must drop (removal by subject, `EXCLUSION_SCHEMA`).
+
+    Subjects are `<data type>:<player_key>`: every type of a deleted player (reason
+    `deletion_request`), and every type a known player has not consented to (`no_consent`).
+    """
+    players = _bronze(settings.resolved().lake_root, ("player_key",)).unique()
+    rows = privacy.exclusions(players, consent.lazy(), deletions.lazy())
+    context.add_output_metadata(
+        {"excluded_subjects": rows.height, "by_reason": funnel(reason_counts(rows, "reason"))}
+    )
+    return rows
+
+
+@dg.asset(
+    key=[SOURCE, PLAYER_QUALITY],
+    group_name=SOURCE,
+    kinds={"polars"},
+    tags=GLOBAL_TAG,
+    code_version=rules_version("telemetry_trust"),
+    deps=[
+        dg.AssetKey([SOURCE, DELETIONS]),
+        dg.AssetKey([SOURCE, ACCEPTED]),
+        dg.AssetKey([SOURCE, TRIAGE]),
+        dg.AssetKey([SOURCE, VALIDATION]),
+    ],
+)
+def telemetry_player_quality(
+    context: dg.AssetExecutionContext, settings: DistillSettings
+) -> pl.DataFrame:
+    """Player trust and quality from all history in event order (seed 004 anti-gaming, global).
+
+    Columns: player_key, trust_score, gold_standard_accuracy, peer_prediction_score,
+    total_contributions (triage candidates), high_value_contributions (processed ones), flagged,
+    flag_reasons (gold_accuracy_below_70, bot_signature). Rules: `rules/telemetry_trust.py`.
+    """
+    lake_root = settings.resolved().lake_root
+    silver = _accepted_history(lake_root)
+    walk = trust_walk(trust_signals(silver))
+    contributions = scan_partitions(lake_root, SOURCE, TRIAGE, TRIAGE_SCHEMA).select(
+        "player_key", (pl.col("decision") == "process").alias("high_value")
+    )
+    bots = (
+        scan_partitions(lake_root, SOURCE, VALIDATION, VALIDATION_SCHEMA)
+        .filter(pl.col("check") == "bot_signature")
+        .select("player_key")
+    )
+    deleted = _deleted_players(lake_root)
+    rows = player_quality(
+        walk,
+        contributions.join(deleted, on="player_key", how="anti"),
+        bots.join(deleted, on="player_key", how="anti"),
+    )
+    context.add_output_metadata(
+        {
+            **rules_metadata("telemetry_trust"),
+            "players": rows.height,
+            "flagged": int(rows.get_column("flagged").sum()),
+            "trust_score": histogram(rows.get_column("trust_score")),
+        }
+    )
+    return rows
+
+
+@dg.asset(
+    key=[SOURCE, PAYOUTS],
+    group_name=SOURCE,
+    kinds={"polars", "duckdb"},
+    tags=GLOBAL_TAG,
+    code_version=rules_version("telemetry_trust"),
+    deps=[dg.AssetKey([SOURCE, DELETIONS]), dg.AssetKey([SOURCE, ACCEPTED])],
+)
+def telemetry_payouts(context: dg.AssetExecutionContext, settings: DistillSettings) -> pl.DataFrame:
+    """Payouts per player per ingest day: BaseRate * U * (1 + lambda * H) * C (seed 004, global).
+
+    Columns: player_key, partition, tasks, base, utility, novelty, trust, payout. Recomputed from
+    all history, with C the trust at each task's time, so it does not depend on the order days
+    were processed in. Rules: `rules/telemetry_trust.py`.
+    """
+    silver = _accepted_history(settings.resolved().lake_root)
+    rows = payouts(silver, trust_walk(trust_signals(silver)))
+    context.add_output_metadata(
+        {
+            **rules_metadata("telemetry_trust"),
+            "player_days": rows.height,
+            "tasks": int(rows.get_column("tasks").sum()),
+            "payout_total": float(rows.get_column("payout").sum()),
         }
     )
     return rows

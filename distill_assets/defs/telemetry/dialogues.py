@@ -1,4 +1,4 @@
-"""Bronze `dialogue_turn` events → one SFT row per conversation (seed 004 Schema 1). Pure Polars.
+"""Silver `dialogue_turn` events → one SFT row per conversation (seed 004 Schema 1). Pure Polars.
 
 Conversations are assembled within one ingest-date partition by `conversation_id`, turns in
 `turn_index` order. Then, per conversation:
@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from distill_assets.contracts.published import feed_schema
+from distill_assets.defs.telemetry.events import payload_fields
 from distill_assets.lib.hashing import with_stable_id
 from distill_assets.lib.metadata import reason_counts
 from distill_assets.rules import telemetry as rules
@@ -76,18 +77,15 @@ class DialogueStats:
 
 def dialogue_turns(events: pl.LazyFrame) -> pl.LazyFrame:
     """Select bronze `dialogue_turn` events and lift their payload fields into typed columns."""
-    payload = pl.col("payload")
-    return events.filter(pl.col("event_type") == DIALOGUE_TURN).select(
-        "event_id",
-        "player_key",
-        "session_id",
-        "server_ts",
-        *(payload.str.json_path_match(f"$.{name}").alias(name) for name in PAYLOAD_STRINGS),
-        *(
-            payload.str.json_path_match(f"$.{name}").cast(pl.Int64, strict=False).alias(name)
-            for name in PAYLOAD_INTEGERS
-        ),
-    )
+    fields: dict[str, pl.DataType] = {
+        **{name: pl.String() for name in PAYLOAD_STRINGS},
+        **{name: pl.Int64() for name in PAYLOAD_INTEGERS},
+    }
+    return payload_fields(
+        events.select("event_id", "event_type", "player_key", "session_id", "server_ts", "payload"),
+        DIALOGUE_TURN,
+        fields,
+    ).drop("event_type")
 
 
 def _first_present(name: str) -> pl.Expr:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import dagster as dg
 
 from distill_assets.defs.telemetry.pseudonym import hmac_pads
+from distill_assets.lib.startup import check_player_key
 
 PLAYER_ID_HASHER = "player_id_hasher"
 KEY_ENV = "DISTILL_PLAYER_ID_KEY"
@@ -15,6 +16,7 @@ KEY_ENV = "DISTILL_PLAYER_ID_KEY"
 # the box. It is public: keys made with it are pseudonyms only against people without this source.
 # Production sets DISTILL_PLAYER_ID_KEY (or configures `key`, e.g. with dg.EnvVar).
 DEVELOPMENT_KEY = "distill-development-player-id-key (public; set DISTILL_PLAYER_ID_KEY)"
+DEVELOPMENT_SOURCE = "development-default"
 
 
 @dataclass(frozen=True)
@@ -34,7 +36,8 @@ class PlayerIdHasher(dg.ConfigurableResource):
     """Secret key for the HMAC-SHA256 pseudonyms of player ids (`player_key`).
 
     `key` empty → the `DISTILL_PLAYER_ID_KEY` environment variable at run time → the public
-    development key. Changing the key changes every `player_key` (and the split groups built on it).
+    development key, only with `DISTILL_ENV=development` (else `SettingsError`). Changing the
+    key changes every `player_key` (and the split groups built on it).
     """
 
     key: str = ""
@@ -46,7 +49,8 @@ class PlayerIdHasher(dg.ConfigurableResource):
         from_env = os.environ.get(KEY_ENV, "")
         if from_env:
             return ResolvedKey(from_env.encode("utf-8"), "env")
-        return ResolvedKey(DEVELOPMENT_KEY.encode("utf-8"), "development-default")
+        check_player_key(os.environ)
+        return ResolvedKey(DEVELOPMENT_KEY.encode("utf-8"), DEVELOPMENT_SOURCE)
 
 
 defs = dg.Definitions(resources={PLAYER_ID_HASHER: PlayerIdHasher()})

@@ -3,7 +3,7 @@
 Raw JSONL → `events` + `quarantine` → `runs`, `sft_steps`, `sft_tool_steps`, `dropped_steps`.
 """
 
-import tempfile
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import dagster as dg
@@ -14,7 +14,8 @@ from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.resources import DistillSettings, StagedParquet
 from distill_assets.defs.traces.bronze import ingest_events
 from distill_assets.defs.traces.extract import Extraction, ExtractOptions
-from distill_assets.lib.lake import partition_path
+from distill_assets.lib.cleanup import working_dir
+from distill_assets.lib.lake import local_file, partition_path
 from distill_assets.lib.metadata import funnel, histogram, preview
 from distill_assets.lib.rawfiles import list_raw_files
 from distill_assets.rules import rules_metadata, rules_version
@@ -47,12 +48,12 @@ class SftExtractConfig(dg.Config):
         return ExtractOptions(**self.model_dump())
 
 
-def _events_file(settings: DistillSettings, partition: str) -> str:
-    return str(partition_path(settings.resolved().lake_root, SOURCE, "events", partition))
+def _events_file(settings: DistillSettings, partition: str) -> AbstractContextManager[Path]:
+    return local_file(partition_path(settings.resolved().lake_root, SOURCE, "events", partition))
 
 
 def _workdir() -> Path:
-    return Path(tempfile.mkdtemp(prefix="distill-traces-"))
+    return working_dir(SOURCE)
 
 
 @dg.multi_asset(
@@ -102,14 +103,17 @@ def traces_runs(context: dg.AssetExecutionContext, settings: DistillSettings) ->
     and its counts of steps, tool calls and ok tool calls.
     """
     target = _workdir() / "runs.parquet"
-    with Extraction(_events_file(settings, context.partition_key), ExtractOptions()) as ex:
+    with (
+        _events_file(settings, context.partition_key) as events,
+        Extraction(events, ExtractOptions()) as ex,
+    ):
         ex.write_runs(target)
     runs = pl.read_parquet(target)
     context.add_output_metadata(
         {
             "successful_runs": int(runs["success"].sum()),
-            "runs_by_success_rule": funnel(_counts(runs, "success_rule")),
-            "runs_by_end": funnel(_counts(runs, "ended_by")),
+            "runs_by_success_rule": funnel(_counts(runs, "success_rule"), "success rule"),
+            "runs_by_end": funnel(_counts(runs, "ended_by"), "ended by"),
             "unsuccessful_by_reason": funnel(
                 _counts(runs.drop_nulls("skip_reason"), "skip_reason")
             ),
@@ -169,7 +173,7 @@ def traces_sft(
     options = config.options()
     work = _workdir()
     sft, tools, dropped = work / "sft.parquet", work / "sft_tools.parquet", work / "dropped.parquet"
-    with Extraction(_events_file(settings, context.partition_key), options) as ex:
+    with _events_file(settings, context.partition_key) as events, Extraction(events, options) as ex:
         ex.write_sft_steps(sft, "together")
         ex.write_sft_steps(tools, "tools")
         ex.write_dropped_steps(dropped)
@@ -191,9 +195,9 @@ def traces_sft(
             **shared,
             "dropped_by_reason": funnel(summary.dropped_by_reason),
             "unsuccessful_runs_by_reason": funnel(summary.runs_by_skip_reason),
-            "samples_by_split": funnel(_counts(samples, "split")),
-            "samples_by_tool": funnel(_counts(samples, "tool_name")),
-            "samples_by_kind": funnel(_counts(samples, "sample_kind")),
+            "samples_by_split": funnel(_counts(samples, "split"), "split"),
+            "samples_by_tool": funnel(_counts(samples, "tool_name"), "tool"),
+            "samples_by_kind": funnel(_counts(samples, "sample_kind"), "kind"),
             "quality_score": histogram(samples["quality_score"]),
             "preview": preview(pl.read_parquet(sft, n_rows=5).drop("messages")),
         },

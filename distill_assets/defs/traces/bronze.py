@@ -19,7 +19,6 @@ of the partition. It returns the shared `IngestResult`, so `ingest_metadata` and
 from __future__ import annotations
 
 import queue
-import tempfile
 import threading
 from collections import Counter
 from collections.abc import Iterator
@@ -31,8 +30,9 @@ import pyarrow.compute as pc
 
 from distill_assets.defs.ingest import IngestResult
 from distill_assets.defs.resources import StagedParquet
+from distill_assets.lib.cleanup import working_dir
 from distill_assets.lib.lake import PARQUET_COMPRESSION, ROW_GROUP_SIZE, RowGroupWriter
-from distill_assets.lib.rawfiles import RawLineReader
+from distill_assets.lib.rawfiles import RawLineReader, problem_table
 from distill_assets.lib.sql import connect, load_sql
 from distill_assets.lib.threads import Drain
 
@@ -154,10 +154,18 @@ class _Sink:
             good = _take(good, np.flatnonzero(~bad))
         self.bronze.write(good)
 
-    def close(self) -> int:
-        """Finish the queued chunks, close both files and return the bronze rows written."""
+    def close(self, problems: pa.Table | None = None) -> int:
+        """Finish the queued chunks, add the reader's `problems`, close both files.
+
+        Returns the bronze rows written.
+        """
         try:
             self.drain.close()
+            if problems is not None and problems.num_rows:
+                self.quarantine.write(
+                    problems.cast(QUARANTINE_SCHEMA).combine_chunks().to_batches()[0]
+                )
+                self.quarantine_by_reason.update(problems.column("reason").to_pylist())
         finally:
             bronze_rows = self.bronze.close()
             self.quarantine.close()
@@ -175,7 +183,7 @@ def ingest_events(
     the extraction's slices rely on.
     """
     reader = RawLineReader(sorted(raw_paths), root=raw_root)
-    workdir = workdir or Path(tempfile.mkdtemp(prefix="distill-traces-"))
+    workdir = workdir or working_dir(SOURCE)
     bronze_path, quarantine_path = workdir / "bronze.parquet", workdir / "quarantine.parquet"
     sink = _Sink(bronze_path, quarantine_path)
     statement = (
@@ -191,7 +199,7 @@ def ingest_events(
             con.unregister("raw_lines")
     finally:
         con.close()
-        bronze_rows = sink.close()
+        bronze_rows = sink.close(problem_table(reader.stats.problems, SOURCE))
     return IngestResult(
         bronze=StagedParquet(bronze_path),
         quarantine=StagedParquet(quarantine_path),

@@ -9,6 +9,7 @@ import polars as pl
 
 from distill_assets.contracts.published import feed_schema
 from distill_assets.defs.ingest import reconcile_check
+from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.resources import DistillSettings
 from distill_assets.defs.traces.assets import DROPPED_STEPS, EVENTS, SFT_STEPS, SFT_TOOL_STEPS
 from distill_assets.lib.lake import partition_path
@@ -18,7 +19,6 @@ from distill_assets.rules import traces as rules
 SOURCE = "traces"
 STEPS_RECONCILE = "steps_reconcile"
 SAMPLES_VALID = "samples_valid"
-FEED_SCHEMA = "feed_schema"
 
 traces_raw_reconciles = reconcile_check(SOURCE, "events")
 
@@ -37,6 +37,7 @@ def _query(statement: str, params: dict[str, object]) -> list[tuple]:
 
 
 @dg.asset_check(
+    partitions_def=daily_partitions,
     asset=DROPPED_STEPS,
     name=STEPS_RECONCILE,
     blocking=True,
@@ -70,6 +71,7 @@ def _validity_check(asset: dg.AssetKey, table: str, fmt: str) -> dg.AssetChecksD
     )
 
     @dg.asset_check(
+        partitions_def=daily_partitions,
         asset=asset,
         name=SAMPLES_VALID,
         blocking=True,
@@ -94,10 +96,16 @@ traces_sft_steps_valid = _validity_check(SFT_STEPS, "sft_steps", "together")
 traces_sft_tool_steps_valid = _validity_check(SFT_TOOL_STEPS, "sft_tool_steps", "tools")
 
 
+def feed_schema_check(config: str) -> str:
+    """Return the name of the check that a table matches `config`'s feed schema."""
+    return f"matches_{config}_feed_schema"
+
+
 def _feed_check(asset: dg.AssetKey, table: str, config: str) -> dg.AssetChecksDefinition:
     @dg.asset_check(
+        partitions_def=daily_partitions,
         asset=asset,
-        name=FEED_SCHEMA,
+        name=feed_schema_check(config),
         blocking=True,
         description=f"The table has every column of feed_schema({config!r}) with its type.",
     )

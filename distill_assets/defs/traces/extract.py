@@ -37,7 +37,6 @@ from __future__ import annotations
 import itertools
 import json
 import shutil
-import tempfile
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -45,6 +44,7 @@ from typing import Self
 
 import pyarrow as pa
 
+from distill_assets.lib.cleanup import working_dir
 from distill_assets.lib.lake import ROW_GROUP_SIZE, RowGroupWriter
 from distill_assets.lib.sql import connect, load_sql
 from distill_assets.lib.threads import Drain
@@ -154,7 +154,7 @@ class Extraction:
                 "rule_none": rules.SUCCESS_RULE_NONE,
             },
         )
-        self._spill_dir = Path(tempfile.mkdtemp(prefix="distill-extract-"))
+        self._spill_dir = working_dir("extract")
         self._spills: list[Path] = []
 
     def __enter__(self) -> Self:

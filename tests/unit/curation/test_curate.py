@@ -9,6 +9,7 @@ from distill_assets.defs.curation.curate import (
     scan_feeds,
 )
 from distill_assets.lib.lake import partition_path, write_parquet_atomic
+from distill_assets.rules.curation import REDACTIONS
 from tests.unit.curation.feeds import feed_frame, feed_row, write_feed
 
 
@@ -87,10 +88,7 @@ def test_curate_counts_redactions_per_kind_and_rows_touched():
     )
     result = curate(frame, "instruction")
     assert result.redactions == {
-        "private_key": 0,
-        "api_key": 0,
-        "jwt": 0,
-        "bearer_token": 0,
+        **{r.kind: 0 for r in REDACTIONS},
         "email": 2,
         "phone": 1,
     }

@@ -64,6 +64,44 @@ def scrub_text(text: str) -> tuple[str, dict[str, int]]:
             "call [REDACTED_PHONE], [REDACTED_PHONE] or [REDACTED_PHONE]",
             {"phone": 3},
         ),
+        (
+            "hosts 10.0.0.12 8.8.8.8,192.168.1.20:8080 and 172.16.5.4.",
+            "hosts [REDACTED_IPV4] [REDACTED_IPV4],[REDACTED_IPV4]:8080 and [REDACTED_IPV4].",
+            {"ipv4": 4},
+        ),
+        (
+            "from 2001:0db8:85a3:0000:0000:8a2e:0370:7334 via fe80::1ff:fe23:4567:890a",
+            "from [REDACTED_IPV6] via [REDACTED_IPV6]",
+            {"ipv6": 2},
+        ),
+        (
+            "card 4539 1488 0343 6467 or 5425-2334-3010-9903 and 371449635398432",
+            "card [REDACTED_CARD] or [REDACTED_CARD] and 371449635398432",
+            {"payment_card": 2},
+        ),
+        ("ssn 078-05-1120.", "ssn [REDACTED_SSN].", {"us_ssn": 1}),
+        (
+            "pay DE89 3704 0044 0532 0130 00 or GB82WEST12345698765432",
+            "pay [REDACTED_IBAN] or [REDACTED_IBAN]",
+            {"iban": 2},
+        ),
+        (
+            "db postgres://admin:s3cret@10.1.2.3:5432/x and http://u:p@localhost/",
+            "db postgres://[REDACTED_CREDENTIALS]@[REDACTED_IPV4]:5432/x and "
+            "http://[REDACTED_CREDENTIALS]@localhost/",
+            {"url_credentials": 2, "ipv4": 1},
+        ),
+        (
+            r"/home/alice/x.py /Users/bob/.ssh C:\Users\carol\a C:\\Users\\dan\\b",
+            r"/home/[REDACTED_USER]/x.py /Users/[REDACTED_USER]/.ssh C:\Users\[REDACTED_USER]\a "
+            r"C:\\Users\\[REDACTED_USER]\\b",
+            {"home_path": 4},
+        ),
+        (
+            'password=hunter22 token: "Zx9_kq2LmN" api_key = abc123def456',
+            'password=[REDACTED_SECRET] token: "[REDACTED_SECRET]" api_key = [REDACTED_SECRET]',
+            {"secret_assignment": 3},
+        ),
     ],
 )
 def test_each_kind_is_replaced_by_its_placeholder_and_counted(text, expected, counts):
@@ -78,6 +116,14 @@ def test_each_kind_is_replaced_by_its_placeholder_and_counted(text, expected, co
         "git remote user@host and sk-short",
         "def f(x): return x @ y",
         "see [REDACTED_EMAIL] and Bearer [REDACTED_TOKEN]",
+        # versions, loopback and documentation addresses keep their meaning
+        "pip install x==1.2.3.4.5 from v10.0.0.1 on 127.0.0.1 or 0.0.0.0 and 192.0.2.7",
+        # published test card numbers and non-Luhn digit runs (ids, ms timestamps)
+        "stripe test 4242 4242 4242 4242, card 4111111111111111, id 4539148803436468",
+        "ts 1732406400000 ref 2026-11-19",
+        # code: identifiers, two-group forms, letter-only and computed secrets
+        "std::vector Add::Beef fe80::1 ::1 token: tokenizer password = os.environ['PW']",
+        "ssh://deploy@build-host/x /home/[REDACTED_USER]/a",
     ],
 )
 def test_ordinary_text_and_placeholders_are_left_alone(text):
@@ -112,10 +158,8 @@ def test_nested_messages_metadata_and_provenance_are_scrubbed_but_id_and_source_
         {"role": "user", "content": "my key is [REDACTED_API_KEY], [REDACTED_EMAIL]"},
     ]
     assert {k: out[redaction_column(k)][0] for k in KINDS} == {
-        "private_key": 0,
+        **dict.fromkeys(KINDS, 0),
         "api_key": 1,
-        "jwt": 0,
-        "bearer_token": 0,
         "email": 3,
         "phone": 1,
     }
@@ -138,10 +182,9 @@ def test_scrubbing_twice_changes_nothing_and_leaves_no_leak():
     )
     columns = scrubbed_columns(schema)
     assert leak_counts(frame, columns) == {
+        **dict.fromkeys(KINDS, 0),
         "private_key": 1,
         "api_key": 1,
-        "jwt": 0,
-        "bearer_token": 0,
         "email": 1,
         "phone": 1,
     }
@@ -161,3 +204,61 @@ def test_scrubbed_columns_are_every_text_column_but_id_and_source():
         "input",
         "output",
     ]
+
+
+def test_kept_addresses_are_not_leaks_but_redactable_ones_are():
+    columns = {"text": pl.String()}
+    kept = pl.DataFrame({"text": ["listen on 127.0.0.1 127.0.0.2 or 192.0.2.1"]})
+    assert leak_counts(kept, columns)["ipv4"] == 0
+    leaking = pl.DataFrame({"text": ["listen on 127.0.0.1 10.0.0.3"]})
+    assert leak_counts(leaking, columns)["ipv4"] == 1
+    assert scrub_text("listen on 127.0.0.1 127.0.0.2 10.0.0.3") == (
+        "listen on 127.0.0.1 127.0.0.2 [REDACTED_IPV4]",
+        {"ipv4": 1},
+    )
+
+
+def test_checked_cards_are_found_beside_null_nested_lists():
+    schema = published_schema("sft_tools")
+    messages = [
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "pay", "arguments": '{"card": "4539 1488 0343 6467"}'},
+                }
+            ],
+            "tool_call_id": None,
+        },
+        {
+            "role": "tool",
+            "content": "charged 5425-2334-3010-9903",
+            "tool_calls": None,
+            "tool_call_id": "c1",
+        },
+    ]
+    frame = pl.DataFrame(
+        [
+            {
+                "id": "a",
+                "source": "traces",
+                "source_ref": "r",
+                "quality_score": 0.5,
+                "metadata": "{}",
+                "messages": messages,
+                "tools": "[]",
+            }
+        ],
+        schema=schema,
+    )
+    columns = scrubbed_columns(schema)
+    assert leak_counts(frame, columns)["payment_card"] == 1
+    out = scrub(frame.lazy(), columns).collect()
+    assert out["redacted_payment_card"][0] == 2
+    scrubbed = out["messages"][0].to_list()
+    assert scrubbed[0]["tool_calls"][0]["function"]["arguments"] == '{"card": "[REDACTED_CARD]"}'
+    assert scrubbed[1]["content"] == "charged [REDACTED_CARD]"
+    assert leak_counts(out, columns)["payment_card"] == 0

@@ -9,29 +9,14 @@ from typing import Any
 import polars as pl
 import pytest
 
-from distill_assets.contracts.escalations import RECORD_SCHEMA, DistillationExample
-from distill_assets.defs.escalations.examples import distillation_examples
+from distill_assets.contracts.escalations import DistillationExample
 from distill_assets.rules import escalations as rules
 from distill_assets.samples.escalations.scenarios import SCENARIOS
+from tests.unit.escalations.frames import example_frame
 
 
 def build(*records: dict[str, Any]) -> list[dict[str, Any]]:
-    rows = []
-    for line_no, fields in enumerate(records, start=1):
-        row: dict[str, Any] = dict.fromkeys(RECORD_SCHEMA)
-        row.update(
-            source_file="escalations/2026-11-19/a.jsonl",
-            line_no=line_no,
-            utf8_replaced=False,
-            id=f"e{line_no}",
-            id_derived=False,
-            created_at=1795076100.0,
-            query="q",
-        )
-        row.update(fields)
-        rows.append(row)
-    frame = pl.DataFrame(rows, schema=RECORD_SCHEMA)
-    return distillation_examples(frame.lazy()).collect().to_dicts()
+    return example_frame(*records).to_dicts()
 
 
 def one(**fields: Any) -> dict[str, Any]:
@@ -72,34 +57,49 @@ QUICKSORT = (
 )
 
 
-def test_seed_example_matches_the_seed_labels_and_scores_without_llm_parts() -> None:
+def test_seed_example_extracts_every_part_of_the_seed_record_offline() -> None:
     row = one(**SEED_RECORD)
     assert row["reasoning_type"] == "chain_of_thought"  # the seed labels it so
-    assert [s["step_num"] for s in row["reasoning_steps"]] == [1, 2, 3, 4]
-    assert row["reasoning_steps"][0] == {
-        "step_num": 1,
-        "action": None,
-        "content": "**Identify the variable**: Look at the line number in the error. What "
-        "variable is being mapped?",
-        "reasoning": None,
-    }
+    assert [(s["step_num"], s["action"], s["content"]) for s in row["reasoning_steps"]] == [
+        (1, "identify", "Identify the variable"),
+        (2, "trace", "Trace the data flow"),
+        (3, "mitigate", "Add proper guards"),
+        (4, "fix", "Fix the root cause"),
+    ]  # the seed's own actions
+    assert row["reasoning_steps"][3]["reasoning"] == (
+        "The guard is a band-aid. Find why data is undefined:"
+    )
     assert (row["domain"], row["subdomain"], row["task_type"]) == ("code", "javascript", "debug")
     assert row["complexity"] == 5  # = the seed's label: 1 + 161//150 + (>=3 steps) + code + context
     assert row["token_count"] == 161
-    assert row["indicator_hits"] == {
-        "chain_of_thought": 0,
-        "tool_use": 0,
-        "correction": 0,
-        "meta_cognitive": 0,
-    }
     assert row["quality_flags"] == []
-    # 0.5 + 0.1 (4 steps) + 0.05 (complexity 5); the seed's 0.85 adds LLM-extracted corrections
-    # and principles, which are not derivable offline.
-    assert row["quality_score"] == 0.65
-    assert row["corrections"] is None
-    assert row["principles"] is None
-    assert row["training_format"] == "cot"
-    assert (row["human_reviewed"], row["training_ready"], row["export_count"]) == (0, 0, 0)
+    [error] = row["corrections"]["sam_errors"]
+    assert error == {
+        "error_type": "incomplete",  # the seed's type: the attempt is a quarter of the answer
+        "what_sam_said": "Try adding a check like: if (data) { data.map(...) }",  # = the seed's
+        "what_was_wrong": rules.SAM_ERROR_DESCRIPTIONS["incomplete"],
+        "correct_answer": "This error occurs when you try to call .map() on a variable that's "
+        "undefined. Let me walk through the debugging steps:",
+    }
+    assert row["corrections"]["improvements"] == [
+        "Explain why the problem occurs",
+        "Work through it step by step",
+        "Show multiple solution patterns",
+        "Address the root cause, not just the symptom",
+        "Include working code",
+    ]
+    assert row["principles"] == [
+        {
+            "principle": rules.ROOT_CAUSE_PRINCIPLE,  # the seed's first principle
+            "context": SEED_RECORD["query"],
+            "importance": 0.9,
+        }
+    ]
+    # 0.5 + 0.1 (4 steps) + 0.15 (SAM error) + 0.1 (principle) + 0.05 (complexity 5)
+    assert row["quality_score"] == 0.9
+    assert row["quality_score"] == pytest.approx(seed_quality_score(row), abs=1e-9)
+    assert row["training_format"] == "correction"  # = the seed's label
+    assert (row["human_reviewed"], row["training_ready"], row["export_count"]) == (0, 1, 0)
     DistillationExample.model_validate(row)
 
 
@@ -115,10 +115,10 @@ def test_correction_needs_sam_attempt_and_two_indicators() -> None:
     assert corrected["corrections"] == {
         "sam_errors": [
             {
-                "error_type": "unclassified",
+                "error_type": "factual",
                 "what_sam_said": "Quicksort is O(n) because it only passes through the array once.",
-                "what_was_wrong": None,
-                "correct_answer": None,
+                "what_was_wrong": "Actually, quicksort is O(n log n) on average.",
+                "correct_answer": QUICKSORT,
             }
         ],
         "improvements": [],

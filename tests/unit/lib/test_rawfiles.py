@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import gzip
+from datetime import date
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
 
 from distill_assets.lib import rawfiles
-from distill_assets.lib.rawfiles import RawLineReader, list_partitions, list_raw_files
+from distill_assets.lib.rawfiles import (
+    RawLineReader,
+    list_partitions,
+    list_raw_files,
+    skipped_folders,
+)
 
 # name -> (bytes, [(line_no, line, utf8_replaced, is_last_line)], (records, blank, replaced))
 CASES: dict[str, tuple[bytes, list[tuple[int, str, bool, bool]], tuple[int, int, int]]] = {
@@ -104,9 +110,84 @@ def test_listing_partitions_and_files(tmp_path: Path) -> None:
     for name in ("b.jsonl", "a.jsonl.gz", "nested/c.jsonl.zst", "notes.txt"):
         (day / name).write_bytes(b"")
     (tmp_path / "traces" / "not-a-date").mkdir()
-    assert list_partitions(str(tmp_path), "traces") == ["2026-11-19"]
+    for name in ("2026-13-45", "2026_11_21", "2026-11-30", "2026-1-05"):
+        (tmp_path / "traces" / name).mkdir()
+    assert list_partitions(str(tmp_path), "traces") == ["2026-11-19", "2026-11-30"]
+    assert list_partitions(str(tmp_path), "traces", date(2026, 11, 20)) == ["2026-11-19"]
+    assert skipped_folders(str(tmp_path), "traces", date(2026, 11, 20)) == {
+        "2026-1-05": "not_a_date",
+        "2026-11-30": "future_date",
+        "2026-13-45": "not_a_date",
+        "2026_11_21": "not_a_date",
+        "not-a-date": "not_a_date",
+    }
     assert [
         Path(p).relative_to(day).as_posix()
         for p in list_raw_files(str(tmp_path), "traces", "2026-11-19")
-    ] == ["a.jsonl.gz", "b.jsonl", "nested/c.jsonl.zst"]
+    ] == ["a.jsonl.gz", "b.jsonl", "nested/c.jsonl.zst", "notes.txt"]
+    assert [
+        Path(p).name
+        for p in list_raw_files(str(tmp_path), "traces", "2026-11-19", (".jsonl", ".jsonl.gz"))
+    ] == ["a.jsonl.gz", "b.jsonl"]
     assert list_raw_files(str(tmp_path), "traces", "2026-11-20") == []
+
+
+def _problems(reader: RawLineReader) -> list[tuple[str, int, str]]:
+    return [(p.source_file, p.line_no, p.reason) for p in reader.stats.problems]
+
+
+def _corrupt(data: bytes) -> bytes:
+    """Overwrite bytes in the middle of a compressed stream (its check then fails)."""
+    middle = len(data) // 2
+    return data[:middle] + b"\xff" * 8 + data[middle + 8 :]
+
+
+def test_unreadable_files_become_problems_and_the_others_are_read(tmp_path: Path) -> None:
+    good = b'{"a": 1}\n{"b": 2}\n'
+    files = {
+        "a_plain_named_gz.jsonl.gz": b'{"a": 1}\n',
+        "b_gzip_named_plain.jsonl": gzip.compress(good, mtime=0),
+        "c_corrupt.jsonl.gz": _corrupt(gzip.compress(good * 1000, mtime=0)),
+        "d_export.json": b'[{"a": 1}]',
+        "e_old.jsonl.bz2": b"BZh91AY&SY",
+        "f_good.jsonl": good,
+    }
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    reader = RawLineReader(sorted(str(tmp_path / n) for n in files), root=str(tmp_path))
+    table = read_all(reader)
+    assert _problems(reader) == [
+        ("a_plain_named_gz.jsonl.gz", 1, "undecodable_file"),
+        ("b_gzip_named_plain.jsonl", 1, "undecodable_file"),
+        (
+            "c_corrupt.jsonl.gz",
+            table["source_file"].to_pylist().count("c_corrupt.jsonl.gz") + 1,
+            "undecodable_file",
+        ),
+        ("d_export.json", 0, "unsupported_file"),
+        ("e_old.jsonl.bz2", 0, "unsupported_file"),
+    ]
+    assert reader.stats.problems[1].detail == (
+        "ValueError: gzip data in a file named as plain JSON Lines"
+    )
+    good_rows = [r["line"] for r in table.to_pylist() if r["source_file"] == "f_good.jsonl"]
+    assert good_rows == ['{"a": 1}', '{"b": 2}']
+    # every record is a line or a problem
+    assert reader.stats.records == table.num_rows + len(reader.stats.problems)
+
+
+@pytest.mark.parametrize("block", [16, 64, 1 << 20])
+def test_records_over_the_limit_are_skipped_as_too_large(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block: int
+) -> None:
+    monkeypatch.setattr(rawfiles, "BLOCK_BYTES", block)
+    huge = '{"text": "' + "y" * 500 + '"}'
+    (tmp_path / "a.jsonl").write_text(f'{{"a": 1}}\n{huge}\n{{"b": 2}}\n{huge}')
+    reader = RawLineReader([str(tmp_path / "a.jsonl")], root=str(tmp_path), max_record_bytes=100)
+    table = read_all(reader)
+    assert table["line"].to_pylist() == ['{"a": 1}', '{"b": 2}']
+    assert table["line_no"].to_pylist() == [1, 3]
+    assert _problems(reader) == [("a.jsonl", 2, "too_large"), ("a.jsonl", 4, "too_large")]
+    assert reader.stats.problems[0].detail == "record of 512 bytes over the 100-byte limit"
+    assert reader.stats.problems[0].raw_line == huge
+    assert (reader.stats.records, reader.stats.blank_lines) == (4, 0)

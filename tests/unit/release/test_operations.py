@@ -38,10 +38,13 @@ def test_nightly_schedule_runs_yesterdays_partition_at_two_utc(definitions, tick
     assert [r.partition_key for r in requests] == [partition]
 
 
-def test_sensors_are_running_by_default_and_target_the_right_jobs(definitions):
+def test_landing_sensor_starts_stopped_and_sensors_target_the_right_jobs(definitions):
     release = definitions.resolve_sensor_def("release_after_ingest")
     landing = definitions.resolve_sensor_def("raw_landing")
-    assert release.default_status == landing.default_status == dg.DefaultSensorStatus.RUNNING
+    assert landing.default_status == dg.DefaultSensorStatus.STOPPED
+    assert "turn it on in Automation" in landing.description
+    # it only reacts to ingest runs, so running by default starts nothing on its own
+    assert release.default_status == dg.DefaultSensorStatus.RUNNING
     assert [j.name for j in release._monitored_jobs] == [INGEST_JOB]  # no public accessor
     assert release.job_name == RELEASE_JOB
     assert landing.job_name == INGEST_JOB
@@ -56,8 +59,13 @@ def test_release_follows_a_successful_ingest_but_not_a_backfill_run():
     def fake_ingest() -> None:
         noop()
 
+    cases = [
+        ({}, dg.RunRequest),
+        ({"dagster/backfill": "abc"}, dg.SkipReason),
+        ({"distill/launched_by": "run"}, dg.SkipReason),
+    ]
     with dg.instance_for_test() as instance:
-        for tags, expected in [({}, dg.RunRequest), ({"dagster/backfill": "abc"}, dg.SkipReason)]:
+        for tags, expected in cases:
             result = fake_ingest.execute_in_process(instance=instance, tags=tags)
             context = dg.build_run_status_sensor_context(
                 sensor_name="release_after_ingest",
@@ -71,6 +79,40 @@ def test_release_follows_a_successful_ingest_but_not_a_backfill_run():
                 assert outcome.run_key == f"release-after:{result.run_id}"
 
 
+def test_one_release_per_batch_of_ingest_runs():
+    @dg.op
+    def noop() -> None:
+        pass
+
+    @dg.job(name=INGEST_JOB)
+    def fake_ingest() -> None:
+        noop()
+
+    def sensor_outcome(instance, result):
+        context = dg.build_run_status_sensor_context(
+            sensor_name="release_after_ingest",
+            dagster_instance=instance,
+            dagster_run=result.dagster_run,
+            dagster_event=result.get_run_success_event(),
+        )
+        return release_after_ingest(context)
+
+    with dg.instance_for_test() as instance:
+        first = fake_ingest.execute_in_process(instance=instance)
+        in_flight = instance.create_run_for_job(fake_ingest, status=dg.DagsterRunStatus.STARTING)
+        skipped = sensor_outcome(instance, first)
+        assert isinstance(skipped, dg.SkipReason)
+        assert (
+            skipped.skip_message == f"1 later daily_ingest run(s) will release: {in_flight.run_id}"
+        )
+        instance.report_run_canceled(in_flight)
+        second = fake_ingest.execute_in_process(instance=instance)
+        assert sensor_outcome(instance, first).skip_message.endswith(second.run_id)
+        released = sensor_outcome(instance, second)
+        assert isinstance(released, dg.RunRequest)
+        assert released.run_key == f"release-after:{second.run_id}"
+
+
 def evaluate(cursor: str | None) -> dg.SensorResult:
     context = dg.build_sensor_context(cursor=cursor, resources={"settings": DistillSettings()})
     return raw_landing(context)
@@ -81,15 +123,22 @@ def test_landing_sensor_requests_each_changed_complete_date_once(distill_env):
     land(distill_env, "revisions", "2025-03-01", "b.jsonl.gz", b"\x1f\x8b")
     land(distill_env, "telemetry", "2025-03-02", "c.jsonl", "{}\n")
     land(distill_env, "telemetry", "2999-01-01", "future.jsonl", "{}\n")
+    # an unsupported file is ingested as an `unsupported_file` quarantine row, never skipped
     land(distill_env, "telemetry", "2025-03-03", "notes.txt", "not raw data")
 
     first = evaluate(None)
     assert [(r.partition_key, r.job_name) for r in first.run_requests] == [
         ("2025-03-01", None),
         ("2025-03-02", None),
+        ("2025-03-03", None),
     ]
     cursor = json.loads(first.cursor)
-    assert sorted(cursor) == ["revisions/2025-03-01", "telemetry/2025-03-02", "traces/2025-03-01"]
+    assert sorted(cursor) == [
+        "revisions/2025-03-01",
+        "telemetry/2025-03-02",
+        "telemetry/2025-03-03",
+        "traces/2025-03-01",
+    ]
     assert cursor["traces/2025-03-01"] == folder_fingerprint(
         distill_env.raw_root, "traces", "2025-03-01"
     )

@@ -7,6 +7,7 @@ from distill_assets.defs.release.publish import (
     PublisherResource,
 )
 from distill_assets.lib.settings import Settings
+from distill_assets.lib.startup import SettingsError
 from tests.unit.release.fake_hub import FakeHubApi
 from tests.unit.release.test_build import inputs, no_previous, tree
 
@@ -119,7 +120,8 @@ def test_publisher_resource_uses_the_hub_only_with_repo_and_token(tmp_path, monk
     local = PublisherResource().publisher(settings)
     assert isinstance(local, LocalPublisher)
     assert local.latest == tmp_path / "hub" / "mine" / "latest"
-    assert isinstance(PublisherResource(hub_repo_id="org/x").publisher(settings), LocalPublisher)
+    with pytest.raises(SettingsError, match="HF_TOKEN is not: refusing to publish locally"):
+        PublisherResource(hub_repo_id="org/x").publisher(settings)
     monkeypatch.setenv("DISTILL_HUB_REPO_ID", "org/x")
     monkeypatch.setenv("HF_TOKEN", "hf_test_token")
     hub = PublisherResource().publisher(settings)

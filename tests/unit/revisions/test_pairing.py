@@ -126,6 +126,8 @@ def test_pair_metadata(paired: tuple[pl.DataFrame, pl.DataFrame]) -> None:
     gdpr = json.loads(pairs.row(0, named=True)["metadata"])
     assert gdpr == {
         "turn_id": "gdpr",
+        # the id of the principle extracted from this turn (revisions/turn_principles)
+        "principle_id": stable_id("principle", "revisions", "turn:gdpr"),
         "revision_count": 2,
         "revision_hints": ["Cite sources", "Name articles", "Number the references"],
         "revision_focus": ["citations"],

@@ -152,15 +152,6 @@ def test_torn_last_line_and_its_player_id_is_redacted(tmp_path: Path) -> None:
     assert quarantine.item(0, "raw_line") == torn.replace(PID[:5], partial_key)
 
 
-def test_other_event_types_need_only_an_object_payload(tmp_path: Path) -> None:
-    decision = envelope(event_id="d1", event_type="decision", payload={"scenario_id": "x"})
-    bronze, quarantine = ingest(tmp_path, [json.dumps(decision)])
-    assert quarantine.height == 0
-    assert bronze.select("event_id", "event_type", "payload").rows() == [
-        ("d1", "decision", '{"scenario_id":"x"}')
-    ]
-
-
 def test_bronze_columns_pseudonym_and_no_raw_line(tmp_path: Path) -> None:
     bronze, _ = ingest(tmp_path, [GOOD])
     assert bronze.columns == BRONZE_COLUMNS

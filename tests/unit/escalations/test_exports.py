@@ -1,4 +1,4 @@
-"""Pure transform distillation_examples → instruction feed: columns, mapping, drop reasons."""
+"""Pure transforms distillation_examples → the four export feeds: columns, mapping, drops."""
 
 from __future__ import annotations
 
@@ -7,35 +7,21 @@ from typing import Any
 
 import polars as pl
 
-from distill_assets.contracts.escalations import RECORD_SCHEMA
 from distill_assets.contracts.published import feed_schema
-from distill_assets.defs.escalations.examples import distillation_examples
-from distill_assets.defs.escalations.instruction import instruction_rows
+from distill_assets.defs.escalations.exports import export_rows
 from distill_assets.lib.hashing import stable_id
+from tests.unit.escalations.frames import example_frame
+
+
+def examples(*records: dict[str, Any]) -> pl.DataFrame:
+    return example_frame(*records, id_prefix="esc", query="query {n}", time_step=1.0)
+
 
 LONG_STEPS = (
     "Let me think through this step by step:\n\n1. The farmer starts with 17 sheep\n"
     '2. The phrase "all but 9" means "all except 9"\n3. So if all but 9 run away, 9 stayed\n\n'
     "Therefore, 9 sheep are left."
 )
-
-
-def examples(*records: dict[str, Any]) -> pl.DataFrame:
-    rows = []
-    for line_no, fields in enumerate(records, start=1):
-        row: dict[str, Any] = dict.fromkeys(RECORD_SCHEMA)
-        row.update(
-            source_file="escalations/2026-11-19/a.jsonl",
-            line_no=line_no,
-            utf8_replaced=False,
-            id=f"esc{line_no}",
-            id_derived=False,
-            created_at=1795076100.0 + line_no,
-            query=f"query {line_no}",
-        )
-        row.update(fields)
-        rows.append(row)
-    return distillation_examples(pl.DataFrame(rows, schema=RECORD_SCHEMA).lazy()).collect()
 
 
 def test_feed_rows_map_the_seed_instruction_format() -> None:
@@ -50,9 +36,9 @@ def test_feed_rows_map_the_seed_instruction_format() -> None:
         },
         {"claude_response": LONG_STEPS},
     )
-    feed, dropped = instruction_rows(source)
+    feed, dropped = export_rows(source, "instruction")
     assert dropped == {}
-    assert feed.schema == feed_schema("instruction")
+    assert feed.drop("subject").schema == feed_schema("instruction")
     first, second = feed.to_dicts()
     assert first["instruction"] == "A farmer has 17 sheep. All but 9 run away. How many are left?"
     assert first["input"] == "Puzzle night"
@@ -62,16 +48,20 @@ def test_feed_rows_map_the_seed_instruction_format() -> None:
     assert first["id"] == stable_id("esc1", first["instruction"], "Puzzle night", LONG_STEPS)
     assert first["split_group"] == "sess_1"
     assert first["event_time"] == 1795076101.0
-    assert first["quality_score"] == 0.6  # chain_of_thought: 0.5 + 0.1 (3 steps); complexity 3
+    # chain_of_thought: 0.5 + 0.1 (3 steps) + 0.15 (SAM's "8" is a fraction of the answer); cx 3
+    assert first["quality_score"] == 0.75
     assert json.loads(first["metadata"]) == {
-        "escalation_id": "esc1",
+        "example_id": "esc1",
         "session_id": "sess_1",
         "reasoning_type": "chain_of_thought",
+        "training_format": "correction",
         "domain": "reasoning",
         "subdomain": None,
         "task_type": "explain",
         "complexity": 3,
         "quality_flags": ["too_short"],
+        "human_reviewed": 0,
+        "reviewer_notes": None,
         "sam_confidence": 0.6,
     }
     assert second["input"] == ""
@@ -89,14 +79,14 @@ def test_drop_reasons_in_order_and_threshold_is_inclusive() -> None:
         {"claude_response": "I can't help with that."},
     )
     assert source.get_column("quality_score").to_list() == [0.4, 0.2, 0.3, 0.2]
-    feed, dropped = instruction_rows(source)
+    feed, dropped = export_rows(source, "instruction")
     # a refusal is dropped for the flag even above the threshold; 0.3 is kept (>= 0.3)
     assert dropped == {"flag_refusal": 2, "below_min_quality": 1}
     assert feed.get_column("source_ref").to_list() == ["escalations/2026-11-19/a.jsonl:3"]
 
 
 def test_empty_input_gives_an_empty_feed_of_the_right_schema() -> None:
-    feed, dropped = instruction_rows(examples({"claude_response": "x"}).head(0))
+    feed, dropped = export_rows(examples({"claude_response": "x"}).head(0), "instruction")
     assert feed.height == 0
-    assert feed.schema == feed_schema("instruction")
+    assert feed.drop("subject").schema == feed_schema("instruction")
     assert dropped == {}

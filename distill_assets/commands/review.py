@@ -1,0 +1,105 @@
+"""`distill review`: list, show, approve and reject escalation examples (seed 000 human review).
+
+Reads `distillation_examples` from the lake (every partition) with the decisions made so far
+applied; a decision is appended to `<data dir>/distilled/review/decisions.jsonl` and reaches the
+release at the next materialization (`defs/escalations/review.py`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import sys
+import time
+
+import polars as pl
+
+from distill_assets.defs.escalations.review import (
+    PENDING_COLUMNS,
+    append_decision,
+    apply_decisions,
+    distilled_root,
+    read_decisions,
+    scan_examples,
+)
+from distill_assets.lib.settings import Settings
+
+QUERY_WIDTH = 60
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the `review` subcommand and its actions."""
+    parser = subparsers.add_parser("review", help="review escalation examples (seed 000)")
+    actions = parser.add_subparsers(dest="action", required=True)
+    listing = actions.add_parser("list", help="examples awaiting review")
+    listing.add_argument("--json", action="store_true", help="machine-readable output")
+    listing.add_argument("--all", action="store_true", help="include reviewed examples")
+    show = actions.add_parser("show", help="one example in full")
+    show.add_argument("id")
+    for action in ("approve", "reject"):
+        decide = actions.add_parser(action, help=f"{action} an example")
+        decide.add_argument("id")
+        decide.add_argument("--notes", default=None, help="reviewer notes")
+        decide.add_argument("--reviewer", default=None, help="who decides (default: $USER)")
+    parser.set_defaults(func=run)
+
+
+def _examples(settings: Settings) -> pl.DataFrame:
+    examples = scan_examples(settings.lake_root).collect()
+    if examples.is_empty():
+        return examples
+    return apply_decisions(examples, read_decisions(distilled_root(settings.data_dir)))
+
+
+def _table(rows: pl.DataFrame) -> str:
+    header = f"{'id':16}  {'date':10}  {'format':11}  {'score':>5}  {'flags':24}  query"
+    lines = [header, "-" * len(header)]
+    for row in rows.iter_rows(named=True):
+        query = " ".join(row["query"].split())
+        flags = ",".join(row["quality_flags"])
+        lines.append(
+            f"{row['id']:16}  {row['partition']:10}  {row['training_format']:11}  "
+            f"{row['quality_score']:5.2f}  {flags[:24]:24}  {query[:QUERY_WIDTH]}"
+        )
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run one review action; exit 1 with a one-line error for an unknown id."""
+    settings = Settings.resolve()
+    examples = _examples(settings)
+    if args.action == "list":
+        rows = (
+            examples
+            if args.all or examples.is_empty()
+            else examples.filter(pl.col("human_reviewed") == 0)
+        )
+        rows = rows.sort("partition", "id") if not rows.is_empty() else rows
+        if args.json:
+            columns = [*PENDING_COLUMNS, "partition", "human_reviewed", "reviewer_notes"]
+            print(json.dumps(rows.select(columns).to_dicts() if rows.height else [], indent=2))
+        else:
+            print(_table(rows) if rows.height else "no examples awaiting review")
+        return 0
+    found = examples.filter(pl.col("id") == args.id) if not examples.is_empty() else examples
+    if found.is_empty():
+        print(f"distill review: unknown example id {args.id!r}", file=sys.stderr)
+        return 1
+    if args.action == "show":
+        print(json.dumps(found.row(0, named=True), indent=2, sort_keys=True, default=str))
+        return 0
+    reviewer = args.reviewer or getpass.getuser()
+    line = append_decision(
+        distilled_root(settings.data_dir),
+        args.id,
+        args.action,
+        notes=args.notes,
+        reviewer=reviewer,
+        ts=time.time(),
+    )
+    print(
+        f"{args.action.rstrip('e')}ed {args.id} by {reviewer}"
+        + (f": {args.notes}" if args.notes else "")
+    )
+    return 0 if line else 1

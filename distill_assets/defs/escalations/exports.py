@@ -1,0 +1,182 @@
+"""`distillation_examples` → the four export feeds (seed 000 "Training Export Formats").
+
+- `instruction` → `escalations/instruction_examples` → config `instruction` (Alpaca):
+  instruction = query, input = query_context or "", output = claude_response;
+- `cot` → `escalations/cot_examples` → config `cot`: the same plus `thought_process` (the reasoning
+  steps, `content: reasoning`), `conclusion` (the answer's last paragraph) and `outcome` ("": an
+  escalation has no observed outcome);
+- `preference` → `escalations/preference_pairs` → config `dpo`: prompt = query,
+  chosen = claude_response, rejected = sam_attempt;
+- `correction` → `escalations/correction_examples` → config `correction`: the seed's format 4
+  wording (`CORRECTION_INSTRUCTION` verbatim, input = original question and SAM's answer, output =
+  "Your answer has an error. ..." + claude_response).
+
+An example leaves a feed for the first reason of the shared gate (`gate.py`: rejected, an excluded
+flag, below the minimum score) or, after it, its format's own condition (`not_<format>`); reasons
+are counted and the example stays queryable in `distillation_examples`. Every row carries
+`metadata.example_id` (its `distillation_examples` id) and the internal `subject` column = that id,
+so a reviewer's rejection removes it from every config (`EXCLUSION_TABLES`).
+
+Row id: `stable_id(example id, <the format's content columns>)`; `split_group` is the session
+(fallback: the example id) so one session never straddles train and test.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from distill_assets.contracts.published import SUBJECT_COLUMN, feed_schema
+from distill_assets.defs.escalations.gate import gate_reason
+from distill_assets.lib.hashing import with_stable_id
+from distill_assets.rules import escalations as rules
+
+SOURCE = "escalations"
+CORRECTION_INSTRUCTION = (
+    "Here's what I said: [SAM's incorrect response]. What should I have said instead?"
+)
+CORRECTION_INPUT = "Original question: {}\n\nMy answer: {}"
+CORRECTION_OUTPUT = "Your answer has an error. Here's what you should have said:\n\n{}"
+
+
+@dataclass(frozen=True)
+class ExportFormat:
+    """One export: the seed's format name, its feed table and config, and its rows."""
+
+    name: str
+    table: str
+    config: str
+    condition: pl.Expr
+    columns: dict[str, pl.Expr]
+
+
+def _has_error() -> pl.Expr:
+    return (pl.col("corrections").struct.field("sam_errors").list.len().fill_null(0) > 0) & (
+        pl.col("sam_attempt").str.strip_chars().str.len_chars().fill_null(0) > 0
+    )
+
+
+def _thought_process() -> pl.Expr:
+    return pl.col("reasoning_steps").list.eval(
+        pl.when(pl.element().struct.field("reasoning").is_not_null())
+        .then(
+            pl.concat_str(
+                pl.element().struct.field("content"),
+                pl.lit(": "),
+                pl.element().struct.field("reasoning"),
+            )
+        )
+        .otherwise(pl.element().struct.field("content"))
+    )
+
+
+def _context() -> pl.Expr:
+    return pl.col("query_context").fill_null("")
+
+
+FORMATS: dict[str, ExportFormat] = {
+    f.name: f
+    for f in (
+        ExportFormat(
+            "instruction",
+            "instruction_examples",
+            "instruction",
+            pl.lit(True),
+            {
+                "instruction": pl.col("query"),
+                "input": _context(),
+                "output": pl.col("claude_response"),
+            },
+        ),
+        ExportFormat(
+            "cot",
+            "cot_examples",
+            "cot",
+            pl.col("reasoning_steps").list.len() >= rules.COT_EXPORT_MIN_STEPS,
+            {
+                "instruction": pl.col("query"),
+                "input": _context(),
+                "output": pl.col("claude_response"),
+                "thought_process": _thought_process(),
+                "conclusion": pl.col("claude_response")
+                .str.split("\n\n")
+                .list.eval(pl.element().str.strip_chars().filter(pl.element() != ""))
+                .list.last()
+                .fill_null(""),
+                "outcome": pl.lit(""),
+            },
+        ),
+        ExportFormat(
+            "preference",
+            "preference_pairs",
+            "dpo",
+            _has_error(),
+            {
+                "prompt": pl.col("query"),
+                "chosen": pl.col("claude_response"),
+                "rejected": pl.col("sam_attempt"),
+            },
+        ),
+        ExportFormat(
+            "correction",
+            "correction_examples",
+            "correction",
+            _has_error(),
+            {
+                "instruction": pl.lit(CORRECTION_INSTRUCTION),
+                "input": pl.format(CORRECTION_INPUT, "query", "sam_attempt"),
+                "output": pl.format(CORRECTION_OUTPUT, "claude_response"),
+            },
+        ),
+    )
+}
+
+
+def _metadata() -> pl.Expr:
+    return pl.struct(
+        example_id=pl.col("id"),
+        session_id=pl.col("session_id"),
+        reasoning_type=pl.col("reasoning_type"),
+        training_format=pl.col("training_format"),
+        domain=pl.col("domain"),
+        subdomain=pl.col("subdomain"),
+        task_type=pl.col("task_type"),
+        complexity=pl.col("complexity"),
+        quality_flags=pl.col("quality_flags"),
+        human_reviewed=pl.col("human_reviewed"),
+        reviewer_notes=pl.col("reviewer_notes"),
+        sam_confidence=pl.col("sam_confidence"),
+    ).struct.json_encode()
+
+
+def drop_reason(export: ExportFormat) -> pl.Expr:
+    """Return why an example is not in `export` (gate first, then `not_<format>`), or null."""
+    return pl.coalesce(
+        gate_reason(export.name),
+        pl.when(~export.condition.fill_null(False)).then(pl.lit(f"not_{export.name}")),
+    )
+
+
+def export_rows(examples: pl.DataFrame, name: str) -> tuple[pl.DataFrame, dict[str, int]]:
+    """Return the feed rows of export `name` (in its config's feed schema + `subject`) and drops."""
+    export = FORMATS[name]
+    decided = examples.sort("source_ref").with_columns(drop_reason(export).alias("drop_reason"))
+    dropped = decided.filter(pl.col("drop_reason").is_not_null())
+    counts = {str(r): int(n) for r, n in sorted(dropped.group_by("drop_reason").len().iter_rows())}
+    kept = decided.filter(pl.col("drop_reason").is_null()).select(
+        pl.col("id").alias("example_id"),
+        pl.lit(SOURCE).alias("source"),
+        pl.col("source_ref"),
+        pl.col("quality_score"),
+        _metadata().alias("metadata"),
+        *(expr.alias(column) for column, expr in export.columns.items()),
+        pl.coalesce("session_id", "id").alias("split_group"),
+        pl.col("created_at").alias("event_time"),
+    )
+    schema = feed_schema(export.config)
+    feed = with_stable_id(kept, ["example_id", *export.columns]).select(
+        *(pl.col(column).cast(dtype) for column, dtype in schema.items()),
+        pl.col("example_id").alias(SUBJECT_COLUMN),
+    )
+    return feed, counts

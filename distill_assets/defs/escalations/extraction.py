@@ -1,0 +1,289 @@
+"""Offline extraction of the seed 000 record's structured parts, as vectorized Polars expressions.
+
+Reasoning step details (`action`, `content`, `reasoning`), tool usage details, SAM errors typed by
+rule with `what_sam_said` / `what_was_wrong` / `correct_answer`, `improvements`, `principles`, the
+seed flags `outdated` / `hallucination_risk` and distill's junk flags (`not_an_answer`,
+`off_topic`). Every rule is data in `distill_assets.rules.escalations`; this module only turns the
+rules into expressions over a whole partition (no per-row Python).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from distill_assets.rules import escalations as rules
+
+RESPONSE = pl.col("claude_response")
+NULL_STR = pl.lit(None, dtype=pl.String)
+PRINCIPLE_DTYPE = pl.Struct(
+    {"principle": pl.String(), "context": pl.String(), "importance": pl.Float64()}
+)
+
+
+def any_match(text: pl.Expr, patterns: tuple[str, ...]) -> pl.Expr:
+    """Return whether any of `patterns` matches `text` (null text: False)."""
+    return pl.any_horizontal([text.str.contains(p) for p in patterns]).fill_null(False)
+
+
+def reasoning_steps() -> pl.Expr:
+    """Numbered steps of the answer with `action`, `content` and `reasoning` (rules: steps)."""
+    step = pl.element().str.replace(rules.STEP_PREFIX, "").str.strip_chars()
+    header = step.str.extract(rules.STEP_HEADER, 1).str.strip_chars()
+    rest = step.str.extract(rules.STEP_HEADER, 2).str.strip_chars()
+    content = pl.coalesce(header, step.str.replace_all(r"\*\*", "").str.strip_chars())
+    verb = (
+        content.str.extract(r"^([A-Za-z]+)", 1)
+        .str.to_lowercase()
+        .replace(rules.STEP_ACTION_ALIASES)
+    )
+    action = (
+        pl.when(verb.is_in(list(rules.STEP_ACTION_VERBS)))
+        .then(verb)
+        .otherwise(pl.lit(rules.STEP_DEFAULT_ACTION))
+    )
+    return RESPONSE.str.extract_all(rules.STEP_LINE).list.eval(
+        pl.struct(
+            step_num=pl.int_range(1, pl.len() + 1, dtype=pl.Int64),
+            action=action,
+            content=content,
+            reasoning=pl.when(rest.str.len_chars() > 0).then(rest).otherwise(NULL_STR),
+        )
+    )
+
+
+def tool_usage() -> pl.Expr:
+    """Tools the answer uses, with the rules' purpose / input pattern / output handling."""
+    names = RESPONSE.str.extract_all(rules.TOOL_NAME_PATTERN).list.eval(
+        pl.element()
+        .str.replace_all(rules.TOOL_NAME_STRIP, "")
+        .replace(rules.TOOL_ALIASES)
+        .unique()
+        .sort()
+    )
+    return names.list.eval(
+        pl.struct(
+            tool=pl.element(),
+            purpose=pl.element().replace_strict(rules.TOOL_PURPOSES, default=None),
+            input_pattern=pl.element().replace_strict(rules.TOOL_INPUT_PATTERNS, default=None),
+            output_handling=pl.lit(rules.TOOL_OUTPUT_HANDLING),
+        )
+    )
+
+
+def _first_sentence_matching(pattern: str) -> pl.Expr:
+    # one regex pass: the run of sentence characters around the rule's first match
+    around = rf"{rules.SENTENCE_CHARS}*(?:{pattern}){rules.SENTENCE_CHARS}*[.!?]?"
+    return RESPONSE.str.extract(f"({around})", 1).str.strip_chars()
+
+
+def sam_error_type() -> pl.Expr:
+    """Return the seed's `error_type` of SAM's attempt by the rules' ordered rule set, or null.
+
+    Needs the columns `has_sam_attempt`, `token_count`, `reasoning_steps`, `has_code` and
+    `reasoning_type`.
+    """
+    attempt_words = pl.col("sam_attempt").str.count_matches(rules.TOKEN_PATTERN)
+    incomplete = (attempt_words < rules.INCOMPLETE_MAX_LENGTH_RATIO * pl.col("token_count")) & (
+        (pl.col("reasoning_steps").list.len() >= rules.INCOMPLETE_MIN_ANSWER_STEPS)
+        | pl.col("has_code")
+    )
+    chain = pl.when(~pl.col("has_sam_attempt")).then(NULL_STR)
+    for error_type, pattern in rules.SAM_ERROR_RULES:
+        chain = chain.when(RESPONSE.str.contains(pattern)).then(pl.lit(error_type))
+    return (
+        chain.when(incomplete.fill_null(False))
+        .then(pl.lit(rules.INCOMPLETE_ERROR))
+        .when(pl.col("reasoning_type") == "correction")
+        .then(pl.lit(rules.SAM_ERROR_FALLBACK))
+        .otherwise(NULL_STR)
+    )
+
+
+def _what_was_wrong() -> pl.Expr:
+    kind = pl.col("sam_error_type")
+    chain = pl.when(kind.is_null()).then(NULL_STR)
+    for error_type, pattern in rules.SAM_ERROR_RULES:
+        chain = chain.when(kind == error_type).then(_first_sentence_matching(pattern))
+    described = chain.otherwise(kind.replace_strict(rules.SAM_ERROR_DESCRIPTIONS, default=None))
+    return described.str.slice(0, rules.SAM_ERROR_TEXT_MAX_CHARS)
+
+
+def _improvements() -> pl.Expr:
+    items = []
+    for text, answer_pattern, attempt_pattern in rules.IMPROVEMENT_RULES:
+        condition = RESPONSE.str.contains(answer_pattern)
+        if attempt_pattern is not None:
+            condition = condition & ~pl.col("sam_attempt").str.contains(attempt_pattern).fill_null(
+                False
+            )
+        items.append(pl.when(condition).then(pl.lit(text)).otherwise(NULL_STR))
+    return pl.concat_list(items).list.drop_nulls()
+
+
+def corrections() -> pl.Expr:
+    """Return the seed's `corrections` object when SAM erred (`sam_error_type`), else null."""
+    error = pl.struct(
+        error_type=pl.col("sam_error_type"),
+        what_sam_said=pl.col("sam_attempt")
+        .str.extract_all(rules.SENTENCE)
+        .list.last()
+        .str.strip_chars()
+        .str.slice(0, rules.SAM_ERROR_TEXT_MAX_CHARS),
+        what_was_wrong=_what_was_wrong(),
+        correct_answer=RESPONSE.str.extract(r"(?s)^\s*(.*?)(?:\n\s*\n|\z)", 1)
+        .str.strip_chars()
+        .str.slice(0, rules.SAM_ERROR_TEXT_MAX_CHARS),
+    )
+    return pl.when(pl.col("sam_error_type").is_not_null()).then(
+        pl.struct(sam_errors=pl.concat_list([error]), improvements=_improvements())
+    )
+
+
+def with_principles(frame: pl.LazyFrame) -> pl.LazyFrame:
+    """Add `principles` (list of {principle, context, importance}) by the rules' principle rules.
+
+    Needs the column `prose` (the answer without code blocks). Sentences are exploded into a long
+    frame, judged and regrouped, so the work stays vectorized.
+    """
+    context = (
+        pl.col("query")
+        .str.extract(r"^\s*([^\n]*)", 1)
+        .str.strip_chars()
+        .str.slice(0, rules.PRINCIPLE_CONTEXT_MAX_CHARS)
+    )
+    base = frame.with_row_index("_row")
+    sentence = pl.col("principle")
+    importance = pl.when(sentence.str.contains(rules.PRINCIPLE_RULES[0][1])).then(
+        pl.lit(rules.PRINCIPLE_RULES[0][2])
+    )
+    for _, pattern, weight in rules.PRINCIPLE_RULES[1:]:
+        importance = importance.when(sentence.str.contains(pattern)).then(pl.lit(weight))
+    stated = (
+        base.select(
+            "_row",
+            context.alias("context"),
+            pl.concat_list(
+                pl.col("prose").str.extract_all(rules.PRINCIPLE_START_CANDIDATE),
+                pl.col("prose").str.extract_all(rules.PRINCIPLE_MID_CANDIDATE),
+            ).alias("principle"),
+        )
+        .explode("principle")
+        .with_columns(
+            pl.col("principle")
+            .str.replace_all(rules.PRINCIPLE_CLEANUP, "")
+            .str.replace_all(r"\s+", " ")
+            .str.strip_chars(),
+            (pl.int_range(pl.len()).over("_row") + 1).alias("_order"),
+        )
+        .with_columns(importance.otherwise(pl.lit(None, dtype=pl.Float64)).alias("importance"))
+        .filter(
+            pl.col("importance").is_not_null()
+            & (pl.col("principle").str.len_chars() >= rules.PRINCIPLE_MIN_CHARS)
+        )
+    )
+    root_cause = base.filter(RESPONSE.str.contains(rules.ROOT_CAUSE_PATTERN)).select(
+        "_row",
+        context.alias("context"),
+        pl.lit(rules.ROOT_CAUSE_PRINCIPLE).alias("principle"),
+        pl.lit(0, dtype=pl.Int64).alias("_order"),
+        pl.lit(rules.ROOT_CAUSE_IMPORTANCE).alias("importance"),
+    )
+    grouped = (
+        pl.concat(
+            [root_cause, stated.select(root_cause.collect_schema().names())],
+            how="vertical_relaxed",
+        )
+        .unique(["_row", "principle"], keep="first", maintain_order=True)
+        .sort("_row", "_order")
+        .group_by("_row", maintain_order=True)
+        .agg(
+            pl.struct(
+                principle=pl.col("principle"),
+                context=pl.col("context"),
+                importance=pl.col("importance").cast(pl.Float64),
+            )
+            .head(rules.MAX_PRINCIPLES)
+            .alias("principles")
+        )
+    )
+    return (
+        base.join(grouped, on="_row", how="left")
+        .sort("_row")
+        .with_columns(pl.col("principles").fill_null(pl.lit([], dtype=pl.List(PRINCIPLE_DTYPE))))
+        .drop("_row")
+    )
+
+
+def _terms(text: pl.Expr) -> pl.Expr:
+    return (
+        text.str.to_lowercase()
+        .str.extract_all(rules.RELEVANCE_TERM)
+        .list.eval(
+            pl.element()
+            .filter(~pl.element().is_in(list(rules.RELEVANCE_STOPWORDS)))
+            .str.slice(0, rules.RELEVANCE_STEM_CHARS)
+            .unique()
+        )
+    )
+
+
+def with_relevance(frame: pl.LazyFrame) -> pl.LazyFrame:
+    """Add `query_terms` (how many content terms the query has) and `query_overlap`.
+
+    `query_overlap` is the share of the query's terms the answer contains (null when the query
+    has none). A term is shared when the lower-cased answer contains it (its stem) as a
+    substring; the terms are exploded into a long frame and matched with one vectorized
+    `contains` per (row, term).
+    """
+    base = frame.with_row_index("_row")
+    pairs = (
+        base.select("_row", _terms(pl.col("query")).alias("_term"), RESPONSE.str.to_lowercase())
+        .explode("_term")
+        .drop_nulls("_term")
+        .group_by("_row")
+        .agg(
+            pl.len().cast(pl.Int64).alias("query_terms"),
+            pl.col("claude_response")
+            .str.contains(pl.col("_term"), literal=True)
+            .sum()
+            .cast(pl.Int64)
+            .alias("_shared"),
+        )
+    )
+    return (
+        base.join(pairs, on="_row", how="left")
+        .sort("_row")
+        .with_columns(
+            pl.col("query_terms").fill_null(0),
+            (pl.col("_shared") / pl.col("query_terms")).alias("query_overlap"),
+        )
+        .drop("_row", "_shared")
+    )
+
+
+def junk_conditions() -> dict[str, pl.Expr]:
+    """Conditions of distill's junk flags (see rules: junk captures).
+
+    Needs the columns `token_count`, `has_code`, `domain`, `query_terms` and `query_overlap`.
+    """
+    unrelated = pl.col("query_overlap").fill_null(0.0) < rules.ERROR_PAGE_MAX_OVERLAP
+    error_page = RESPONSE.str.contains(rules.ERROR_PAGE_START) | (
+        pl.any_horizontal(
+            [
+                RESPONSE.str.contains(p) & ~pl.col("query").str.contains(p)
+                for p in rules.ERROR_PAGE_INDICATORS
+            ]
+        )
+        & unrelated
+    )
+    chatter = (
+        any_match(RESPONSE, rules.USER_CHATTER_INDICATORS)
+        & ~pl.col("has_code")
+        & (pl.col("token_count") < rules.CHATTER_MAX_WORDS)
+    )
+    return {
+        "not_an_answer": RESPONSE.str.contains(rules.ACKNOWLEDGEMENT) | error_page | chatter,
+        "off_topic": (pl.col("query_terms") >= rules.OFF_TOPIC_MIN_QUERY_TERMS)
+        & (pl.col("query_overlap") < rules.OFF_TOPIC_MAX_OVERLAP)
+        & ~pl.col("domain").is_in(list(rules.OFF_TOPIC_EXEMPT_DOMAINS)),
+    }

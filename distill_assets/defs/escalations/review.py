@@ -1,0 +1,162 @@
+"""Human review of `distillation_examples` (seed 000 "Human-reviewable", task 1.1.8).
+
+Files live under the seed's `distilled/` folder of the data dir (`distilled_root`):
+
+- `review/decisions.jsonl` — every decision `distill review approve|reject` made, one JSON object
+  per line `{id, decision: approve|reject, notes, reviewer, ts}`, appended, never edited. The
+  latest line per id wins. Parquet is never edited in place: decisions are data, applied at the
+  next materialization.
+- `pending_review/batch_YYYYMMDD.json` — per ingest date, the examples still awaiting review;
+- `approved/reviewed_YYYYMMDD.jsonl` — per decision date (UTC), the examples reviewed that day
+  with their decision and notes.
+
+Applying decisions: `human_reviewed` = 1 (approve) / -1 (reject) / the example's own state (0, or
+a legacy review) without a decision; `reviewer_notes` = the decision's notes when given. A
+rejected example is listed in the global exclusion table `escalations/review_exclusions`, so it
+leaves every config at the next release even before its partition is re-materialized.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+
+from distill_assets.defs.escalations.gate import training_ready
+from distill_assets.lib.lake import scan_partitions
+
+SOURCE = "escalations"
+EXAMPLES = "distillation_examples"
+DECISIONS = ("approve", "reject")
+DECISION_STATE = {"approve": 1, "reject": -1}
+REJECTED_REASON = "rejected_by_reviewer"
+DECISION_SCHEMA = pl.Schema(
+    {
+        "id": pl.String(),
+        "decision": pl.String(),
+        "notes": pl.String(),
+        "reviewer": pl.String(),
+        "ts": pl.Float64(),
+    }
+)
+PENDING_COLUMNS = (
+    "id",
+    "source_ref",
+    "domain",
+    "reasoning_type",
+    "training_format",
+    "quality_score",
+    "quality_flags",
+    "query",
+    "sam_attempt",
+    "claude_response",
+)
+
+
+def distilled_root(data_dir: str) -> Path:
+    """Return the seed's `distilled/` folder under the data dir."""
+    return Path(data_dir) / "distilled"
+
+
+def decisions_path(root: Path) -> Path:
+    """Return the append-only decisions file."""
+    return root / "review" / "decisions.jsonl"
+
+
+def append_decision(
+    root: Path, example_id: str, decision: str, *, notes: str | None, reviewer: str, ts: float
+) -> dict[str, object]:
+    """Append one decision line and return it."""
+    if decision not in DECISIONS:
+        raise ValueError(f"decision must be one of {DECISIONS}, not {decision!r}")
+    line = {"id": example_id, "decision": decision, "notes": notes, "reviewer": reviewer, "ts": ts}
+    path = decisions_path(root)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(line, sort_keys=True) + "\n")
+    return line
+
+
+def read_decisions(root: Path) -> pl.DataFrame:
+    """Return the latest decision per example id (file order decides; malformed lines skipped)."""
+    path = decisions_path(root)
+    if not path.exists() or path.stat().st_size == 0:
+        return pl.DataFrame(schema=DECISION_SCHEMA)
+    lines = pl.read_ndjson(path, schema=DECISION_SCHEMA, ignore_errors=True)
+    return (
+        lines.filter(pl.col("id").is_not_null() & pl.col("decision").is_in(list(DECISIONS)))
+        .with_row_index("_line")
+        .sort("_line")
+        .unique("id", keep="last", maintain_order=True)
+        .drop("_line")
+        .sort("id")
+    )
+
+
+def apply_decisions(examples: pl.DataFrame, decisions: pl.DataFrame) -> pl.DataFrame:
+    """Return `examples` with review decisions applied (state, notes, training readiness)."""
+    joined = examples.join(
+        decisions.select(
+            "id",
+            pl.col("decision").replace_strict(DECISION_STATE, return_dtype=pl.Int64).alias("_s"),
+            pl.col("notes").alias("_notes"),
+        ),
+        on="id",
+        how="left",
+        maintain_order="left",
+    )
+    return (
+        joined.with_columns(
+            pl.coalesce("_s", "human_reviewed").alias("human_reviewed"),
+            pl.coalesce("_notes", "reviewer_notes").alias("reviewer_notes"),
+        )
+        .with_columns(training_ready().alias("training_ready"))
+        .drop("_s", "_notes")
+    )
+
+
+def scan_examples(lake_root: str) -> pl.LazyFrame:
+    """Lazily read every partition of `distillation_examples` (with its `partition`)."""
+    return scan_partitions(lake_root, SOURCE, EXAMPLES)
+
+
+def review_exclusions(decisions: pl.DataFrame) -> pl.DataFrame:
+    """Return the exclusion rows (EXCLUSION_SCHEMA) of the rejected examples."""
+    return decisions.filter(pl.col("decision") == "reject").select(
+        pl.lit(SOURCE).alias("source"),
+        pl.col("id").alias("subject"),
+        pl.lit(REJECTED_REASON).alias("reason"),
+    )
+
+
+def write_review_files(
+    root: Path, examples: pl.DataFrame, decisions: pl.DataFrame
+) -> dict[str, int]:
+    """Rewrite the pending batches and reviewed files from all examples and decisions.
+
+    Returns the number of examples written per kind (`pending`, `reviewed`).
+    """
+    reviewed = examples.join(decisions, on="id", how="inner").sort("ts", "id")
+    pending = examples.join(decisions, on="id", how="anti").filter(pl.col("human_reviewed") == 0)
+    for folder in ("pending_review", "approved"):
+        target = root / folder
+        target.mkdir(parents=True, exist_ok=True)
+        for old in target.glob("*.json*"):
+            old.unlink()
+    for (partition,), batch in pending.sort("id").group_by("partition", maintain_order=True):
+        path = root / "pending_review" / f"batch_{str(partition).replace('-', '')}.json"
+        rows = batch.select(PENDING_COLUMNS).to_dicts()
+        path.write_text(json.dumps(rows, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    days = reviewed.with_columns(
+        pl.from_epoch(pl.col("ts").cast(pl.Int64), time_unit="s")
+        .dt.strftime("%Y%m%d")
+        .alias("_day")
+    )
+    for (day,), batch in days.group_by("_day", maintain_order=True):
+        path = root / "approved" / f"reviewed_{day}.jsonl"
+        rows = batch.select(
+            "id", "source_ref", "decision", "notes", "reviewer", "ts", "query", "claude_response"
+        ).to_dicts()
+        path.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows), "utf-8")
+    return {"pending": pending.height, "reviewed": reviewed.height}

@@ -1,0 +1,74 @@
+"""Publishing to a hub root on object storage (`DISTILL_HUB_ROOT=s3://bucket/hub`).
+
+The same layout as `LocalPublisher`: `<hub root>/<name>/versions/<version>/` (immutable) and
+`<hub root>/<name>/latest/`, written through fsspec. Object stores have no folder rename, so a
+folder is uploaded under a temporary prefix and copied into place key by key; the keys are copied
+in sorted order, so `release.json` (the manifest a reader checks first) lands after the data files.
+A version whose manifest exists is never rewritten.
+
+`datasets.load_dataset` cannot open a remote folder as a repository, so `load_snippet` reads the
+config's Parquet files with the `parquet` builder (credentials and endpoint come from the
+environment, as for the lake).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from upath import UPath
+
+from distill_assets.contracts.release import ReleaseManifest
+from distill_assets.defs.release.folders import is_local, upload_folder
+from distill_assets.defs.release.layout import DATA_DIR, MANIFEST
+from distill_assets.defs.release.publish import PublishedRelease, Publisher
+
+
+def load_hint(folder: UPath, config: str) -> str:
+    """Return the `load_dataset(...)` call that loads `config` of a published repository folder."""
+    if is_local(folder):
+        return f'load_dataset("{folder.path}", "{config}")'
+    files = f"{folder}/{DATA_DIR}/{config}"
+    data_files = f'{{"train": "{files}/train-*.parquet", "test": "{files}/test-*.parquet"}}'
+    return f'load_dataset("parquet", data_files={data_files})'
+
+
+class RemoteRelease(PublishedRelease):
+    """A release on object storage: loaded by its Parquet files, not as a repository folder."""
+
+    def load_snippet(self, config: str) -> str:
+        """Return a `load_dataset("parquet", data_files=...)` call for `config`."""
+        return load_hint(UPath(self.load_path), config)
+
+
+class ObjectStorePublisher(Publisher):
+    """Versions under `<hub root>/<name>/versions/` on object storage, the latest in `latest/`."""
+
+    def __init__(self, hub_root: str, name: str) -> None:
+        self.repo = UPath(hub_root) / name
+        self.versions = self.repo / "versions"
+        self.latest = self.repo / "latest"
+
+    def version_manifest(self, version: str | None) -> ReleaseManifest | None:
+        """Read `release.json` of a version folder (or of `latest`), if there is one."""
+        path = (self.versions / version if version else self.latest) / MANIFEST
+        if not path.exists():
+            return None
+        return ReleaseManifest.model_validate_json(path.read_text(encoding="utf-8"))
+
+    def publish(self, folder: Path, version: str) -> PublishedRelease:
+        """Upload `folder` to `versions/<version>` unless it exists, then make it `latest`."""
+        target = self.versions / version
+        created = not (target / MANIFEST).exists()
+        if created:
+            upload_folder(folder, target)
+        latest = self.latest / MANIFEST
+        current = latest.read_bytes() if latest.exists() else None
+        if current != (folder / MANIFEST).read_bytes():
+            upload_folder(folder, self.latest)
+        return RemoteRelease(
+            version=version,
+            location=str(target),
+            load_path=str(self.latest),
+            revision=None,
+            created=created,
+        )

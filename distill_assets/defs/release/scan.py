@@ -1,0 +1,199 @@
+"""The independent scan of a release candidate for secrets and personal data.
+
+It shares no pattern with the scrubber (`rules/curation.py`), so it can catch what the scrubber
+misses: secrets are found by the `detect-secrets` plugins (every plugin but the two generic
+high-entropy ones, which flag the hex content hashes every row carries), phone numbers by
+`phonenumbers` (numbers valid for their region), and the other personal data by candidate
+patterns of its own followed by a validator: `ipaddress` for IPv4/IPv6, network prefix, length and
+Luhn for payment cards, the SSA rules for US SSNs, ISO 13616 mod 97 for IBANs. It applies the
+documented keep decisions of the scrubber as policy, not as patterns: loopback, unspecified,
+link-local, multicast and documentation addresses and the networks' published test card numbers
+are not findings.
+
+The text leaves of every row are gathered and split into lines in Polars; the validators and
+plugins run in Python once per distinct line (a release check, not an ingest path).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Callable, Iterator, Mapping
+
+import phonenumbers
+import polars as pl
+from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+from detect_secrets.core.scan import scan_line
+from detect_secrets.settings import transient_settings
+
+from distill_assets.defs.curation.text import text_leaves
+from distill_assets.rules.curation import TEST_CARD_NUMBERS
+
+# detect-secrets plugins left out: they flag any long hex/base64 string (ids, content hashes)
+GENERIC_ENTROPY_PLUGINS = frozenset({"Base64HighEntropyString", "HexHighEntropyString"})
+PHONE_REGION = "US"
+FINDING_SCHEMA = {"id": pl.String(), "column": pl.String(), "type": pl.String()}
+
+_EMAIL = re.compile(r"(?<![\w.+%-])[\w.+%-]+@(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,}(?![\w-])")
+_IPV4 = re.compile(r"(?<![\w.])\d{1,3}(?:\.\d{1,3}){3}(?![\w]|\.\d)")
+_IPV6 = re.compile(r"(?<![\w:.])[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?![\w:])")
+_CARD = re.compile(r"(?<![\d.-])\d(?:[ -]?\d){12,18}(?![\d])")
+_SSN = re.compile(r"(?<![\d-])(\d{3})[- ](\d{2})[- ](\d{4})(?![\d-])")
+_IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b")
+_HOME = re.compile(r"(?:/home/|/Users/|\b[A-Za-z]:\\{1,2}Users\\{1,2})([^/\\\s\"'<>|]+)", re.I)
+_URL_USERINFO = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://([^\s/@]+):([^\s/@]+)@")
+_PLACEHOLDER = re.compile(r"^\[REDACTED_[A-Z_]+\]$")
+_DOCUMENTATION = tuple(
+    ipaddress.ip_network(n)
+    for n in ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32")
+)
+# (first digits, lengths) of the card networks (Visa, Mastercard, Amex, Discover, JCB, Diners,
+# UnionPay)
+_CARD_NETWORKS = (
+    (("4",), (13, 16, 19)),
+    (tuple(str(n) for n in (*range(51, 56), *range(2221, 2721))), (16,)),
+    (("34", "37"), (15,)),
+    (("6011", "65", *(str(n) for n in range(644, 650))), (16, 19)),
+    (tuple(str(n) for n in range(3528, 3590)), (16, 19)),
+    (("36", "38", *(str(n) for n in range(300, 306))), (14, 16)),
+    (("62",), (16, 17, 18, 19)),
+)
+
+
+def luhn_ok(digits: str) -> bool:
+    """Return whether a digit string passes the Luhn check."""
+    total = 0
+    for position, char in enumerate(reversed(digits)):
+        value = int(char) * (2 if position % 2 else 1)
+        total += value - 9 if value > 9 else value
+    return total % 10 == 0
+
+
+def is_card_number(candidate: str) -> bool:
+    """Whether a digit run (separators allowed) is a payment card: network prefix, length, Luhn."""
+    digits = re.sub(r"\D", "", candidate)
+    if digits in TEST_CARD_NUMBERS:
+        return False
+    network = any(
+        digits.startswith(prefixes) and len(digits) in lengths
+        for prefixes, lengths in _CARD_NETWORKS
+    )
+    return network and luhn_ok(digits)
+
+
+def is_ssn(area: str, group: str, serial: str) -> bool:
+    """Whether the parts can be a US SSN (SSA: no area 000, 666 or 9xx; no 00 group; no 0000)."""
+    return area not in {"000", "666"} and area[0] != "9" and group != "00" and serial != "0000"
+
+
+def is_iban(candidate: str) -> bool:
+    """Whether a candidate passes the ISO 13616 check (moved country code, mod 97 == 1)."""
+    compact = candidate.replace(" ", "")
+    if not 15 <= len(compact) <= 34:
+        return False
+    moved = compact[4:] + compact[:4]
+    return int("".join(str(int(c, 36)) for c in moved)) % 97 == 1
+
+
+def is_personal_address(candidate: str) -> bool:
+    """Whether an IP address identifies a host (not loopback/documentation/link-local/...)."""
+    try:
+        address = ipaddress.ip_address(candidate)
+    except ValueError:
+        return False
+    reserved = (
+        address.is_loopback
+        or address.is_unspecified
+        or address.is_link_local
+        or address.is_multicast
+        or any(address in network for network in _DOCUMENTATION)
+    )
+    if isinstance(address, ipaddress.IPv4Address):
+        reserved = reserved or candidate.startswith("0.")
+    return not reserved
+
+
+def _is_ipv6(match: re.Match[str]) -> bool:
+    value = match.group()
+    return ("::" in value or value.count(":") == 7) and is_personal_address(value)
+
+
+# kind → candidate pattern and the validator a candidate must pass to be a finding
+VALIDATORS: tuple[tuple[str, re.Pattern[str], Callable[[re.Match[str]], bool]], ...] = (
+    ("email", _EMAIL, lambda m: not _PLACEHOLDER.match(m.group())),
+    ("ipv4", _IPV4, lambda m: is_personal_address(m.group())),
+    ("ipv6", _IPV6, _is_ipv6),
+    ("payment_card", _CARD, lambda m: is_card_number(m.group())),
+    ("us_ssn", _SSN, lambda m: is_ssn(*m.groups())),
+    ("iban", _IBAN, lambda m: is_iban(m.group())),
+    ("home_path", _HOME, lambda m: not m.group(1).startswith("[REDACTED")),
+    ("url_credentials", _URL_USERINFO, lambda m: not _PLACEHOLDER.match(m.group(1))),
+)
+
+
+def pii_findings(text: str) -> Iterator[str]:
+    """Yield the type of every personal datum the validators and phonenumbers find in `text`."""
+    for kind, pattern, valid in VALIDATORS:
+        for match in pattern.finditer(text):
+            if valid(match):
+                yield kind
+    for _ in phonenumbers.PhoneNumberMatcher(text, PHONE_REGION, phonenumbers.Leniency.VALID):
+        yield "phone"
+
+
+def secret_findings(text: str) -> Iterator[str]:
+    """Yield the type of every secret the detect-secrets plugins find in `text`, line by line.
+
+    Call inside `detect_secrets_settings()`.
+    """
+    for line in text.splitlines():
+        for secret in scan_line(line):
+            yield f"secret:{secret.type}"
+
+
+def detect_secrets_settings() -> transient_settings:
+    """Return the detect-secrets settings context of the scan (see `GENERIC_ENTROPY_PLUGINS`)."""
+    plugins = [
+        {"name": cls.__name__}
+        for cls in get_mapping_from_secret_type_to_class().values()
+        if cls.__name__ not in GENERIC_ENTROPY_PLUGINS
+    ]
+    return transient_settings({"plugins_used": plugins})
+
+
+def text_cells(frame: pl.DataFrame, columns: Mapping[str, pl.DataType]) -> pl.DataFrame:
+    """Return `(id, column, text)` for every non-empty string of `columns`."""
+    parts = [
+        frame.select(
+            pl.col("id"),
+            pl.lit(name).alias("column"),
+            text_leaves(pl.col(name), dtype).alias("text"),
+        )
+        .explode("text")
+        .filter(pl.col("text").str.len_bytes() > 0)
+        for name, dtype in columns.items()
+    ]
+    if not parts:
+        return pl.DataFrame(schema={"id": pl.String(), "column": pl.String(), "text": pl.String()})
+    return pl.concat(parts)
+
+
+def scan_frame(frame: pl.DataFrame, columns: Mapping[str, pl.DataType]) -> pl.DataFrame:
+    """Return one `(id, column, type)` row per finding in the text `columns` of `frame`.
+
+    Texts are split into lines (no finding spans a line) and each distinct line is scanned once:
+    prompts, tool descriptions and code repeat across rows.
+    """
+    lines = (
+        text_cells(frame, columns)
+        .with_columns(pl.col("text").str.split("\n"))
+        .explode("text")
+        .filter(pl.col("text").str.len_bytes() > 0)
+    )
+    found: list[tuple[str, str]] = []
+    with detect_secrets_settings():
+        for line in lines.get_column("text").unique().sort().to_list():
+            found.extend((line, kind) for kind in pii_findings(line))
+            found.extend((line, kind) for kind in secret_findings(line))
+    hits = pl.DataFrame(found, schema={"text": pl.String(), "type": pl.String()}, orient="row")
+    return lines.join(hits, on="text", how="inner").select(FINDING_SCHEMA.keys())

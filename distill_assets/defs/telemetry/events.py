@@ -1,0 +1,100 @@
+"""Typed views of bronze telemetry events: payload fields lifted into columns (pure Polars).
+
+Bronze keeps each payload as a JSON string (validated at ingest against `contracts.telemetry`);
+the concerns downstream (validation, privacy, triage, trust, payouts) read the few fields they need
+through `payload_fields`, which extracts them with JSON paths, vectorized.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from distill_assets.lib.sql import connect
+
+# bronze `telemetry/events` (sql/telemetry/select_parsed_events.sql, without `line`)
+BRONZE_SCHEMA = pl.Schema(
+    {
+        "source_file": pl.String(),
+        "line_no": pl.Int64(),
+        "utf8_replaced": pl.Boolean(),
+        "event_id": pl.String(),
+        "event_type": pl.String(),
+        "schema_version": pl.String(),
+        "player_key": pl.String(),
+        "session_id": pl.String(),
+        "client_ts": pl.Float64(),
+        "server_ts": pl.Float64(),
+        "payload": pl.String(),
+        "extra": pl.String(),
+    }
+)
+# silver `telemetry/accepted_events` (sql/telemetry/select_accepted_events.sql)
+SILVER_SCHEMA = pl.Schema(
+    {
+        "event_id": pl.String(),
+        "event_type": pl.String(),
+        "player_key": pl.String(),
+        "session_id": pl.String(),
+        "event_time": pl.Float64(),
+        "event_seq": pl.Int64(),
+        "payload": pl.String(),
+        "location_cell": pl.String(),
+        "flagged": pl.Boolean(),
+        "flag_checks": pl.List(pl.String()),
+        "source_ref": pl.String(),
+    }
+)
+# the order of silver events: bucketed time, then the exact order within the ingest partition
+SILVER_ORDER = ("event_time", "event_seq", "event_id")
+
+
+def payload_fields(
+    events: pl.LazyFrame, event_type: str | tuple[str, ...], fields: dict[str, pl.DataType]
+) -> pl.LazyFrame:
+    """Select events of `event_type`: their columns but `payload`, plus `fields` from the payload.
+
+    A field name is a dotted path under the payload (`action.action_type`); its column is the path
+    with `_` for dots. Strings stay strings (an object or array as its JSON text), other types are
+    cast (non-strict: a mismatch is null). DuckDB parses each payload once for all the paths.
+    """
+    types = [event_type] if isinstance(event_type, str) else list(event_type)
+    selected = events.filter(pl.col("event_type").is_in(types)).collect()
+    paths = [f"$.{path}" for path in fields]
+    con = connect()
+    try:
+        con.register("selected", selected.select("payload").to_arrow())
+        values = pl.from_arrow(
+            con.sql(
+                "SELECT json_extract_string(payload, $paths) AS v FROM selected",
+                params={"paths": paths},
+            ).to_arrow_table()
+        )
+    finally:
+        con.close()
+    lifted = []
+    for i, (path, dtype) in enumerate(fields.items()):
+        raw = pl.col("v").list.get(i)
+        value = raw if dtype == pl.String else _cast(raw, dtype)
+        lifted.append(value.alias(path.replace(".", "_")))
+    column = values.get_column("v") if values.height else pl.Series("v", [], pl.List(pl.String))
+    return (
+        selected.with_columns(column.alias("v")).select(pl.exclude("payload", "v"), *lifted).lazy()
+    )
+
+
+def _cast(raw: pl.Expr, dtype: pl.DataType) -> pl.Expr:
+    if dtype == pl.Boolean:
+        return pl.when(raw == "true").then(True).when(raw == "false").then(False)
+    return raw.cast(dtype, strict=False)
+
+
+def event_time() -> pl.Expr:
+    """Return the client time when known, else the server time (for ordering checks)."""
+    return pl.coalesce(pl.col("client_ts"), pl.col("server_ts"))
+
+
+def silver_events(silver: pl.LazyFrame) -> pl.LazyFrame:
+    """Silver events shaped for the event-level transforms: `server_ts` is the bucketed time."""
+    return silver.with_columns(
+        pl.col("event_time").alias("server_ts"), pl.lit(None, dtype=pl.Float64).alias("client_ts")
+    )

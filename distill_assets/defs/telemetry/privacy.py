@@ -1,0 +1,208 @@
+"""Telemetry privacy past bronze: silver events, consent state, deletions (seed 004 privacy).
+
+Rules and their documented precision are `rules/telemetry_privacy.py`.
+
+Deletion mechanism. A deletion is global, not per day, so it works in two layers:
+1. `telemetry/deletions` (global, rebuilt with the release from every bronze partition) lists the
+   requests. Every daily table past bronze reads through it when it is (re)built: the silver
+   `accepted_events` and `validation` drop the players it deletes (scope `all`), and everything
+   downstream reads silver - so re-running an old partition never brings a deleted player back.
+2. `telemetry/deletion_log` (global, runs after it with the release) rewrites every already
+   written partition of the tables in `DELETABLE_TABLES` without those players, each file
+   atomically (temporary name, then rename), and logs the rows it removed per table. Global tables
+   (player quality, payouts) are recomputed from silver after it. The release drops their feed
+   rows through the exclusion table (`telemetry/exclusions`, subjects `<data type>:<player_key>`).
+Bronze keeps only the HMAC pseudonym (no raw id) and is the replayable record; it is not rewritten.
+"""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+
+from distill_assets.contracts.published import EXCLUSION_SCHEMA
+from distill_assets.defs.telemetry.events import payload_fields
+from distill_assets.lib.sql import connect, load_sql
+from distill_assets.rules import telemetry_privacy as rules
+
+SOURCE = "telemetry"
+# partitioned telemetry tables past bronze -> the column holding the player_key
+DELETABLE_TABLES: dict[str, str] = {
+    "validation": "player_key",
+    "accepted_events": "player_key",
+    "triage": "player_key",
+    "dialogues": "split_group",
+}
+DELETIONS_SCHEMA = pl.Schema(
+    {
+        "request_id": pl.String(),
+        "player_key": pl.String(),
+        "scope": pl.String(),
+        "requested_at": pl.Float64(),
+        "event_id": pl.String(),
+    }
+)
+CONSENT_SCHEMA = pl.Schema(
+    {
+        "player_key": pl.String(),
+        "data_type": pl.String(),
+        "granted": pl.Boolean(),
+        "decided_at": pl.Float64(),
+        "event_id": pl.String(),
+    }
+)
+EXCLUDED_BY_DELETION = "deletion_request"
+EXCLUDED_BY_CONSENT = "no_consent"
+
+
+def bucket(ts: pl.Expr) -> pl.Expr:
+    """Floor a unix-seconds time to the documented privacy bucket."""
+    return (ts / rules.TIME_BUCKET_SECONDS).floor() * rules.TIME_BUCKET_SECONDS
+
+
+def subject(data_type: str, player_key: pl.Expr) -> pl.Expr:
+    """Return the removal subject of a player's rows of one data type (`<type>:<player_key>`)."""
+    return pl.lit(f"{data_type}:") + player_key
+
+
+def accepted_events(
+    events: pl.LazyFrame, validation: pl.LazyFrame, deleted: pl.LazyFrame
+) -> pl.DataFrame:
+    """Return the silver events of a partition (`sql/telemetry/select_accepted_events.sql`)."""
+    bronze = events.select(
+        "event_id",
+        "event_type",
+        "player_key",
+        "session_id",
+        "server_ts",
+        "payload",
+        "source_file",
+        "line_no",
+    ).collect()
+    checks = validation.select("event_id", "check", "decision").collect()
+    rejected = checks.filter(pl.col("decision") == "reject").select("event_id")
+    flags = checks.filter(pl.col("decision") == "flag").select("event_id", "check")
+    con = connect()
+    try:
+        con.register("events", bronze.to_arrow())
+        con.register("rejected", rejected.to_arrow())
+        con.register("flags", flags.to_arrow())
+        con.register("deleted", deleted.select("player_key").collect().to_arrow())
+        params = {
+            "bucket": float(rules.TIME_BUCKET_SECONDS),
+            "grid": rules.LOCATION_GRID_UNITS,
+            "patch": json.dumps({"location": None}),
+            "step_patch": json.dumps({"location": None, "observation": {"location": None}}),
+        }
+        table = con.sql(
+            load_sql("telemetry/select_accepted_events"), params=params
+        ).to_arrow_table()
+    finally:
+        con.close()
+    return pl.from_arrow(table)
+
+
+def deletion_requests(events: pl.LazyFrame) -> pl.DataFrame:
+    """Return every deletion request in `events` (all partitions), one row per request id."""
+    requests = payload_fields(
+        events, "deletion_request", {"request_id": pl.String(), "scope": pl.String()}
+    )
+    return (
+        requests.sort("server_ts", "event_id")
+        .unique("request_id", keep="first", maintain_order=True)
+        .select(
+            "request_id",
+            "player_key",
+            pl.col("scope").fill_null(rules.DELETE_ALL_SCOPE),
+            bucket(pl.col("server_ts")).alias("requested_at"),
+            "event_id",
+        )
+        .collect()
+        .cast(dict(DELETIONS_SCHEMA))
+    )
+
+
+def deleted_players(deletions: pl.LazyFrame) -> pl.LazyFrame:
+    """Return the player keys removed from everything (a request with scope `all`)."""
+    return (
+        deletions.filter(pl.col("scope") == rules.DELETE_ALL_SCOPE)
+        .select("player_key")
+        .unique()
+        .sort("player_key")
+    )
+
+
+def consent_state(events: pl.LazyFrame) -> pl.DataFrame:
+    """Return each player's latest consent decision per data type (latest event wins)."""
+    consent = payload_fields(events, "consent", {"granted": pl.Boolean()}).join(
+        events.select("event_id", pl.col("payload").str.json_path_match("$.scopes")),
+        on="event_id",
+    )
+    decisions = (
+        consent.with_columns(pl.col("payload").str.json_decode(pl.List(pl.String())).alias("scope"))
+        .explode("scope")
+        .filter(pl.col("scope").is_in(rules.DATA_TYPES))
+        .sort("server_ts", "event_id")
+        .group_by("player_key", "scope")
+        .agg(pl.all().last())
+    )
+    return (
+        decisions.select(
+            "player_key",
+            pl.col("scope").alias("data_type"),
+            pl.col("granted").fill_null(False),
+            bucket(pl.col("server_ts")).alias("decided_at"),
+            "event_id",
+        )
+        .sort("player_key", "data_type")
+        .collect()
+        .cast(dict(CONSENT_SCHEMA))
+    )
+
+
+def exclusions(
+    players: pl.LazyFrame, consent: pl.LazyFrame, deletions: pl.LazyFrame
+) -> pl.DataFrame:
+    """Return the `EXCLUSION_SCHEMA` rows: deleted players and data types without consent.
+
+    `players` holds every known player_key. A deletion with scope `all` lists the player under every
+    data type; a scope naming a data type lists that type. A player without a granted consent for a
+    data type (none recorded counts as `CONSENT_DEFAULT_GRANTED`) is listed under it as
+    `no_consent` (a player deleted from everything is listed for the deletion only).
+    """
+    types = pl.LazyFrame({"data_type": list(rules.DATA_TYPES)})
+    deleted = (
+        deletions.select("player_key", "scope")
+        .join(types, how="cross")
+        .filter(
+            (pl.col("scope") == rules.DELETE_ALL_SCOPE) | (pl.col("scope") == pl.col("data_type"))
+        )
+        .select("player_key", "data_type", pl.lit(EXCLUDED_BY_DELETION).alias("reason"))
+    )
+    granted = (
+        players.select("player_key")
+        .unique()
+        .join(deleted_players(deletions), on="player_key", how="anti")
+        .join(types, how="cross")
+        .join(
+            consent.select("player_key", "data_type", "granted"),
+            on=["player_key", "data_type"],
+            how="left",
+        )
+        .with_columns(pl.col("granted").fill_null(rules.CONSENT_DEFAULT_GRANTED))
+    )
+    no_consent = granted.filter(~pl.col("granted")).select(
+        "player_key", "data_type", pl.lit(EXCLUDED_BY_CONSENT).alias("reason")
+    )
+    rows = pl.concat([deleted, no_consent]).select(
+        pl.lit(SOURCE).alias("source"),
+        (pl.col("data_type") + ":" + pl.col("player_key")).alias("subject"),
+        "reason",
+    )
+    return (
+        rows.unique(["source", "subject", "reason"])
+        .sort("subject", "reason")
+        .collect()
+        .cast(EXCLUSION_SCHEMA)
+    )

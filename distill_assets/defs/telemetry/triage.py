@@ -1,0 +1,182 @@
+"""Silver events → `telemetry/triage`: process | sample | skip | audit per candidate event.
+
+The rules, their order and rates are `rules/telemetry_triage.py` (seed 004 stage 3.5). Everything
+is judged within one partition and sampling uses stable hashes of event ids, so a rerun, or any
+order of processing partitions, gives the same rows.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from distill_assets.defs.telemetry.events import payload_fields, silver_events
+from distill_assets.lib.hashing import with_stable_bucket
+from distill_assets.lib.sql import connect, load_sql
+from distill_assets.rules import telemetry_triage as rules
+
+CANDIDATE_TYPES = ("decision", "trajectory_step", "reasoning", "dialogue_turn")
+PASS_DECISIONS = ("process", "sample")
+TRIAGE_SCHEMA = pl.Schema(
+    {
+        "event_id": pl.String(),
+        "player_key": pl.String(),
+        "event_type": pl.String(),
+        "action_type": pl.String(),
+        "decision": pl.String(),
+        "reason": pl.String(),
+    }
+)
+_FIELDS: dict[str, pl.DataType] = {
+    "ambiguity_score": pl.Float64(),
+    "reasoning": pl.String(),
+    "scenario_id": pl.String(),
+    "game_state_hash": pl.String(),
+    "quest_id": pl.String(),
+    "karma_state": pl.Int64(),
+    "episode_id": pl.String(),
+    "step_index": pl.Int64(),
+    "action.action_type": pl.String(),
+    "action": pl.String(),
+    "observation.game_state": pl.String(),
+    "observation.skill_state": pl.String(),
+}
+
+
+def _step_state(candidates: pl.DataFrame) -> pl.DataFrame:
+    steps = candidates.filter(pl.col("event_type") == "trajectory_step").select(
+        "event_id",
+        "episode_id",
+        "step_index",
+        pl.col("observation_game_state").alias("game_state"),
+        pl.col("observation_skill_state").alias("skill_state"),
+    )
+    con = connect()
+    try:
+        con.register("steps", steps.to_arrow())
+        table = con.sql(load_sql("telemetry/select_step_state")).to_arrow_table()
+    finally:
+        con.close()
+    state = pl.from_arrow(table)
+    return candidates.join(state, on="event_id", how="left")
+
+
+def _rule_reason() -> pl.Expr:
+    """Return the first matching always-process or skip rule as `decision:reason` (or null)."""
+    is_decision = pl.col("event_type") == "decision"
+    is_step = pl.col("event_type") == "trajectory_step"
+    innovation = pl.any_horizontal(
+        pl.col(name).str.starts_with(rules.INNOVATION_PREFIX).fill_null(False)
+        for name in ("scenario_id", "quest_id", "episode_id")
+    )
+    return (
+        pl.when(is_decision & (pl.col("ambiguity_score") > rules.AMBIGUITY_THRESHOLD))
+        .then(pl.lit("process:high_ambiguity"))
+        .when(
+            (pl.col("event_type") == "reasoning")
+            | (is_decision & (pl.col("reasoning").str.strip_chars().str.len_chars() > 0))
+        )
+        .then(pl.lit("process:player_reasoning"))
+        .when(innovation)
+        .then(pl.lit("process:innovation_quest"))
+        .when(is_decision & pl.col("peer_flagged"))
+        .then(pl.lit("process:peer_flagged"))
+        .when(pl.col("player_karma") >= rules.HIGH_KARMA)
+        .then(pl.lit("process:high_karma"))
+        .when(is_step & pl.col("action_action_type").is_in(rules.ROUTINE_MOVEMENT_TYPES))
+        .then(pl.lit("skip:routine_movement"))
+        .when(is_step & (pl.col("action") == pl.col("previous_action")))
+        .then(pl.lit("skip:repeated_action"))
+        .when(
+            is_step
+            & pl.col("action_action_type").is_in(rules.ROUTINE_CRAFT_TYPES)
+            & (pl.col("top_skill") <= rules.LOW_TIER_MAX_SKILL)
+        )
+        .then(pl.lit("skip:low_tier_routine_crafting"))
+        .when(is_decision & pl.col("seen_scenario"))
+        .then(pl.lit("skip:seen_scenario"))
+    )
+
+
+def triage(silver: pl.LazyFrame) -> pl.DataFrame:
+    """Return a partition's `telemetry/triage` rows (see `rules/telemetry_triage.py`)."""
+    events = silver_events(silver)
+    candidates = payload_fields(events, CANDIDATE_TYPES, _FIELDS).collect()
+    peer = (
+        payload_fields(events, "peer_prediction", {"scenario_id": pl.String()})
+        .select("player_key", "scenario_id", pl.lit(True).alias("peer_flagged"))
+        .unique()
+        .collect()
+    )
+    order = ["event_time", "event_seq", "event_id"]
+    candidates = (
+        _step_state(candidates)
+        .sort(order)
+        .join(peer, on=["player_key", "scenario_id"], how="left")
+        .with_columns(
+            pl.col("peer_flagged").fill_null(False),
+            pl.col("karma_state").max().over("player_key").alias("player_karma"),
+            pl.col("action")
+            .shift(1)
+            .over("episode_id", order_by=["step_index", "event_id"])
+            .alias("previous_action"),
+            (
+                (pl.col("event_type") == "decision")
+                & pl.col("game_state_hash").is_not_null()
+                & pl.col("game_state_hash").is_duplicated()
+                & ~pl.col("game_state_hash").is_first_distinct()
+            ).alias("seen_scenario"),
+        )
+    )
+    candidates = with_stable_bucket(candidates, "event_id", rules.SAMPLE_SALT, rules.HASH_BUCKETS)
+    candidates = with_stable_bucket(
+        candidates, "event_id", rules.AUDIT_SALT, rules.HASH_BUCKETS, name="audit_bucket"
+    )
+    entropic = (pl.col("event_type") == "trajectory_step") & (
+        pl.col("entropy") > rules.ENTROPY_THRESHOLD
+    )
+    sampled = pl.col("bucket") < int(rules.SAMPLE_RATE * rules.HASH_BUCKETS)
+    judged = (
+        candidates.with_columns(
+            pl.coalesce(
+                _rule_reason(),
+                pl.when(entropic & sampled)
+                .then(pl.lit("sample:sampled_high_entropy"))
+                .when(entropic)
+                .then(pl.lit("skip:high_entropy_not_sampled"))
+                .otherwise(pl.lit("skip:no_trigger")),
+            ).alias("verdict")
+        )
+        .with_columns(
+            pl.col("verdict").str.split_exact(":", 1).struct.rename_fields(["decision", "reason"])
+        )
+        .unnest("verdict")
+    )
+    audited = (pl.col("decision") == "skip") & (
+        pl.col("audit_bucket") < int(rules.AUDIT_RATE * rules.HASH_BUCKETS)
+    )
+    return (
+        judged.with_columns(
+            pl.when(audited).then(pl.lit("audit")).otherwise(pl.col("decision")).alias("decision"),
+            pl.when(audited)
+            .then("audit:" + pl.col("reason"))
+            .otherwise(pl.col("reason"))
+            .alias("reason"),
+            pl.coalesce(pl.col("action_action_type"), pl.col("event_type")).alias("action_type"),
+        )
+        .select(TRIAGE_SCHEMA.names())
+        .cast(dict(TRIAGE_SCHEMA))
+    )
+
+
+def pass_rates(rows: pl.DataFrame) -> dict[str, float]:
+    """Return the pass rate (process + sample over candidates) per action type and overall."""
+    passed = pl.col("decision").is_in(PASS_DECISIONS)
+    per_type = (
+        rows.group_by("action_type")
+        .agg(passed.mean().alias("rate"))
+        .sort("action_type")
+        .iter_rows()
+    )
+    rates = {str(kind): round(float(rate), 4) for kind, rate in per_type}
+    rates["all"] = round(float(rows.select(passed.mean()).item() or 0.0), 4) if rows.height else 0.0
+    return rates

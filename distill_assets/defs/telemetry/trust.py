@@ -1,0 +1,217 @@
+"""Player trust from gold standards and peer predictions, and player quality (seed 004).
+
+The rules and numbers are `rules/telemetry_trust.py`. Signals are extracted vectorized; the trust
+walk itself is sequential per player (each update is clamped, so it is not a plain cumulative sum)
+and runs over NumPy arrays of the signals only - gold standards and peer predictions are a small
+share of events ("every ~50th task").
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from distill_assets.defs.telemetry.events import payload_fields, silver_events
+from distill_assets.rules import telemetry_trust as rules
+
+SIGNAL_SCHEMA = pl.Schema(
+    {
+        "player_key": pl.String(),
+        "server_ts": pl.Float64(),
+        "event_seq": pl.Int64(),
+        "event_id": pl.String(),
+        "signal": pl.String(),
+    }
+)
+QUALITY_SCHEMA = pl.Schema(
+    {
+        "player_key": pl.String(),
+        "trust_score": pl.Float64(),
+        "gold_standard_accuracy": pl.Float64(),
+        "peer_prediction_score": pl.Float64(),
+        "total_contributions": pl.Int64(),
+        "high_value_contributions": pl.Int64(),
+        "flagged": pl.Boolean(),
+        "flag_reasons": pl.List(pl.String()),
+    }
+)
+GOLD_FLAG = "gold_accuracy_below_70"
+BOT_FLAG = "bot_signature"
+
+
+def gold_signals(events: pl.LazyFrame) -> pl.LazyFrame:
+    """Return one `gold_pass` / `gold_fail` signal per gold_standard_result event."""
+    gold = payload_fields(events, "gold_standard_result", {"passed": pl.Boolean()})
+    return gold.select(
+        "player_key",
+        "server_ts",
+        "event_seq",
+        "event_id",
+        pl.when(pl.col("passed"))
+        .then(pl.lit("gold_pass"))
+        .otherwise(pl.lit("gold_fail"))
+        .alias("signal"),
+    )
+
+
+def peer_signals(events: pl.LazyFrame) -> pl.LazyFrame:
+    """Return one `peer_match` / `peer_mismatch` signal per clustered peer response (ties: none)."""
+    peers = payload_fields(
+        events,
+        "peer_prediction",
+        {"pairing_id": pl.String(), "choice": pl.String(), "peer_choice": pl.String()},
+    )
+    latest = (
+        peers.sort("server_ts", "event_seq", "event_id")
+        .group_by("pairing_id", "player_key")
+        .agg(pl.all().last())
+    )
+    responses = latest.with_columns(pl.len().over("pairing_id").alias("responders"))
+    # a lone response that names the peer's choice counts the peer as a second response
+    peer_votes = responses.filter(
+        (pl.col("responders") == 1) & pl.col("peer_choice").is_not_null()
+    ).select("pairing_id", pl.col("peer_choice").alias("choice"))
+    votes = pl.concat([responses.select("pairing_id", "choice"), peer_votes])
+    clusters = votes.group_by("pairing_id", "choice").agg(pl.len().alias("size"))
+    largest = clusters.group_by("pairing_id").agg(
+        pl.col("size").max().alias("largest"),
+        (pl.col("size") == pl.col("size").max()).sum().alias("largest_clusters"),
+    )
+    judged = (
+        responses.join(clusters, on=["pairing_id", "choice"])
+        .join(largest, on="pairing_id")
+        .filter(pl.col("largest_clusters") == 1)
+    )
+    return judged.select(
+        "player_key",
+        "server_ts",
+        "event_seq",
+        "event_id",
+        pl.when(pl.col("size") == pl.col("largest"))
+        .then(pl.lit("peer_match"))
+        .otherwise(pl.lit("peer_mismatch"))
+        .alias("signal"),
+    )
+
+
+def trust_signals(silver: pl.LazyFrame) -> pl.DataFrame:
+    """Return every trust signal of silver events in event order (player, time, sequence, id)."""
+    events = silver_events(silver)
+    signals = pl.concat([gold_signals(events), peer_signals(events)])
+    return (
+        signals.sort("player_key", "server_ts", "event_seq", "event_id")
+        .collect()
+        .cast(dict(SIGNAL_SCHEMA))
+        .select(SIGNAL_SCHEMA.names())
+    )
+
+
+def trust_walk(signals: pl.DataFrame) -> pl.DataFrame:
+    """Add `trust_after`: the player's trust after each signal (clamped after every update)."""
+    deltas = signals.get_column("signal").replace_strict(rules.TRUST_DELTAS).to_numpy()
+    players = signals.get_column("player_key").to_numpy()
+    after = np.empty(len(deltas), dtype=np.float64)
+    trust, previous = rules.INITIAL_TRUST, None
+    for i, (player, delta) in enumerate(zip(players, deltas, strict=True)):
+        if player != previous:
+            trust, previous = rules.INITIAL_TRUST, player
+        trust = min(max(trust + delta, rules.TRUST_MIN), rules.TRUST_MAX)
+        after[i] = trust
+    return signals.with_columns(
+        pl.Series("trust_after", after, dtype=pl.Float64).round(rules.TRUST_DECIMALS)
+    )
+
+
+def player_quality(
+    walk: pl.DataFrame,
+    contributions: pl.LazyFrame,
+    bots: pl.LazyFrame,
+) -> pl.DataFrame:
+    """Return `telemetry/player_quality`: one row per player seen in contributions or signals.
+
+    `contributions` holds (player_key, high_value) per contribution (triage candidates: high value
+    = processed); `bots` the player keys validation rejected as bots on some day.
+    """
+    signals = walk.lazy()
+    per_player = signals.group_by("player_key").agg(
+        pl.col("trust_after").last().alias("trust_score"),
+        (pl.col("signal") == "gold_pass").sum().alias("gold_pass"),
+        pl.col("signal").str.starts_with("gold_").sum().alias("gold_total"),
+        (pl.col("signal") == "peer_match").sum().alias("peer_match"),
+        pl.col("signal").str.starts_with("peer_").sum().alias("peer_total"),
+    )
+    counted = contributions.group_by("player_key").agg(
+        pl.len().cast(pl.Int64).alias("total_contributions"),
+        pl.col("high_value").sum().cast(pl.Int64).alias("high_value_contributions"),
+    )
+    bot_keys = bots.select("player_key").unique().with_columns(pl.lit(True).alias("bot"))
+    players = pl.concat(
+        [
+            per_player.select("player_key"),
+            counted.select("player_key"),
+            bot_keys.select("player_key"),
+        ]
+    ).unique()
+    gold_accuracy = pl.when(pl.col("gold_total") > 0).then(
+        pl.col("gold_pass") / pl.col("gold_total")
+    )
+    quality = (
+        players.join(per_player, on="player_key", how="left")
+        .join(counted, on="player_key", how="left")
+        .join(bot_keys, on="player_key", how="left")
+        .with_columns(gold_accuracy.alias("gold_standard_accuracy"))
+        .with_columns(
+            pl.concat_list(
+                pl.when(pl.col("gold_standard_accuracy") < rules.GOLD_ACCURACY_FLAG).then(
+                    pl.lit(GOLD_FLAG)
+                ),
+                pl.when(pl.col("bot").fill_null(False)).then(pl.lit(BOT_FLAG)),
+            )
+            .list.drop_nulls()
+            .alias("flag_reasons")
+        )
+        .select(
+            "player_key",
+            pl.col("trust_score").fill_null(rules.INITIAL_TRUST),
+            pl.col("gold_standard_accuracy").round(rules.TRUST_DECIMALS),
+            pl.when(pl.col("peer_total") > 0)
+            .then(pl.col("peer_match") / pl.col("peer_total"))
+            .round(rules.TRUST_DECIMALS)
+            .alias("peer_prediction_score"),
+            pl.col("total_contributions").fill_null(0),
+            pl.col("high_value_contributions").fill_null(0),
+            (pl.col("flag_reasons").list.len() > 0).alias("flagged"),
+            "flag_reasons",
+        )
+        .sort("player_key")
+    )
+    return quality.collect().cast(dict(QUALITY_SCHEMA)).select(QUALITY_SCHEMA.names())
+
+
+def trust_at(walk: pl.DataFrame, tasks: pl.DataFrame) -> pl.DataFrame:
+    """Add `trust`: each task's player trust after every signal up to and including its time."""
+    order = pl.struct("server_ts", "event_seq", "event_id")
+    history = walk.select("player_key", "server_ts", "event_seq", "event_id", "trust_after")
+    combined = pl.concat(
+        [
+            history.with_columns(pl.lit(0).alias("is_task")),
+            tasks.select("player_key", "server_ts", "event_seq", "event_id").with_columns(
+                pl.lit(None, dtype=pl.Float64).alias("trust_after"), pl.lit(1).alias("is_task")
+            ),
+        ],
+        how="vertical_relaxed",
+    )
+    # each task takes the trust after the last signal at or before it in event order
+    trust = (
+        combined.sort("player_key", "server_ts", "event_seq", "event_id", "is_task")
+        .with_columns(
+            pl.col("trust_after")
+            .forward_fill()
+            .over("player_key", order_by=order)
+            .fill_null(rules.INITIAL_TRUST)
+            .alias("trust")
+        )
+        .filter(pl.col("is_task") == 1)
+        .select("event_id", "trust")
+    )
+    return tasks.join(trust, on="event_id", how="left")

@@ -1,0 +1,111 @@
+"""Settings validated before anything runs, each problem as one line.
+
+`check_startup` returns the warnings to print and raises `SettingsError` (its message is one line
+naming the variable) for a setting that would publish to the wrong place or leak:
+- `DISTILL_DATASET_NAME` must be a plain name (letters, digits, `.`, `_`, `-`; no path separator,
+  no `..`): it becomes a folder under the hub root (checked by `Settings` itself, so Dagster runs
+  refuse it too; `resolve_settings` turns it into one line);
+- local roots (`DISTILL_RAW_ROOT`, `DISTILL_LAKE_ROOT`, `DISTILL_HUB_ROOT`, `DISTILL_MEMORY_ROOT`)
+  must not be, or lie under, a file; the lake, hub and memory roots must be writable (their
+  nearest existing folder is checked; object-store URIs are not checked here);
+- `DISTILL_HUB_REPO_ID` needs `HF_TOKEN` (and the `owner/name` form): without a token the release
+  would silently stay local;
+- the public development player key (no `DISTILL_PLAYER_ID_KEY`) is allowed only with
+  `DISTILL_ENV=development` (which the Makefile sets for `make run` and `make test`), and is then
+  announced by a warning line every time, since player keys made with it can be reversed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from distill_assets.lib.settings import Settings
+
+ENV_VAR = "DISTILL_ENV"
+DEVELOPMENT = "development"
+PLAYER_KEY_ENV = "DISTILL_PLAYER_ID_KEY"
+HUB_REPO_ENV = "DISTILL_HUB_REPO_ID"
+HUB_TOKEN_ENV = "HF_TOKEN"
+REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
+DEVELOPMENT_KEY_WARNING = (
+    "WARNING: the public development player key is in use (DISTILL_ENV=development): published "
+    f"player keys can be reversed; set {PLAYER_KEY_ENV} for real data"
+)
+
+
+class SettingsError(ValueError):
+    """A setting that must be fixed before distill runs (the message is one line)."""
+
+
+def resolve_settings() -> Settings:
+    """Return `Settings.resolve()`, its validation errors as one `SettingsError` line."""
+    try:
+        return Settings.resolve()
+    except ValidationError as exc:
+        message = exc.errors()[0]["msg"].removeprefix("Value error, ")
+        raise SettingsError(message) from None
+
+
+def _local(root: str) -> Path | None:
+    if "://" in root and not root.startswith("file://"):
+        return None
+    return Path(root.removeprefix("file://"))
+
+
+def check_root(variable: str, root: str, writable: bool) -> None:
+    """Raise if a local root is (or lies under) a file, or (if `writable`) cannot be written."""
+    path = _local(root)
+    if path is None:
+        return
+    existing = path
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise SettingsError(f"{variable}={root} lies under a file ({existing}), not a folder")
+    if writable and not os.access(existing, os.W_OK | os.X_OK):
+        raise SettingsError(f"{variable}={root} is not writable ({existing})")
+
+
+def check_hub(environ: Mapping[str, str]) -> None:
+    """Raise if a Hub repo id is set without a token, or is not `owner/name`."""
+    repo_id = environ.get(HUB_REPO_ENV, "")
+    if not repo_id:
+        return
+    if not REPO_ID.match(repo_id):
+        raise SettingsError(f"{HUB_REPO_ENV}={repo_id!r} must have the form owner/name")
+    if not environ.get(HUB_TOKEN_ENV):
+        raise SettingsError(
+            f"{HUB_REPO_ENV}={repo_id} is set but {HUB_TOKEN_ENV} is not: refusing to publish "
+            "locally instead of to the Hub"
+        )
+
+
+def check_player_key(environ: Mapping[str, str]) -> list[str]:
+    """Return the development-key warning, or raise if that key would be used outside development.
+
+    A key configured on the `player_id_hasher` resource is checked when the resource resolves it.
+    """
+    if environ.get(PLAYER_KEY_ENV):
+        return []
+    if environ.get(ENV_VAR) != DEVELOPMENT:
+        raise SettingsError(
+            f"{PLAYER_KEY_ENV} is not set: the public development key is only allowed with "
+            f"{ENV_VAR}={DEVELOPMENT}"
+        )
+    return [DEVELOPMENT_KEY_WARNING]
+
+
+def check_startup(settings: Settings, environ: Mapping[str, str] | None = None) -> list[str]:
+    """Validate settings and environment; return warning lines, raise `SettingsError` on errors."""
+    env = os.environ if environ is None else environ
+    check_root("DISTILL_RAW_ROOT", settings.raw_root, writable=False)
+    check_root("DISTILL_LAKE_ROOT", settings.lake_root, writable=True)
+    check_root("DISTILL_HUB_ROOT", settings.hub_root, writable=True)
+    check_root("DISTILL_MEMORY_ROOT", settings.memory_root, writable=True)
+    check_hub(env)
+    return check_player_key(env)

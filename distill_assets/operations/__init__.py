@@ -1,0 +1,1 @@
+"""Operations on the project's Dagster instance: stale listing, backfills, in-process runs."""

@@ -1,0 +1,97 @@
+"""In-process runs of the project's jobs with one progress line per partition and step.
+
+Used by `distill run` and `distill backfill`: each run is recorded on the project's instance (so
+it shows in the UI), prints what each step materialized (rows) and which checks failed, and, for
+an ingest partition, how many raw records went to quarantine and why.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+import dagster as dg
+import polars as pl
+
+from distill_assets.defs.release.sensors import CLI_TAG
+from distill_assets.lib.lake import partition_path
+from distill_assets.lib.runlock import PID_TAG
+from distill_assets.lib.settings import SOURCES
+
+PREFIX = "[distill]"
+QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+QUARANTINE_TABLE = "quarantine"
+ROW_COUNT_KEY = "dagster/row_count"
+
+
+def execute(
+    definitions: dg.Definitions,
+    job: str,
+    instance: dg.DagsterInstance,
+    *,
+    partition: str | None = None,
+    assets: Sequence[dg.AssetKey] | None = None,
+    verbose: bool = False,
+    command: str = "run",
+) -> dg.ExecuteInProcessResult:
+    """Run `job` (only `assets` of it, if given) in-process and print its progress lines.
+
+    The run is tagged with the `distill` command that launched it, so `release_after_ingest`
+    leaves the release to that command.
+    """
+    result = definitions.resolve_job_def(job).execute_in_process(
+        tags={CLI_TAG: command, PID_TAG: str(os.getpid())},
+        partition_key=partition,
+        instance=instance,
+        run_config={} if verbose else QUIET_RUN_CONFIG,
+        asset_selection=list(assets) if assets is not None else None,
+        raise_on_error=False,
+    )
+    label = f"{job} {partition}" if partition else job
+    for line in step_lines(result):
+        print(f"{PREFIX} {label} {line}")
+    print(f"{PREFIX} {label}: {outcome(result)}")
+    return result
+
+
+def step_lines(result: dg.ExecuteInProcessResult) -> list[str]:
+    """Return one line per materialized asset: its key and the rows written."""
+    lines = []
+    for event in result.get_asset_materialization_events():
+        materialization = event.step_materialization_data.materialization
+        rows = materialization.metadata.get(ROW_COUNT_KEY)
+        count = f"{rows.value} rows" if rows is not None else "done"
+        lines.append(f"{materialization.asset_key.to_user_string()}: {count}")
+    return lines
+
+
+def outcome(result: dg.ExecuteInProcessResult) -> str:
+    """Summarize a run: status, materializations, checks and which checks failed."""
+    checks = result.get_asset_check_evaluations()
+    failed = [str(c.asset_check_key.to_user_string()) for c in checks if not c.passed]
+    materialized = len(result.get_asset_materialization_events())
+    status = "ok" if result.success else "FAILED"
+    suffix = f", failed checks: {', '.join(failed)}" if failed else ""
+    return f"{status} ({materialized} materializations, {len(checks)} checks{suffix})"
+
+
+def quarantine_counts(lake_root: str, partition: str) -> dict[str, dict[str, int]]:
+    """Return source -> quarantine reason -> records for one ingest partition of the lake."""
+    counts: dict[str, dict[str, int]] = {}
+    for source in SOURCES:
+        path = partition_path(lake_root, source, QUARANTINE_TABLE, partition)
+        if not path.exists():
+            continue
+        reasons = pl.scan_parquet(str(path)).group_by("reason").len().collect()
+        counts[source] = {str(r): int(n) for r, n in reasons.sort("reason").iter_rows()}
+    return counts
+
+
+def quarantine_line(lake_root: str, partition: str) -> str:
+    """Return the line `quarantine <date>: <source> N (reason n, ...); ...` for a partition."""
+    parts = []
+    for source, reasons in quarantine_counts(lake_root, partition).items():
+        total = sum(reasons.values())
+        detail = ", ".join(f"{reason} {n}" for reason, n in reasons.items())
+        parts.append(f"{source} {total}" + (f" ({detail})" if detail else ""))
+    return f"quarantine {partition}: " + ("; ".join(parts) if parts else "nothing ingested")

@@ -1,0 +1,46 @@
+"""Telemetry triage rules (seed 004, "Stage 3.5: Triage Sampling").
+
+Candidates: decision, trajectory_step, reasoning and dialogue_turn events that passed validation.
+The first matching rule decides, in this order:
+
+always process (`process`):
+- `high_ambiguity`: a decision with ambiguity_score > AMBIGUITY_THRESHOLD;
+- `player_reasoning`: a reasoning event, or a decision with non-blank player reasoning;
+- `innovation_quest`: scenario_id / quest_id / episode_id starting with INNOVATION_PREFIX;
+- `peer_flagged`: a decision on a scenario the same player has a peer_prediction for that day;
+- `high_karma`: an event of a player whose highest karma_state that day is >= HIGH_KARMA (the
+  seed's "trust premium"; karma is what the day's events carry, so triage stays a function of the
+  day alone and is independent of the order partitions are processed in).
+skip (`skip`):
+- `routine_movement`: a step whose action_type is in ROUTINE_MOVEMENT_TYPES;
+- `repeated_action`: a step whose action (type and details) equals the episode's previous step's;
+- `low_tier_routine_crafting`: a step whose action_type is in ROUTINE_CRAFT_TYPES by a player whose
+  highest skill level in the step's skill_state is <= LOW_TIER_MAX_SKILL;
+- `seen_scenario`: a decision whose game_state_hash an earlier decision that day already had.
+probabilistic (`sample`): a step whose state entropy — the Euclidean norm of the change of its
+numeric `observation.game_state` values from the episode's previous step — exceeds
+ENTROPY_THRESHOLD is sampled at SAMPLE_RATE by a stable hash of its event id
+(`sampled_high_entropy`; the others skip as `high_entropy_not_sampled`).
+everything else skips as `no_trigger`.
+audit: AUDIT_RATE of the skips, by a second stable hash of the event id, become `audit`
+(reason `audit:<skip reason>`), the seed's "5% sample of skipped for validation".
+
+The pass rate (process + sample over candidates) should stay below PASS_RATE_ALERT ("If pass rate
+> 40%, tighten filters"); an asset check warns above it.
+"""
+
+from __future__ import annotations
+
+AMBIGUITY_THRESHOLD = 0.7
+INNOVATION_PREFIX = "innovation"
+HIGH_KARMA = 100
+ROUTINE_MOVEMENT_TYPES: tuple[str, ...] = ("move", "walk", "navigation")
+ROUTINE_CRAFT_TYPES: tuple[str, ...] = ("craft", "gather", "wheel_manipulation")
+LOW_TIER_MAX_SKILL = 1
+ENTROPY_THRESHOLD = 0.1
+SAMPLE_RATE = 0.15
+AUDIT_RATE = 0.05
+PASS_RATE_ALERT = 0.40
+HASH_BUCKETS = 10_000
+SAMPLE_SALT = "triage-sample"
+AUDIT_SALT = "triage-audit"

@@ -1,0 +1,317 @@
+"""Planted telemetry cases end in the right table with the right reason (issue 11 acceptance).
+
+Two ingest days from `samples/telemetry_planted.py` go through the real definitions: the daily
+assets per day, then the global telemetry assets, curation and the release, then the global assets
+once more (the deletion log learns which release first excluded the deleted player).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+
+from distill_assets.defs.telemetry.pseudonym import player_key
+from distill_assets.defs.telemetry.resources import DEVELOPMENT_KEY, KEY_ENV
+from distill_assets.lib.hashing import split_bucket
+from distill_assets.lib.settings import Settings
+from distill_assets.rules import telemetry_triage
+from distill_assets.samples import telemetry_planted as planted
+from tests.conftest import materialize
+
+DAY1, DAY2 = planted.DAYS
+DAILY = ("events", "quarantine", "validation", "accepted_events", "triage", "dialogues")
+PAST_BRONZE = ("validation", "accepted_events", "triage", "dialogues")
+GLOBAL = ("deletions", "deletion_log", "consent", "exclusions", "player_quality", "payouts")
+# tables that must name a deleted player: the requests, the log and the release's exclusion list
+PRIVACY_LEDGERS = ("deletions", "deletion_log", "exclusions")
+
+
+def key(raw_id: str) -> str:
+    return player_key(DEVELOPMENT_KEY.encode(), raw_id)
+
+
+def selection(tables: tuple[str, ...]) -> str:
+    return " or ".join(f'key:"telemetry/{t}"' for t in tables)
+
+
+def run_days(days: tuple[str, ...]) -> None:
+    for day in days:
+        materialize(selection(DAILY), day)
+    materialize(selection(GLOBAL))
+
+
+def daily(settings: Settings, table: str, day: str) -> pl.DataFrame:
+    return pl.read_parquet(Path(settings.lake_root) / "telemetry" / table / f"{day}.parquet")
+
+
+def global_table(settings: Settings, table: str) -> pl.DataFrame:
+    return pl.read_parquet(Path(settings.lake_root) / "telemetry" / f"{table}.parquet")
+
+
+@pytest.fixture(autouse=True)
+def no_key_in_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(KEY_ENV, raising=False)
+
+
+@pytest.fixture(scope="module")
+def planted_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings]:
+    """The planted days run once for the module (an isolated data folder, like `distill_env`)."""
+    root = tmp_path_factory.mktemp("planted")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DISTILL_DATA_DIR", str(root / "data"))
+        for name in ("DISTILL_RAW_ROOT", "DISTILL_LAKE_ROOT", "DISTILL_HUB_ROOT", KEY_ENV):
+            patch.delenv(name, raising=False)
+        patch.setenv("DAGSTER_HOME", str(root / "dagster_home"))
+        (root / "dagster_home").mkdir()
+        settings = Settings.resolve()
+        planted.write_planted(settings.raw_root)
+        run_days(planted.DAYS)
+        materialize("group:curation or group:release")
+        yield settings
+
+
+def test_validation_quarantine_and_silver(planted_env: Settings) -> None:
+    quarantine = daily(planted_env, "quarantine", DAY1)
+    assert quarantine.select("reason", "detail").rows() == [
+        ("missing_game_state_hash", "decision.game_state_hash: expected a string, got absent")
+    ]
+    validation = daily(planted_env, "validation", DAY1)
+    counts = dict(validation.group_by("check").len().iter_rows())
+    assert counts == planted.PLANTED_CHECKS
+    decisions = dict(validation.select("check", "decision").unique().iter_rows())
+    assert decisions == {c: "reject" if c == "bot_signature" else "flag" for c in counts}
+    bots = validation.filter(pl.col("check") == "bot_signature")
+    assert dict(bots.group_by("player_key").len().iter_rows()) == {
+        key(raw): n for raw, n in planted.BOT_EVENTS.items()
+    }
+    reasons = set(bots.get_column("reason").str.extract(r"^([a-z_+]+) in session").to_list())
+    assert reasons == {"regular_intervals", "inhuman_action_rate"}
+    flagged = validation.filter(pl.col("decision") == "flag")
+    assert dict(flagged.select("check", "reason").iter_rows()) == {
+        "turn_out_of_order": "turn 3 is 9.8 s earlier than turn 2",
+        "clock_skew": "client_ts 600.0 s before server_ts",
+        "client_ts_in_future": "client_ts 120.0 s after server_ts",
+        "chosen_option_not_offered": "chosen_option o9 is not an option",
+        "action_out_of_range": "wheel_manipulation.hand_pressure=1.7 outside [0, 1]",
+        "action_after_episode_end": "step 4 received 10.0 s after episode_end",
+        "step_index_backwards": "step 1 arrived after step 2",
+        "step_out_of_order": "step 2 is 2.8 s earlier than step 1",
+    }
+    assert daily(planted_env, "validation", DAY2).height == 0
+    # rejected events never reach silver or anything built on it; flagged ones do, marked
+    rejected = set(bots.get_column("event_id"))
+    for table in ("accepted_events", "triage"):
+        assert rejected.isdisjoint(daily(planted_env, table, DAY1).get_column("event_id"))
+    silver = daily(planted_env, "accepted_events", DAY1)
+    marked = silver.filter(pl.col("flagged")).select("event_id", "flag_checks")
+    assert dict(marked.iter_rows()) == {
+        row["event_id"]: [row["check"]] for row in flagged.iter_rows(named=True)
+    }
+    bronze = daily(planted_env, "events", DAY1)
+    carol_day1 = bronze.filter(pl.col("player_key") == key(planted.CAROL)).height
+    assert silver.height == bronze.height - len(rejected) - carol_day1
+    # privacy past bronze: minute buckets, no client clock, no unknown envelope fields
+    assert (silver.get_column("event_time") % 60 == 0).all()
+    assert not {"client_ts", "server_ts", "extra"} & set(silver.columns)
+
+
+def test_consent_deletion_and_release(planted_env: Settings) -> None:
+    alice, bob, carol = key(planted.ALICE), key(planted.BOB), key(planted.CAROL)
+    consent = global_table(planted_env, "consent")
+    assert consent.filter(pl.col("player_key") == alice).select("data_type", "granted").rows() == [
+        ("dpo", False),
+        ("sft", True),
+    ]
+    assert carol not in consent.get_column("player_key").to_list()
+    exclusions = global_table(planted_env, "exclusions")
+    assert dict(exclusions.group_by("reason").len().iter_rows()) == {
+        "no_consent": 4 * 6 + 3,  # bob, dave, erin, frank, grace, henry: all; alice: dpo, rlds, cot
+        "deletion_request": 4,
+    }
+    assert sorted(
+        exclusions.filter(pl.col("subject").str.ends_with(alice)).get_column("subject")
+    ) == [f"cot:{alice}", f"dpo:{alice}", f"rlds:{alice}"]
+    assert sorted(
+        exclusions.filter(pl.col("reason") == "deletion_request").get_column("subject")
+    ) == [f"{t}:{carol}" for t in ("cot", "dpo", "rlds", "sft")]
+
+    log = global_table(planted_env, "deletion_log")
+    assert log.select("request_id", "player_key", "scope").rows() == [("del-carol", carol, "all")]
+    # carol: day 1 consent + 6 turns + decision + outcome; day 2 6 turns + decision + outcome +
+    # the request; triage candidates: 7 a day; one conversation a day
+    assert json.loads(log.item(0, "rows_removed")) == {
+        "telemetry/accepted_events": 18,
+        "telemetry/dialogues": 2,
+        "telemetry/triage": 14,
+    }
+    assert log.item(0, "rows_removed_total") == 34
+    assert log.item(0, "first_excluded_in") is None
+
+    for table in PAST_BRONZE:
+        for day in planted.DAYS:
+            frame = daily(planted_env, table, day)
+            mentions = frame.select(
+                pl.any_horizontal(pl.col(pl.String).str.contains(carol, literal=True))
+            )
+            assert not mentions.to_series().any(), (table, day)
+    for table in ("consent", "player_quality", "payouts"):
+        assert carol not in global_table(planted_env, table).get_column("player_key").to_list()
+
+    latest = Path(planted_env.hub_root) / planted_env.dataset_name / "latest"
+    sft = pl.concat(pl.read_parquet(f) for f in sorted((latest / "data" / "sft").glob("*.parquet")))
+    owners = sft.get_column("metadata").str.json_path_match("$.player_key").to_list()
+    assert owners == [alice, alice]  # bob never consented, carol was deleted
+    version = json.loads((latest / "release.json").read_text())["version"]
+
+    materialize(selection(GLOBAL))
+    log = global_table(planted_env, "deletion_log")
+    assert log.select("rows_removed_total", "release_before", "first_excluded_in").rows() == [
+        (34, None, version)
+    ]
+    assert bob not in owners
+
+
+def test_no_raw_player_id_past_ingest(planted_env: Settings) -> None:
+    files = sorted(Path(planted_env.lake_root).rglob("*.parquet")) + sorted(
+        Path(planted_env.hub_root).rglob("*.*")
+    )
+    con = duckdb.connect()
+    telemetry_files = 0
+    for path in files:
+        data = path.read_bytes()
+        text = data.decode("utf-8", "replace")
+        if path.suffix == ".parquet":
+            text += "\n".join(
+                r[0]
+                for r in con.execute(
+                    "SELECT t::VARCHAR FROM read_parquet($p) t", {"p": str(path)}
+                ).fetchall()
+            )
+            telemetry_files += "telemetry" in path.as_posix()
+        for raw_id in planted.PLAYERS:
+            assert raw_id.encode() not in data, (path, raw_id)
+            assert raw_id not in text, (path, raw_id)
+    assert telemetry_files == len(DAILY) * 2 + len(GLOBAL)
+
+
+def test_trust_peer_prediction_and_flags(planted_env: Settings) -> None:
+    quality = {
+        row["player_key"]: row for row in global_table(planted_env, "player_quality").to_dicts()
+    }
+    frank = quality[key(planted.FRANK)]
+    assert (frank["trust_score"], frank["gold_standard_accuracy"]) == (
+        planted.FRANK_TRUST[-1],
+        0.25,
+    )
+    assert frank["flag_reasons"] == ["gold_accuracy_below_70"]
+    scores = {
+        raw: (quality[key(raw)]["trust_score"], quality[key(raw)]["peer_prediction_score"])
+        for raw in (planted.ALICE, planted.HENRY, planted.BOB, planted.GRACE)
+    }
+    assert scores == {
+        planted.ALICE: (0.53, 1.0),
+        planted.HENRY: (0.53, 1.0),
+        planted.BOB: (0.42, 0.0),  # the minority of pairing pr-1
+        planted.GRACE: (0.53, 1.0),  # pr-2 is a tie (no signal), pr-3 a match
+    }
+    for bot in (planted.DAVE, planted.ERIN):
+        assert quality[key(bot)]["flag_reasons"] == ["bot_signature"]
+        assert quality[key(bot)]["total_contributions"] == 0
+    assert key(planted.CAROL) not in quality
+
+
+def test_payouts(planted_env: Settings) -> None:
+    rows = {r["player_key"]: r for r in global_table(planted_env, "payouts").to_dicts()}
+    assert set(rows) == {key(planted.ALICE), key(planted.FRANK)}
+    surprisal = math.log(1 / 0.2) / math.log(1 / 1e-4)
+    novelty = round(surprisal, 6)
+    assert rows[key(planted.ALICE)] == {
+        "player_key": key(planted.ALICE),
+        "partition": DAY1,
+        "tasks": 1,
+        "base": 10.0,
+        "utility": 1.0,
+        "novelty": novelty,
+        "trust": 0.5,
+        "payout": round(10.0 * 1.0 * (1 + 0.5 * surprisal) * 0.5, 6),
+    }
+    # frank: a failed decision (U 0) and a near-miss episode (U 0.8) before his gold results
+    assert rows[key(planted.FRANK)] == {
+        "player_key": key(planted.FRANK),
+        "partition": DAY1,
+        "tasks": 2,
+        "base": 35.0,
+        "utility": 0.4,
+        "novelty": 0.0,
+        "trust": 0.5,
+        "payout": 10.0,
+    }
+
+
+def test_triage_rules_and_stable_samples(planted_env: Settings) -> None:
+    rows = daily(planted_env, "triage", DAY1)
+    bronze = daily(planted_env, "events", DAY1)
+    decision_of = {
+        e["player_key"]: e["event_id"]
+        for e in bronze.filter(pl.col("event_type") == "decision").to_dicts()
+    }
+    verdicts = dict(
+        rows.select("event_id", pl.concat_str("decision", "reason", separator=":")).iter_rows()
+    )
+    assert verdicts[decision_of[key(planted.ALICE)]] == "process:high_ambiguity"
+    assert verdicts[decision_of[key(planted.FRANK)]] == "process:innovation_quest"
+    assert verdicts[decision_of[key(planted.HENRY)]] == "process:peer_flagged"
+    # every candidate's sample and audit membership is the documented stable hash of its id
+    buckets = int(telemetry_triage.SAMPLE_RATE * telemetry_triage.HASH_BUCKETS)
+    audits = int(telemetry_triage.AUDIT_RATE * telemetry_triage.HASH_BUCKETS)
+    for row in rows.iter_rows(named=True):
+        in_audit = split_bucket(telemetry_triage.AUDIT_SALT + row["event_id"]) < audits
+        if row["decision"] in ("skip", "audit"):
+            assert (row["decision"] == "audit") == in_audit, row
+        if row["reason"].endswith("high_entropy_not_sampled") or row["decision"] == "sample":
+            sampled = split_bucket(telemetry_triage.SAMPLE_SALT + row["event_id"]) < buckets
+            assert sampled == (row["decision"] == "sample"), row
+    assert rows.filter(pl.col("decision") == "audit").height > 0
+
+
+def test_triage_and_payouts_do_not_depend_on_order_or_reruns(
+    distill_env: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    planted.write_planted(distill_env.raw_root)
+    run_days(planted.DAYS)
+    first = {
+        **{f"triage/{d}": daily(distill_env, "triage", d) for d in planted.DAYS},
+        "payouts": global_table(distill_env, "payouts"),
+        "player_quality": global_table(distill_env, "player_quality"),
+    }
+    run_days(planted.DAYS)  # rerun in place
+    other = tmp_path / "reversed"
+    monkeypatch.setenv("DISTILL_DATA_DIR", str(other))
+    reversed_env = Settings.resolve()
+    planted.write_planted(reversed_env.raw_root)
+    run_days(tuple(reversed(planted.DAYS)))
+    for env in (distill_env, reversed_env):
+        again = {
+            **{f"triage/{d}": daily(env, "triage", d) for d in planted.DAYS},
+            "payouts": global_table(env, "payouts"),
+            "player_quality": global_table(env, "player_quality"),
+        }
+        assert again.keys() == first.keys()
+        for name, frame in first.items():
+            assert again[name].equals(frame), name
+
+
+def test_a_day_without_telemetry_and_an_empty_history(distill_env: Settings) -> None:
+    (Path(distill_env.raw_root) / "telemetry" / DAY1).mkdir(parents=True)
+    assert materialize(selection(DAILY), DAY1).success
+    assert materialize(selection(GLOBAL)).success
+    for table in DAILY:
+        assert daily(distill_env, table, DAY1).height == 0, table
+    for table in GLOBAL:
+        assert global_table(distill_env, table).height == 0, table

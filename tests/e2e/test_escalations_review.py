@@ -1,0 +1,257 @@
+"""The seed's complete example end to end: raw line → every export config → review round trip."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from distill_assets.cli import main
+from distill_assets.contracts.escalations import SEED_SQLITE_COLUMNS
+from distill_assets.lib.lake import partition_path
+from distill_assets.lib.settings import Settings
+from tests.conftest import land, materialize
+from tests.e2e.test_load_dataset import load_in_fresh_process
+from tests.unit.escalations.test_examples import seed_quality_score
+
+pytestmark = pytest.mark.e2e
+DAY = "2026-11-19"
+SEED = Path(__file__).resolve().parents[1] / "fixtures" / "escalations" / "seed_example.json"
+INTERACTION = (
+    "id",
+    "session_id",
+    "created_at",
+    "query",
+    "query_context",
+    "sam_attempt",
+    "sam_confidence",
+    "sam_reasoning",
+    "claude_response",
+)
+RELEASE = (
+    'group:curation or group:release or key:"escalations/review_state" '
+    'or key:"escalations/review_exclusions" or key:"escalations/export_history"'
+)
+CONFIGS = ("instruction", "cot", "dpo", "correction")
+
+
+def seed_line() -> dict[str, object]:
+    record = json.loads(SEED.read_text())
+    return {k: record[k] for k in INTERACTION}
+
+
+def published(settings: Settings, config: str) -> pl.DataFrame:
+    folder = Path(settings.hub_root) / settings.dataset_name / "latest" / "data" / config
+    if not folder.exists():
+        return pl.DataFrame(schema={"metadata": pl.String()})
+    return pl.read_parquet(sorted(folder.glob("*.parquet")))
+
+
+def example_ids(settings: Settings, config: str) -> set[str]:
+    return {json.loads(m)["example_id"] for m in published(settings, config)["metadata"]}
+
+
+@pytest.fixture
+def released(distill_env: Settings) -> Settings:
+    junk = {
+        "id": "junk1",
+        "created_at": 1795000000.0,
+        "query": "How do I configure nginx rate limiting for my API gateway?",
+        "sam_attempt": "Use limit_req.",
+        "claude_response": "ok thanks",
+    }
+    sheep = {
+        "id": "sheep1",
+        "created_at": 1795000001.0,
+        "query": "A farmer has 17 sheep. All but 9 run away. How many are left?",
+        "sam_attempt": "8 sheep are left.",
+        "claude_response": (
+            "Let me think through this step by step:\n\n1. The farmer starts with 17 sheep\n"
+            '2. The phrase "all but 9" means "all except 9"\n'
+            "3. So if all but 9 run away, that means 9 sheep stayed\n"
+            "4. The question asks how many are left, not how many ran away\n\n"
+            "Therefore, 9 sheep are left."
+        ),
+    }
+    lines = [seed_line(), junk, sheep]
+    land(
+        distill_env,
+        "escalations",
+        DAY,
+        "captures.jsonl",
+        "".join(json.dumps(line) + "\n" for line in lines),
+    )
+    result = materialize('key:"escalations/*"', DAY)
+    assert all(c.passed for c in result.get_asset_check_evaluations())
+    materialize(RELEASE)
+    return distill_env
+
+
+def test_seed_example_is_published_in_cot_dpo_and_correction(released: Settings) -> None:
+    lake = partition_path(released.lake_root, "escalations", "distillation_examples", DAY)
+    [example] = pl.read_parquet(str(lake)).filter(pl.col("id") == "a7f3b2c1d4e5f6a8").to_dicts()
+    assert example["reasoning_type"] == "chain_of_thought"
+    assert len(example["reasoning_steps"]) == 4
+    assert len(example["corrections"]["sam_errors"]) >= 1
+    assert len(example["principles"]) >= 1
+    assert (example["domain"], example["subdomain"], example["task_type"]) == (
+        "code",
+        "javascript",
+        "debug",
+    )
+    assert example["quality_score"] == pytest.approx(seed_quality_score(example), abs=1e-9)
+    assert example["quality_score"] == 0.9
+    for config in CONFIGS:
+        # the junk capture is gated out of every config
+        assert example_ids(released, config) == {"a7f3b2c1d4e5f6a8", "sheep1"}, config
+    seed_rows = {
+        config: published(released, config).filter(
+            pl.col("metadata").str.contains("a7f3b2c1d4e5f6a8", literal=True)
+        )
+        for config in CONFIGS
+    }
+    dpo = seed_rows["dpo"].row(0, named=True)
+    record = seed_line()
+    assert (dpo["prompt"], dpo["chosen"], dpo["rejected"]) == (
+        record["query"],
+        record["claude_response"],
+        record["sam_attempt"],
+    )
+    cot = seed_rows["cot"].row(0, named=True)
+    assert cot["thought_process"][0] == (
+        "Identify the variable: Look at the line number in the error. What variable is being "
+        "mapped?"
+    )
+    correction = seed_rows["correction"].row(0, named=True)
+    assert correction["instruction"] == (
+        "Here's what I said: [SAM's incorrect response]. What should I have said instead?"
+    )
+    assert correction["output"].startswith("Your answer has an error. Here's what you should")
+    exports = Path(released.hub_root) / released.dataset_name / "latest" / "exports"
+    assert sorted(p.name for p in exports.iterdir()) == [
+        "correction_20261119.jsonl",
+        "cot_20261119.jsonl",
+        "instruction_20261119.jsonl",
+        "preference_20261119.jsonl",
+    ]
+    card = (exports.parent / "README.md").read_text()
+    assert "| `exports/cot_20261119.jsonl` |" in card
+    preference = [json.loads(x) for x in (exports / "preference_20261119.jsonl").open()]
+    assert len(preference) == 2
+    assert {
+        "prompt": record["query"],
+        "chosen": record["claude_response"],
+        "rejected": record["sam_attempt"],
+    } in preference
+    assert preference[0] == {
+        "prompt": record["query"],
+        "chosen": record["claude_response"],
+        "rejected": record["sam_attempt"],
+    }
+    database = Path(released.data_dir) / "distilled" / "distillation.db"
+    con = sqlite3.connect(database)
+    try:
+        columns = [row[1] for row in con.execute("PRAGMA table_info(distillation_examples)")]
+        indexes = {row[1] for row in con.execute("PRAGMA index_list(distillation_examples)")}
+        rows = con.execute(
+            "SELECT id, export_count, last_exported_at, reasoning_steps, corrections, "
+            "principles, quality_flags, training_format FROM distillation_examples ORDER BY id"
+        ).fetchall()
+    finally:
+        con.close()
+    assert tuple(columns) == SEED_SQLITE_COLUMNS
+    assert {i for i in indexes if i.startswith("idx_")} == {
+        "idx_domain",
+        "idx_quality",
+        "idx_training_ready",
+        "idx_created",
+        "idx_human_reviewed",
+    }
+    by_id = {row[0]: row for row in rows}
+    seed = by_id["a7f3b2c1d4e5f6a8"]
+    assert seed[1:3] == (1, 1795046400.0)  # one release; its newest partition, 2026-11-19 UTC
+    assert len(json.loads(seed[3])) == 4
+    assert json.loads(seed[4])["sam_errors"][0]["error_type"] == "incomplete"
+    assert len(json.loads(seed[5])) == 1
+    assert (json.loads(seed[6]), seed[7]) == ([], "correction")
+    assert by_id["junk1"][1:3] == (0, None)  # gated: never exported
+    pending = Path(released.data_dir) / "distilled" / "pending_review" / "batch_20261119.json"
+    pending_ids = [r["id"] for r in json.loads(pending.read_text())]
+    assert pending_ids == ["a7f3b2c1d4e5f6a8", "junk1", "sheep1"]
+
+
+def test_review_reject_then_approve_round_trip_changes_the_next_release(
+    released: Settings, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["review", "list", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [r["id"] for r in listed] == ["a7f3b2c1d4e5f6a8", "junk1", "sheep1"]
+    assert main(["review", "list"]) == 0
+    assert "a7f3b2c1d4e5f6a8" in capsys.readouterr().out
+
+    assert main(["review", "reject", "nope", "--notes", "x"]) == 1
+    assert capsys.readouterr().err.strip() == "distill review: unknown example id 'nope'"
+
+    assert (
+        main(
+            ["review", "reject", "a7f3b2c1d4e5f6a8", "--notes", "misses hooks", "--reviewer", "ann"]
+        )
+        == 0
+    )
+    materialize(RELEASE)
+    for config in CONFIGS:
+        assert example_ids(released, config) == {"sheep1"}, config  # rejected: left every config
+    reviewed = list((Path(released.data_dir) / "distilled" / "approved").glob("reviewed_*.jsonl"))
+    [line] = [json.loads(x) for x in reviewed[0].read_text().splitlines()]
+    assert (line["id"], line["decision"], line["notes"], line["reviewer"]) == (
+        "a7f3b2c1d4e5f6a8",
+        "reject",
+        "misses hooks",
+        "ann",
+    )
+
+    assert main(["review", "approve", "a7f3b2c1d4e5f6a8", "--notes", "fine after all"]) == 0
+    materialize(RELEASE)
+    for config in CONFIGS:
+        assert example_ids(released, config) == {"a7f3b2c1d4e5f6a8", "sheep1"}, config
+    materialize('key:"escalations/distillation_examples"', DAY)
+    capsys.readouterr()
+    assert main(["review", "show", "a7f3b2c1d4e5f6a8"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert (shown["human_reviewed"], shown["reviewer_notes"]) == (1, "fine after all")
+    # published in the first and the last release (the same version), not the one between
+    assert (shown["export_count"], shown["last_exported_at"]) == (1, 1795046400.0)
+    assert main(["review", "list", "--json"]) == 0
+    assert [r["id"] for r in json.loads(capsys.readouterr().out)] == ["junk1", "sheep1"]
+
+    assert main(["stats", "escalations", "--json"]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert stats["review_state"] == {"pending": 2, "approved": 1}
+    assert stats["quality_flag"]["not_an_answer"] == 1
+    assert stats["domain"]["code"] == 2
+
+
+def test_the_four_configs_load_with_load_dataset(released: Settings, tmp_path: Path) -> None:
+    latest = Path(released.hub_root) / released.dataset_name / "latest"
+    loaded = load_in_fresh_process(latest, list(CONFIGS), tmp_path)
+    for config in CONFIGS:
+        ids = {
+            json.loads(row)["example_id"]
+            for split in loaded[config].values()
+            for row in [split["first"]["metadata"]]
+        }
+        rows = sum(len(split["ids"]) for split in loaded[config].values())
+        assert rows == 2 and ids <= {"a7f3b2c1d4e5f6a8", "sheep1"}, config
+    cot = next(iter(loaded["cot"].values()))
+    assert cot["features"]["thought_process"] == "List(Value('string'))"
+    assert cot["columns"][-6:] == [
+        "instruction",
+        "input",
+        "output",
+        "thought_process",
+        "conclusion",
+        "outcome",
+    ]

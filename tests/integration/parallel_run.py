@@ -1,0 +1,52 @@
+"""Ingest partitions in parallel processes on Dagster's executors, then publish (a child process).
+
+`python -m tests.integration.parallel_run PARTITION...` with `DISTILL_*` and `DAGSTER_HOME` set:
+the first partition runs on the `multiprocess` executor (its steps in parallel processes, at most
+2), the others as separate runs two at a time, each in its own process with the `in_process`
+executor, as the instance's run queue launches them in production (`max_concurrent_runs`); then
+`publish_release` runs. Exits non-zero if any run failed.
+"""
+
+from __future__ import annotations
+
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
+
+import dagster as dg
+
+from distill_assets.defs.jobs import RELEASE_JOB
+from distill_assets.lib.scaleout import QUIET_RUN_CONFIG, execute_ingest
+
+PROCESSES = 2
+
+
+def run_partition(partition: str, executor: str) -> bool:
+    """Run one partition's ingest as a run of the `DAGSTER_HOME` instance."""
+    with dg.DagsterInstance.get() as instance:
+        return execute_ingest(partition, instance, executor, PROCESSES).success
+
+
+def main(partitions: list[str]) -> int:
+    """Ingest `partitions` in parallel, then publish the release in-process."""
+    executors = ["multiprocess"] + ["in_process"] * (len(partitions) - 1)
+    with dg.DagsterInstance.get():  # create the storage once, before the processes share it
+        pass
+    with ProcessPoolExecutor(PROCESSES, mp_context=get_context("spawn")) as pool:
+        results = list(pool.map(run_partition, partitions, executors))
+    print(dict(zip(partitions, results, strict=True)))
+    if not all(results):
+        return 1
+    from distill_assets.definitions import defs
+
+    with dg.DagsterInstance.get() as instance:
+        release = (
+            defs()
+            .resolve_job_def(RELEASE_JOB)
+            .execute_in_process(instance=instance, run_config=QUIET_RUN_CONFIG)
+        )
+    return 0 if release.success else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,88 @@
+import polars as pl
+import pytest
+
+from distill_assets.contracts.published import published_schema
+from distill_assets.defs.curation.scrub import scrub, scrubbed_columns
+from distill_assets.defs.release.scan import (
+    detect_secrets_settings,
+    is_card_number,
+    is_iban,
+    pii_findings,
+    scan_frame,
+    secret_findings,
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "kinds"),
+    [
+        ("mail jane.doe@example.org", ["email"]),
+        ("from 8.8.8.8 and 10.1.2.3", ["ipv4", "ipv4"]),
+        ("node 2a00:1450:4001::200e", ["ipv6"]),
+        ("card 4539 1488 0343 6467", ["payment_card"]),
+        ("ssn 078-05-1120 or 219 09 9999", ["us_ssn", "us_ssn"]),
+        ("iban GB82 WEST 1234 5698 7654 32", ["iban"]),
+        (r"at /home/alice/x and C:\Users\bob\y", ["home_path", "home_path"]),
+        ("redis://app:pw1@127.0.0.1:6379", ["url_credentials"]),
+        ("call 212-736-5000 now", ["phone"]),
+    ],
+)
+def test_each_validator_finds_its_kind(text: str, kinds: list[str]) -> None:
+    assert list(pii_findings(text)) == kinds
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "loopback 127.0.0.1, docs 192.0.2.4 and 2001:db8::1, link fe80::1, any 0.0.0.0",
+        "versions 1.2.3.4.5 and v10.0.0.1; ts 1732406400000; test card 4242 4242 4242 4242",
+        "ssn-like 000-12-3456 and 666-12-3456; hash 4539148803436468",
+        "[REDACTED_EMAIL] /home/[REDACTED_USER]/x http://[REDACTED_CREDENTIALS]@[REDACTED_IPV4]",
+        "GB00 WEST 1234 5698 7654 32 fails mod 97; 2026-11-19 12:30:45; std::vector",
+    ],
+)
+def test_documented_exceptions_and_placeholders_are_not_findings(text: str) -> None:
+    assert list(pii_findings(text)) == []
+
+
+def test_card_and_iban_validators() -> None:
+    assert is_card_number("5425-2334-3010-9903")
+    assert not is_card_number("5425-2334-3010-9904")  # Luhn fails
+    assert not is_card_number("1234567812345670")  # Luhn passes, no card network starts with 1
+    assert is_iban("DE89 3704 0044 0532 0130 00")
+    assert not is_iban("DE88 3704 0044 0532 0130 00")
+
+
+def test_detect_secrets_plugins_find_secrets_line_by_line() -> None:
+    text = "use ghp_" + "A1b2C3d4E5" * 4 + "\n-----BEGIN RSA PRIVATE KEY-----\nAKIAIOSFODNN7EXAMPLE"
+    with detect_secrets_settings():
+        assert sorted(secret_findings(text)) == [
+            "secret:AWS Access Key",
+            "secret:GitHub Token",
+            "secret:Private Key",
+        ]
+        assert list(secret_findings("content hash 9f86d081884c7d659a2feaa0c55ad015")) == []
+
+
+def test_scan_frame_names_row_column_and_type_and_scrubbed_rows_are_clean() -> None:
+    schema = published_schema("sft")
+    frame = pl.DataFrame(
+        {
+            "id": ["a", "b"],
+            "source": ["traces", "traces"],
+            "source_ref": ["r/1", "r/2"],
+            "quality_score": [0.5, 0.5],
+            "metadata": ['{"ip": "8.8.4.4"}', "{}"],
+            "messages": [
+                [{"role": "user", "content": "hi"}, {"role": "tool", "content": "078-05-1120"}],
+                [{"role": "user", "content": "nothing here"}],
+            ],
+        },
+        schema=schema,
+    )
+    columns = scrubbed_columns(schema)
+    assert scan_frame(frame, columns).sort("column").rows() == [
+        ("a", "messages", "us_ssn"),
+        ("a", "metadata", "ipv4"),
+    ]
+    assert scan_frame(scrub(frame.lazy(), columns).collect(), columns).height == 0

@@ -1,0 +1,159 @@
+"""Silver generalisation (location, time) and the triage rules on tiny inline events."""
+
+import json
+
+import polars as pl
+
+from distill_assets.defs.telemetry.privacy import accepted_events, consent_state, exclusions
+from distill_assets.defs.telemetry.triage import triage
+from distill_assets.lib.hashing import split_bucket
+from distill_assets.rules import telemetry_triage as rules
+
+T0 = 1795082400.0
+
+
+def bronze(rows: list[tuple[str, str, str, float, dict]]) -> pl.LazyFrame:
+    return pl.LazyFrame(
+        {
+            "event_id": [r[0] for r in rows],
+            "event_type": [r[1] for r in rows],
+            "player_key": [r[2] for r in rows],
+            "session_id": ["s"] * len(rows),
+            "client_ts": [r[3] - 0.2 for r in rows],
+            "server_ts": [r[3] for r in rows],
+            "payload": [json.dumps(r[4]) for r in rows],
+            "source_file": ["telemetry/d/a.jsonl"] * len(rows),
+            "line_no": list(range(1, len(rows) + 1)),
+        }
+    )
+
+
+NO_CHECKS = pl.LazyFrame(schema={"event_id": pl.String, "check": pl.String, "decision": pl.String})
+NO_ONE = pl.LazyFrame(schema={"player_key": pl.String})
+
+
+def step(index: int, action_type: str = "wheel_manipulation", **state: float) -> dict:
+    return {
+        "episode_id": "ep",
+        "step_index": index,
+        "observation": {
+            "game_state": state or {"moisture": 0.5},
+            "skill_state": {"pottery": 3},
+            "location": {"region": "ur", "x": 1234.5, "y": -17.0},
+        },
+        "action": {"action_type": action_type, "action_details": {"hand_pressure": 0.1 * index}},
+        "reward": 0.5,
+    }
+
+
+def test_silver_generalises_location_and_time_and_drops_rejected_and_deleted() -> None:
+    events = bronze(
+        [
+            ("e1", "trajectory_step", "p", T0 + 59.9, step(0)),
+            (
+                "e2",
+                "consent",
+                "p",
+                T0 + 61,
+                {"granted": True, "scopes": ["sft"], "location": {"x": 50, "y": 250}},
+            ),
+            ("e3", "consent", "bot", T0, {"granted": True, "scopes": ["sft"]}),
+            ("e4", "consent", "gone", T0, {"granted": True, "scopes": ["sft"]}),
+        ]
+    )
+    checks = pl.LazyFrame(
+        {
+            "event_id": ["e3", "e1"],
+            "check": ["bot_signature", "clock_skew"],
+            "decision": ["reject", "flag"],
+        }
+    )
+    deleted = pl.LazyFrame({"player_key": ["gone"]})
+    silver = accepted_events(events, checks, deleted)
+    assert silver.select(
+        "event_id", "event_time", "event_seq", "location_cell", "flag_checks"
+    ).rows() == [
+        ("e1", T0, 1, "ur:12:-1", ["clock_skew"]),
+        ("e2", T0 + 60, 2, ":0:2", []),
+    ]
+    payload = json.loads(silver.item(0, "payload"))
+    assert "location" not in payload["observation"]
+    assert "location" not in json.loads(silver.item(1, "payload"))
+
+
+def test_consent_latest_wins_and_exclusions_per_data_type() -> None:
+    events = bronze(
+        [
+            ("c1", "consent", "a", T0, {"granted": True, "scopes": ["sft", "dpo", "emotes"]}),
+            ("c2", "consent", "a", T0 + 5, {"granted": False, "scopes": ["dpo"]}),
+            ("c3", "consent", "b", T0, {"granted": True, "scopes": ["cot"]}),
+        ]
+    )
+    state = consent_state(events)
+    assert state.select("player_key", "data_type", "granted", "event_id").rows() == [
+        ("a", "dpo", False, "c2"),
+        ("a", "sft", True, "c1"),
+        ("b", "cot", True, "c3"),
+    ]
+    deletions = pl.LazyFrame({"player_key": ["b", "c"], "scope": ["rlds", "all"]})
+    players = pl.LazyFrame({"player_key": ["a", "b", "c"]})
+    rows = exclusions(players, state.lazy(), deletions)
+    assert rows.select("subject", "reason").rows() == [
+        ("cot:a", "no_consent"),
+        ("cot:c", "deletion_request"),
+        ("dpo:a", "no_consent"),
+        ("dpo:b", "no_consent"),
+        ("dpo:c", "deletion_request"),
+        ("rlds:a", "no_consent"),
+        ("rlds:b", "deletion_request"),
+        ("rlds:b", "no_consent"),
+        ("rlds:c", "deletion_request"),
+        ("sft:b", "no_consent"),
+        ("sft:c", "deletion_request"),
+    ]
+
+
+def decision(scenario: str, state_hash: str, ambiguity: float = 0.1) -> dict:
+    return {
+        "scenario_id": scenario,
+        "game_state_hash": state_hash,
+        "prompt": "p",
+        "options": [{"option_id": "o1", "text": "a"}, {"option_id": "o2", "text": "b"}],
+        "chosen_option": "o1",
+        "ambiguity_score": ambiguity,
+        "ai_policy_probs": {"o1": 0.5, "o2": 0.5},
+    }
+
+
+def test_triage_skip_and_sample_rules() -> None:
+    events = bronze(
+        [
+            ("d1", "decision", "p", T0, decision("famine", "h1")),
+            ("d2", "decision", "p", T0 + 1, decision("famine", "h1")),
+            ("d3", "decision", "p", T0 + 2, decision("innovation_canal", "h2")),
+            ("s0", "trajectory_step", "p", T0 + 3, step(0, moisture=0.5)),
+            ("s1", "trajectory_step", "p", T0 + 4, step(1, moisture=0.9)),
+            ("s2", "trajectory_step", "p", T0 + 5, step(2, "walk", moisture=0.9)),
+        ]
+    )
+    silver = accepted_events(events, NO_CHECKS, NO_ONE).lazy()
+    verdicts = dict(
+        triage(silver)
+        .select("event_id", pl.concat_str("decision", "reason", separator=":"))
+        .iter_rows()
+    )
+    sampled = split_bucket(rules.SAMPLE_SALT + "s1") < rules.SAMPLE_RATE * rules.HASH_BUCKETS
+    audited = {e for e in verdicts if split_bucket(rules.AUDIT_SALT + e) < 500}
+    expected = {
+        "d1": "skip:no_trigger",
+        "d2": "skip:seen_scenario",
+        "d3": "process:innovation_quest",
+        "s0": "skip:no_trigger",
+        "s1": "sample:sampled_high_entropy" if sampled else "skip:high_entropy_not_sampled",
+        "s2": "skip:routine_movement",
+    }
+    expected = {
+        e: ("audit:" + v.split(":")[1]) if e in audited and v.startswith("skip") else v
+        for e, v in expected.items()
+    }
+    assert verdicts == expected
