@@ -88,9 +88,6 @@ def run_locked(args: argparse.Namespace, settings: Settings) -> int:
     except (DateError, ValueError) as error:
         print(f"distill run: {error}", file=sys.stderr)
         return 2
-    orphaned = remove_orphaned_workdirs()
-    if orphaned:
-        print(f"[distill] removed {len(orphaned)} working folder(s) left by ended processes")
     if samples is not None:
         copied = land_samples(samples, Path(settings.raw_root))
         print(f"[distill] landed {copied} new sample file(s) from {samples} in {settings.raw_root}")
@@ -117,6 +114,9 @@ def run_locked(args: argparse.Namespace, settings: Settings) -> int:
     if not partitions:
         print(f"[distill] no raw partitions under {settings.raw_root}: nothing to do")
         return 1
+    orphaned = remove_orphaned_workdirs()
+    if orphaned:
+        print(f"[distill] removed {len(orphaned)} working folder(s) left by ended processes")
     from distill_assets.definitions import defs
     from distill_assets.defs.jobs import INGEST_JOB, RELEASE_JOB, global_source_assets
     from distill_assets.operations.instance import project_instance

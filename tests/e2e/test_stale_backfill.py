@@ -28,6 +28,7 @@ CHANGED_RULE_LINE = "MIN_EXCHANGES = 2\n"
 DOWNSTREAM = [
     "curation/sft",
     "curation/sft_duplicates",
+    "escalations/export_history",
     "release/candidate",
     "release/dataset",
     "telemetry/deletion_log",
@@ -134,7 +135,7 @@ def test_rule_change_is_listed_rebuilt_exactly_and_carded(
     out = _distill(env, tmp, "backfill", "--stale").stdout
     for day in SAMPLE_DATES:
         assert f"[distill] daily_ingest {day}: ok (1 materializations" in out
-    assert "[distill] publish_release: ok (5 materializations" in out
+    assert "[distill] publish_release: ok (6 materializations" in out
 
     rebuilt, _ = _materializations(home, before)
     assert rebuilt == [(e["asset"], e["partition"]) for e in listed]
