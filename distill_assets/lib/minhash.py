@@ -34,6 +34,14 @@ MAX_PROBES = 4096
 # candidate links compared per chunk, so memory stays bounded however many candidates there are
 VERIFY_CHUNK = 65_536
 WORD_PATTERN = r"\w+"
+# bytes of pure-ASCII text tokenized per NumPy pass (bounds the uint64 temporaries to ~8 x this)
+ASCII_CHUNK_BYTES = 1 << 23
+_WORD_INVERSE = np.uint64(pow(int(_WORD_PRIME), -1, 1 << 64))
+_LOWER = np.arange(256, dtype=np.uint8)
+_LOWER[ord("A") : ord("Z") + 1] += 32
+_WORD_BYTE = np.isin(
+    np.arange(256), np.frombuffer(b"0123456789_abcdefghijklmnopqrstuvwxyz", np.uint8)
+)
 
 
 def splitmix64(values: np.ndarray) -> np.ndarray:
@@ -69,9 +77,8 @@ def _hash_strings(strings: pa.Array) -> np.ndarray:
     if len(data) == 0:
         return splitmix64(lengths.astype(np.uint64))
     longest = int(lengths.max())
+    powers = _powers(_WORD_PRIME, longest)
     with np.errstate(over="ignore"):
-        powers = np.cumprod(np.full(longest, _WORD_PRIME, dtype=np.uint64)) // _WORD_PRIME
-        powers[0] = 1
         # byte j of a string weighs prime^(bytes after it), so it hashes like a Horner loop
         ends = np.repeat(offsets[1:], lengths)
         weights = powers[ends - 1 - np.arange(len(data))]
@@ -81,12 +88,11 @@ def _hash_strings(strings: pa.Array) -> np.ndarray:
     return splitmix64(sums ^ lengths.astype(np.uint64))
 
 
-def word_hashes(texts: pl.Series) -> tuple[np.ndarray, np.ndarray]:
-    r"""Return `(doc_offsets, hashes)`: the uint64 hash of every word, documents concatenated.
+def _polars_word_hashes(texts: pl.Series) -> tuple[np.ndarray, np.ndarray]:
+    r"""Return `word_hashes` of any texts, tokenized by Polars (Unicode `\w+`, Unicode lowercase).
 
-    Words are the `\w+` runs of the lowercased text; a null text has no words. Document `d` owns
-    `hashes[doc_offsets[d]:doc_offsets[d + 1]]`. Only distinct words are hashed (Arrow dictionary
-    encoding), so the cost is one pass over the words plus the vocabulary.
+    Only distinct words are hashed (Arrow dictionary encoding), so the cost is one pass over the
+    words plus the vocabulary.
     """
     words = texts.cast(pl.String).fill_null("").str.to_lowercase().str.extract_all(WORD_PATTERN)
     counts = words.list.len().fill_null(0).to_numpy().astype(np.int64)
@@ -99,6 +105,99 @@ def word_hashes(texts: pl.Series) -> tuple[np.ndarray, np.ndarray]:
         encoded = encoded.combine_chunks()
     vocabulary = _hash_strings(encoded.dictionary)
     return doc_offsets, vocabulary[encoded.indices.to_numpy(zero_copy_only=False)]
+
+
+def _powers(base: np.uint64, count: int) -> np.ndarray:
+    """Return `base**k mod 2**64` for k in 0..count-1."""
+    powers = np.full(count, base, dtype=np.uint64)
+    powers[:1] = 1
+    with np.errstate(over="ignore"):
+        return np.cumprod(powers, dtype=np.uint64)
+
+
+def _ascii_chunk_hashes(
+    data: np.ndarray, doc_offsets: np.ndarray, skipped: np.ndarray, powers: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""Return `(words_per_doc, hashes)` of the documents concatenated in `data`.
+
+    Words are runs of `[0-9A-Za-z_]` (what `\w` matches in ASCII), lowercased; documents in
+    `skipped` (not pure ASCII) get no words here. Each word's polynomial hash (the one
+    `_hash_strings` computes) comes from one prefix sum: with `Q` the inverse of the odd prime
+    `P` modulo 2^64, `sum b[i] P^(end-1-i) = P^(end-1) (S[end] - S[start])` where `S` is the
+    running sum of `b[i] Q^i`, so there is no per-word loop. `powers` holds `(Q^k, P^k)` rows
+    for at least `len(data)` values of k.
+    """
+    lowered = _LOWER[data]
+    word = _WORD_BYTE[lowered]
+    for doc in skipped:
+        word[doc_offsets[doc] : doc_offsets[doc + 1]] = False
+    size = len(data)
+    inner = np.zeros(size + 1, dtype=bool)
+    inner[1:size] = word[1:] & word[:-1]
+    inner[doc_offsets] = False
+    begins = np.flatnonzero(word & ~inner[:size])
+    ends = np.flatnonzero(word & ~inner[1:]) + 1
+    counts = np.diff(np.searchsorted(begins, doc_offsets))
+    if len(begins) == 0:
+        return counts, np.zeros(0, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        prefix = np.zeros(size + 1, dtype=np.uint64)
+        np.cumsum(np.where(word, lowered, 0).astype(np.uint64) * powers[0, :size], out=prefix[1:])
+        sums = (prefix[ends] - prefix[begins]) * powers[1, ends - 1]
+    lengths = (ends - begins).astype(np.uint64)
+    return counts, splitmix64(sums ^ lengths)
+
+
+def word_hashes(texts: pl.Series) -> tuple[np.ndarray, np.ndarray]:
+    r"""Return `(doc_offsets, hashes)`: the uint64 hash of every word, documents concatenated.
+
+    Words are the `\w+` runs of the lowercased text; a null text has no words. Document `d` owns
+    `hashes[doc_offsets[d]:doc_offsets[d + 1]]`. Pure-ASCII documents are tokenized and hashed
+    in NumPy over their bytes, in runs of documents of about `ASCII_CHUNK_BYTES`
+    (`_ascii_chunk_hashes`); the others by Polars (`_polars_word_hashes`); both give the same
+    hashes for the same words.
+    """
+    texts = texts.cast(pl.String).fill_null("")
+    offsets, data = _arrow_strings(texts)
+    other = np.zeros(len(texts), dtype=bool)
+    other[np.searchsorted(offsets, np.flatnonzero(data >= 0x80), side="right") - 1] = True
+    counts = np.zeros(len(texts), dtype=np.int64)
+    chunks = _chunks(offsets)
+    longest = max((int(offsets[c[-1] + 1] - offsets[c[0]]) for c in chunks), default=0)
+    powers = np.stack([_powers(_WORD_INVERSE, longest), _powers(_WORD_PRIME, longest)])
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    for chunk in chunks:
+        base = offsets[chunk[0]]
+        local = offsets[chunk[0] : chunk[-1] + 2] - base
+        skipped = np.flatnonzero(other[chunk])
+        chunk_counts, hashes = _ascii_chunk_hashes(
+            data[base : base + local[-1]], local, skipped, powers
+        )
+        counts[chunk] += chunk_counts
+        parts.append((chunk, chunk_counts, hashes))
+    if other.any():
+        unicode_docs = np.flatnonzero(other)
+        local_offsets, hashes = _polars_word_hashes(texts.gather(unicode_docs))
+        unicode_counts = np.diff(local_offsets)
+        counts[unicode_docs] = unicode_counts
+        parts.append((unicode_docs, unicode_counts, hashes))
+    doc_offsets = np.concatenate([[0], np.cumsum(counts)])
+    result = np.zeros(int(doc_offsets[-1]), dtype=np.uint64)
+    for docs, words, hashes in parts:
+        local = np.concatenate([[0], np.cumsum(words)])
+        where = np.repeat(doc_offsets[docs] - local[:-1], words) + np.arange(local[-1])
+        result[where] = hashes
+    return doc_offsets, result
+
+
+def _chunks(offsets: np.ndarray) -> list[np.ndarray]:
+    """Split the documents into runs of about `ASCII_CHUNK_BYTES` bytes (at least one each)."""
+    docs = len(offsets) - 1
+    if docs <= 0:
+        return []
+    group = offsets[:-1] // ASCII_CHUNK_BYTES
+    cuts = np.flatnonzero(np.diff(group)) + 1
+    return np.split(np.arange(docs), cuts)
 
 
 def shingle_hashes(

@@ -46,7 +46,7 @@ from distill_assets.rules.curation import (
 )
 
 ScanDay = Callable[[str], pl.LazyFrame]
-PRODUCT_FORMAT = "1"
+PRODUCT_FORMAT = "2"
 PRODUCTS_SUFFIX = "_products"
 VERSION_KEY = b"distill.product_version"
 FINGERPRINT_KEY = b"distill.feed_fingerprint"

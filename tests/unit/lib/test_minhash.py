@@ -1,6 +1,8 @@
 import numpy as np
 import polars as pl
+import pytest
 
+from distill_assets.lib import minhash
 from distill_assets.lib.minhash import (
     components,
     estimated_jaccard,
@@ -18,6 +20,31 @@ def test_word_hashes_depend_on_the_word_only_and_case_is_ignored():
     assert offsets.tolist() == [0, 2, 2, 5, 5]
     assert hashes[0] == hashes[3] and hashes[1] == hashes[2]
     assert len(set(hashes.tolist())) == 3
+
+
+@pytest.mark.parametrize("chunk_bytes", [5, 64, 1 << 23])
+def test_ascii_fast_path_tokenizes_and_hashes_like_polars(monkeypatch, chunk_bytes):
+    monkeypatch.setattr(minhash, "ASCII_CHUNK_BYTES", chunk_bytes)
+    texts = pl.Series(
+        [
+            "Hello, World! foo_bar 42",
+            None,
+            "",
+            "  \t\n",
+            "Déjà vu — Ünïcode STRASSE straße hello",
+            "x",
+            "MiXeD-case__words;;and 3.14 numbers",
+            "émoji 🙂 end",
+            "tail_",
+        ]
+    )
+    fast_offsets, fast = minhash.word_hashes(texts)
+    offsets, hashes = minhash._polars_word_hashes(texts)
+    assert fast_offsets.tolist() == offsets.tolist() == [0, 4, 4, 4, 4, 10, 11, 17, 19, 20]
+    assert fast.tolist() == hashes.tolist()
+    # "hello" hashes the same in an ASCII document (fast path) and a Unicode one (Polars)
+    assert fast[9] == fast[0]
+    assert len(set(fast.tolist())) == 19
 
 
 def test_a_short_document_is_one_shingle_and_an_empty_one_has_none():
