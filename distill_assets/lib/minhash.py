@@ -140,9 +140,12 @@ def _ascii_chunk_hashes(
     counts = np.diff(np.searchsorted(begins, doc_offsets))
     if len(begins) == 0:
         return counts, np.zeros(0, dtype=np.uint64)
+    # bytes outside words are summed too, but no word's range of the prefix spans them
+    terms = lowered.astype(np.uint64)
+    prefix = np.zeros(size + 1, dtype=np.uint64)
     with np.errstate(over="ignore"):
-        prefix = np.zeros(size + 1, dtype=np.uint64)
-        np.cumsum(np.where(word, lowered, 0).astype(np.uint64) * powers[0, :size], out=prefix[1:])
+        np.multiply(terms, powers[0, :size], out=terms)
+        np.cumsum(terms, out=prefix[1:])
         sums = (prefix[ends] - prefix[begins]) * powers[1, ends - 1]
     lengths = (ends - begins).astype(np.uint64)
     return counts, splitmix64(sums ^ lengths)
