@@ -1,8 +1,9 @@
 """A night that adds one partition recomputes only that partition's products, and the result is
-byte-identical to curating and releasing all partitions from scratch."""
+byte-identical to curating, releasing and publishing all partitions from scratch."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import dagster as dg
@@ -14,7 +15,10 @@ from tests.unit.curation.feeds import feed_frame, feed_row, write_feed
 from tests.unit.curation.texts import changed, words
 
 SELECTION = 'key:"curation/*" or key:"release/candidate"'
+PUBLISH = f'{SELECTION} or key:"release/dataset"'
 DAYS = ("2026-11-19", "2026-11-20", "2026-11-21")
+# what a version's manifest says about the versions before it (the only bytes history may change)
+HISTORY_FIELDS = ("previous_version", "changes", "rules_changed")
 
 
 def day_rows(day_index: int) -> dict[str, list[dict[str, object]]]:
@@ -67,6 +71,18 @@ def published_bytes(settings: Settings) -> dict[str, bytes]:
     return {str(p.relative_to(lake)): p.read_bytes() for p in sorted(files) if p.is_file()}
 
 
+def latest_published(settings: Settings) -> tuple[dict[str, bytes], dict[str, object]]:
+    """Return the data files of the latest published version and its manifest minus history."""
+    latest = Path(settings.hub_root) / settings.dataset_name / "latest"
+    data = {
+        str(p.relative_to(latest)): p.read_bytes()
+        for p in sorted((latest / "data").rglob("*"))
+        if p.is_file()
+    }
+    manifest = json.loads((latest / "release.json").read_text(encoding="utf-8"))
+    return data, {k: v for k, v in manifest.items() if k not in HISTORY_FIELDS}
+
+
 def computed_days(result: dg.ExecuteInProcessResult, config: str) -> list[str]:
     for m in result.asset_materializations_for_node(f"curate_{config}"):
         if m.asset_key.path[-1] == config:
@@ -100,6 +116,31 @@ def test_incremental_nights_equal_a_from_scratch_run_byte_for_byte(
     assert published_bytes(scratch) == incremental
     assert "release/candidate/release.json" in incremental
     assert "curation/sft_duplicates.parquet" in incremental
+
+
+def test_published_nightly_versions_end_with_the_files_of_a_from_scratch_release(
+    distill_env: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    nightly = use_data_dir(monkeypatch, tmp_path / "nightly")
+    versions = []
+    for index in range(len(DAYS)):
+        land(nightly, index)
+        materialize(PUBLISH)
+        versions.append(latest_published(nightly)[1]["version"])
+    assert len(set(versions)) == len(DAYS)
+    data, manifest = latest_published(nightly)
+
+    scratch = use_data_dir(monkeypatch, tmp_path / "scratch")
+    for index in range(len(DAYS)):
+        land(scratch, index)
+    materialize(PUBLISH)
+    assert latest_published(scratch) == (data, manifest)
+    assert manifest["version"] == versions[-1]
+    assert sorted(data) == [
+        "data/instruction/test-00000-of-00001.parquet",
+        "data/instruction/train-00000-of-00001.parquet",
+        "data/sft/train-00000-of-00001.parquet",
+    ]
 
 
 def test_a_rewritten_partition_is_recomputed_and_a_removed_one_forgotten(
