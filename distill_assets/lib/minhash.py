@@ -33,6 +33,8 @@ _EMPTY = np.uint32(0xFFFFFFFF)
 MAX_PROBES = 4096
 # candidate links compared per chunk, so memory stays bounded however many candidates there are
 VERIFY_CHUNK = 65_536
+# values mixed per in-place pass of `splitmix64` (512 KiB of uint64: stays in cache)
+MIX_BLOCK = 65_536
 WORD_PATTERN = r"\w+"
 # bytes of pure-ASCII text tokenized per NumPy pass (bounds the uint64 temporaries to ~8 x this)
 ASCII_CHUNK_BYTES = 1 << 23
@@ -45,12 +47,27 @@ _WORD_BYTE = np.isin(
 
 
 def splitmix64(values: np.ndarray) -> np.ndarray:
-    """Return the splitmix64 finalizer of uint64 `values` (every input bit moves every output)."""
+    """Return the splitmix64 finalizer of uint64 `values` (every input bit moves every output).
+
+    Computed in place, block by block of `MIX_BLOCK` values, so the temporaries stay in cache.
+    """
+    out = np.array(values, dtype=np.uint64, order="C")
+    flat = out.reshape(-1)
+    spare = np.empty(min(flat.size, MIX_BLOCK), dtype=np.uint64)
     with np.errstate(over="ignore"):
-        z = values + np.uint64(0x9E3779B97F4A7C15)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
+        for start in range(0, flat.size, MIX_BLOCK):
+            z = flat[start : start + MIX_BLOCK]
+            shifted = spare[: z.size]
+            z += np.uint64(0x9E3779B97F4A7C15)
+            np.right_shift(z, np.uint64(30), out=shifted)
+            z ^= shifted
+            z *= np.uint64(0xBF58476D1CE4E5B9)
+            np.right_shift(z, np.uint64(27), out=shifted)
+            z ^= shifted
+            z *= np.uint64(0x94D049BB133111EB)
+            np.right_shift(z, np.uint64(31), out=shifted)
+            z ^= shifted
+    return out
 
 
 def _arrow_strings(series: pl.Series) -> tuple[np.ndarray, np.ndarray]:
@@ -222,11 +239,12 @@ def shingle_hashes(
     starts = np.flatnonzero(full)
     if len(short):
         starts = np.sort(np.concatenate([starts, doc_offsets[short]]))
-    padded = np.concatenate([words, np.zeros(size, dtype=np.uint64)])
-    folded = np.zeros(total, dtype=np.uint64)
+    folded = np.array(words, dtype=np.uint64)
     with np.errstate(over="ignore"):
-        for offset in range(size):
-            folded = folded * _SHINGLE_PRIME + padded[offset : offset + total]
+        # in place: shingle i = sum of words[i + offset] * prime^(size - 1 - offset)
+        for offset in range(1, size):
+            folded *= _SHINGLE_PRIME
+            folded[: max(total - offset, 0)] += words[offset:]
         folded = folded[starts]
         # a short document's shingle stops at its last word: zero the words beyond it
         if len(short):
@@ -234,7 +252,9 @@ def shingle_hashes(
             folded[where] = 0
             for offset in range(size):
                 inside = offset < counts[short]
-                term = np.where(inside, padded[doc_offsets[short] + offset], 0)
+                term = np.where(
+                    inside, words[np.minimum(doc_offsets[short] + offset, total - 1)], 0
+                )
                 folded[where] = folded[where] * _SHINGLE_PRIME + term.astype(np.uint64)
     per_doc = np.maximum(counts - size + 1, 0) + ((counts > 0) & (counts < size))
     return np.repeat(np.arange(len(counts)), per_doc), splitmix64(folded)
