@@ -51,7 +51,11 @@ def splitmix64(values: np.ndarray) -> np.ndarray:
 
     Computed in place, block by block of `MIX_BLOCK` values, so the temporaries stay in cache.
     """
-    out = np.array(values, dtype=np.uint64, order="C")
+    return _mix_in_place(np.array(values, dtype=np.uint64, order="C"))
+
+
+def _mix_in_place(out: np.ndarray) -> np.ndarray:
+    """Apply `splitmix64` to the C-contiguous uint64 array `out` in place and return it."""
     flat = out.reshape(-1)
     spare = np.empty(min(flat.size, MIX_BLOCK), dtype=np.uint64)
     with np.errstate(over="ignore"):
@@ -165,7 +169,8 @@ def _ascii_chunk_hashes(
         np.cumsum(terms, out=prefix[1:])
         sums = (prefix[ends] - prefix[begins]) * powers[1, ends - 1]
     lengths = (ends - begins).astype(np.uint64)
-    return counts, splitmix64(sums ^ lengths)
+    sums ^= lengths
+    return counts, _mix_in_place(sums)
 
 
 def word_hashes(texts: pl.Series) -> tuple[np.ndarray, np.ndarray]:
@@ -257,7 +262,7 @@ def shingle_hashes(
                 )
                 folded[where] = folded[where] * _SHINGLE_PRIME + term.astype(np.uint64)
     per_doc = np.maximum(counts - size + 1, 0) + ((counts > 0) & (counts < size))
-    return np.repeat(np.arange(len(counts)), per_doc), splitmix64(folded)
+    return np.repeat(np.arange(len(counts)), per_doc), _mix_in_place(folded)
 
 
 def signatures(doc_of_shingle: np.ndarray, hashes: np.ndarray, docs: int, bins: int) -> np.ndarray:
