@@ -2,8 +2,10 @@ r"""Vectorized MinHash over word n-gram shingles, LSH banding and connected comp
 
 Everything runs on whole columns in NumPy over Arrow buffers (no per-document Python):
 
-1. words: Polars extracts `\w+` runs of the lowercased text; each word is hashed by a polynomial
-   over its UTF-8 bytes (mod 2^64, `np.add.reduceat`) and mixed with splitmix64;
+1. words: the `\w+` runs of the lowercased text, each hashed by a polynomial over its UTF-8 bytes
+   (mod 2^64) and mixed with splitmix64. Pure-ASCII documents are tokenized and hashed in NumPy
+   straight from the Arrow bytes (one prefix sum per chunk); others go through Polars' Unicode
+   regex and hash each distinct word once (`np.add.reduceat`); both give the same hashes;
 2. shingles: `n` consecutive word hashes of one document are folded into one 64-bit hash (a
    document shorter than `n` words is one shingle of all its words);
 3. signature: one-permutation hashing (Li, Owen, Zhang 2012) — the top bits of a shingle's hash
