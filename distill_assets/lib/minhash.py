@@ -342,10 +342,12 @@ def bucket_links(docs: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.nda
     if len(keys) == 0:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty
-    order = np.lexsort((docs, keys))
+    order = np.argsort(keys)
     sorted_keys, sorted_docs = keys[order], docs[order].astype(np.int64)
     starts = np.concatenate([[True], sorted_keys[1:] != sorted_keys[:-1]])
-    heads = sorted_docs[np.flatnonzero(starts)[np.cumsum(starts) - 1]]
+    # the order inside a bucket is arbitrary (unstable sort): its head is its smallest document
+    first = np.flatnonzero(starts)
+    heads = np.minimum.reduceat(sorted_docs, first)[np.cumsum(starts) - 1]
     linked = sorted_docs != heads
     pairs = np.unique(np.stack([heads[linked], sorted_docs[linked]], axis=1).reshape(-1, 2), axis=0)
     return pairs[:, 0], pairs[:, 1]
