@@ -275,10 +275,12 @@ def signatures(doc_of_shingle: np.ndarray, hashes: np.ndarray, docs: int, bins: 
     if bins <= 0 or bins & (bins - 1):
         raise ValueError(f"bins must be a power of two, not {bins}")
     shift = np.uint64(64 - int(bins).bit_length() + 1)
-    which = (hashes >> shift).astype(np.int64)
+    # the bin of each shingle (< bins, so the int64 view of the shifted hash is exact)
+    slot = (hashes >> shift).view(np.int64)
+    slot += doc_of_shingle.astype(np.int64, copy=False) * bins
     values = (hashes & np.uint64(0xFFFFFFFE)).astype(np.uint32)
     flat = np.full(docs * bins, _EMPTY, dtype=np.uint32)
-    np.minimum.at(flat, doc_of_shingle.astype(np.int64) * bins + which, values)
+    np.minimum.at(flat, slot, values)
     return _densify(flat.reshape(docs, bins))
 
 
@@ -299,15 +301,19 @@ def _densify(sig: np.ndarray) -> np.ndarray:
     bins = sig.shape[1]
     filled = sig.copy()
     occupied = sig != _EMPTY
-    rows, columns = np.nonzero(~occupied & occupied.any(axis=1, keepdims=True))
+    empty = np.flatnonzero(~occupied & occupied.any(axis=1, keepdims=True))
+    flat_sig, flat_filled = sig.reshape(-1), filled.reshape(-1)
+    every_bin = np.arange(bins)
     for attempt in range(MAX_PROBES):
-        if len(rows) == 0:
+        if len(empty) == 0:
             return filled
-        source = _probe(columns, attempt, bins)
-        values = sig[rows, source]
+        # the probe of a bin depends on the bin and the attempt only: one table per attempt
+        columns = empty % bins
+        values = flat_sig[empty - columns + _probe(every_bin, attempt, bins)[columns]]
         found = values != _EMPTY
-        filled[rows[found], columns[found]] = values[found]
-        rows, columns = rows[~found], columns[~found]
+        flat_filled[empty[found]] = values[found]
+        empty = empty[~found]
+    rows, columns = np.divmod(empty, bins)
     first = np.argmax(occupied[rows], axis=1)
     filled[rows, columns] = sig[rows, first]
     return filled
