@@ -63,6 +63,7 @@ ui-check: $(STAMP)
 
 ## bench: benchmarks (results in bench/results and the README table)
 bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[bench]'
 	$(BIN)/python -m bench
 
 lint: $(STAMP)

@@ -58,8 +58,14 @@ class ConfigSummary(BaseModel):
     """What one published config holds."""
 
     splits: dict[str, SplitSummary] = Field(description="split -> rows (a split without rows: 0)")
-    duplicates_removed: int = Field(ge=0, description="rows removed as exact duplicates")
+    duplicates_removed: int = Field(
+        ge=0, description="rows removed as exact, near or semantic duplicates"
+    )
     scores: ScoreSummary
+    funnel: dict[str, int] = Field(
+        default_factory=dict,
+        description="curation stage -> rows left after it, in order (rows_in ... published)",
+    )
     redactions: dict[str, int] = Field(
         default_factory=dict,
         description="placeholder (e.g. REDACTED_EMAIL) -> occurrences in the published rows",

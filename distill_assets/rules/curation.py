@@ -1,4 +1,4 @@
-"""Curation rules applied to every config before release (DESIGN.md "Curation").
+r"""Curation rules applied to every config before release (DESIGN.md "Curation").
 
 Scrubbing: each `Redaction` is applied in the order listed, to every published text field (string
 columns other than `id` and `source`, message contents and roles, strings nested in lists and
@@ -15,12 +15,45 @@ lowercased, runs of whitespace are collapsed to one space and ends are trimmed; 
 partitions; the representative is the highest `quality_score`, then the earliest `event_time`,
 then the smallest `id`, then the smallest `source_ref`.
 
-Splits: a row's group key is its `split_group` (its `id` when the group is empty); bucket =
-int(first 16 hex digits of sha256(group key)) mod `SPLIT_BUCKETS` (the same function as
-`distill_assets.lib.hashing.split_bucket`); buckets below `buckets_in_test()`
-(= `TEST_FRACTION * SPLIT_BUCKETS`) are `test`, the rest `train`. A group therefore never spans
-splits, and a row's split never depends on which other rows exist or the order partitions were
-processed in.
+Near duplicates (issue 13, DESIGN.md "Curation"): the near-duplicate text of a row is every
+string of its core columns except `NEAR_DUPLICATE_SKIPPED_FIELDS` and messages whose role is in
+`NEAR_DUPLICATE_SKIPPED_ROLES` (shared boilerplate such as tool schemas and system prompts would
+make unrelated rows look alike), joined by newlines. Its words (`\w+` runs, lowercased) form
+`SHINGLE_WORDS`-word shingles; MinHash (`distill_assets.lib.minhash`, one-permutation hashing with
+`MINHASH_BINS` bins) with `LSH_BANDS` bands of `LSH_ROWS` bins proposes candidates: a pair with
+Jaccard 0.8 shares a band with probability 1 - (1 - 0.8^4)^32 > 0.9999999, one with Jaccard 0.3
+with probability 0.23. A candidate is kept when its estimated Jaccard (equal bins / bins, standard
+deviation about 0.035 at 0.8) reaches `NEAR_DUPLICATE_MIN_ESTIMATE`, a margin below the 0.8 target
+so that true pairs at 0.8 survive the estimate's noise while pairs at or below 0.5 never do. Kept
+links form clusters (connected components) over all history; the representative is ranked as for
+exact duplicates.
+
+Semantic duplicates (seed 004, "If cosine similarity > 0.99, reject as duplicate"): rows left
+after near-dedup whose embeddings (the project's embedder, over the near-duplicate text) have
+cosine > `SEMANTIC_DUPLICATE_COSINE` are clustered the same way. Up to `SEMANTIC_EXACT_LIMIT` rows
+all pairs are compared exactly (blocked matrix products); above it candidates come from
+random-hyperplane LSH (`SEMANTIC_LSH_BANDS` bands of `SEMANTIC_LSH_BITS` sign bits), always
+verified by the exact cosine.
+
+Decontamination: every string field of every row of every evaluation set (`DISTILL_EVAL_SETS`,
+`*.jsonl` and `*.parquet`) is eval text; a row sharing a `CONTAMINATION_NGRAM_WORDS`-word n-gram
+(same words as near-dup shingles) with any eval text is removed as `contaminated`, naming the first
+eval file (by name) it matched. A text shorter than the n-gram is one n-gram of all its words, so
+a short eval question contaminates a row only when the row's whole text is that question.
+
+Quality gates: `QUALITY_GATES` gives per config the minimum `quality_score` and the keys of the
+row's `metadata` JSON that must be `true`; a row failing either is removed as `below_threshold`.
+
+Splits: a row's group key is its `split_group` (its `id` when the group is empty). In a config of
+at least `MIN_ROWS_FOR_BOTH_SPLITS` published rows, a group holding more than `MAX_GROUP_SHARE` of
+them (e.g. every escalation of one capture session) is split by a finer key instead,
+`group + "/" + id`, and its rows record `split_by = "row"`. bucket = int(first 16 hex digits of
+sha256(key)) mod `SPLIT_BUCKETS` (the same function as `distill_assets.lib.hashing.split_bucket`);
+buckets below `buckets_in_test()`
+(= `TEST_FRACTION * SPLIT_BUCKETS`) are `test`, the rest `train`. A config with at least
+`MIN_ROWS_FOR_BOTH_SPLITS` rows and an empty split moves the key with the lowest bucket (test
+empty) or the highest bucket (train empty) across, recorded as `split_by = "moved"`. Except for
+these two documented cases, a group never spans splits and a row's split depends only on its key.
 """
 
 from __future__ import annotations
@@ -214,6 +247,72 @@ SPLIT_BUCKETS = 10_000
 TRAIN_SPLIT = "train"
 TEST_SPLIT = "test"
 SPLITS: tuple[str, ...] = (TRAIN_SPLIT, TEST_SPLIT)
+
+
+# Near duplicates (see module docstring).
+# columns and struct fields left out of the near-duplicate text: shared tool schemas, message
+# roles, tool-call ids and types (boilerplate or random, not content)
+NEAR_DUPLICATE_SKIPPED_FIELDS: frozenset[str] = frozenset(
+    {"tools", "role", "type", "id", "tool_call_id"}
+)
+NEAR_DUPLICATE_SKIPPED_ROLES: tuple[str, ...] = ("system",)
+SHINGLE_WORDS = 3
+MINHASH_BINS = 128
+LSH_BANDS = 32
+LSH_ROWS = 4
+NEAR_DUPLICATE_JACCARD = 0.8
+NEAR_DUPLICATE_MIN_ESTIMATE = 0.75
+
+# Semantic duplicates (seed 004 section "deduplication").
+SEMANTIC_DUPLICATE_COSINE = 0.99
+# above this many rows, random-hyperplane LSH (bands of bits; a pair at cosine 0.99 shares a band
+# with probability > 0.999) replaces exact search; candidates are verified exactly either way
+SEMANTIC_EXACT_LIMIT = 10_000
+SEMANTIC_LSH_BANDS = 12
+SEMANTIC_LSH_BITS = 16
+
+# Decontamination.
+CONTAMINATION_NGRAM_WORDS = 13
+EVAL_SET_SUFFIXES: tuple[str, ...] = (".jsonl", ".parquet")
+
+
+@dataclass(frozen=True)
+class QualityGate:
+    """The minimum quality score of a config and the metadata flags its rows must have true."""
+
+    min_score: float = 0.0
+    required_flags: tuple[str, ...] = ()
+
+
+# The source rooms already apply their seeds' thresholds; these gates are the release's floor.
+QUALITY_GATES: dict[str, QualityGate] = {
+    "sft": QualityGate(min_score=0.0),
+    "dpo": QualityGate(min_score=0.0),
+    "instruction": QualityGate(min_score=0.0),
+    "sft_tools": QualityGate(min_score=0.0),
+}
+
+# Splits (see module docstring).
+MAX_GROUP_SHARE = 0.2
+MIN_ROWS_FOR_BOTH_SPLITS = 20
+SPLIT_BY_GROUP = "group"
+SPLIT_BY_ROW = "row"
+SPLIT_BY_MOVED = "moved"
+
+# Removal reasons, in funnel order.
+EXACT_DUPLICATE = "exact_duplicate"
+NEAR_DUPLICATE = "near_duplicate"
+SEMANTIC_DUPLICATE = "semantic_duplicate"
+CONTAMINATED = "contaminated"
+BELOW_THRESHOLD = "below_threshold"
+DUPLICATE_REASONS: tuple[str, ...] = (EXACT_DUPLICATE, NEAR_DUPLICATE, SEMANTIC_DUPLICATE)
+REMOVAL_REASONS: tuple[str, ...] = (
+    EXACT_DUPLICATE,
+    NEAR_DUPLICATE,
+    SEMANTIC_DUPLICATE,
+    CONTAMINATED,
+    BELOW_THRESHOLD,
+)
 
 
 def buckets_in_test() -> int:

@@ -1,10 +1,13 @@
 """Curation assets: one per release config, over all history of its feed tables.
 
-`curation/<config>` holds the scrubbed, exactly-deduplicated rows of every feed table of the config
-(`CONFIG_FEEDS`), with a stable train/test split; `curation/<config>_duplicates` holds every row
-removed as an exact duplicate and the id of the row kept in its place. Both are unpartitioned and
-re-read every partition of the feeds, so the result never depends on the order partitions were
-ingested in. Rules and hashes: `distill_assets.rules.curation`.
+`curation/<config>` holds the scrubbed, deduplicated (exact, near, semantic), decontaminated and
+gated rows of every feed table of the config (`CONFIG_FEEDS`), with a train/test split that always
+works; `curation/<config>_duplicates` holds every removed row with its reason and the id of the
+row kept in its place (or the eval file it leaked from). Both are unpartitioned; per-row work is
+kept per feed partition in `curation/<config>_products/<day>.parquet` and redone only for changed
+partitions, so the result never depends on the order partitions were ingested in and a night
+costs in proportion to its new day. The funnel is also written to `curation/<config>_funnel` for
+the release card. Rules and hashes: `distill_assets.rules.curation`.
 """
 
 import dagster as dg
@@ -13,12 +16,14 @@ import polars as pl
 from distill_assets.contracts.published import CONFIG_FEEDS, EXCLUSION_TABLES
 from distill_assets.defs.curation.curate import (
     CurationResult,
-    curate,
+    curate_lake,
     feed_partitions,
     scan_exclusions,
-    scan_feeds,
 )
-from distill_assets.defs.resources import DistillSettings
+from distill_assets.defs.curation.decontaminate import load_eval_ngrams
+from distill_assets.defs.curation.funnel import funnel_table, write_funnel
+from distill_assets.defs.curation.products import ProductContext
+from distill_assets.defs.resources import DistillSettings, EmbedderResource
 from distill_assets.lib.metadata import funnel, histogram, preview
 from distill_assets.rules import rules_metadata, rules_version
 from distill_assets.rules.curation import SPLITS, TEST_FRACTION
@@ -62,6 +67,13 @@ def input_partitions(partitions: dict[str, list[str]]) -> dg.MetadataValue:
     )
 
 
+def test_share(curated: pl.DataFrame) -> float:
+    """Return the fraction of curated rows in `test` (0 when there are none)."""
+    if curated.is_empty():
+        return 0.0
+    return round(float((curated.get_column("split") == "test").mean()), 4)
+
+
 def curation_metadata(
     result: CurationResult, partitions: dict[str, list[str]]
 ) -> dict[str, object]:
@@ -74,7 +86,12 @@ def curation_metadata(
         "redactions": redaction_table(result.redactions),
         "redacted_rows": dg.MetadataValue.int(result.redacted_rows),
         "rows_by_source_and_split": source_split_counts(curated),
+        "funnel": funnel_table(result.funnel),
         "test_fraction": dg.MetadataValue.float(TEST_FRACTION),
+        "test_share": dg.MetadataValue.float(test_share(curated)),
+        "rows_by_split_key": dg.MetadataValue.json(result.split_by),
+        "products_computed": dg.MetadataValue.json(result.products_computed),
+        "products_reused": dg.MetadataValue.int(len(result.products_reused)),
         "quality_score": histogram(curated.get_column("quality_score")),
         "input_partitions": input_partitions(partitions),
         "preview": preview(curated),
@@ -96,12 +113,14 @@ def build_curation_asset(config: str) -> dg.AssetsDefinition:
                 description=(
                     f"`{config}` rows of every feed table and partition, without the subjects an "
                     "exclusion table lists (deletion requests, review rejections), scrubbed of "
-                    "secrets and personal data (`rules/curation.py`), "
-                    "exactly deduplicated on normalized "
-                    "content (representative: highest quality, then earliest, then smallest id) "
-                    "and split train/test by a stable hash of the row's group. Columns: the "
+                    "secrets and personal data (`rules/curation.py`), deduplicated exactly "
+                    "(normalized content hash), near (MinHash LSH, Jaccard >= 0.8) and "
+                    "semantically (embedding cosine > 0.99) (representative: highest quality, then "
+                    "earliest, then smallest id), without rows sharing a 13-word n-gram with an "
+                    "evaluation set or failing the config's quality gate, and split train/test by "
+                    "a stable hash of the row's group (oversized groups by row). Columns: the "
                     "published ones, `split`, and audit columns `split_group, content_hash, "
-                    "partition`."
+                    "partition, split_by`."
                 ),
                 code_version=code_version,
                 kinds=KINDS,
@@ -109,8 +128,10 @@ def build_curation_asset(config: str) -> dg.AssetsDefinition:
             "duplicates": dg.AssetOut(
                 key=duplicates_key(config),
                 description=(
-                    f"`{config}` rows removed as exact duplicates: id, source, source_ref, "
-                    "partition, content_hash and `kept_id`, the row published in their place."
+                    f"`{config}` rows removed by curation: id, source, source_ref, partition, "
+                    "content_hash, `reason` (exact_duplicate, near_duplicate, semantic_duplicate, "
+                    "contaminated, below_threshold), `kept_id` (for duplicates, the row kept in "
+                    "their place) and `eval_file` (for contaminated rows)."
                 ),
                 code_version=code_version,
                 kinds=KINDS,
@@ -120,15 +141,20 @@ def build_curation_asset(config: str) -> dg.AssetsDefinition:
         group_name=GROUP,
     )
     def curate_config(
-        context: dg.AssetExecutionContext, settings: DistillSettings
+        context: dg.AssetExecutionContext, settings: DistillSettings, embedder: EmbedderResource
     ) -> tuple[pl.DataFrame, pl.DataFrame]:
-        """Scrub, deduplicate and split one config's feed rows over all history."""
-        lake_root = settings.resolved().lake_root
-        partitions = feed_partitions(lake_root, config)
-        result = curate(scan_feeds(lake_root, config), config, scan_exclusions(lake_root))
+        """Scrub, deduplicate, decontaminate, gate and split one config's rows over all history."""
+        cfg = settings.resolved()
+        partitions = feed_partitions(cfg.lake_root, config)
+        products = ProductContext(config, embedder.embedder(), load_eval_ngrams(cfg.eval_sets))
+        result = curate_lake(cfg.lake_root, config, products, scan_exclusions(cfg.lake_root))
+        write_funnel(cfg.lake_root, config, result.funnel)
         context.add_output_metadata(curation_metadata(result, partitions), output_name="curated")
         context.add_output_metadata(
-            {"kept_ids": dg.MetadataValue.int(result.duplicates["kept_id"].n_unique())},
+            {
+                "kept_ids": dg.MetadataValue.int(result.duplicates["kept_id"].n_unique()),
+                "removed": funnel(result.removed),
+            },
             output_name="duplicates",
         )
         return result.curated, result.duplicates

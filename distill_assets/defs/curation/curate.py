@@ -1,18 +1,20 @@
-"""The curation pipeline of one config: feeds → scrub → exact dedup → split.
+"""The curation pipeline of one config: feeds → products → global decisions → curated rows.
 
-Pure (no Dagster): `scan_feeds` reads every partition of a config's feed tables from the lake
-lazily (only the contract's columns), `curate` returns the curated rows, the removed duplicates
-and the counts the asset reports.
+Pure (no Dagster). Per-row work (scrub, content hash, MinHash signature, embedding, contamination,
+quality gate) is `products.py`; decisions over all history from compact keys only are
+`decide.py`. `curate` runs everything from a frame of feed rows (from scratch, in memory);
+`curate_lake` keeps one product per feed partition in the lake and recomputes only the days whose
+feed partitions changed. Both give the same result for the same feed rows.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+import numpy as np
 import polars as pl
 
 from distill_assets.contracts.published import (
-    COMMON_SCHEMA,
     CONFIG_FEEDS,
     EXCLUSION_SCHEMA,
     EXCLUSION_TABLES,
@@ -20,21 +22,32 @@ from distill_assets.contracts.published import (
     feed_schema,
     published_schema,
 )
-from distill_assets.defs.curation.dedup import content_key, duplicate_clusters, split_assignments
-from distill_assets.defs.curation.scrub import redaction_column, scrub, scrubbed_columns
-from distill_assets.lib.lake import global_path, partition_files, scan_partitions
-from distill_assets.rules.curation import REDACTIONS
+from distill_assets.defs.curation.decide import Decisions, decide
+from distill_assets.defs.curation.decontaminate import NO_EVAL_SETS
+from distill_assets.defs.curation.products import (
+    KEY_COLUMNS,
+    ProductContext,
+    compute_products,
+    matrix,
+    read_products,
+    refresh_products,
+)
+from distill_assets.defs.curation.scrub import redaction_column
+from distill_assets.lib.embed import load_embedder
+from distill_assets.lib.lake import global_path, partition_files, scan_partition
+from distill_assets.rules.curation import REDACTIONS, REMOVAL_REASONS
 
-DUPLICATE_REASON = "exact_duplicate"
 # Audit columns kept in the curated lake table beside the published ones; the release drops them.
-AUDIT_COLUMNS: tuple[str, ...] = ("split_group", "content_hash", "partition")
-DUPLICATE_COLUMNS: tuple[str, ...] = (
+AUDIT_COLUMNS: tuple[str, ...] = ("split_group", "content_hash", "partition", "split_by")
+REMOVED_COLUMNS: tuple[str, ...] = (
     "id",
     "source",
     "source_ref",
     "partition",
     "content_hash",
+    "reason",
     "kept_id",
+    "eval_file",
 )
 
 
@@ -47,6 +60,7 @@ def curated_schema(config: str) -> pl.Schema:
             "split_group": pl.String(),
             "content_hash": pl.String(),
             "partition": pl.String(),
+            "split_by": pl.String(),
         }
     )
 
@@ -67,16 +81,21 @@ def feed_partitions(lake_root: str, config: str) -> dict[str, list[str]]:
     }
 
 
-def scan_feeds(lake_root: str, config: str) -> pl.LazyFrame:
-    """Lazily read every partition of every feed table of `config` (contract columns + partition).
+def scan_feeds(lake_root: str, config: str, days: set[str] | None = None) -> pl.LazyFrame:
+    """Lazily read every partition (or those in `days`) of every feed table of `config`.
 
-    A feed table with no partition yet contributes no rows. A partition missing a contract
-    column is a bug in the room that writes it: reported by table and file, not read as nulls.
+    The frame holds the contract columns, `subject` and `partition`, feed table by feed table
+    (`CONFIG_FEEDS` order), each in partition order. A feed table with no partition yet
+    contributes no rows. A partition missing a contract column is a bug in the room that writes
+    it: reported by table and file, not read as nulls.
     """
     schema = feed_schema(config)
     frames = []
     for source, table in CONFIG_FEEDS.get(config, []):
         for path in partition_files(lake_root, source, table):
+            day = path.rsplit("/", 1)[-1].removesuffix(".parquet")
+            if days is not None and day not in days:
+                continue
             present = pl.read_parquet_schema(path)
             missing = [name for name in schema if name not in present]
             if missing:
@@ -84,24 +103,28 @@ def scan_feeds(lake_root: str, config: str) -> pl.LazyFrame:
                     f"feed table {feed_name(source, table)} of config {config!r} lacks "
                     f"{missing} in {path}"
                 )
-        scan = scan_partitions(lake_root, source, table, schema=schema)
-        subject = (
-            pl.col(SUBJECT_COLUMN).cast(pl.String)
-            if SUBJECT_COLUMN in scan.collect_schema()
-            else pl.lit(None, dtype=pl.String).alias(SUBJECT_COLUMN)
-        )
-        frames.append(
-            scan.select(
-                *(pl.col(name).cast(dtype) for name, dtype in schema.items()),
-                subject,
-                pl.col("partition").cast(pl.String),
+            subject = (
+                pl.col(SUBJECT_COLUMN).cast(pl.String)
+                if SUBJECT_COLUMN in present
+                else pl.lit(None, dtype=pl.String).alias(SUBJECT_COLUMN)
             )
-        )
+            frames.append(
+                scan_partition(lake_root, source, table, day).select(
+                    *(pl.col(name).cast(dtype) for name, dtype in schema.items()),
+                    subject,
+                    pl.lit(day, dtype=pl.String).alias("partition"),
+                )
+            )
     if not frames:
         return pl.LazyFrame(
             schema={**schema, SUBJECT_COLUMN: pl.String(), "partition": pl.String()}
         )
     return pl.concat(frames, how="vertical")
+
+
+def scan_feed_day(lake_root: str, config: str, day: str) -> pl.LazyFrame:
+    """Lazily read one day of every feed table of `config` (as `scan_feeds` reads all days)."""
+    return scan_feeds(lake_root, config, days={day})
 
 
 def scan_exclusions(lake_root: str) -> pl.LazyFrame:
@@ -128,11 +151,27 @@ class CurationResult:
     redactions: dict[str, int] = field(default_factory=dict)
     redacted_rows: int = 0
     excluded: dict[str, int] = field(default_factory=dict)
+    removed: dict[str, int] = field(default_factory=dict)
+    split_by: dict[str, int] = field(default_factory=dict)
+    products_computed: list[str] = field(default_factory=list)
+    products_reused: list[str] = field(default_factory=list)
 
     @property
     def drop_reasons(self) -> dict[str, int]:
-        """Return why rows left, by reason code."""
-        return {**self.excluded, DUPLICATE_REASON: self.duplicates.height}
+        """Return why rows left, by reason code (exclusions, then the funnel's order)."""
+        return {**self.excluded, **self.removed}
+
+    @property
+    def funnel(self) -> dict[str, int]:
+        """Return the rows left after each stage: in → scrubbed → each removal → published."""
+        stages = {"rows_in": self.rows_in}
+        left = self.rows_in - sum(self.excluded.values())
+        stages["scrubbed"] = left
+        for reason in REMOVAL_REASONS:
+            left -= self.removed.get(reason, 0)
+            stages[reason] = left
+        stages["published"] = self.curated.height
+        return stages
 
 
 def exclude_subjects(
@@ -155,49 +194,133 @@ def exclude_subjects(
     return kept, {str(reason): int(n) for reason, n in sorted(counted.iter_rows())}
 
 
-def curate(
-    feeds: pl.LazyFrame, config: str, exclusions: pl.LazyFrame | None = None
-) -> CurationResult:
-    """Exclude, scrub, deduplicate and split the feed rows of `config` (`rules/curation.py`)."""
-    published = published_schema(config)
-    core = {name: dtype for name, dtype in published.items() if name not in COMMON_SCHEMA}
-    counts = [redaction_column(r.kind) for r in REDACTIONS]
+def _compact(products: pl.DataFrame) -> pl.DataFrame:
+    """Return the key and redaction columns of products (what global decisions read)."""
+    redactions = [redaction_column(r.kind) for r in REDACTIONS]
+    return products.select(*KEY_COLUMNS, *redactions)
+
+
+def decide_products(
+    keys: pl.DataFrame,
+    signatures: np.ndarray,
+    embeddings: np.ndarray,
+    exclusions: pl.LazyFrame | None,
+) -> tuple[Decisions, dict[str, int], pl.DataFrame]:
+    """Drop excluded subjects, then decide; return decisions, exclusion counts, kept keys."""
+    indexed = keys.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("key_row"))
     excluded: dict[str, int] = {}
     if exclusions is not None:
-        feeds, excluded = exclude_subjects(feeds, exclusions)
-    scrubbed = (
-        scrub(feeds, scrubbed_columns(published))
-        .with_row_index("row_nr")
-        .with_columns(content_key(core).alias("content_key"))
-        .collect(engine="streaming")
-    )
-    redactions = {
-        r.kind: int(scrubbed.get_column(redaction_column(r.kind)).sum()) for r in REDACTIONS
-    }
-    redacted_rows = scrubbed.select(pl.sum_horizontal(counts) > 0).to_series().sum()
+        kept, excluded = exclude_subjects(indexed.lazy(), exclusions)
+        indexed = kept.collect()
+    rows = indexed.get_column("key_row").to_numpy()
+    decisions = decide(indexed.drop("key_row"), signatures[rows], embeddings[rows])
+    return decisions, excluded, indexed.drop("key_row")
 
-    clusters = duplicate_clusters(
-        scrubbed.select("row_nr", "id", "source_ref", "quality_score", "event_time", "content_key")
-    )
-    ranked = scrubbed.drop("content_key", *counts).join(clusters, on="row_nr", how="left")
-    kept = ranked.filter(pl.col("cluster_rank") == 1)
-    splits = split_assignments(kept.select("row_nr", "id", "split_group"))
+
+def assemble(
+    config: str,
+    *,
+    products: pl.LazyFrame,
+    keys: pl.DataFrame,
+    decisions: Decisions,
+    rows_in: int,
+    excluded: dict[str, int],
+) -> CurationResult:
+    """Join decisions back onto the product rows: curated rows, removed rows and counts."""
+    on = ["partition", "product_row"]
+    fates = decisions.fates
+    joined = products.join(fates.lazy(), on=on, how="inner")
     curated = (
-        kept.join(splits, on="row_nr", how="left")
+        joined.filter(pl.col("reason").is_null())
         .select(curated_schema(config).names())
         .cast(dict(curated_schema(config)))
-        .sort("split", "id", "source_ref", "content_hash", maintain_order=True)
+        .collect()
+        .sort("split", "id", "source_ref", "content_hash", "partition", maintain_order=True)
     )
-    duplicates = (
-        ranked.filter(pl.col("cluster_rank") > 1)
-        .select(DUPLICATE_COLUMNS)
-        .sort("kept_id", "id", "source_ref", maintain_order=True)
+    removed = (
+        joined.filter(pl.col("reason").is_not_null())
+        .select(REMOVED_COLUMNS)
+        .collect()
+        .sort("reason", "kept_id", "id", "source_ref", "partition", nulls_last=True)
     )
+    counts = [redaction_column(r.kind) for r in REDACTIONS]
+    touched = keys.select(
+        *(pl.col(c).sum() for c in counts), (pl.sum_horizontal(counts) > 0).sum().alias("rows")
+    )
+    totals = touched.row(0) if keys.height else (0,) * (len(counts) + 1)
+    split_by = curated.group_by("split_by").len().sort("split_by")
     return CurationResult(
         curated=curated.rechunk(),
-        duplicates=duplicates.rechunk(),
-        rows_in=scrubbed.height + sum(excluded.values()),
-        redactions=redactions,
-        redacted_rows=int(redacted_rows),
+        duplicates=removed.rechunk(),
+        rows_in=rows_in,
+        redactions={r.kind: int(totals[i] or 0) for i, r in enumerate(REDACTIONS)},
+        redacted_rows=int(totals[-1] or 0),
+        excluded=excluded,
+        removed=decisions.removal_counts,
+        split_by={str(k): int(n) for k, n in split_by.iter_rows()},
+    )
+
+
+def curate(
+    feeds: pl.LazyFrame,
+    config: str,
+    exclusions: pl.LazyFrame | None = None,
+    context: ProductContext | None = None,
+) -> CurationResult:
+    """Curate the feed rows of `config` from scratch, in memory (`rules/curation.py`)."""
+    context = context or ProductContext(config, load_embedder(), NO_EVAL_SETS)
+    products = compute_products(feeds, context)
+    keys = _compact(products)
+    decisions, excluded, kept = decide_products(
+        keys,
+        matrix(products.get_column("signature"), np.uint32),
+        matrix(products.get_column("embedding"), np.float32),
+        exclusions,
+    )
+    return assemble(
+        config,
+        products=products.lazy(),
+        keys=kept,
+        decisions=decisions,
+        rows_in=products.height,
         excluded=excluded,
     )
+
+
+def curate_lake(
+    lake_root: str,
+    config: str,
+    context: ProductContext,
+    exclusions: pl.LazyFrame | None = None,
+) -> CurationResult:
+    """Curate `config` from its per-partition products, refreshing only changed partitions."""
+    refresh = refresh_products(
+        lake_root, config, context, lambda day: scan_feed_day(lake_root, config, day)
+    )
+    redactions = [redaction_column(r.kind) for r in REDACTIONS]
+    compact = read_products(refresh.paths, [*KEY_COLUMNS, *redactions, "signature", "embedding"])
+    if compact.is_empty():
+        return curate(scan_feeds(lake_root, config, days=set()), config, exclusions, context)
+    decisions, excluded, kept = decide_products(
+        compact.select(*KEY_COLUMNS, *redactions),
+        matrix(compact.get_column("signature"), np.uint32),
+        matrix(compact.get_column("embedding"), np.float32),
+        exclusions,
+    )
+    text_columns = [
+        *published_schema(config).names(),
+        "split_group",
+        "content_hash",
+        "partition",
+        "product_row",
+    ]
+    products = read_products(refresh.paths, text_columns).lazy()
+    result = assemble(
+        config,
+        products=products,
+        keys=kept,
+        decisions=decisions,
+        rows_in=compact.height,
+        excluded=excluded,
+    )
+    return replace(result, products_computed=refresh.computed, products_reused=refresh.reused)

@@ -76,6 +76,64 @@ def sum_columns(columns: Mapping[str, pl.DataType], fn: StringFn) -> pl.Expr:
     return pl.sum_horizontal(sum_text(pl.col(name), dtype, fn) for name, dtype in columns.items())
 
 
+def joined_text(
+    expr: pl.Expr,
+    dtype: pl.DataType,
+    skipped_roles: tuple[str, ...] = (),
+    skipped_fields: frozenset[str] = frozenset(),
+) -> pl.Expr:
+    """Return every string inside `expr` joined by newlines (nulls are empty), one per row.
+
+    Struct fields named in `skipped_fields` are left out, and so are list elements that are
+    structs with a `role` field whose value is in `skipped_roles` (e.g. system prompts shared by
+    every row of a source).
+    """
+    if dtype == pl.String:
+        return expr.fill_null("")
+    if isinstance(dtype, pl.List) and has_text(dtype.inner):
+        element = pl.element()
+        inner = dtype.inner
+        if (
+            skipped_roles
+            and isinstance(inner, pl.Struct)
+            and any(f.name == "role" for f in inner.fields)
+        ):
+            element = element.filter(
+                ~element.struct.field("role").fill_null("").is_in(list(skipped_roles))
+            )
+        return (
+            expr.list.eval(joined_text(element, inner, skipped_roles, skipped_fields))
+            .list.join("\n")
+            .fill_null("")
+        )
+    if isinstance(dtype, pl.Struct):
+        fields = [f for f in dtype.fields if has_text(f.dtype) and f.name not in skipped_fields]
+        if fields:
+            return pl.concat_str(
+                [
+                    joined_text(expr.struct.field(f.name), f.dtype, skipped_roles, skipped_fields)
+                    for f in fields
+                ],
+                separator="\n",
+            )
+    return pl.lit("")
+
+
+def core_text(
+    columns: Mapping[str, pl.DataType],
+    skipped_roles: tuple[str, ...] = (),
+    skipped_fields: frozenset[str] = frozenset(),
+) -> pl.Expr:
+    """Return the strings of `columns` (in order, minus `skipped_fields`) joined, one per row."""
+    kept = {n: d for n, d in columns.items() if n not in skipped_fields and has_text(d)}
+    if not kept:
+        return pl.lit("")
+    return pl.concat_str(
+        [joined_text(pl.col(n), d, skipped_roles, skipped_fields) for n, d in kept.items()],
+        separator="\n",
+    )
+
+
 def text_leaves(expr: pl.Expr, dtype: pl.DataType) -> pl.Expr:
     """Return every string inside `expr` as one flat list of strings per row.
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import pkgutil
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import import_module
 from pathlib import Path
 
@@ -63,6 +63,7 @@ class ReleaseInputs:
     duplicates_removed: dict[str, int]
     created_from: dict[str, list[str]]
     rules: dict[str, str]
+    funnels: dict[str, dict[str, int]] = field(default_factory=dict)
 
     @property
     def newest_partition(self) -> str | None:
@@ -219,6 +220,7 @@ def build_release(
             splits=split_summaries(curated),
             duplicates_removed=inputs.duplicates_removed.get(config, 0),
             scores=score_summary(curated.get_column("quality_score")),
+            funnel=inputs.funnels.get(config, {}),
             redactions=placeholder_counts(curated, scrubbed_columns(published_schema(config))),
         )
     extras = write_extras(inputs.curated, inputs.newest_partition, out_dir)

@@ -13,9 +13,11 @@ from upath import UPath
 from distill_assets.contracts.published import CONFIG_FEEDS
 from distill_assets.contracts.release import ReleaseManifest
 from distill_assets.defs.curation.curate import feed_partitions
+from distill_assets.defs.curation.funnel import read_funnel
 from distill_assets.defs.release.build import ReleaseInputs, all_rules_versions
 from distill_assets.defs.release.layout import MANIFEST
-from distill_assets.lib.lake import global_path, parquet_row_count
+from distill_assets.lib.lake import global_path
+from distill_assets.rules.curation import DUPLICATE_REASONS
 
 CURATION_GROUP = "curation"
 
@@ -40,7 +42,7 @@ def load_release_inputs(lake_root: str, name: str) -> ReleaseInputs:
         for config in CONFIG_FEEDS
     }
     duplicates = {
-        config: parquet_row_count(global_path(lake_root, CURATION_GROUP, f"{config}_duplicates"))
+        config: duplicate_count(global_path(lake_root, CURATION_GROUP, f"{config}_duplicates"))
         for config in CONFIG_FEEDS
     }
     created_from: dict[str, list[str]] = {}
@@ -52,7 +54,14 @@ def load_release_inputs(lake_root: str, name: str) -> ReleaseInputs:
         duplicates_removed=duplicates,
         created_from=created_from,
         rules=all_rules_versions(),
+        funnels={config: read_funnel(lake_root, config) for config in CONFIG_FEEDS},
     )
+
+
+def duplicate_count(path: UPath) -> int:
+    """Return how many removed rows of a curation removal table are duplicates of a kept row."""
+    reasons = read_parquet(path, ["reason"]).get_column("reason")
+    return int(reasons.is_in(list(DUPLICATE_REASONS)).sum())
 
 
 def read_manifest(folder: UPath) -> ReleaseManifest:

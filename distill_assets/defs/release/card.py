@@ -16,7 +16,13 @@ import yaml
 from distill_assets.contracts.published import COMMON_SCHEMA, published_schema
 from distill_assets.contracts.release import ReleaseManifest
 from distill_assets.defs.release.notes import notes_section
-from distill_assets.rules.curation import SPLITS, TEST_FRACTION
+from distill_assets.rules.curation import (
+    MAX_GROUP_SHARE,
+    MIN_ROWS_FOR_BOTH_SPLITS,
+    SPLITS,
+    TEST_FRACTION,
+    TEST_SPLIT,
+)
 
 LICENSE = "apache-2.0"
 LANGUAGES = ["en"]
@@ -99,17 +105,38 @@ def _configs_section(manifest: ReleaseManifest) -> str:
                 f"`{config}`",
                 *(per_split.get(split, 0) for split in SPLITS),
                 sum(per_split.values()),
+                f"{test_share(per_split):.1%}",
                 manifest.configs[config].duplicates_removed,
                 ", ".join(f"`{c}`" for c in core),
             ]
         )
     text = "## Configs\n\n" + _table(
-        ["config", *SPLITS, "total", "duplicates removed", "core columns"], rows
+        ["config", *SPLITS, "total", "test share", "duplicates removed", "core columns"], rows
     )
     if manifest.empty_configs:
         names = ", ".join(f"`{c}`" for c in manifest.empty_configs)
         text += f"\n\nNo rows in this version (omitted): {names}."
     return text
+
+
+def test_share(per_split: dict[str, int]) -> float:
+    """Return the share of a config's rows in `test` (0 without rows)."""
+    total = sum(per_split.values())
+    return per_split.get(TEST_SPLIT, 0) / total if total else 0.0
+
+
+def _funnel_section(manifest: ReleaseManifest) -> str:
+    funnels = {c: s.funnel for c, s in manifest.configs.items() if s.funnel}
+    if not funnels:
+        return ""
+    stages = list(next(iter(funnels.values())))
+    rows = [[f"`{c}`", *(f.get(stage, "") for stage in stages)] for c, f in funnels.items()]
+    return (
+        "## Curation funnel\n\nRows left after each curation stage, per config: rows in, after "
+        "removal by subject and scrubbing, after exact, near and semantic dedup, after "
+        "decontamination against the evaluation sets, after the quality gate, published.\n\n"
+        + _table(["config", *stages], rows)
+    )
 
 
 def _sources_section(manifest: ReleaseManifest) -> str:
@@ -145,11 +172,16 @@ def _curation_section() -> str:
         "of home paths (replaced by typed placeholders such as `[REDACTED_EMAIL]`; loopback and "
         "documentation addresses, version numbers and published test card numbers are kept), "
         "and an independent scan (detect-secrets, phonenumbers, validators) must find nothing; "
-        "rows "
-        "with the same normalized content (lowercased, whitespace collapsed) are deduplicated "
-        "across all history, keeping the highest quality, then earliest, then smallest id; and "
-        f"rows are split by a stable SHA-256 hash of their group (task, session, scenario, "
-        f"player) with {TEST_FRACTION:.0%} of groups in `test`, so no group spans splits. "
+        "rows with the same normalized content (lowercased, whitespace collapsed), near "
+        "duplicates (MinHash LSH over word 3-gram shingles, Jaccard >= 0.8) and semantic "
+        "duplicates (embedding cosine > 0.99) are deduplicated across all history, keeping the "
+        "highest quality, then earliest, then smallest id; rows sharing a 13-word n-gram with a "
+        "configured evaluation set are removed as contaminated, and rows below the config's "
+        "quality gate are dropped. Rows are split by a stable SHA-256 hash of their group (task, "
+        f"session, scenario, player) with {TEST_FRACTION:.0%} of groups in `test`, so no group "
+        f"spans splits, except that a group holding more than {MAX_GROUP_SHARE:.0%} of a config "
+        f"is split by row and a config of at least {MIN_ROWS_FOR_BOTH_SPLITS} rows always has "
+        "both splits. "
         "Rules: `distill_assets/rules/curation.py`."
     )
 
@@ -240,10 +272,11 @@ def render_card(manifest: ReleaseManifest) -> str:
         _sources_section(manifest),
         _scores_section(manifest),
         _curation_section(),
+        _funnel_section(manifest),
         _redactions_section(manifest),
         _inputs_section(manifest),
         _rules_section(manifest),
         _changes_section(manifest),
         _files_section(manifest),
     ]
-    return f"---\n{meta}---\n\n" + "\n\n".join(sections) + "\n"
+    return f"---\n{meta}---\n\n" + "\n\n".join(s for s in sections if s) + "\n"

@@ -122,7 +122,14 @@ def test_rows_of_excluded_subjects_leave_with_the_listed_reason(tmp_path):
     # the traces row shares the subject text but not the source; a null subject never matches
     assert sorted(result.curated["id"].to_list()) == ["b", "c", "d"]
     assert result.excluded == {"consent_withdrawn": 1}
-    assert result.drop_reasons == {"consent_withdrawn": 1, "exact_duplicate": 0}
+    assert result.drop_reasons == {
+        "consent_withdrawn": 1,
+        "exact_duplicate": 0,
+        "near_duplicate": 0,
+        "semantic_duplicate": 0,
+        "contaminated": 0,
+        "below_threshold": 0,
+    }
     assert result.rows_in == 4
 
 

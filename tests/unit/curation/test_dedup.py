@@ -5,9 +5,7 @@ import polars as pl
 
 from distill_assets.contracts.published import feed_schema
 from distill_assets.defs.curation.curate import curate
-from distill_assets.defs.curation.dedup import content_key, split_assignments
-from distill_assets.lib.hashing import split_bucket
-from distill_assets.rules.curation import SPLIT_BUCKETS, buckets_in_test
+from distill_assets.defs.curation.dedup import content_key
 from tests.unit.curation.feeds import feed_frame, feed_row
 
 
@@ -39,7 +37,13 @@ def test_representative_is_highest_score_then_earliest_then_smallest_id():
         ("d", "c"),
         ("g", "f"),
     ]
-    assert result.drop_reasons == {"exact_duplicate": 4}
+    assert result.removed == {
+        "exact_duplicate": 4,
+        "near_duplicate": 0,
+        "semantic_duplicate": 0,
+        "contaminated": 0,
+        "below_threshold": 0,
+    }
     kept = result.curated.filter(pl.col("id") == "c")
     assert kept["prompt"][0] == " SAME\tprompt "  # the representative keeps its own text
 
@@ -52,7 +56,16 @@ def test_duplicates_are_found_across_partitions_and_sources_regardless_of_order(
     assert forward.curated.equals(backward.curated)
     assert forward.duplicates.equals(backward.duplicates)
     assert forward.duplicates.rows() == [
-        ("a", "revisions", "revisions/a", "2026-11-19", forward.duplicates["content_hash"][0], "b")
+        (
+            "a",
+            "revisions",
+            "revisions/a",
+            "2026-11-19",
+            forward.duplicates["content_hash"][0],
+            "exact_duplicate",
+            "b",
+            None,
+        )
     ]
 
 
@@ -82,33 +95,6 @@ def test_messages_that_differ_only_in_case_and_whitespace_are_duplicates():
     assert result.duplicates.select("id", "kept_id").rows() == [("x", "y")]
 
 
-def test_split_is_the_documented_bucket_of_the_group_and_never_cuts_a_group():
-    groups = [f"task-{i}" for i in range(400)]
-    keys = pl.DataFrame(
-        {
-            "row_nr": range(800),
-            "id": [f"r{i}" for i in range(800)],
-            "split_group": groups + groups,
-        }
-    )
-    splits = split_assignments(keys).join(keys, on="row_nr")
-    expected = {
-        g: "test" if split_bucket(g, SPLIT_BUCKETS) < buckets_in_test() else "train" for g in groups
-    }
-    assert dict(splits.select("split_group", "split").unique().iter_rows()) == expected
-    assert (
-        splits.group_by("split_group").agg(pl.col("split").n_unique()).get_column("split").max()
-        == 1
-    )
-    assert sum(v == "test" for v in expected.values()) == 47  # ~10% of 400 groups
-
-
-def test_empty_group_falls_back_to_the_row_id():
-    keys = pl.DataFrame({"row_nr": [0, 1], "id": ["abc", "abc"], "split_group": ["", None]})
-    expected = "test" if split_bucket("abc") < buckets_in_test() else "train"
-    assert split_assignments(keys)["split"].to_list() == [expected, expected]
-
-
 def test_curated_rows_have_the_published_columns_split_and_audit_columns_sorted():
     rows = [row(f"r{i}", f"prompt {i}", group=f"g{i % 3}") for i in range(12)]
     result = curate(lazy("dpo", rows), "dpo")
@@ -118,6 +104,7 @@ def test_curated_rows_have_the_published_columns_split_and_audit_columns_sorted(
         "split_group",
         "content_hash",
         "partition",
+        "split_by",
     ]
     assert result.curated.equals(result.curated.sort("split", "id", "source_ref"))
     assert result.rows_in == 12

@@ -1,3 +1,5 @@
+from dataclasses import replace
+
 import yaml
 
 from distill_assets.defs.release.build import build_release
@@ -54,8 +56,8 @@ def test_card_body_reports_counts_sources_scores_inputs_rules_and_first_version(
     manifest = build_release(inputs(), tmp_path, no_previous)
     card = (tmp_path / "README.md").read_text()
     assert f"Version `{manifest.version}` (newest input partition 2026-11-20)." in card
-    assert "| `sft` | 26 | 4 | 30 | 2 | `messages` |" in card
-    assert "| `dpo` | 11 | 1 | 12 | 0 | `prompt`, `chosen`, `rejected` |" in card
+    assert "| `sft` | 26 | 4 | 30 | 13.3% | 2 | `messages` |" in card
+    assert "| `dpo` | 11 | 1 | 12 | 8.3% | 0 | `prompt`, `chosen`, `rejected` |" in card
     assert "No rows in this version (omitted): `instruction`." in card
     assert "| `sft` | test | traces | 4 |" in card
     assert "| `dpo` | 12 | 0.5 | 0.5 | 0.5 | 0 | 0 | 0 | 0 | 0 | 12 | 0 | 0 | 0 | 0 |" in card
@@ -78,3 +80,22 @@ def test_partition_ranges_and_size_categories():
         "10K<n<100K",
         "100K<n<1M",
     ]
+
+
+def test_card_lists_each_configs_curation_funnel(tmp_path):
+    funnel = {
+        "rows_in": 40,
+        "scrubbed": 38,
+        "exact_duplicate": 35,
+        "near_duplicate": 32,
+        "semantic_duplicate": 31,
+        "contaminated": 30,
+        "below_threshold": 30,
+        "published": 30,
+    }
+    manifest = build_release(replace(inputs(), funnels={"sft": funnel}), tmp_path, no_previous)
+    assert manifest.configs["sft"].funnel == funnel
+    assert manifest.configs["dpo"].funnel == {}
+    card = (tmp_path / "README.md").read_text()
+    assert "## Curation funnel" in card
+    assert "| `sft` | 40 | 38 | 35 | 32 | 31 | 30 | 30 | 30 |" in card

@@ -1,0 +1,187 @@
+"""Global curation decisions over compact per-row keys of all history (never the text).
+
+Rows are first put in representative order — highest `quality_score`, then earliest `event_time`,
+then smallest `id`, `source_ref`, `partition`, row within partition — so that in every cluster the
+representative is simply the row ranked first, whatever order partitions arrived in. Then, in
+funnel order: exact duplicates (same content hash), near duplicates (MinHash LSH over the
+signatures of the rows left), semantic duplicates (embedding cosine over the rows left),
+contaminated rows, rows failing the quality gate; what is left is published and split. Each
+removed duplicate names the published-side row it was folded into (`kept_id`, followed through
+every dedup stage). Rules: `distill_assets.rules.curation`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from distill_assets.defs.curation.splits import assign_splits
+from distill_assets.lib.cosine_lsh import similar_pairs
+from distill_assets.lib.minhash import components, near_duplicate_components
+from distill_assets.rules.curation import (
+    BELOW_THRESHOLD,
+    CONTAMINATED,
+    EXACT_DUPLICATE,
+    LSH_BANDS,
+    LSH_ROWS,
+    NEAR_DUPLICATE,
+    NEAR_DUPLICATE_MIN_ESTIMATE,
+    REMOVAL_REASONS,
+    SEMANTIC_DUPLICATE,
+    SEMANTIC_DUPLICATE_COSINE,
+    SEMANTIC_EXACT_LIMIT,
+    SEMANTIC_LSH_BANDS,
+    SEMANTIC_LSH_BITS,
+)
+
+RANK_COLUMNS: tuple[str, ...] = (
+    "quality_score",
+    "event_time",
+    "id",
+    "source_ref",
+    "partition",
+    "product_row",
+)
+FATE_SCHEMA: dict[str, pl.DataType] = {
+    "partition": pl.String(),
+    "product_row": pl.Int64(),
+    "reason": pl.String(),
+    "kept_id": pl.String(),
+    "eval_file": pl.String(),
+    "split": pl.String(),
+    "split_by": pl.String(),
+}
+
+
+@dataclass(frozen=True)
+class Decisions:
+    """The fate of every row: `FATE_SCHEMA` (reason null and a split for published rows)."""
+
+    fates: pl.DataFrame
+
+    def removed(self, reason: str) -> int:
+        """Return how many rows were removed for `reason`."""
+        return int((self.fates.get_column("reason") == reason).sum())
+
+    @property
+    def removal_counts(self) -> dict[str, int]:
+        """Return rows removed per reason, in funnel order."""
+        return {reason: self.removed(reason) for reason in REMOVAL_REASONS}
+
+
+def rank_order(keys: pl.DataFrame) -> pl.DataFrame:
+    """Return `keys` sorted into representative order (see the module docstring)."""
+    return keys.sort(
+        list(RANK_COLUMNS),
+        descending=[True, False, False, False, False, False],
+        nulls_last=True,
+        maintain_order=True,
+    )
+
+
+def _code(reason: str) -> int:
+    """Return the code of a removal reason (its position in `REMOVAL_REASONS`, plus one)."""
+    return REMOVAL_REASONS.index(reason) + 1
+
+
+def _follow(parent: np.ndarray) -> np.ndarray:
+    """Return the root of every node of a forest given as parent pointers."""
+    while True:
+        grand = parent[parent]
+        if np.array_equal(grand, parent):
+            return parent
+        parent = grand
+
+
+def semantic_links(embeddings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return links `(a, b)` between rows whose embeddings have cosine > the rules' threshold.
+
+    Exact nearest-neighbour search for up to `SEMANTIC_EXACT_LIMIT` rows, random-hyperplane LSH
+    with exact verification above (`lib.cosine_lsh`).
+    """
+    return similar_pairs(
+        embeddings,
+        SEMANTIC_DUPLICATE_COSINE,
+        exact_limit=SEMANTIC_EXACT_LIMIT,
+        bands=SEMANTIC_LSH_BANDS,
+        bits=SEMANTIC_LSH_BITS,
+    )
+
+
+def decide(keys: pl.DataFrame, signatures: np.ndarray, embeddings: np.ndarray) -> Decisions:
+    """Decide every row's fate; `signatures[i]`, `embeddings[i]` belong to `keys` row i.
+
+    `keys` holds the product key columns (`products.KEY_COLUMNS`) of the rows left after removal
+    by subject.
+    """
+    if keys.is_empty():
+        return Decisions(pl.DataFrame(schema=FATE_SCHEMA))
+    ordered = rank_order(keys.with_columns(pl.int_range(pl.len()).alias("input_row")))
+    order = ordered.get_column("input_row").to_numpy()
+    signatures, embeddings = signatures[order], embeddings[order]
+    count = ordered.height
+    # reason code per row: 0 published, i + 1 for REMOVAL_REASONS[i]
+    reason = np.zeros(count, dtype=np.int8)
+
+    # exact: the first-ranked row of each content hash
+    first = ordered.select(pl.int_range(pl.len(), dtype=pl.Int64).alias("position")).with_columns(
+        pl.col("position").min().over(ordered.get_column("content_hash"))
+    )
+    parent = first.get_column("position").to_numpy().copy()
+    reason[parent != np.arange(count)] = _code(EXACT_DUPLICATE)
+
+    # near: components over the signatures of the exact survivors (positions in rank order)
+    alive = np.flatnonzero(parent == np.arange(count))
+    labels = near_duplicate_components(
+        signatures[alive], LSH_BANDS, LSH_ROWS, NEAR_DUPLICATE_MIN_ESTIMATE
+    )
+    near = alive[labels] != alive
+    parent[alive] = alive[labels]
+    reason[alive[near]] = _code(NEAR_DUPLICATE)
+
+    # semantic: components over the embeddings of the near survivors
+    alive = alive[~near]
+    a, b = semantic_links(embeddings[alive])
+    labels = components(len(alive), a, b)
+    semantic = alive[labels] != alive
+    parent[alive] = alive[labels]
+    reason[alive[semantic]] = _code(SEMANTIC_DUPLICATE)
+
+    alive = alive[~semantic]
+    contaminated = ordered.get_column("contaminated_by").is_not_null().to_numpy()
+    dirty = alive[contaminated[alive]]
+    reason[dirty] = _code(CONTAMINATED)
+    gate = ordered.get_column("gate_failed").fill_null(False).to_numpy()
+    failing = np.setdiff1d(alive[gate[alive]], dirty)
+    reason[failing] = _code(BELOW_THRESHOLD)
+
+    root = _follow(parent)
+    labels = pl.Series("reason", [None, *REMOVAL_REASONS], dtype=pl.String)
+    folded = pl.Series(root != np.arange(count))
+    fates = ordered.select("partition", "product_row", "id", "split_group").with_columns(
+        labels.gather(reason.astype(np.int64)),
+        pl.when(folded)
+        .then(ordered.get_column("id").gather(root))
+        .otherwise(None)
+        .alias("kept_id"),
+        pl.when(pl.Series(reason == _code(CONTAMINATED)))
+        .then(ordered.get_column("contaminated_by"))
+        .otherwise(None)
+        .alias("eval_file"),
+    )
+    published = fates.filter(pl.col("reason").is_null())
+    splits = assign_splits(published.select("id", "split_group"))
+    published = published.with_columns(splits)
+    fates = pl.concat(
+        [
+            published,
+            fates.filter(pl.col("reason").is_not_null()).with_columns(
+                pl.lit(None, dtype=pl.String).alias("split"),
+                pl.lit(None, dtype=pl.String).alias("split_by"),
+            ),
+        ],
+        how="vertical",
+    )
+    return Decisions(fates.select(list(FATE_SCHEMA)).cast(FATE_SCHEMA))

@@ -1,0 +1,254 @@
+"""Per-partition curation products: everything about a row that depends on that row alone.
+
+For the rows of one partition (every feed table of a config, one day) a product holds the scrubbed
+published columns, the internal ones, and the compact keys the global steps need: the exact
+content hash, the MinHash signature, the embedding, the eval file it is contaminated by and whether
+it fails the config's quality gate. Products are written once per partition to
+`<lake>/curation/<config>_products/<day>.parquet` and reused while the feed partitions they were
+made from (Parquet footer fingerprints) and the product version (curation rules, embedder, eval
+sets) are unchanged, so a night that adds one partition reads the text of that partition only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+import pyarrow.parquet as pq
+from upath import UPath
+
+from distill_assets.contracts.published import (
+    COMMON_SCHEMA,
+    CONFIG_FEEDS,
+    SUBJECT_COLUMN,
+    feed_schema,
+    published_schema,
+)
+from distill_assets.defs.curation.decontaminate import EvalNgrams, contaminated_by
+from distill_assets.defs.curation.dedup import content_hashes, content_key
+from distill_assets.defs.curation.scrub import redaction_column, scrub, scrubbed_columns
+from distill_assets.defs.curation.text import core_text
+from distill_assets.lib.embed import Embedder
+from distill_assets.lib.lake import partition_path, table_dir, write_parquet_atomic
+from distill_assets.lib.minhash import text_signatures
+from distill_assets.rules import rules_version
+from distill_assets.rules.curation import (
+    MINHASH_BINS,
+    NEAR_DUPLICATE_SKIPPED_FIELDS,
+    NEAR_DUPLICATE_SKIPPED_ROLES,
+    QUALITY_GATES,
+    REDACTIONS,
+    SHINGLE_WORDS,
+    QualityGate,
+)
+
+ScanDay = Callable[[str], pl.LazyFrame]
+PRODUCT_FORMAT = "2"
+PRODUCTS_SUFFIX = "_products"
+VERSION_KEY = b"distill.product_version"
+FINGERPRINT_KEY = b"distill.feed_fingerprint"
+# the compact columns the global steps read (never the text)
+KEY_COLUMNS: tuple[str, ...] = (
+    "id",
+    "source",
+    "source_ref",
+    "quality_score",
+    "event_time",
+    "split_group",
+    SUBJECT_COLUMN,
+    "partition",
+    "product_row",
+    "content_hash",
+    "gate_failed",
+    "contaminated_by",
+)
+
+
+@dataclass(frozen=True)
+class ProductContext:
+    """What products are computed with: the config, the embedder and the evaluation sets."""
+
+    config: str
+    embedder: Embedder
+    evals: EvalNgrams
+
+    @property
+    def version(self) -> str:
+        """Return the version of products made with this context.
+
+        It covers the product layout, the curation rules, the embedder, the eval sets and the
+        config's feed contract: a change to any of them recomputes every partition.
+        """
+        parts = [PRODUCT_FORMAT, rules_version("curation"), self.embedder.name]
+        parts += [self.evals.fingerprint, str(feed_schema(self.config))]
+        return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
+def near_duplicate_text(config: str) -> pl.Expr:
+    """Return the text near-dup, semantic dedup and decontamination see (rules/curation.py)."""
+    published = published_schema(config)
+    core = {name: dtype for name, dtype in published.items() if name not in COMMON_SCHEMA}
+    return core_text(core, NEAR_DUPLICATE_SKIPPED_ROLES, NEAR_DUPLICATE_SKIPPED_FIELDS)
+
+
+def gate_failed(gate: QualityGate) -> pl.Expr:
+    """Return whether a row fails `gate`: score below its minimum or a required flag not true."""
+    failed = pl.col("quality_score").fill_null(0.0) < gate.min_score
+    for flag in gate.required_flags:
+        value = pl.col("metadata").str.json_path_match(f"$.{flag}").fill_null("")
+        failed = failed | (value != "true")
+    return failed
+
+
+def compute_products(feeds: pl.LazyFrame, context: ProductContext) -> pl.DataFrame:
+    """Return the products of the feed rows `feeds` (any number of partitions)."""
+    config = context.config
+    published = published_schema(config)
+    core = {name: dtype for name, dtype in published.items() if name not in COMMON_SCHEMA}
+    if SUBJECT_COLUMN not in feeds.collect_schema():
+        feeds = feeds.with_columns(pl.lit(None, dtype=pl.String).alias(SUBJECT_COLUMN))
+    scrubbed = (
+        scrub(feeds, scrubbed_columns(published))
+        .with_columns(
+            pl.int_range(pl.len(), dtype=pl.Int64).over("partition").alias("product_row"),
+            content_key(core).alias("content_key"),
+            near_duplicate_text(config).alias("near_text"),
+            gate_failed(QUALITY_GATES.get(config, QualityGate())).alias("gate_failed"),
+        )
+        .collect(engine="streaming")
+    )
+    texts = scrubbed.get_column("near_text")
+    signature = text_signatures(texts, SHINGLE_WORDS, MINHASH_BINS)
+    embedding = context.embedder.embed(texts)
+    return (
+        scrubbed.drop("near_text")
+        .with_columns(
+            content_hashes(scrubbed.get_column("content_key")).alias("content_hash"),
+            contaminated_by(texts, context.evals),
+            pl.Series("signature", signature, dtype=pl.Array(pl.UInt32, MINHASH_BINS)),
+            pl.Series("embedding", embedding, dtype=pl.Array(pl.Float32, embedding.shape[1])),
+            *(pl.col(redaction_column(r.kind)).cast(pl.Int64) for r in REDACTIONS),
+        )
+        .drop("content_key")
+    )
+
+
+def products_table(config: str) -> str:
+    """Return the lake table (under `curation/`) of a config's products."""
+    return f"{config}{PRODUCTS_SUFFIX}"
+
+
+def feed_fingerprint(paths: list[UPath]) -> str:
+    """Return a fingerprint of feed partition files: their names, sizes and Parquet footers.
+
+    The footer holds every column chunk's offset, size and statistics, so a rewritten partition
+    with other content gets another fingerprint without the data being read.
+    """
+    digest = hashlib.sha256()
+    for path in paths:
+        with path.open("rb") as handle:
+            size = handle.seek(0, 2)
+            handle.seek(size - 8)
+            footer_length = int.from_bytes(handle.read(4), "little")
+            handle.seek(size - 8 - footer_length)
+            footer = handle.read(footer_length)
+        digest.update(f"{path.parent.name}/{path.name} {size}\n".encode())
+        digest.update(hashlib.sha256(footer).digest())
+    return digest.hexdigest()
+
+
+def day_feed_files(lake_root: str, config: str) -> dict[str, list[tuple[str, str, UPath]]]:
+    """Return, per day, the `(source, table, file)` of every feed partition of `config`."""
+    days: dict[str, list[tuple[str, str, UPath]]] = {}
+    for source, table in CONFIG_FEEDS.get(config, []):
+        folder = table_dir(lake_root, source, table)
+        if not folder.exists():
+            continue
+        for path in sorted(folder.iterdir(), key=lambda p: p.name):
+            if path.name.endswith(".parquet") and not path.name.startswith("."):
+                day = path.name.removesuffix(".parquet")
+                days.setdefault(day, []).append((source, table, path))
+    return dict(sorted(days.items()))
+
+
+def _stored_keys(path: UPath) -> dict[bytes, bytes]:
+    """Return the key-value metadata of a stored product (empty when absent or unreadable)."""
+    if not path.exists():
+        return {}
+    with path.open("rb") as handle:
+        return dict(pq.read_schema(handle).metadata or {})
+
+
+@dataclass(frozen=True)
+class ProductRefresh:
+    """The product files of a config after a refresh, and which days were (re)computed."""
+
+    paths: list[UPath]
+    computed: list[str]
+    reused: list[str]
+
+
+def refresh_products(
+    lake_root: str, config: str, context: ProductContext, scan_day: ScanDay
+) -> ProductRefresh:
+    """Bring the products of `config` up to date with its feed partitions; return their files.
+
+    A day whose stored product has the current version and feed fingerprint is reused; any other
+    day is computed from `scan_day(day)` and written atomically. Products of days that no longer
+    have a feed partition are deleted.
+    """
+    table = products_table(config)
+    days = day_feed_files(lake_root, config)
+    paths, computed, reused = [], [], []
+    for day, files in days.items():
+        path = partition_path(lake_root, "curation", table, day)
+        fingerprint = feed_fingerprint([file for _, _, file in files])
+        stored = _stored_keys(path)
+        if (
+            stored.get(VERSION_KEY) == context.version.encode()
+            and stored.get(FINGERPRINT_KEY) == fingerprint.encode()
+        ):
+            reused.append(day)
+        else:
+            products = compute_products(scan_day(day), context)
+            arrow = products.to_arrow()
+            arrow = arrow.replace_schema_metadata(
+                {VERSION_KEY: context.version.encode(), FINGERPRINT_KEY: fingerprint.encode()}
+            )
+            write_parquet_atomic(arrow, path)
+            computed.append(day)
+        paths.append(path)
+    folder = table_dir(lake_root, "curation", table)
+    if folder.exists():
+        for stale in _stale_products(folder, set(days)):
+            stale.unlink()
+    return ProductRefresh(paths, computed, reused)
+
+
+def _stale_products(folder: UPath, days: set[str]) -> Iterator[UPath]:
+    for path in folder.iterdir():
+        if path.name.endswith(".parquet") and path.name.removesuffix(".parquet") not in days:
+            yield path
+
+
+def read_products(paths: list[UPath], columns: list[str] | None = None) -> pl.DataFrame:
+    """Read product files (only `columns` when given) into one frame, in day order."""
+    frames = []
+    for path in paths:
+        with path.open("rb") as handle:
+            table = pq.read_table(handle, columns=columns)
+        frames.append(pl.from_arrow(table.replace_schema_metadata(None)))
+    if not frames:
+        return pl.DataFrame()
+    return pl.concat(frames, how="vertical")  # type: ignore[arg-type]
+
+
+def matrix(column: pl.Series, dtype: type[np.generic]) -> np.ndarray:
+    """Return an Array column as a 2-D NumPy array of `dtype`."""
+    if column.is_empty():
+        width = column.dtype.size if isinstance(column.dtype, pl.Array) else 0
+        return np.zeros((0, width), dtype=dtype)
+    return np.ascontiguousarray(column.to_numpy(), dtype=dtype)

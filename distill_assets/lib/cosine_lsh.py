@@ -1,0 +1,94 @@
+"""Pairs of unit vectors above a cosine threshold, without comparing all pairs.
+
+Small sets are searched exactly (blocked matrix products, thresholded). Large sets use
+random-hyperplane LSH (Charikar 2002): each vector gets `bands * bits` sign bits against fixed
+pseudo-random hyperplanes (entries derived from splitmix64 of their index, so every process and
+run draws the same planes); vectors sharing all bits of some band are candidates, and a candidate
+is kept only when its exact cosine passes the threshold. Two vectors at angle θ agree on a bit with
+probability 1 - θ/π, so at cosine 0.99 (θ ≈ 8.1°) a band of 16 bits matches with probability
+0.48 and one of 12 bands matches with probability > 0.999.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from distill_assets.lib.minhash import bucket_links, splitmix64
+
+# candidate links verified per chunk, so memory stays bounded however many candidates there are
+VERIFY_CHUNK = 65_536
+
+
+def hyperplanes(dim: int, count: int) -> np.ndarray:
+    """Return `count` fixed pseudo-random hyperplanes of `dim` dimensions, as a (dim, count) matrix.
+
+    Entries are uniform in [-1, 1) from splitmix64 of their index (deterministic everywhere).
+    """
+    index = np.arange(dim * count, dtype=np.uint64)
+    bits = splitmix64(index + np.uint64(0xC05135))
+    uniform = (bits >> np.uint64(11)).astype(np.float64) / float(1 << 53)
+    return (2.0 * uniform - 1.0).reshape(dim, count).astype(np.float32)
+
+
+def exact_pairs(
+    vectors: np.ndarray, cosine: float, block_rows: int = 2048
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return every pair `(a, b)`, `a < b`, whose cosine exceeds `cosine` (blocked dot products).
+
+    No sorting: each block of rows is multiplied with the rows after it and thresholded, so the
+    cost is the matrix products alone and memory is `block_rows * len(vectors)` scores.
+    """
+    found_a, found_b = [], []
+    for lo in range(0, len(vectors), block_rows):
+        block = vectors[lo : lo + block_rows]
+        sims = block @ vectors[lo:].T
+        rows, columns = np.nonzero(sims > cosine)
+        a, b = rows + lo, columns + lo
+        keep = a < b
+        found_a.append(a[keep])
+        found_b.append(b[keep])
+    return np.concatenate(found_a), np.concatenate(found_b)
+
+
+def lsh_pairs(
+    vectors: np.ndarray, cosine: float, bands: int, bits: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return `(a, b)`, `a < b`: rows linked to the first row of each band bucket they share.
+
+    Linking to the bucket's first row (not to every member) keeps the work linear however large
+    a bucket is; a link is kept only when its exact cosine passes the threshold.
+    """
+    planes = hyperplanes(vectors.shape[1], bands * bits)
+    signs = (vectors @ planes) > 0
+    weights = np.uint64(1) << np.arange(bits, dtype=np.uint64)
+    keys = (signs.reshape(len(vectors), bands, bits).astype(np.uint64) * weights).sum(axis=2)
+    nonzero = np.flatnonzero(np.abs(vectors).sum(axis=1) > 0)
+    with np.errstate(over="ignore"):
+        keys = splitmix64(keys[nonzero] ^ (np.arange(bands, dtype=np.uint64) << np.uint64(32)))
+    a, b = bucket_links(np.repeat(nonzero, bands), keys.reshape(-1))
+    similar = np.zeros(len(a), dtype=bool)
+    for lo in range(0, len(a), VERIFY_CHUNK):
+        part = slice(lo, lo + VERIFY_CHUNK)
+        similar[part] = np.einsum("ij,ij->i", vectors[a[part]], vectors[b[part]]) > cosine
+    return a[similar], b[similar]
+
+
+def similar_pairs(
+    vectors: np.ndarray,
+    cosine: float,
+    *,
+    exact_limit: int,
+    bands: int,
+    bits: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return pairs of rows of `vectors` (unit rows) whose cosine exceeds `cosine`.
+
+    Exact search up to `exact_limit` rows, LSH with exact verification above it. Zero rows (no
+    text) pair with nothing.
+    """
+    if len(vectors) < 2:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty
+    if len(vectors) <= exact_limit:
+        return exact_pairs(vectors, cosine)
+    return lsh_pairs(vectors, cosine, bands, bits)

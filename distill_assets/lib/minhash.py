@@ -1,0 +1,409 @@
+r"""Vectorized MinHash over word n-gram shingles, LSH banding and connected components.
+
+Everything runs on whole columns in NumPy over Arrow buffers (no per-document Python):
+
+1. words: the `\w+` runs of the lowercased text, each hashed by a polynomial over its UTF-8 bytes
+   (mod 2^64) and mixed with splitmix64. Pure-ASCII documents are tokenized and hashed in NumPy
+   straight from the Arrow bytes (one prefix sum per chunk); others go through Polars' Unicode
+   regex and hash each distinct word once (`np.add.reduceat`); both give the same hashes;
+2. shingles: `n` consecutive word hashes of one document are folded into one 64-bit hash (a
+   document shorter than `n` words is one shingle of all its words);
+3. signature: one-permutation hashing (Li, Owen, Zhang 2012) — the top bits of a shingle's hash
+   pick one of `k` bins, the low 32 bits are its value, and a bin keeps its minimum; empty bins are
+   filled by optimal densification (Shrivastava 2017): each borrows the value of the first
+   non-empty bin of a fixed pseudo-random probe sequence. Cost is one pass over the shingles
+   instead of `k`;
+4. banding: `bands` bands of `rows` bins each are folded into one 64-bit bucket key; documents
+   sharing a key in some band are candidates; each candidate is linked to its bucket's first
+   document and kept when the fraction of equal bins (the Jaccard estimate) reaches a threshold;
+5. clusters: connected components of the kept links by minimum-label propagation.
+
+All hash constants are fixed, so signatures and clusters depend only on the texts, never on row
+order or process (no Python `hash`, no Polars `.hash()`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
+
+_WORD_PRIME = np.uint64(0x100000001B3)
+_SHINGLE_PRIME = np.uint64(0x9E3779B97F4A7C15)
+_EMPTY = np.uint32(0xFFFFFFFF)
+MAX_PROBES = 4096
+# candidate links compared per chunk, so memory stays bounded however many candidates there are
+VERIFY_CHUNK = 65_536
+# values mixed per in-place pass of `splitmix64` (512 KiB of uint64: stays in cache)
+MIX_BLOCK = 65_536
+WORD_PATTERN = r"\w+"
+# bytes of pure-ASCII text tokenized per NumPy pass (bounds the uint64 temporaries to ~8 x this)
+ASCII_CHUNK_BYTES = 1 << 23
+_WORD_INVERSE = np.uint64(pow(int(_WORD_PRIME), -1, 1 << 64))
+_LOWER = np.arange(256, dtype=np.uint8)
+_LOWER[ord("A") : ord("Z") + 1] += 32
+_WORD_BYTE = np.isin(
+    np.arange(256), np.frombuffer(b"0123456789_abcdefghijklmnopqrstuvwxyz", np.uint8)
+)
+
+
+def splitmix64(values: np.ndarray) -> np.ndarray:
+    """Return the splitmix64 finalizer of uint64 `values` (every input bit moves every output).
+
+    Computed in place, block by block of `MIX_BLOCK` values, so the temporaries stay in cache.
+    """
+    return _mix_in_place(np.array(values, dtype=np.uint64, order="C"))
+
+
+def _mix_in_place(out: np.ndarray) -> np.ndarray:
+    """Apply `splitmix64` to the C-contiguous uint64 array `out` in place and return it."""
+    flat = out.reshape(-1)
+    spare = np.empty(min(flat.size, MIX_BLOCK), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for start in range(0, flat.size, MIX_BLOCK):
+            z = flat[start : start + MIX_BLOCK]
+            shifted = spare[: z.size]
+            z += np.uint64(0x9E3779B97F4A7C15)
+            np.right_shift(z, np.uint64(30), out=shifted)
+            z ^= shifted
+            z *= np.uint64(0xBF58476D1CE4E5B9)
+            np.right_shift(z, np.uint64(27), out=shifted)
+            z ^= shifted
+            z *= np.uint64(0x94D049BB133111EB)
+            np.right_shift(z, np.uint64(31), out=shifted)
+            z ^= shifted
+    return out
+
+
+def _arrow_strings(series: pl.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Return (offsets, bytes) of a non-null string series as NumPy views."""
+    array = series.to_arrow().cast(pa.large_string())
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    offsets = np.frombuffer(array.buffers()[1], dtype=np.int64)[
+        array.offset : array.offset + len(array) + 1
+    ]
+    values = array.buffers()[2]
+    data = (
+        np.zeros(0, dtype=np.uint8)
+        if values is None
+        else np.frombuffer(values, dtype=np.uint8)[offsets[0] : offsets[-1]]
+    )
+    return offsets - offsets[0], data
+
+
+def _hash_strings(strings: pa.Array) -> np.ndarray:
+    """Return a uint64 hash of each (non-null) string from its UTF-8 bytes."""
+    offsets, data = _arrow_strings(pl.Series(strings))
+    lengths = np.diff(offsets)
+    if len(data) == 0:
+        return splitmix64(lengths.astype(np.uint64))
+    longest = int(lengths.max())
+    powers = _powers(_WORD_PRIME, longest)
+    with np.errstate(over="ignore"):
+        # byte j of a string weighs prime^(bytes after it), so it hashes like a Horner loop
+        ends = np.repeat(offsets[1:], lengths)
+        weights = powers[ends - 1 - np.arange(len(data))]
+        terms = data.astype(np.uint64) * weights
+    sums = np.add.reduceat(terms, np.minimum(offsets[:-1], len(data) - 1))
+    sums = np.where(lengths > 0, sums, 0).astype(np.uint64)
+    return splitmix64(sums ^ lengths.astype(np.uint64))
+
+
+def _polars_word_hashes(texts: pl.Series) -> tuple[np.ndarray, np.ndarray]:
+    r"""Return `word_hashes` of any texts, tokenized by Polars (Unicode `\w+`, Unicode lowercase).
+
+    Only distinct words are hashed (Arrow dictionary encoding), so the cost is one pass over the
+    words plus the vocabulary.
+    """
+    words = texts.cast(pl.String).fill_null("").str.to_lowercase().str.extract_all(WORD_PATTERN)
+    counts = words.list.len().fill_null(0).to_numpy().astype(np.int64)
+    doc_offsets = np.concatenate([[0], np.cumsum(counts)])
+    flat = words.explode().drop_nulls()
+    if flat.is_empty():
+        return doc_offsets, np.zeros(0, dtype=np.uint64)
+    encoded = pc.dictionary_encode(flat.to_arrow())
+    if isinstance(encoded, pa.ChunkedArray):
+        encoded = encoded.combine_chunks()
+    vocabulary = _hash_strings(encoded.dictionary)
+    return doc_offsets, vocabulary[encoded.indices.to_numpy(zero_copy_only=False)]
+
+
+def _powers(base: np.uint64, count: int) -> np.ndarray:
+    """Return `base**k mod 2**64` for k in 0..count-1."""
+    powers = np.full(count, base, dtype=np.uint64)
+    powers[:1] = 1
+    with np.errstate(over="ignore"):
+        return np.cumprod(powers, dtype=np.uint64)
+
+
+def _ascii_chunk_hashes(
+    data: np.ndarray, doc_offsets: np.ndarray, skipped: np.ndarray, powers: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""Return `(words_per_doc, hashes)` of the documents concatenated in `data`.
+
+    Words are runs of `[0-9A-Za-z_]` (what `\w` matches in ASCII), lowercased; documents in
+    `skipped` (not pure ASCII) get no words here. Each word's polynomial hash (the one
+    `_hash_strings` computes) comes from one prefix sum: with `Q` the inverse of the odd prime
+    `P` modulo 2^64, `sum b[i] P^(end-1-i) = P^(end-1) (S[end] - S[start])` where `S` is the
+    running sum of `b[i] Q^i`, so there is no per-word loop. `powers` holds `(Q^k, P^k)` rows
+    for at least `len(data)` values of k.
+    """
+    lowered = _LOWER[data]
+    word = _WORD_BYTE[lowered]
+    for doc in skipped:
+        word[doc_offsets[doc] : doc_offsets[doc + 1]] = False
+    size = len(data)
+    inner = np.zeros(size + 1, dtype=bool)
+    inner[1:size] = word[1:] & word[:-1]
+    inner[doc_offsets] = False
+    begins = np.flatnonzero(word & ~inner[:size])
+    ends = np.flatnonzero(word & ~inner[1:]) + 1
+    counts = np.diff(np.searchsorted(begins, doc_offsets))
+    if len(begins) == 0:
+        return counts, np.zeros(0, dtype=np.uint64)
+    # bytes outside words are summed too, but no word's range of the prefix spans them
+    terms = lowered.astype(np.uint64)
+    prefix = np.zeros(size + 1, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        np.multiply(terms, powers[0, :size], out=terms)
+        np.cumsum(terms, out=prefix[1:])
+        sums = (prefix[ends] - prefix[begins]) * powers[1, ends - 1]
+    lengths = (ends - begins).astype(np.uint64)
+    sums ^= lengths
+    return counts, _mix_in_place(sums)
+
+
+def word_hashes(texts: pl.Series) -> tuple[np.ndarray, np.ndarray]:
+    r"""Return `(doc_offsets, hashes)`: the uint64 hash of every word, documents concatenated.
+
+    Words are the `\w+` runs of the lowercased text; a null text has no words. Document `d` owns
+    `hashes[doc_offsets[d]:doc_offsets[d + 1]]`. Pure-ASCII documents are tokenized and hashed
+    in NumPy over their bytes, in runs of documents of about `ASCII_CHUNK_BYTES`
+    (`_ascii_chunk_hashes`); the others by Polars (`_polars_word_hashes`); both give the same
+    hashes for the same words.
+    """
+    texts = texts.cast(pl.String).fill_null("")
+    offsets, data = _arrow_strings(texts)
+    other = np.zeros(len(texts), dtype=bool)
+    other[np.searchsorted(offsets, np.flatnonzero(data >= 0x80), side="right") - 1] = True
+    counts = np.zeros(len(texts), dtype=np.int64)
+    chunks = _chunks(offsets)
+    longest = max((int(offsets[c[-1] + 1] - offsets[c[0]]) for c in chunks), default=0)
+    powers = np.stack([_powers(_WORD_INVERSE, longest), _powers(_WORD_PRIME, longest)])
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    for chunk in chunks:
+        base = offsets[chunk[0]]
+        local = offsets[chunk[0] : chunk[-1] + 2] - base
+        skipped = np.flatnonzero(other[chunk])
+        chunk_counts, hashes = _ascii_chunk_hashes(
+            data[base : base + local[-1]], local, skipped, powers
+        )
+        counts[chunk] += chunk_counts
+        parts.append((chunk, chunk_counts, hashes))
+    if other.any():
+        unicode_docs = np.flatnonzero(other)
+        local_offsets, hashes = _polars_word_hashes(texts.gather(unicode_docs))
+        unicode_counts = np.diff(local_offsets)
+        counts[unicode_docs] = unicode_counts
+        parts.append((unicode_docs, unicode_counts, hashes))
+    doc_offsets = np.concatenate([[0], np.cumsum(counts)])
+    result = np.zeros(int(doc_offsets[-1]), dtype=np.uint64)
+    for docs, words, hashes in parts:
+        local = np.concatenate([[0], np.cumsum(words)])
+        where = np.repeat(doc_offsets[docs] - local[:-1], words) + np.arange(local[-1])
+        result[where] = hashes
+    return doc_offsets, result
+
+
+def _chunks(offsets: np.ndarray) -> list[np.ndarray]:
+    """Split the documents into runs of about `ASCII_CHUNK_BYTES` bytes (at least one each)."""
+    docs = len(offsets) - 1
+    if docs <= 0:
+        return []
+    group = offsets[:-1] // ASCII_CHUNK_BYTES
+    cuts = np.flatnonzero(np.diff(group)) + 1
+    return np.split(np.arange(docs), cuts)
+
+
+def shingle_hashes(
+    doc_offsets: np.ndarray, words: np.ndarray, size: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return `(doc_of_shingle, hashes)` of every `size`-word shingle of every document.
+
+    A document with fewer than `size` words (but at least one) has one shingle of all its words;
+    a document with no words has none.
+    """
+    counts = np.diff(doc_offsets)
+    total = len(words)
+    # full shingles start wherever `size` words of the same document follow
+    full = np.ones(total, dtype=bool)
+    for back in range(1, size):
+        ends = doc_offsets[1:][counts >= back] - back
+        full[ends[ends >= 0]] = False
+    short = np.flatnonzero((counts > 0) & (counts < size))
+    starts = np.flatnonzero(full)
+    if len(short):
+        starts = np.sort(np.concatenate([starts, doc_offsets[short]]))
+    folded = np.array(words, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        # in place: shingle i = sum of words[i + offset] * prime^(size - 1 - offset)
+        for offset in range(1, size):
+            folded *= _SHINGLE_PRIME
+            folded[: max(total - offset, 0)] += words[offset:]
+        folded = folded[starts]
+        # a short document's shingle stops at its last word: zero the words beyond it
+        if len(short):
+            where = np.searchsorted(starts, doc_offsets[short])
+            folded[where] = 0
+            for offset in range(size):
+                inside = offset < counts[short]
+                term = np.where(
+                    inside, words[np.minimum(doc_offsets[short] + offset, total - 1)], 0
+                )
+                folded[where] = folded[where] * _SHINGLE_PRIME + term.astype(np.uint64)
+    per_doc = np.maximum(counts - size + 1, 0) + ((counts > 0) & (counts < size))
+    return np.repeat(np.arange(len(counts)), per_doc), _mix_in_place(folded)
+
+
+def signatures(doc_of_shingle: np.ndarray, hashes: np.ndarray, docs: int, bins: int) -> np.ndarray:
+    """Return the (docs, bins) uint32 one-permutation MinHash signatures, densified.
+
+    `bins` must be a power of two. A document without shingles has every bin `0xFFFFFFFF`.
+    """
+    if bins <= 0 or bins & (bins - 1):
+        raise ValueError(f"bins must be a power of two, not {bins}")
+    shift = np.uint64(64 - int(bins).bit_length() + 1)
+    # the bin of each shingle (< bins, so the int64 view of the shifted hash is exact)
+    slot = (hashes >> shift).view(np.int64)
+    slot += doc_of_shingle.astype(np.int64, copy=False) * bins
+    values = (hashes & np.uint64(0xFFFFFFFE)).astype(np.uint32)
+    flat = np.full(docs * bins, _EMPTY, dtype=np.uint32)
+    np.minimum.at(flat, slot, values)
+    return _densify(flat.reshape(docs, bins))
+
+
+def _probe(bins_: np.ndarray, attempt: int, bins: int) -> np.ndarray:
+    """Return the bin that empty bin `bins_` borrows from on `attempt` (same for every document)."""
+    seed = bins_.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(attempt)
+    return (splitmix64(seed) & np.uint64(bins - 1)).astype(np.int64)
+
+
+def _densify(sig: np.ndarray) -> np.ndarray:
+    """Fill each empty bin by optimal densification (Shrivastava 2017).
+
+    An empty bin `i` probes bins `probe(i, 0), probe(i, 1), ...` (a fixed pseudo-random sequence,
+    the same for every document) and takes the value of the first non-empty one, so two documents
+    agree on a bin with probability equal to their Jaccard similarity even when they have few
+    shingles. After `MAX_PROBES` misses (practically never) the first non-empty bin is used.
+    """
+    bins = sig.shape[1]
+    filled = sig.copy()
+    occupied = sig != _EMPTY
+    empty = np.flatnonzero(~occupied & occupied.any(axis=1, keepdims=True))
+    flat_sig, flat_filled = sig.reshape(-1), filled.reshape(-1)
+    every_bin = np.arange(bins)
+    for attempt in range(MAX_PROBES):
+        if len(empty) == 0:
+            return filled
+        # the probe of a bin depends on the bin and the attempt only: one table per attempt
+        columns = empty % bins
+        values = flat_sig[empty - columns + _probe(every_bin, attempt, bins)[columns]]
+        found = values != _EMPTY
+        flat_filled[empty[found]] = values[found]
+        empty = empty[~found]
+    rows, columns = np.divmod(empty, bins)
+    first = np.argmax(occupied[rows], axis=1)
+    filled[rows, columns] = sig[rows, first]
+    return filled
+
+
+def text_signatures(texts: pl.Series, shingle_words: int, bins: int) -> np.ndarray:
+    """Return the densified MinHash signatures of `texts` (see the module docstring)."""
+    doc_offsets, words = word_hashes(texts)
+    doc_of_shingle, hashes = shingle_hashes(doc_offsets, words, shingle_words)
+    return signatures(doc_of_shingle, hashes, len(texts), bins)
+
+
+def band_keys(sig: np.ndarray, bands: int, rows: int) -> np.ndarray:
+    """Return the (docs, bands) uint64 bucket key of each band of `rows` consecutive bins."""
+    docs, bins = sig.shape
+    if bands * rows > bins:
+        raise ValueError(f"{bands} bands x {rows} rows exceed {bins} bins")
+    keys = np.zeros((docs, bands), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for row in range(rows):
+            column = sig[:, row : bands * rows : rows].astype(np.uint64)
+            keys = splitmix64(keys * _SHINGLE_PRIME + column)
+    return keys
+
+
+def bucket_links(docs: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return links `(head, doc)`: every document to the smallest document sharing its bucket.
+
+    `docs[i]` is in bucket `keys[i]` (uint64; a document may be in many buckets). Links are
+    distinct and sorted; the work is one sort, so memory stays a few arrays of `len(keys)`.
+    """
+    if len(keys) == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty
+    order = np.argsort(keys)
+    sorted_keys, sorted_docs = keys[order], docs[order].astype(np.int64)
+    starts = np.concatenate([[True], sorted_keys[1:] != sorted_keys[:-1]])
+    # the order inside a bucket is arbitrary (unstable sort): its head is its smallest document
+    first = np.flatnonzero(starts)
+    heads = np.minimum.reduceat(sorted_docs, first)[np.cumsum(starts) - 1]
+    linked = sorted_docs != heads
+    pairs = np.unique(np.stack([heads[linked], sorted_docs[linked]], axis=1).reshape(-1, 2), axis=0)
+    return pairs[:, 0], pairs[:, 1]
+
+
+def candidate_links(sig: np.ndarray, bands: int, rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """Return links `(a, b)`, `a < b`: each document to the first document of each bucket it is in.
+
+    A bucket is one band's key; documents without shingles take part in no bucket.
+    """
+    docs = sig.shape[0]
+    valid = np.flatnonzero(sig[:, 0] != _EMPTY) if docs else np.zeros(0, dtype=np.int64)
+    keys = band_keys(sig[valid], bands, rows)
+    with np.errstate(over="ignore"):
+        # one key space for all bands: a band's key mixed with its index
+        keys = splitmix64(keys ^ (np.arange(bands, dtype=np.uint64) * _SHINGLE_PRIME))
+    return bucket_links(np.repeat(valid, bands), keys.reshape(-1))
+
+
+def estimated_jaccard(sig: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Return the fraction of equal bins of documents `a[i]` and `b[i]`."""
+    estimate = np.zeros(len(a), dtype=np.float64)
+    for lo in range(0, len(a), VERIFY_CHUNK):
+        part = slice(lo, lo + VERIFY_CHUNK)
+        estimate[part] = (sig[a[part]] == sig[b[part]]).mean(axis=1)
+    return estimate
+
+
+def components(nodes: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Return each node's component label: the smallest node index connected to it."""
+    labels = np.arange(nodes, dtype=np.int64)
+    if len(a) == 0:
+        return labels
+    while True:
+        low = np.minimum(labels[a], labels[b])
+        updated = labels.copy()
+        np.minimum.at(updated, a, low)
+        np.minimum.at(updated, b, low)
+        updated = updated[updated]
+        while not np.array_equal(updated, updated[updated]):
+            updated = updated[updated]
+        if np.array_equal(updated, labels):
+            return labels
+        labels = updated
+
+
+def near_duplicate_components(
+    sig: np.ndarray, bands: int, rows: int, threshold: float
+) -> np.ndarray:
+    """Return the component label of every document: linked when estimated Jaccard ≥ threshold."""
+    a, b = candidate_links(sig, bands, rows)
+    keep = estimated_jaccard(sig, a, b) >= threshold
+    return components(sig.shape[0], a[keep], b[keep])

@@ -1,0 +1,161 @@
+"""A night that adds one partition recomputes only that partition's products, and the result is
+byte-identical to curating, releasing and publishing all partitions from scratch."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from distill_assets.lib.settings import Settings
+from tests.conftest import materialize
+from tests.unit.curation.feeds import feed_frame, feed_row, write_feed
+from tests.unit.curation.texts import changed, words
+
+SELECTION = 'key:"curation/*" or key:"release/candidate"'
+PUBLISH = f'{SELECTION} or key:"release/dataset"'
+DAYS = ("2026-11-19", "2026-11-20", "2026-11-21")
+# what a version's manifest says about the versions before it (the only bytes history may change)
+HISTORY_FIELDS = ("previous_version", "changes", "rules_changed")
+
+
+def day_rows(day_index: int) -> dict[str, list[dict[str, object]]]:
+    """Rows of one day; day 3 holds near duplicates that outrank rows of day 1."""
+    base = {f"t{i}": words(f"topic-{i}", 40) for i in range(6)}
+    sft, instruction = [], []
+    for i in range(10):
+        topic = base[f"t{i % 6}"]
+        text = changed(topic, [i % 40], f"{day_index}-{i}") if day_index else topic
+        sft.append(
+            feed_row(
+                "sft",
+                f"s{day_index}-{i}",
+                " ".join(text) if i < 6 else f"plain question {day_index} {i} mail a{i}@corp.com",
+                source="traces",
+                group=f"task-{day_index}-{i % 3}",
+                score=0.3 + 0.2 * day_index,
+                event_time=float(day_index * 100 + i),
+            )
+        )
+        instruction.append(
+            feed_row(
+                "instruction",
+                f"e{day_index}-{i}",
+                f"escalation {day_index} {i} " + " ".join(words(f"e{day_index}{i}", 15)),
+                source="escalations",
+                group="one-capture-session",
+                score=0.5,
+            )
+        )
+    return {"sft": sft, "instruction": instruction}
+
+
+def land(settings: Settings, day_index: int) -> None:
+    rows = day_rows(day_index)
+    day = DAYS[day_index]
+    write_feed(settings.lake_root, "traces", "sft_steps", day, feed_frame("sft", rows["sft"]))
+    write_feed(
+        settings.lake_root,
+        "escalations",
+        "instruction_examples",
+        day,
+        feed_frame("instruction", rows["instruction"]),
+    )
+
+
+def published_bytes(settings: Settings) -> dict[str, bytes]:
+    lake = Path(settings.lake_root)
+    files = [*(lake / "curation").glob("*.parquet"), *(lake / "release" / "candidate").rglob("*")]
+    return {str(p.relative_to(lake)): p.read_bytes() for p in sorted(files) if p.is_file()}
+
+
+def latest_published(settings: Settings) -> tuple[dict[str, bytes], dict[str, object]]:
+    """Return the data files of the latest published version and its manifest minus history."""
+    latest = Path(settings.hub_root) / settings.dataset_name / "latest"
+    data = {
+        str(p.relative_to(latest)): p.read_bytes()
+        for p in sorted((latest / "data").rglob("*"))
+        if p.is_file()
+    }
+    manifest = json.loads((latest / "release.json").read_text(encoding="utf-8"))
+    return data, {k: v for k, v in manifest.items() if k not in HISTORY_FIELDS}
+
+
+def computed_days(result: dg.ExecuteInProcessResult, config: str) -> list[str]:
+    for m in result.asset_materializations_for_node(f"curate_{config}"):
+        if m.asset_key.path[-1] == config:
+            return list(m.metadata["products_computed"].value)
+    raise AssertionError(config)
+
+
+def use_data_dir(monkeypatch: pytest.MonkeyPatch, folder: Path) -> Settings:
+    monkeypatch.setenv("DISTILL_DATA_DIR", str(folder))
+    return Settings.resolve()
+
+
+def test_incremental_nights_equal_a_from_scratch_run_byte_for_byte(
+    distill_env: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    nightly = use_data_dir(monkeypatch, tmp_path / "nightly")
+    for index, day in enumerate(DAYS):
+        land(nightly, index)
+        result = materialize(SELECTION)
+        assert computed_days(result, "sft") == [day]
+        assert computed_days(result, "instruction") == [day]
+    again = materialize(SELECTION)
+    assert computed_days(again, "sft") == []
+    incremental = published_bytes(nightly)
+
+    scratch = use_data_dir(monkeypatch, tmp_path / "scratch")
+    for index in range(len(DAYS)):
+        land(scratch, index)
+    result = materialize(SELECTION)
+    assert computed_days(result, "sft") == list(DAYS)
+    assert published_bytes(scratch) == incremental
+    assert "release/candidate/release.json" in incremental
+    assert "curation/sft_duplicates.parquet" in incremental
+
+
+def test_published_nightly_versions_end_with_the_files_of_a_from_scratch_release(
+    distill_env: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    nightly = use_data_dir(monkeypatch, tmp_path / "nightly")
+    versions = []
+    for index in range(len(DAYS)):
+        land(nightly, index)
+        materialize(PUBLISH)
+        versions.append(latest_published(nightly)[1]["version"])
+    assert len(set(versions)) == len(DAYS)
+    data, manifest = latest_published(nightly)
+
+    scratch = use_data_dir(monkeypatch, tmp_path / "scratch")
+    for index in range(len(DAYS)):
+        land(scratch, index)
+    materialize(PUBLISH)
+    assert latest_published(scratch) == (data, manifest)
+    assert manifest["version"] == versions[-1]
+    assert sorted(data) == [
+        "data/instruction/test-00000-of-00001.parquet",
+        "data/instruction/train-00000-of-00001.parquet",
+        "data/sft/train-00000-of-00001.parquet",
+    ]
+
+
+def test_a_rewritten_partition_is_recomputed_and_a_removed_one_forgotten(
+    distill_env: Settings,
+) -> None:
+    land(distill_env, 0)
+    land(distill_env, 1)
+    materialize(SELECTION)
+    rows = day_rows(0)["sft"][:3]
+    write_feed(distill_env.lake_root, "traces", "sft_steps", DAYS[0], feed_frame("sft", rows))
+    (
+        Path(distill_env.lake_root) / "escalations" / "instruction_examples" / f"{DAYS[1]}.parquet"
+    ).unlink()
+    result = materialize(SELECTION)
+    assert computed_days(result, "sft") == [DAYS[0]]
+    assert computed_days(result, "instruction") == []
+    products = Path(distill_env.lake_root) / "curation" / "instruction_products"
+    assert sorted(p.name for p in products.iterdir()) == [f"{DAYS[0]}.parquet"]

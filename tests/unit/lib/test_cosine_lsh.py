@@ -1,0 +1,29 @@
+import numpy as np
+
+from distill_assets.lib.cosine_lsh import hyperplanes, similar_pairs
+
+
+def unit(rows: np.ndarray) -> np.ndarray:
+    return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
+
+
+def planted(n: int = 600, pairs: int = 50) -> tuple[np.ndarray, set[tuple[int, int]]]:
+    """Fixed vectors (no RNG); the last `pairs` rows are slightly moved copies of the first."""
+    base = unit(hyperplanes(64, n).T.astype(np.float64))
+    noise = hyperplanes(64, pairs).T[::-1] * 0.002
+    twins = unit(base[:pairs] + noise)
+    vectors = np.vstack([base, twins, np.zeros((1, 64), dtype=np.float32)])
+    return vectors, {(i, n + i) for i in range(pairs)}
+
+
+def test_hyperplanes_are_fixed():
+    assert np.array_equal(hyperplanes(8, 4), hyperplanes(8, 4))
+    assert hyperplanes(8, 4).shape == (8, 4)
+
+
+def test_exact_and_lsh_search_find_the_same_near_identical_pairs():
+    vectors, expected = planted()
+    for limit in (10_000, 10):  # exact, then LSH
+        a, b = similar_pairs(vectors, 0.99, exact_limit=limit, bands=12, bits=16)
+        found = {(min(x, y), max(x, y)) for x, y in zip(a.tolist(), b.tolist(), strict=True)}
+        assert found == expected, limit

@@ -1,0 +1,88 @@
+import numpy as np
+import polars as pl
+import pytest
+
+from distill_assets.lib import minhash
+from distill_assets.lib.minhash import (
+    components,
+    estimated_jaccard,
+    near_duplicate_components,
+    shingle_hashes,
+    text_signatures,
+    word_hashes,
+)
+from distill_assets.rules.curation import LSH_BANDS, LSH_ROWS, MINHASH_BINS, SHINGLE_WORDS
+from tests.unit.curation.texts import changed, jaccard, words
+
+
+def test_word_hashes_depend_on_the_word_only_and_case_is_ignored():
+    offsets, hashes = word_hashes(pl.Series(["Alpha beta", None, "beta ALPHA gamma", ""]))
+    assert offsets.tolist() == [0, 2, 2, 5, 5]
+    assert hashes[0] == hashes[3] and hashes[1] == hashes[2]
+    assert len(set(hashes.tolist())) == 3
+
+
+@pytest.mark.parametrize("chunk_bytes", [5, 64, 1 << 23])
+def test_ascii_fast_path_tokenizes_and_hashes_like_polars(monkeypatch, chunk_bytes):
+    monkeypatch.setattr(minhash, "ASCII_CHUNK_BYTES", chunk_bytes)
+    texts = pl.Series(
+        [
+            "Hello, World! foo_bar 42",
+            None,
+            "",
+            "  \t\n",
+            "Déjà vu — Ünïcode STRASSE straße hello",
+            "x",
+            "MiXeD-case__words;;and 3.14 numbers",
+            "émoji 🙂 end",
+            "tail_",
+        ]
+    )
+    fast_offsets, fast = minhash.word_hashes(texts)
+    offsets, hashes = minhash._polars_word_hashes(texts)
+    assert fast_offsets.tolist() == offsets.tolist() == [0, 4, 4, 4, 4, 10, 11, 17, 19, 20]
+    assert fast.tolist() == hashes.tolist()
+    # "hello" hashes the same in an ASCII document (fast path) and a Unicode one (Polars)
+    assert fast[9] == fast[0]
+    assert len(set(fast.tolist())) == 19
+
+
+def test_a_short_document_is_one_shingle_and_an_empty_one_has_none():
+    offsets, hashes = word_hashes(pl.Series(["one two", "", "a b c d"]))
+    doc, shingles = shingle_hashes(offsets, hashes, 3)
+    assert doc.tolist() == [0, 2, 2]
+    assert len(set(shingles.tolist())) == 3
+
+
+def test_signatures_estimate_jaccard_and_are_fixed_whatever_the_batch():
+    base = words("doc", 120)
+    variant = changed(base, [10, 50, 90], "v")
+    other = words("other", 120)
+    texts = [" ".join(base), " ".join(variant), " ".join(other), ""]
+    sig = text_signatures(pl.Series(texts), SHINGLE_WORDS, MINHASH_BINS)
+    alone = text_signatures(pl.Series([texts[1]]), SHINGLE_WORDS, MINHASH_BINS)
+    assert np.array_equal(sig[1], alone[0])
+    estimate = estimated_jaccard(sig, np.array([0, 0]), np.array([1, 2]))
+    assert abs(estimate[0] - jaccard(texts[0], texts[1])) < 0.1
+    assert estimate[1] < 0.1
+    assert (sig[3] == np.uint32(0xFFFFFFFF)).all()
+
+
+def test_components_label_each_node_with_the_smallest_connected_node():
+    labels = components(7, np.array([5, 1, 3, 6]), np.array([3, 2, 1, 6]))
+    assert labels.tolist() == [0, 1, 1, 1, 4, 1, 6]
+
+
+def test_near_duplicates_cluster_and_distinct_texts_do_not():
+    base = words("doc", 100)
+    texts = [
+        " ".join(base),
+        " ".join(changed(base, [20, 70], "a")),
+        " ".join(words("x", 50) + base[:50]),  # shares half: Jaccard < 0.5
+        " ".join(words("other", 100)),
+    ]
+    assert jaccard(texts[0], texts[1]) >= 0.8
+    assert jaccard(texts[0], texts[2]) <= 0.5
+    sig = text_signatures(pl.Series(texts), SHINGLE_WORDS, MINHASH_BINS)
+    labels = near_duplicate_components(sig, LSH_BANDS, LSH_ROWS, 0.75)
+    assert labels.tolist() == [0, 0, 2, 3]
