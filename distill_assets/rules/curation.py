@@ -256,6 +256,11 @@ NEAR_DUPLICATE_SKIPPED_FIELDS: frozenset[str] = frozenset(
     {"tools", "role", "type", "id", "tool_call_id"}
 )
 NEAR_DUPLICATE_SKIPPED_ROLES: tuple[str, ...] = ("system",)
+# configs that get exact dedup only: a preference pair's signal is its rejected side and an
+# episode's is its rewards, terminal flags and actions, so two rows whose text is nearly the same
+# (the same prompt and choice against another alternative; the same task played to a different
+# outcome) are distinct training data, not near or semantic duplicates
+EXACT_DEDUP_ONLY: frozenset[str] = frozenset({"dpo", "rlds"})
 SHINGLE_WORDS = 3
 MINHASH_BINS = 128
 LSH_BANDS = 32

@@ -35,7 +35,7 @@ from distill_assets.defs.curation.products import (
 from distill_assets.defs.curation.scrub import redaction_column
 from distill_assets.lib.embed import load_embedder
 from distill_assets.lib.lake import global_path, partition_files, scan_partition
-from distill_assets.rules.curation import REDACTIONS, REMOVAL_REASONS
+from distill_assets.rules.curation import EXACT_DEDUP_ONLY, REDACTIONS, REMOVAL_REASONS
 
 # Audit columns kept in the curated lake table beside the published ones; the release drops them.
 AUDIT_COLUMNS: tuple[str, ...] = ("split_group", "content_hash", "partition", "split_by")
@@ -205,6 +205,7 @@ def decide_products(
     signatures: np.ndarray,
     embeddings: np.ndarray,
     exclusions: pl.LazyFrame | None,
+    config: str,
 ) -> tuple[Decisions, dict[str, int], pl.DataFrame]:
     """Drop excluded subjects, then decide; return decisions, exclusion counts, kept keys."""
     indexed = keys.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("key_row"))
@@ -213,7 +214,12 @@ def decide_products(
         kept, excluded = exclude_subjects(indexed.lazy(), exclusions)
         indexed = kept.collect()
     rows = indexed.get_column("key_row").to_numpy()
-    decisions = decide(indexed.drop("key_row"), signatures[rows], embeddings[rows])
+    decisions = decide(
+        indexed.drop("key_row"),
+        signatures[rows],
+        embeddings[rows],
+        fuzzy=config not in EXACT_DEDUP_ONLY,
+    )
     return decisions, excluded, indexed.drop("key_row")
 
 
@@ -276,6 +282,7 @@ def curate(
         matrix(products.get_column("signature"), np.uint32),
         matrix(products.get_column("embedding"), np.float32),
         exclusions,
+        config,
     )
     return assemble(
         config,
@@ -306,6 +313,7 @@ def curate_lake(
         matrix(compact.get_column("signature"), np.uint32),
         matrix(compact.get_column("embedding"), np.float32),
         exclusions,
+        config,
     )
     text_columns = [
         *published_schema(config).names(),

@@ -110,11 +110,14 @@ def semantic_links(embeddings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     )
 
 
-def decide(keys: pl.DataFrame, signatures: np.ndarray, embeddings: np.ndarray) -> Decisions:
+def decide(
+    keys: pl.DataFrame, signatures: np.ndarray, embeddings: np.ndarray, fuzzy: bool = True
+) -> Decisions:
     """Decide every row's fate; `signatures[i]`, `embeddings[i]` belong to `keys` row i.
 
     `keys` holds the product key columns (`products.KEY_COLUMNS`) of the rows left after removal
-    by subject.
+    by subject. `fuzzy=False` (configs in `rules.curation.EXACT_DEDUP_ONLY`) skips the near and
+    semantic steps.
     """
     if keys.is_empty():
         return Decisions(pl.DataFrame(schema=FATE_SCHEMA))
@@ -134,8 +137,12 @@ def decide(keys: pl.DataFrame, signatures: np.ndarray, embeddings: np.ndarray) -
 
     # near: components over the signatures of the exact survivors (positions in rank order)
     alive = np.flatnonzero(parent == np.arange(count))
-    labels = near_duplicate_components(
-        signatures[alive], LSH_BANDS, LSH_ROWS, NEAR_DUPLICATE_MIN_ESTIMATE
+    labels = (
+        near_duplicate_components(
+            signatures[alive], LSH_BANDS, LSH_ROWS, NEAR_DUPLICATE_MIN_ESTIMATE
+        )
+        if fuzzy
+        else np.arange(len(alive))
     )
     near = alive[labels] != alive
     parent[alive] = alive[labels]
@@ -143,8 +150,11 @@ def decide(keys: pl.DataFrame, signatures: np.ndarray, embeddings: np.ndarray) -
 
     # semantic: components over the embeddings of the near survivors
     alive = alive[~near]
-    a, b = semantic_links(embeddings[alive])
-    labels = components(len(alive), a, b)
+    labels = (
+        components(len(alive), *semantic_links(embeddings[alive]))
+        if fuzzy
+        else np.arange(len(alive))
+    )
     semantic = alive[labels] != alive
     parent[alive] = alive[labels]
     reason[alive[semantic]] = _code(SEMANTIC_DUPLICATE)
