@@ -55,7 +55,10 @@ def prepare(workdir: Path) -> dict[str, str]:
     home.mkdir(parents=True)
     shutil.copy2(PROJECT_ROOT / "dagster.yaml", home / "dagster.yaml")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DISTILL_", "DAGSTER_"))}
-    env.update(DISTILL_DATA_DIR=str(workdir / "data"), DAGSTER_HOME=str(home))
+    # the sample data, so the public development player key (as `make run`)
+    env.update(
+        DISTILL_DATA_DIR=str(workdir / "data"), DAGSTER_HOME=str(home), DISTILL_ENV="development"
+    )
     samples = PROJECT_ROOT / "data" / "samples"
     bin_dir = Path(sys.executable).parent
     done = subprocess.run(
