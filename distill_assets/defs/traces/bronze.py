@@ -18,10 +18,7 @@ of the partition. It returns the shared `IngestResult`, so `ingest_metadata` and
 
 from __future__ import annotations
 
-import queue
-import threading
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -34,7 +31,7 @@ from distill_assets.lib.cleanup import working_dir
 from distill_assets.lib.lake import PARQUET_COMPRESSION, ROW_GROUP_SIZE, RowGroupWriter
 from distill_assets.lib.rawfiles import RawLineReader, problem_table
 from distill_assets.lib.sql import connect, load_sql
-from distill_assets.lib.threads import Drain
+from distill_assets.lib.threads import Drain, prefetched
 
 SOURCE = "traces"
 BRONZE_SCHEMA = pa.schema(
@@ -193,7 +190,7 @@ def ingest_events(
     try:
         # the parse returns its rows in input order: the sink pairs them with the input lines
         con.execute("SET preserve_insertion_order = true")
-        for chunk in _prefetched(_chunks(reader)):
+        for chunk in prefetched(reader.chunks(CHUNK_BYTES, ROW_GROUP_SIZE)):
             con.register("raw_lines", chunk)
             sink.put(chunk, con.sql(statement).to_arrow_table())
             con.unregister("raw_lines")
@@ -207,42 +204,6 @@ def ingest_events(
         bronze_rows=bronze_rows,
         quarantine_by_reason=dict(sink.quarantine_by_reason),
     )
-
-
-def _chunks(reader: RawLineReader) -> Iterator[pa.Table]:
-    """Group the reader's batches into tables of about `CHUNK_BYTES`.
-
-    The tables hold small record batches: DuckDB scans the record batches of a table in parallel.
-    """
-    batches: list[pa.RecordBatch] = []
-    size = 0
-    for batch in reader.batches():
-        batches.extend(pa.Table.from_batches([batch]).to_batches(max_chunksize=ROW_GROUP_SIZE))
-        size += batch.nbytes
-        if size >= CHUNK_BYTES:
-            yield pa.Table.from_batches(batches)
-            batches, size = [], 0
-    if batches:
-        yield pa.Table.from_batches(batches)
-
-
-def _prefetched(chunks: Iterator[pa.Table]) -> Iterator[pa.Table]:
-    """Produce the next chunk in a background thread while the current one is parsed."""
-    ready: queue.Queue[pa.Table | BaseException | None] = queue.Queue(maxsize=1)
-
-    def produce() -> None:
-        try:
-            for chunk in chunks:
-                ready.put(chunk)
-            ready.put(None)
-        except BaseException as exc:  # re-raised in the consuming thread
-            ready.put(exc)
-
-    threading.Thread(target=produce, daemon=True).start()
-    while (item := ready.get()) is not None:
-        if isinstance(item, BaseException):
-            raise item
-        yield item
 
 
 def _quarantine_rows(lines: pa.RecordBatch, reasons: pa.Array, details: pa.Array) -> pa.RecordBatch:
