@@ -31,18 +31,19 @@ def hyperplanes(dim: int, count: int) -> np.ndarray:
 
 
 def exact_pairs(
-    vectors: np.ndarray, cosine: float, block_rows: int = 2048
+    vectors: np.ndarray, cosine: float, block_rows: int = 2048, *, inclusive: bool = False
 ) -> tuple[np.ndarray, np.ndarray]:
     """Return every pair `(a, b)`, `a < b`, whose cosine exceeds `cosine` (blocked dot products).
 
-    No sorting: each block of rows is multiplied with the rows after it and thresholded, so the
-    cost is the matrix products alone and memory is `block_rows * len(vectors)` scores.
+    With `inclusive`, a cosine equal to `cosine` counts too. No sorting: each block of rows is
+    multiplied with the rows after it and thresholded, so the cost is the matrix products alone
+    and memory is `block_rows * len(vectors)` scores.
     """
     found_a, found_b = [], []
     for lo in range(0, len(vectors), block_rows):
         block = vectors[lo : lo + block_rows]
         sims = block @ vectors[lo:].T
-        rows, columns = np.nonzero(sims > cosine)
+        rows, columns = np.nonzero(sims >= cosine if inclusive else sims > cosine)
         a, b = rows + lo, columns + lo
         keep = a < b
         found_a.append(a[keep])

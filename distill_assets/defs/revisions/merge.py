@@ -16,7 +16,9 @@ import numpy as np
 import polars as pl
 
 from distill_assets.defs.revisions.principles import PRINCIPLE_SCHEMA
+from distill_assets.lib.cosine_lsh import exact_pairs
 from distill_assets.lib.embed import Embedder
+from distill_assets.lib.minhash import components
 from distill_assets.rules import principles as rules
 
 # query rows per similarity block: bounds memory to MERGE_BLOCK_ROWS × groups scores
@@ -52,28 +54,14 @@ def trigger_components(categories: pl.Series, vectors: np.ndarray, threshold: fl
     (every pair within a category is compared, `MERGE_BLOCK_ROWS` rows at a time). Labels are the
     smallest group index of the component (so the earliest group when groups are in time order).
     """
-    count = len(vectors)
-    labels = np.arange(count, dtype=np.int64)
     codes = categories.cast(pl.Categorical).to_physical().to_numpy()
-    sources, targets = [], []
+    sources, targets = [np.empty(0, np.int64)], [np.empty(0, np.int64)]
     for code in np.unique(codes):
         members = np.flatnonzero(codes == code)
-        block = vectors[members]
-        for lo in range(0, len(members), MERGE_BLOCK_ROWS):
-            rows, cols = np.nonzero(block[lo : lo + MERGE_BLOCK_ROWS] @ block.T >= threshold)
-            sources.append(members[rows + lo])
-            targets.append(members[cols])
-    if not sources:
-        return labels
-    src, dst = np.concatenate(sources), np.concatenate(targets)
-    while True:
-        lowest = labels.copy()
-        np.minimum.at(lowest, src, labels[dst])
-        np.minimum.at(lowest, dst, labels[src])
-        lowest = lowest[lowest]
-        if np.array_equal(lowest, labels):
-            return labels
-        labels = lowest
+        a, b = exact_pairs(vectors[members], threshold, MERGE_BLOCK_ROWS, inclusive=True)
+        sources.append(members[a])
+        targets.append(members[b])
+    return components(len(vectors), np.concatenate(sources), np.concatenate(targets))
 
 
 def file_names(title: pl.Expr, principle_id: pl.Expr) -> pl.Expr:
