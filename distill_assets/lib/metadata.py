@@ -27,6 +27,16 @@ def reason_counts(frame: pl.DataFrame | pl.LazyFrame, column: str = "reason") ->
     return {str(r): int(n) for r, n in counted.iter_rows()}
 
 
+def column_counts(
+    frame: pl.DataFrame | pl.LazyFrame, column: str, label: str | None = None
+) -> dg.MetadataValue:
+    """Render the rows per value of `column` as a table headed by what it counts.
+
+    The header is `label`, else the column's name in words (`event_type` → "event type").
+    """
+    return funnel(reason_counts(frame, column), label or column.replace("_", " "))
+
+
 def histogram(values: pl.Series, lo: float = 0.0, hi: float = 1.0) -> dg.MetadataValue:
     """Render a fixed-range histogram of scores in [lo, hi] as a Markdown table."""
     clean = values.drop_nulls().cast(pl.Float64)

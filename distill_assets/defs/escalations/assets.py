@@ -40,7 +40,7 @@ from distill_assets.defs.jobs import GLOBAL_TAG
 from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.resources import DistillSettings, LlmResource, StagedParquet
 from distill_assets.lib.lake import global_path
-from distill_assets.lib.metadata import funnel, histogram, preview, reason_counts
+from distill_assets.lib.metadata import column_counts, funnel, histogram, preview, reason_counts
 from distill_assets.lib.rawfiles import list_raw_files
 from distill_assets.rules import escalations as rules
 from distill_assets.rules import rules_metadata, rules_version
@@ -209,18 +209,18 @@ def distillation_examples(
     context.add_output_metadata(
         {
             "rows": examples.height,
-            "reasoning_types": funnel(reason_counts(examples, "reasoning_type"), "reasoning type"),
-            "domains": funnel(reason_counts(examples, "domain"), "domain"),
-            "quality_flags": funnel(
-                reason_counts(
-                    examples.select(pl.col("quality_flags").explode()).drop_nulls(), "quality_flags"
-                ),
+            "reasoning_types": column_counts(examples, "reasoning_type"),
+            "domains": column_counts(examples, "domain"),
+            "quality_flags": column_counts(
+                examples.select(pl.col("quality_flags").explode()).drop_nulls(),
+                "quality_flags",
                 "quality flag",
             ),
             "quality_score": histogram(examples.get_column("quality_score")),
             **stats_metadata(examples),
             "rows_by_extractor": funnel(
-                extraction.rows_by_extractor if extraction else {"offline": examples.height}
+                extraction.rows_by_extractor if extraction else {"offline": examples.height},
+                "extractor",
             ),
             "llm_fallbacks": funnel(extraction.fallbacks if extraction else {}),
             "preview": preview(examples.select(PREVIEW_COLUMNS)),
@@ -317,7 +317,7 @@ def review_state(
     context.add_output_metadata(
         {
             "decisions": decisions.height,
-            "by_decision": funnel(reason_counts(decisions, "decision")),
+            "by_decision": column_counts(decisions, "decision"),
             "pending_examples": written["pending"],
             "reviewed_examples": written["reviewed"],
         },

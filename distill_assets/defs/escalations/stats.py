@@ -56,4 +56,7 @@ def escalation_stats(examples: pl.DataFrame) -> dict[str, dict[str, int]]:
 def stats_metadata(examples: pl.DataFrame) -> dict[str, dg.MetadataValue]:
     """Return the stats as materialization metadata (one funnel table per dimension)."""
     stats = escalation_stats(examples)
-    return {f"by_{dimension}": funnel(stats[dimension]) for dimension in DIMENSIONS}
+    return {
+        f"by_{dimension}": funnel(stats[dimension], dimension.replace("_", " "))
+        for dimension in DIMENSIONS
+    }

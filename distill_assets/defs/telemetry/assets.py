@@ -30,7 +30,7 @@ from distill_assets.defs.telemetry.triage import PASS_DECISIONS, TRIAGE_SCHEMA, 
 from distill_assets.defs.telemetry.trust import player_quality, trust_signals, trust_walk
 from distill_assets.defs.telemetry.validation import VALIDATION_SCHEMA, validate_events
 from distill_assets.lib.lake import global_path, scan_partitions
-from distill_assets.lib.metadata import funnel, histogram, preview, reason_counts
+from distill_assets.lib.metadata import column_counts, funnel, histogram, preview
 from distill_assets.lib.rawfiles import list_raw_files
 from distill_assets.lib.startup import DEVELOPMENT_KEY_WARNING
 from distill_assets.rules import rules_metadata, rules_version
@@ -199,7 +199,7 @@ def telemetry_validation(
         {
             **rules_metadata("telemetry_validation"),
             "failed_checks": rows.height,
-            "by_check": funnel(reason_counts(rows, "check")),
+            "by_check": column_counts(rows, "check"),
             "rejected_events": rows.filter(pl.col("decision") == "reject")
             .get_column("event_id")
             .n_unique(),
@@ -244,7 +244,7 @@ def telemetry_accepted_events(
             **rules_metadata("telemetry_privacy"),
             "accepted_events": rows.height,
             "flagged_events": int(rows.get_column("flagged").sum()),
-            "by_event_type": funnel(reason_counts(rows, "event_type")),
+            "by_event_type": column_counts(rows, "event_type"),
         }
     )
     return rows
@@ -275,8 +275,8 @@ def telemetry_triage(context: dg.AssetExecutionContext, events: pl.LazyFrame) ->
             "passed": rows.filter(pl.col("decision").is_in(PASS_DECISIONS)).height,
             "pass_rate": rates["all"],
             **{f"pass_rate/{kind}": rate for kind, rate in rates.items() if kind != "all"},
-            "by_decision": funnel(reason_counts(rows, "decision")),
-            "by_reason": funnel(reason_counts(rows, "reason")),
+            "by_decision": column_counts(rows, "decision"),
+            "by_reason": column_counts(rows, "reason"),
         }
     )
     return rows
@@ -345,7 +345,8 @@ def telemetry_deletion_log(
                 {
                     t: int(n)
                     for t, n in removed.group_by("table").agg(pl.col("rows").sum()).iter_rows()
-                }
+                },
+                "table",
             ),
         }
     )
@@ -408,7 +409,7 @@ def telemetry_exclusions(
     players = _bronze(settings.resolved().lake_root, ("player_key",)).unique()
     rows = privacy.exclusions(players, consent.lazy(), deletions.lazy())
     context.add_output_metadata(
-        {"excluded_subjects": rows.height, "by_reason": funnel(reason_counts(rows, "reason"))}
+        {"excluded_subjects": rows.height, "by_reason": column_counts(rows, "reason")}
     )
     return rows
 

@@ -27,7 +27,7 @@ from distill_assets.defs.telemetry.pairs import (
 from distill_assets.defs.telemetry.reasoning import reasoning_rows
 from distill_assets.defs.telemetry.triage import TRIAGE_SCHEMA
 from distill_assets.lib.lake import global_path, scan_partitions
-from distill_assets.lib.metadata import funnel, histogram, preview, reason_counts
+from distill_assets.lib.metadata import column_counts, histogram, preview
 from distill_assets.rules import rules_metadata, rules_version
 from distill_assets.rules.telemetry_novelty import DUPLICATE_REASON
 
@@ -157,7 +157,7 @@ def telemetry_decision_pairs(
             **rules_metadata(*PAIR_RULES),
             **novelty,
             "pairs": rows.height,
-            "by_kind": funnel(reason_counts(kinds, "pair_kind")),
+            "by_kind": column_counts(kinds, "pair_kind"),
             "quality_score": histogram(rows.get_column("quality_score")),
             "preview": preview(rows.select("id", "source_ref", "prompt", "chosen", "rejected")),
         }
@@ -187,8 +187,8 @@ def telemetry_competence(
         {
             **rules_metadata(*COMPETENCE_RULES),
             "episodes": rows.height,
-            "by_class": funnel(reason_counts(rows, "competence")),
-            "by_score_source": funnel(reason_counts(rows, "score_source")),
+            "by_class": column_counts(rows, "competence"),
+            "by_score_source": column_counts(rows, "score_source"),
             "score": histogram(rows.get_column("score")),
         }
     )
@@ -322,6 +322,6 @@ def telemetry_pair_exclusions(
     )
     rows = pair_exclusions(pairs, exclusions.lazy())
     context.add_output_metadata(
-        {"excluded_pairs": rows.height, "by_reason": funnel(reason_counts(rows, "reason"))}
+        {"excluded_pairs": rows.height, "by_reason": column_counts(rows, "reason")}
     )
     return rows
