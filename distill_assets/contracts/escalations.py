@@ -33,6 +33,13 @@ from typing import Literal, get_args
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from distill_assets.lib.seen import Dedup
+from distill_assets.lib.sql import json_fields_structure
+
+# an id (given, or derived from the query and time) is unique within a partition: the first
+# record in (source_file, line_no) order is kept, later ones are quarantined
+DEDUP = Dedup(reason="duplicate_id", detail="id {key} first seen at {first}")
+
 ID_HEX_DIGITS = 16
 # Largest accepted `created_at`: 9999-12-31T23:59:59Z (catches milliseconds sent as seconds).
 MAX_UNIX_SECONDS = 253_402_300_800
@@ -56,6 +63,7 @@ def parse_parameters() -> dict[str, object]:
     """Bind parameters of `sql/escalations/select_parsed_records.sql`, taken from this contract."""
     return {
         "known_fields": list(Interaction.model_fields),
+        "field_structure": json_fields_structure(list(Interaction.model_fields)),
         "iso_pattern": ISO_TIMESTAMP_PATTERN,
         "offset_pattern": ISO_OFFSET_PATTERN,
         "max_unix_seconds": MAX_UNIX_SECONDS,

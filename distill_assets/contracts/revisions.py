@@ -38,6 +38,16 @@ from typing import Any
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 
+from distill_assets.lib.seen import Dedup
+
+# one validation per (turn_id, iteration) within a partition: the first in (source_file, line_no)
+# order is kept; a later one is a repeat (same line) or a conflict (another line)
+DEDUP = Dedup(
+    reason="duplicate_validation",
+    detail="repeats {first} (first occurrence kept)",
+    conflict_detail="conflicts with {first} (first occurrence kept)",
+)
+
 TS_UPPER_BOUND = 4_102_444_800.0  # 2100-01-01T00:00:00Z: larger numbers are milliseconds or junk
 _ISO_OFFSET = re.compile(r"[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|z|[+-]\d{2}(:?\d{2})?)$")
 

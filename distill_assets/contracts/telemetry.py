@@ -28,6 +28,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt
 
+from distill_assets.lib.seen import Dedup
+
+# an event_id is unique within a partition: the first event in (source_file, line_no) order is kept
+DEDUP = Dedup(reason="duplicate_event_id", detail="first kept at {first}")
+
 EVENT_TYPES: tuple[str, ...] = (
     "dialogue_turn",
     "decision",

@@ -9,10 +9,11 @@ per raw record with the bronze columns plus `quarantine_reason` (NULL for a good
 chunk with all its threads, and a background thread splits the parsed rows into the bronze file and
 the quarantine file (`source, source_file, line_no, reason, detail, raw_line`) as they stream, so
 every record lands in exactly one of them and memory is bounded by a few chunks whatever the size
-of the partition. A parse that quarantines repeated keys (a duplicate id) ranks the keys within the
-chunk and looks up the table `seen_keys` (`sql/ingest/create_seen_keys.sql`: the keys accepted in
-earlier chunks, with where and a hash of the line); it names the key of each record it accepts
-first in `new_key` (and `new_key_line_hash`), which the ingest adds to `seen_keys` after the chunk.
+of the partition. A source whose records carry a key unique within a partition (`DEDUP_RULES`)
+names the key of each record its parse accepts in `dedup_key`; the splitting thread keeps the first
+record of each key and quarantines the later ones (`lib.seen`: vectorized, across chunks, in
+amortized O(log n) per key), so the parse itself is a row-wise projection of the lines, in their
+order, with no window, join or sort.
 Files and records the reader cannot turn into lines (`unsupported_file`, `undecodable_file`,
 `too_large`, see `lib.rawfiles`) are quarantine rows too. The working folder is removed when the
 ingest fails, else when the IO manager has moved both files away.
@@ -20,16 +21,19 @@ ingest fails, else when the IO manager has moved both files away.
 
 import contextlib
 import shutil
+import warnings
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import dagster as dg
+import numpy as np
 import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from distill_assets.contracts import escalations, revisions, telemetry
 from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.resources import DistillSettings, StagedParquet
 from distill_assets.lib.cleanup import working_dir
@@ -47,18 +51,27 @@ from distill_assets.lib.rawfiles import (
     list_raw_files,
     problem_table,
 )
+from distill_assets.lib.seen import KEY, Dedup, Deduplicator
 from distill_assets.lib.sql import connect, load_sql
 from distill_assets.lib.threads import Drain, prefetched
 
 QUARANTINE_TABLE = "quarantine"
 RECONCILE_CHECK = "raw_reconciles"
 REASON, DETAIL = "quarantine_reason", "quarantine_detail"
-# a parse that de-duplicates names the key of each record it accepts first (else NULL) and, if it
-# compares repeated lines, a hash of the line; the ingest remembers them across chunks
-NEW_KEY, NEW_KEY_LINE_HASH = "new_key", "new_key_line_hash"
-# small enough that a chunk's parse (windows, sort) holds little memory, large enough that
-# planning the parse statement once per chunk costs little
-CHUNK_BYTES = 16 << 20
+# the key of each record a parse accepted is unique within the partition: the first record is kept
+DEDUP_RULES: dict[tuple[str, str], Dedup] = {
+    ("escalations", "records"): escalations.DEDUP,
+    ("revisions", "validations"): revisions.DEDUP,
+    ("telemetry", "events"): telemetry.DEDUP,
+}
+# small enough that a chunk's parse holds little memory, large enough that planning the parse
+# statement once per chunk (~0.1 s for the largest, telemetry's) costs little
+CHUNK_BYTES = 32 << 20
+# the parse runs as a DB-API statement: planned once per chunk where a relation (`con.sql`) is
+# planned twice, for the extra copy of its result this warns about (cheaper than the second plan)
+warnings.filterwarnings(
+    "ignore", message="Arrow output on a DB-API result makes an extra copy", category=UserWarning
+)
 _PENDING_CHUNKS = 1
 # columns with few distinct values per row group are dictionary-encoded (others are not)
 _DICTIONARY = ["source", "source_file", "reason", "event_type", "domain", "decision"]
@@ -89,37 +102,30 @@ def ingest_partition(
     *,
     params: Mapping[str, object] | None = None,
     bronze_exclude: tuple[str, ...] = (),
+    dedup: Dedup | None = None,
 ) -> IngestResult:
     """Parse `raw_paths` with `sql/<source>/select_parsed_<table>.sql` into staged Parquet files.
 
     `source_file` values are relative to `raw_root` (e.g. `traces/2026-11-19/a.jsonl`). `params`
     are the parse statement's bind parameters; `bronze_exclude` names parse columns kept out of
-    bronze (e.g. `line` when only quarantine may hold the raw text). The files are read in path
-    order, whatever order they are given in.
+    bronze (e.g. `line` when only quarantine may hold the raw text); `dedup` is how repeated keys
+    are quarantined (default: the source's rule in `DEDUP_RULES`, if any). The files are read in
+    path order, whatever order they are given in.
     """
     statement = parse_sql or load_sql(f"{source}/select_parsed_{table}")
-    if "line" in bronze_exclude:
-        # only quarantine rows keep the raw text: the others' is not copied out of DuckDB
-        statement = (
-            f"SELECT * REPLACE (CASE WHEN {REASON} IS NOT NULL THEN line END AS line) "
-            f"FROM ({statement})"
-        )
+    rule = dedup or DEDUP_RULES.get((source, table))
     reader = RawLineReader(sorted(raw_paths), root=raw_root)
     workdir = working_dir(source)
-    sink = _Sink(source, workdir, bronze_exclude)
+    sink = _Sink(source, workdir, bronze_exclude, rule)
     con = connect()
     try:
-        # a parse returns its rows in input order; chunks come in input order too
+        # a parse returns its rows in input order (a projection of the lines); chunks come in
+        # input order too, which is what first-occurrence de-duplication relies on
         con.execute("SET preserve_insertion_order = true")
-        con.execute(load_sql("ingest/create_seen_keys"))
         for chunk in prefetched(reader.chunks(CHUNK_BYTES, ROW_GROUP_SIZE)):
             con.register("raw_lines", chunk)
-            parsed = con.sql(statement, params=dict(params or {})).to_arrow_table()
+            parsed = con.execute(statement, dict(params or {})).to_arrow_table()
             con.unregister("raw_lines")
-            if NEW_KEY in parsed.column_names:
-                con.register("parsed_lines", parsed)
-                con.execute(load_sql("ingest/insert_into_seen_keys"))
-                con.unregister("parsed_lines")
             sink.put(parsed)
         sink.close(problem_table(reader.stats.problems, source))
     except BaseException:
@@ -141,17 +147,24 @@ class _Sink:
     """Split parsed chunks into bronze and quarantine rows and write both, in a background thread.
 
     The thread that drives DuckDB only hands parsed chunks over (at most `_PENDING_CHUNKS` wait),
-    so DuckDB parses the next chunk while the last one is split, encoded and compressed (Arrow
-    releases the GIL for most of that work). The bronze file's schema is the parse's columns
-    without the quarantine and de-duplication columns and `bronze_exclude`.
+    so DuckDB parses the next chunk while the last one is de-duplicated, split, encoded and
+    compressed (Polars and Arrow release the GIL for most of that work). The bronze file's schema
+    is the parse's columns without the quarantine and de-duplication columns and `bronze_exclude`.
     """
 
-    def __init__(self, source: str, workdir: Path, bronze_exclude: tuple[str, ...]) -> None:
+    def __init__(
+        self,
+        source: str,
+        workdir: Path,
+        bronze_exclude: tuple[str, ...],
+        dedup: Dedup | None,
+    ) -> None:
         """Start the thread; the files are opened with the first chunk."""
         self.source = source
         self.bronze_path = workdir / "bronze.parquet"
         self.quarantine_path = workdir / "quarantine.parquet"
-        self.hidden = {REASON, DETAIL, NEW_KEY, NEW_KEY_LINE_HASH, *bronze_exclude}
+        self.hidden = {REASON, DETAIL, KEY, *bronze_exclude}
+        self.dedup = Deduplicator(dedup) if dedup is not None else None
         self.bronze: RowGroupWriter | None = None
         self.quarantine = RowGroupWriter(
             self.quarantine_path, PROBLEM_SCHEMA, PARQUET_COMPRESSION, dictionary=_DICTIONARY
@@ -165,6 +178,8 @@ class _Sink:
         self.drain.put(parsed)
 
     def _split(self, parsed: pa.Table) -> None:
+        if self.dedup is not None:
+            parsed = self._quarantine_repeats(parsed)
         bronze_names = [n for n in parsed.column_names if n not in self.hidden]
         if self.bronze is None:
             schema = pa.schema([parsed.schema.field(n) for n in bronze_names])
@@ -188,6 +203,32 @@ class _Sink:
                 }
             ).cast(PROBLEM_SCHEMA)
             self._quarantine(rows)
+
+    def _quarantine_repeats(self, parsed: pa.Table) -> pa.Table:
+        """Set the reason and detail of the records whose key an earlier record holds."""
+        assert self.dedup is not None
+        names = [KEY, "source_file", "line_no"]
+        if self.dedup.rule.conflict_detail is not None:
+            names.append("line")
+        repeats = self.dedup.apply(pl.from_arrow(parsed.select(names)))  # type: ignore[arg-type]
+        if not repeats.height:
+            return parsed
+        mask = np.zeros(parsed.num_rows, bool)
+        mask[repeats["row"].to_numpy()] = True
+        reasons = parsed.column(REASON)
+        details = parsed.column(DETAIL)
+        reason = pa.array([self.dedup.rule.reason] * repeats.height, reasons.type)
+        detail = repeats["detail"].to_arrow().cast(details.type)
+        parsed = parsed.set_column(
+            parsed.column_names.index(REASON),
+            REASON,
+            pc.replace_with_mask(reasons.combine_chunks(), mask, reason),
+        )
+        return parsed.set_column(
+            parsed.column_names.index(DETAIL),
+            DETAIL,
+            pc.replace_with_mask(details.combine_chunks(), mask, detail),
+        )
 
     def _quarantine(self, rows: pa.Table) -> None:
         for count in pc.value_counts(rows.column("reason")).to_pylist():

@@ -24,6 +24,9 @@ order or process (no Python `hash`, no Polars `.hash()`).
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import polars as pl
 import pyarrow as pa
@@ -33,6 +36,8 @@ _WORD_PRIME = np.uint64(0x100000001B3)
 _SHINGLE_PRIME = np.uint64(0x9E3779B97F4A7C15)
 _EMPTY = np.uint32(0xFFFFFFFF)
 MAX_PROBES = 4096
+# documents per thread of `text_signatures` at least (smaller inputs are signed in one pass)
+SLICE_DOCS = 20_000
 # candidate links compared per chunk, so memory stays bounded however many candidates there are
 VERIFY_CHUNK = 65_536
 # values mixed per in-place pass of `splitmix64` (512 KiB of uint64: stays in cache)
@@ -319,8 +324,31 @@ def _densify(sig: np.ndarray) -> np.ndarray:
     return filled
 
 
-def text_signatures(texts: pl.Series, shingle_words: int, bins: int) -> np.ndarray:
-    """Return the densified MinHash signatures of `texts` (see the module docstring)."""
+def text_signatures(
+    texts: pl.Series, shingle_words: int, bins: int, workers: int | None = None
+) -> np.ndarray:
+    """Return the densified MinHash signatures of `texts` (see the module docstring).
+
+    A document's signature depends on its text only, so contiguous slices of at least
+    `SLICE_DOCS` documents are signed in `workers` threads (default: the CPUs this process may
+    run on) — NumPy and Polars release the GIL — and stacked: the same signatures as one pass.
+    """
+    workers = workers or len(os.sched_getaffinity(0))
+    parts = max(1, min(workers, len(texts) // SLICE_DOCS))
+    if parts == 1:
+        return _text_signatures(texts, shingle_words, bins)
+    bounds = np.linspace(0, len(texts), parts + 1).astype(np.int64)
+    with ThreadPoolExecutor(parts) as pool:
+        slices = pool.map(
+            lambda i: _text_signatures(
+                texts.slice(int(bounds[i]), int(bounds[i + 1] - bounds[i])), shingle_words, bins
+            ),
+            range(parts),
+        )
+        return np.vstack(list(slices))
+
+
+def _text_signatures(texts: pl.Series, shingle_words: int, bins: int) -> np.ndarray:
     doc_offsets, words = word_hashes(texts)
     doc_of_shingle, hashes = shingle_hashes(doc_offsets, words, shingle_words)
     return signatures(doc_of_shingle, hashes, len(texts), bins)

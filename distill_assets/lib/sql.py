@@ -6,6 +6,7 @@ The folder is found inside the installed package (the wheel force-includes it as
 
 from __future__ import annotations
 
+import json
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -32,6 +33,11 @@ def sql_root() -> Path:
 def load_sql(name: str) -> str:
     """Return the statement in `sql/<name>.sql`, e.g. `load_sql("traces/select_events")`."""
     return (sql_root() / f"{name}.sql").read_text(encoding="utf-8")
+
+
+def json_fields_structure(names: list[str]) -> str:
+    """Return the `json_transform` structure that reads each named field as its JSON text."""
+    return json.dumps(dict.fromkeys(names, "JSON"))
 
 
 def connect() -> duckdb.DuckDBPyConnection:

@@ -1,13 +1,13 @@
 -- Parse raw escalation lines (seed 000 "Interaction", contracts/escalations.py) into bronze columns
 -- plus a quarantine reason (NULL = accepted). Reads the view `raw_lines` (one chunk of a partition,
--- in (source_file, line_no) order) and the table `seen_keys` (ids accepted in earlier chunks, see
--- distill_assets.defs.ingest); output ordered by (source_file, line_no). Each line is parsed once
--- for the JSON kinds of its fields, once for their texts and once for its keys (not once per
--- field). The first failing rule names the reason; a valid record whose id was already seen earlier
--- in the partition is a `duplicate_id`; `new_key` is the id of a record accepted first here.
+-- in (source_file, line_no) order); output in the same order. Each object is parsed once for the
+-- compact JSON text of every contract field (`json_transform` to a struct of JSON, whose kinds
+-- and string texts are read off their first characters: macros json_kind, json_text) and once
+-- for its keys. The first failing rule names the reason; `dedup_key` is the id of an accepted record (a
+-- later record with an id seen before is a `duplicate_id`: contracts.escalations.DEDUP).
 -- Parameters (from contracts.escalations.parse_parameters): $known_fields, $iso_pattern,
--- $offset_pattern, $max_unix_seconds, $domains, $reasoning_types.
-WITH objects AS (
+-- $offset_pattern, $max_unix_seconds, $domains, $reasoning_types, $field_structure.
+WITH docs AS (
     SELECT
         source_file,
         line_no,
@@ -15,59 +15,81 @@ WITH objects AS (
         utf8_replaced,
         is_last_line,
         json_valid(line) AS is_json,
-        CASE WHEN json_valid(line) THEN json_type(line, ['$', '$.id', '$.session_id', '$.created_at', '$.timestamp', '$.query', '$.query_context', '$.sam_attempt', '$.sam_confidence', '$.sam_reasoning', '$.claude_response', '$.domain', '$.subdomain', '$.task_type', '$.complexity', '$.reasoning_type']) END AS kinds
+        -- a valid JSON document is an object iff it starts with `{`
+        json_valid(line) AND regexp_matches(line, '^[ \t\r\n]*\{') AS is_object
     FROM raw_lines
 ),
 parsed AS (
     SELECT
         *,
-        kinds[1] AS json_kind,
-        kinds[1] = 'OBJECT' AS is_object,
-        CASE WHEN kinds[1] = 'OBJECT' THEN json_extract_string(line, ['$.id', '$.session_id', '$.created_at', '$.timestamp', '$.query', '$.query_context', '$.sam_attempt', '$.sam_confidence', '$.sam_reasoning', '$.claude_response', '$.domain', '$.subdomain', '$.task_type', '$.complexity', '$.reasoning_type']) END AS texts,
-        CASE WHEN kinds[1] = 'OBJECT' THEN json_keys(line) END AS keys
-    FROM objects
+        CASE WHEN is_json AND NOT is_object THEN json_type(line) END AS top_kind,
+        -- every contract field's compact JSON text (NULL when absent or null), one parse
+        CASE WHEN is_object THEN json_transform(line, $field_structure) END AS f,
+        CASE WHEN is_object THEN json_keys(line) END AS keys
+    FROM docs
 ),
 typed AS (
     SELECT
         *,
-        coalesce(CASE WHEN is_object THEN kinds[2] END, 'NULL') AS t_id,
-        coalesce(CASE WHEN is_object THEN kinds[3] END, 'NULL') AS t_session_id,
-        coalesce(CASE WHEN is_object THEN kinds[4] END, 'NULL') AS t_created_at,
-        coalesce(CASE WHEN is_object THEN kinds[5] END, 'NULL') AS t_timestamp,
-        coalesce(CASE WHEN is_object THEN kinds[6] END, 'NULL') AS t_query,
-        coalesce(CASE WHEN is_object THEN kinds[7] END, 'NULL') AS t_query_context,
-        coalesce(CASE WHEN is_object THEN kinds[8] END, 'NULL') AS t_sam_attempt,
-        coalesce(CASE WHEN is_object THEN kinds[9] END, 'NULL') AS t_sam_confidence,
-        coalesce(CASE WHEN is_object THEN kinds[10] END, 'NULL') AS t_sam_reasoning,
-        coalesce(CASE WHEN is_object THEN kinds[11] END, 'NULL') AS t_claude_response,
-        coalesce(CASE WHEN is_object THEN kinds[12] END, 'NULL') AS t_domain,
-        coalesce(CASE WHEN is_object THEN kinds[13] END, 'NULL') AS t_subdomain,
-        coalesce(CASE WHEN is_object THEN kinds[14] END, 'NULL') AS t_task_type,
-        coalesce(CASE WHEN is_object THEN kinds[15] END, 'NULL') AS t_complexity,
-        coalesce(CASE WHEN is_object THEN kinds[16] END, 'NULL') AS t_reasoning_type,
+        json_kind(f.id) AS t_id,
+        json_kind(f.session_id) AS t_session_id,
+        json_kind(f.created_at) AS t_created_at,
+        json_kind(f."timestamp") AS t_timestamp,
+        json_kind(f.query) AS t_query,
+        json_kind(f.query_context) AS t_query_context,
+        json_kind(f.sam_attempt) AS t_sam_attempt,
+        json_kind(f.sam_confidence) AS t_sam_confidence,
+        json_kind(f.sam_reasoning) AS t_sam_reasoning,
+        json_kind(f.claude_response) AS t_claude_response,
+        json_kind(f.domain) AS t_domain,
+        json_kind(f.subdomain) AS t_subdomain,
+        json_kind(f.task_type) AS t_task_type,
+        json_kind(f.complexity) AS t_complexity,
+        json_kind(f.reasoning_type) AS t_reasoning_type,
         list_filter(keys, lambda k: NOT list_contains($known_fields, k)) AS extra_keys
     FROM parsed
+),
+texts AS (
+    SELECT
+        *,
+        CASE WHEN t_id = 'VARCHAR' THEN json_text(f.id) END AS s_id,
+        CASE WHEN t_session_id = 'VARCHAR' THEN json_text(f.session_id) END AS s_session_id,
+        CASE WHEN t_timestamp = 'VARCHAR' THEN json_text(f."timestamp") END AS s_timestamp,
+        CASE WHEN t_query = 'VARCHAR' THEN json_text(f.query) END AS s_query,
+        CASE WHEN t_query_context = 'VARCHAR' THEN json_text(f.query_context) END
+            AS s_query_context,
+        CASE WHEN t_sam_attempt = 'VARCHAR' THEN json_text(f.sam_attempt) END AS s_sam_attempt,
+        CASE WHEN t_sam_reasoning = 'VARCHAR' THEN json_text(f.sam_reasoning) END
+            AS s_sam_reasoning,
+        CASE WHEN t_claude_response = 'VARCHAR' THEN json_text(f.claude_response) END
+            AS s_claude_response,
+        CASE WHEN t_domain = 'VARCHAR' THEN json_text(f.domain) END AS s_domain,
+        CASE WHEN t_subdomain = 'VARCHAR' THEN json_text(f.subdomain) END AS s_subdomain,
+        CASE WHEN t_task_type = 'VARCHAR' THEN json_text(f.task_type) END AS s_task_type,
+        CASE WHEN t_reasoning_type = 'VARCHAR' THEN json_text(f.reasoning_type) END
+            AS s_reasoning_type
+    FROM typed
 ),
 valued AS (
     SELECT
         *,
-        CASE WHEN t_id = 'VARCHAR' THEN texts[1] END AS v_id,
-        CASE WHEN t_query = 'VARCHAR' THEN texts[5] END AS v_query,
-        CASE WHEN t_claude_response = 'VARCHAR' THEN texts[10] END AS v_response,
-        CASE WHEN t_timestamp = 'VARCHAR' THEN texts[4] END AS v_timestamp,
+        s_id AS v_id,
+        s_query AS v_query,
+        s_claude_response AS v_response,
+        s_timestamp AS v_timestamp,
         CASE
             WHEN t_created_at IN ('BIGINT', 'UBIGINT', 'HUGEINT', 'DOUBLE')
-                THEN CAST(texts[3] AS DOUBLE)
+                THEN CAST(f.created_at AS DOUBLE)
         END AS v_created_at,
         CASE
             WHEN t_sam_confidence IN ('BIGINT', 'UBIGINT', 'HUGEINT', 'DOUBLE')
-                THEN CAST(texts[8] AS DOUBLE)
+                THEN CAST(f.sam_confidence AS DOUBLE)
         END AS v_confidence,
         CASE
             WHEN t_complexity IN ('BIGINT', 'UBIGINT', 'HUGEINT')
-                THEN try_cast(texts[14] AS BIGINT)
+                THEN try_cast(f.complexity AS BIGINT)
         END AS v_complexity
-    FROM typed
+    FROM texts
 ),
 timed AS (
     SELECT
@@ -98,25 +120,25 @@ checked AS (
         CASE
             WHEN NOT is_json AND is_last_line THEN 'torn_last_line'
             WHEN NOT is_json THEN 'invalid_json'
-            WHEN json_kind <> 'OBJECT' THEN 'not_an_object'
-            WHEN t_query = 'NULL' OR (t_query = 'VARCHAR' AND trim(v_query) = '')
+            WHEN NOT is_object THEN 'not_an_object'
+            WHEN t_query = 'NULL' OR (t_query = 'VARCHAR' AND is_blank(v_query))
                 THEN 'missing_query'
             WHEN t_query <> 'VARCHAR' THEN 'invalid_query'
-            WHEN t_claude_response = 'NULL' OR (t_claude_response = 'VARCHAR' AND trim(v_response) = '')
+            WHEN t_claude_response = 'NULL' OR (t_claude_response = 'VARCHAR' AND is_blank(v_response))
                 THEN 'missing_claude_response'
             WHEN t_claude_response <> 'VARCHAR' THEN 'invalid_claude_response'
             WHEN t_created_at = 'NULL' AND t_timestamp = 'NULL' THEN 'missing_timestamp'
             WHEN NOT (created_at_ok AND timestamp_ok) THEN 'invalid_timestamp'
             WHEN t_sam_confidence <> 'NULL' AND NOT coalesce(v_confidence BETWEEN 0 AND 1, false)
                 THEN 'invalid_sam_confidence'
-            WHEN t_id <> 'NULL' AND NOT coalesce(trim(v_id) <> '', false) THEN 'invalid_id'
+            WHEN t_id <> 'NULL' AND NOT coalesce(NOT is_blank(v_id), false) THEN 'invalid_id'
             WHEN t_session_id NOT IN ('NULL', 'VARCHAR') THEN 'invalid_session_id'
             WHEN t_query_context NOT IN ('NULL', 'VARCHAR') THEN 'invalid_query_context'
             WHEN t_sam_attempt NOT IN ('NULL', 'VARCHAR') THEN 'invalid_sam_attempt'
             WHEN t_sam_reasoning NOT IN ('NULL', 'VARCHAR') THEN 'invalid_sam_reasoning'
             WHEN t_domain <> 'NULL'
                 AND NOT coalesce(
-                    t_domain = 'VARCHAR' AND list_contains($domains, texts[11]),
+                    t_domain = 'VARCHAR' AND list_contains($domains, s_domain),
                     false
                 )
                 THEN 'invalid_domain'
@@ -127,7 +149,7 @@ checked AS (
             WHEN t_reasoning_type <> 'NULL'
                 AND NOT coalesce(
                     t_reasoning_type = 'VARCHAR'
-                    AND list_contains($reasoning_types, texts[15]),
+                    AND list_contains($reasoning_types, s_reasoning_type),
                     false
                 )
                 THEN 'invalid_reasoning_type'
@@ -142,27 +164,6 @@ checked AS (
             )
         ) AS escalation_id
     FROM ranged
-),
-chunk_ranked AS (
-    SELECT
-        *,
-        CASE WHEN invalid_reason IS NULL THEN row_number() OVER same_id END AS chunk_rank,
-        CASE WHEN invalid_reason IS NULL THEN first_value(source_file || ':' || line_no) OVER same_id
-        END AS chunk_first_ref
-    FROM checked
-    WINDOW same_id AS (
-        PARTITION BY invalid_reason IS NULL, escalation_id ORDER BY source_file, line_no
-    )
-),
-ranked AS (
-    SELECT
-        chunk_ranked.*,
-        CASE WHEN invalid_reason IS NULL THEN chunk_rank + (seen.first_ref IS NOT NULL)::INTEGER
-        END AS id_rank,
-        coalesce(seen.first_ref, chunk_first_ref) AS first_ref
-    FROM chunk_ranked
-    LEFT JOIN seen_keys AS seen
-        ON chunk_ranked.invalid_reason IS NULL AND seen.dedup_key = chunk_ranked.escalation_id
 )
 SELECT
     source_file,
@@ -171,20 +172,20 @@ SELECT
     utf8_replaced,
     escalation_id AS id,
     v_id IS NULL AS id_derived,
-    texts[2] AS session_id,
+    s_session_id AS session_id,
     coalesce(v_created_at, v_timestamp_seconds) AS created_at,
     v_timestamp AS "timestamp",
     v_query AS query,
-    texts[6] AS query_context,
-    texts[7] AS sam_attempt,
+    s_query_context AS query_context,
+    s_sam_attempt AS sam_attempt,
     v_confidence AS sam_confidence,
-    texts[9] AS sam_reasoning,
+    s_sam_reasoning AS sam_reasoning,
     v_response AS claude_response,
-    texts[11] AS domain,
-    texts[12] AS subdomain,
-    texts[13] AS task_type,
+    s_domain AS domain,
+    s_subdomain AS subdomain,
+    s_task_type AS task_type,
     v_complexity AS complexity,
-    texts[15] AS reasoning_type,
+    s_reasoning_type AS reasoning_type,
     -- the document without its contract fields (one parse, not one per extra key)
     CASE
         WHEN len(extra_keys) > 0 THEN CAST(json_merge_patch(
@@ -193,11 +194,9 @@ SELECT
                 || '}'
         ) AS VARCHAR)
     END AS extra,
-    coalesce(invalid_reason, CASE WHEN id_rank > 1 THEN 'duplicate_id' END) AS quarantine_reason,
+    invalid_reason AS quarantine_reason,
     CASE
-        WHEN invalid_reason IS NULL AND id_rank > 1
-            THEN 'id ' || escalation_id || ' first seen at ' || first_ref
-        WHEN invalid_reason = 'not_an_object' THEN 'json ' || lower(json_kind)
+        WHEN invalid_reason = 'not_an_object' THEN 'json ' || lower(top_kind)
         WHEN invalid_reason = 'invalid_timestamp' AND NOT created_at_ok
             THEN left('created_at = ' || CAST(json(line) -> 'created_at' AS VARCHAR), 200)
         WHEN invalid_reason LIKE 'invalid_%' AND invalid_reason <> 'invalid_json'
@@ -207,7 +206,5 @@ SELECT
                 200
             )
     END AS quarantine_detail,
-    CASE WHEN invalid_reason IS NULL AND id_rank = 1 THEN escalation_id END AS new_key,
-    NULL::VARCHAR AS new_key_line_hash
-FROM ranked
-ORDER BY source_file, line_no
+    CASE WHEN invalid_reason IS NULL THEN escalation_id END AS dedup_key
+FROM checked

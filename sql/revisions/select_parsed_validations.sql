@@ -1,11 +1,10 @@
 -- Parse revision-loop validations (one JSON object per raw line) against the contract of
 -- distill_assets/contracts/revisions.py. One output row per raw line: the bronze columns plus
 -- quarantine_reason (NULL = accepted; the first failing test below wins) and quarantine_detail.
--- Among accepted lines, a second line for the same (turn_id, iteration) is quarantined as
--- duplicate_validation: the first one in (source_file, line_no) order is kept. Reads the view
--- `raw_lines` (one chunk of a partition, in order) and the table `seen_keys` (iterations accepted
--- in earlier chunks, with a hash of their line; see distill_assets.defs.ingest); `new_key` names
--- the iteration of a line accepted first here.
+-- `dedup_key` is the (turn_id, iteration) of an accepted line: a second line for the same key is
+-- quarantined as duplicate_validation, the first one in (source_file, line_no) order is kept
+-- (contracts.revisions.DEDUP). Reads the view `raw_lines` (one chunk of a partition, in order);
+-- output in the same order.
 WITH lines AS (
     SELECT
         source_file,
@@ -16,36 +15,39 @@ WITH lines AS (
         CASE WHEN json_valid(line) THEN line END AS doc
     FROM raw_lines
 ),
--- each document is parsed once for the kinds of its fields and once for their texts
+-- each object is parsed once for the compact JSON text of every contract field (their kinds and
+-- string texts read off their first characters: macros json_kind, json_text) and once for its
+-- keys; a valid JSON document is an object iff it starts with `{`
 parsed AS (
     SELECT
         *,
-        json_type(doc, [
-            '$', '$.turn_id', '$.ts', '$.iteration', '$.decision', '$.response', '$.query',
-            '$.revision_hints', '$.revision_focus'
-        ]) AS kinds,
-        json_extract_string(doc, [
-            '$.turn_id', '$.ts', '$.iteration', '$.decision', '$.response', '$.query',
-            '$.revision_hints', '$.revision_focus'
-        ]) AS texts
+        CASE
+            WHEN doc IS NULL THEN NULL
+            WHEN regexp_matches(doc, '^[ \t\r\n]*\{') THEN 'OBJECT'
+            ELSE json_type(doc)
+        END AS doc_type,
+        CASE WHEN regexp_matches(doc, '^[ \t\r\n]*\{') THEN json_transform(doc, '{"turn_id":"JSON","ts":"JSON","iteration":"JSON","decision":"JSON","response":"JSON","query":"JSON","revision_hints":"JSON","revision_focus":"JSON"}')
+        END AS f,
+        CASE WHEN regexp_matches(doc, '^[ \t\r\n]*\{') THEN json_keys(doc) END AS keys
     FROM lines
 ),
 typed AS (
     SELECT
         *,
-        kinds[1] AS doc_type,
-        kinds[2] AS turn_id_type,
-        kinds[3] AS ts_type,
-        kinds[4] AS iteration_type,
-        kinds[5] AS decision_type,
-        kinds[6] AS response_type,
-        kinds[7] AS query_type,
-        kinds[8] AS hints_type,
-        kinds[9] AS focus_type,
-        texts[1] AS turn_id_text,
-        texts[2] AS ts_text,
-        CASE WHEN kinds[8] = 'ARRAY' THEN json_type(doc, '$.revision_hints[*]') END
-            AS hint_item_types
+        json_kind(f.turn_id) AS turn_id_type,
+        json_kind(f.ts) AS ts_type,
+        json_kind(f.iteration) AS iteration_type,
+        json_kind(f.decision) AS decision_type,
+        json_kind(f.response) AS response_type,
+        json_kind(f.query) AS query_type,
+        json_kind(f.revision_hints) AS hints_type,
+        json_kind(f.revision_focus) AS focus_type,
+        CASE WHEN json_kind(f.turn_id) = 'VARCHAR' THEN json_text(f.turn_id) ELSE f.turn_id::VARCHAR END
+            AS turn_id_text,
+        CASE WHEN json_kind(f.ts) = 'VARCHAR' THEN json_text(f.ts) ELSE f.ts::VARCHAR END AS ts_text,
+        CASE WHEN json_kind(f.revision_hints) = 'ARRAY'
+            THEN json_type(f.revision_hints, '$[*]')
+        END AS hint_item_types
     FROM parsed
 ),
 valued AS (
@@ -66,16 +68,16 @@ valued AS (
         END AS ts_value,
         CASE
             WHEN iteration_type IN ('UBIGINT', 'BIGINT')
-                THEN TRY_CAST(texts[3] AS BIGINT)
+                THEN TRY_CAST(f.iteration AS BIGINT)
         END AS iteration_value,
-        CASE WHEN decision_type = 'VARCHAR' THEN upper(trim(texts[4])) END
+        CASE WHEN decision_type = 'VARCHAR' THEN upper(trim(json_text(f.decision))) END
             AS decision_value,
-        CASE WHEN response_type = 'VARCHAR' THEN texts[5] END AS response_value,
+        CASE WHEN response_type = 'VARCHAR' THEN json_text(f.response) END AS response_value,
         CASE
-            WHEN hints_type = 'VARCHAR' THEN [trim(texts[7])]
+            WHEN hints_type = 'VARCHAR' THEN [trim(json_text(f.revision_hints))]
             WHEN hints_type = 'ARRAY'
                 THEN list_transform(
-                    json_extract_string(doc, '$.revision_hints[*]'), lambda h: trim(h)
+                    json_extract_string(f.revision_hints, '$[*]'), lambda h: trim(h)
                 )
             ELSE []
         END AS hints_value
@@ -120,30 +122,6 @@ keyed AS (
         CASE WHEN contract_reason IS NULL THEN turn_id_value || chr(31) || iteration_value END
             AS iteration_key
     FROM checked
-),
-chunk_ranked AS (
-    SELECT
-        *,
-        row_number() OVER same_iteration AS chunk_occurrence,
-        first_value(source_file || ':' || line_no) OVER same_iteration AS chunk_first_ref,
-        first_value(line) OVER same_iteration AS chunk_first_line
-    FROM keyed
-    WINDOW same_iteration AS (
-        PARTITION BY contract_reason IS NULL, turn_id_value, iteration_value
-        ORDER BY source_file, line_no
-    )
-),
-ranked AS (
-    SELECT
-        chunk_ranked.*,
-        chunk_occurrence + (seen.first_ref IS NOT NULL)::INTEGER AS occurrence,
-        coalesce(seen.first_ref, chunk_first_ref) AS first_ref,
-        CASE
-            WHEN seen.first_ref IS NOT NULL THEN md5(line) = seen.first_line_hash
-            ELSE line = chunk_first_line
-        END AS repeats_first
-    FROM chunk_ranked
-    LEFT JOIN seen_keys AS seen ON seen.dedup_key = chunk_ranked.iteration_key
 )
 SELECT
     left(sha256(source_file || chr(31) || line_no), 16) AS id,
@@ -157,20 +135,21 @@ SELECT
     ts_value AS ts,
     iteration_value AS iteration,
     decision_value AS decision,
-    CASE WHEN query_type = 'VARCHAR' THEN texts[6] END AS query,
+    CASE WHEN query_type = 'VARCHAR' THEN json_text(f.query) END AS query,
     response_value AS response,
     list_filter(hints_value, lambda h: h <> '') AS revision_hints,
-    CASE WHEN focus_type = 'VARCHAR' THEN nullif(trim(texts[8]), '') END
+    CASE WHEN focus_type = 'VARCHAR' THEN nullif(trim(json_text(f.revision_focus)), '') END
         AS revision_focus,
-    CASE WHEN doc_type = 'OBJECT' THEN json_merge_patch(
+    CASE WHEN len(list_filter(keys, lambda k: NOT list_contains([
+        'turn_id', 'ts', 'iteration', 'decision', 'response', 'query', 'revision_hints',
+        'revision_focus'
+    ], k))) > 0
+        THEN json_merge_patch(
         doc,
         '{"turn_id":null,"ts":null,"iteration":null,"query":null,"response":null,'
         || '"decision":null,"revision_hints":null,"revision_focus":null}'
-    )::VARCHAR END AS extra,
-    CASE
-        WHEN contract_reason IS NOT NULL THEN contract_reason
-        WHEN occurrence > 1 THEN 'duplicate_validation'
-    END AS quarantine_reason,
+    )::VARCHAR WHEN doc_type = 'OBJECT' THEN '{}' END AS extra,
+    contract_reason AS quarantine_reason,
     CASE
         WHEN contract_reason = 'invalid_json' THEN 'line is not valid JSON'
         WHEN contract_reason = 'torn_last_line'
@@ -182,13 +161,6 @@ SELECT
         WHEN contract_reason LIKE 'invalid_%'
             THEN substr(contract_reason, 9) || ' = '
             || left(json_extract(doc, '$.' || substr(contract_reason, 9))::VARCHAR, 200)
-        WHEN occurrence > 1 AND repeats_first
-            THEN 'repeats ' || first_ref || ' (first occurrence kept)'
-        WHEN occurrence > 1
-            THEN 'conflicts with ' || first_ref || ' (first occurrence kept)'
     END AS quarantine_detail,
-    CASE WHEN contract_reason IS NULL AND occurrence = 1 THEN iteration_key END AS new_key,
-    CASE WHEN contract_reason IS NULL AND occurrence = 1 THEN md5(line) END
-        AS new_key_line_hash
-FROM ranked
-ORDER BY source_file, line_no
+    iteration_key AS dedup_key
+FROM keyed

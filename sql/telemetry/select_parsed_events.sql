@@ -6,14 +6,17 @@
 --   $event_types, $speakers allowed values (contracts.telemetry)
 --   $skill_tiers, $ambiguity_levels  allowed values of the dialogue_turn literals
 --   $envelope_patch         JSON merge patch removing the envelope fields (what is left is `extra`)
+--   $envelope_fields, $envelope_structure  the envelope's field names, and as a json_transform
+--                           structure reading each one's JSON text
+--   $dialogue_structure     likewise for the dialogue_turn payload fields
 --   $ts_min, $ts_max        plausible unix-second bounds of client_ts / server_ts
--- `line` is set for quarantined rows only, with every occurrence of the player id replaced by its
--- key (the id is found as the `player_id` value, parsed or, in broken JSON, by pattern; a line
--- that holds an id under no `player_id` key is kept as is); the caller keeps `line` out of
--- bronze. Duplicate event_id: the first valid record (by source_file, line_no) is kept, later
--- ones are quarantined as duplicate_event_id. `raw_lines` is one chunk of a partition (in order);
--- event ids accepted in earlier chunks are in `seen_keys` (see distill_assets.defs.ingest), and
--- `new_key` names the event id of a record accepted first here.
+-- `line` is the line as quarantine keeps it (a valid record may yet be a duplicate), with every
+-- occurrence of the player id replaced by its key (the id is found as the `player_id` value,
+-- parsed or, in broken JSON, by pattern; a line that holds an id under no `player_id` key is kept
+-- as is); the caller keeps `line` out of bronze. `dedup_key` is the event id of a valid record: the first valid record of an id (by
+-- source_file, line_no) is kept, later ones are quarantined as duplicate_event_id
+-- (contracts.telemetry.DEDUP). `raw_lines` is one chunk of a partition (in order); output in the
+-- same order.
 WITH docs AS (
     SELECT
         source_file,
@@ -22,50 +25,70 @@ WITH docs AS (
         utf8_replaced,
         is_last_line,
         json_valid(line) AS is_json,
-        CASE WHEN json_valid(line) AND json_type(line) = 'OBJECT' THEN line END AS doc
+        -- a valid JSON document is an object iff it starts with `{`
+        CASE WHEN json_valid(line) AND regexp_matches(line, '^[ \t\r\n]*\{') THEN line END AS doc
     FROM raw_lines
 ),
--- each document is parsed once for the envelope's kinds and once for its texts (path lists)
+-- each document is parsed once for the compact JSON text of every envelope field (their kinds and
+-- string texts read off their first characters: macros json_kind, json_text) and once for its
+-- keys; a dialogue_turn payload once more for its fields
 fields AS (
     SELECT
         *,
-        json_type(doc, [
-            '$.event_id', '$.event_type', '$.player_id', '$.server_ts', '$.client_ts', '$.payload',
-            '$.payload.conversation_id', '$.payload.speaker', '$.payload.text', '$.payload.turn_index'
-        ]) AS envelope_kinds,
-        json_extract_string(doc, [
-            '$.event_id', '$.event_type', '$.player_id', '$.schema_version', '$.session_id',
-            '$.server_ts', '$.client_ts', '$.payload.conversation_id', '$.payload.speaker',
-            '$.payload.text', '$.payload.turn_index'
-        ]) AS envelope_texts,
-        doc -> '$.payload' AS payload_doc
+        json_transform(doc, $envelope_structure) AS e,
+        json_keys(doc) AS keys
     FROM docs
 ),
 envelope AS (
     SELECT
         *,
-        coalesce(envelope_kinds[1], 'NULL') AS event_id_kind,
-        envelope_texts[1] AS event_id_raw,
-        coalesce(envelope_kinds[2], 'NULL') AS event_type_kind,
-        envelope_texts[2] AS event_type_raw,
-        coalesce(envelope_kinds[3], 'NULL') AS player_id_kind,
-        envelope_texts[3] AS player_id_raw,
-        envelope_texts[4] AS schema_version_raw,
-        envelope_texts[5] AS session_id_raw,
-        coalesce(envelope_kinds[4], 'NULL') AS server_ts_kind,
-        envelope_texts[6] AS server_ts_raw,
-        coalesce(envelope_kinds[5], 'NULL') AS client_ts_kind,
-        envelope_texts[7] AS client_ts_raw,
-        coalesce(envelope_kinds[6], 'NULL') AS payload_kind,
-        coalesce(envelope_kinds[7], 'NULL') AS conversation_id_kind,
-        envelope_texts[8] AS conversation_id_raw,
-        coalesce(envelope_kinds[8], 'NULL') AS speaker_kind,
-        envelope_texts[9] AS speaker_raw,
-        coalesce(envelope_kinds[9], 'NULL') AS text_kind,
-        envelope_texts[10] AS text_raw,
-        coalesce(envelope_kinds[10], 'NULL') AS turn_index_kind,
-        envelope_texts[11] AS turn_index_raw
+        json_kind(e.event_id) AS event_id_kind,
+        CASE WHEN json_kind(e.event_id) = 'VARCHAR' THEN json_text(e.event_id)
+            ELSE e.event_id::VARCHAR END AS event_id_raw,
+        json_kind(e.event_type) AS event_type_kind,
+        CASE WHEN json_kind(e.event_type) = 'VARCHAR' THEN json_text(e.event_type)
+            ELSE e.event_type::VARCHAR END AS event_type_raw,
+        json_kind(e.player_id) AS player_id_kind,
+        CASE WHEN json_kind(e.player_id) = 'VARCHAR' THEN json_text(e.player_id)
+            ELSE e.player_id::VARCHAR END AS player_id_raw,
+        CASE WHEN json_kind(e.schema_version) = 'VARCHAR' THEN json_text(e.schema_version)
+            ELSE e.schema_version::VARCHAR END AS schema_version_raw,
+        CASE WHEN json_kind(e.session_id) = 'VARCHAR' THEN json_text(e.session_id)
+            ELSE e.session_id::VARCHAR END AS session_id_raw,
+        json_kind(e.server_ts) AS server_ts_kind,
+        CASE WHEN json_kind(e.server_ts) = 'VARCHAR' THEN json_text(e.server_ts)
+            ELSE e.server_ts::VARCHAR END AS server_ts_raw,
+        json_kind(e.client_ts) AS client_ts_kind,
+        CASE WHEN json_kind(e.client_ts) = 'VARCHAR' THEN json_text(e.client_ts)
+            ELSE e.client_ts::VARCHAR END AS client_ts_raw,
+        json_kind(e.payload) AS payload_kind,
+        CASE WHEN json_kind(e.payload) = 'OBJECT' THEN e.payload END AS payload_doc
     FROM fields
+),
+dialogue AS (
+    SELECT
+        *,
+        CASE WHEN payload_doc IS NOT NULL AND event_type_raw = 'dialogue_turn'
+            THEN json_transform(payload_doc, $dialogue_structure)
+        END AS d
+    FROM envelope
+),
+dialogue_fields AS (
+    SELECT
+        *,
+        json_kind(d.conversation_id) AS conversation_id_kind,
+        CASE WHEN json_kind(d.conversation_id) = 'VARCHAR' THEN json_text(d.conversation_id)
+            ELSE d.conversation_id::VARCHAR END AS conversation_id_raw,
+        json_kind(d.speaker) AS speaker_kind,
+        CASE WHEN json_kind(d.speaker) = 'VARCHAR' THEN json_text(d.speaker)
+            ELSE d.speaker::VARCHAR END AS speaker_raw,
+        json_kind(d."text") AS text_kind,
+        CASE WHEN json_kind(d."text") = 'VARCHAR' THEN json_text(d."text")
+            ELSE d."text"::VARCHAR END AS text_raw,
+        json_kind(d.turn_index) AS turn_index_kind,
+        CASE WHEN json_kind(d.turn_index) = 'VARCHAR' THEN json_text(d.turn_index)
+            ELSE d.turn_index::VARCHAR END AS turn_index_raw
+    FROM dialogue
 ),
 timed AS (
     SELECT
@@ -84,7 +107,7 @@ timed AS (
                 THEN epoch(TRY_CAST(client_ts_raw AS TIMESTAMPTZ))
             WHEN client_ts_kind = 'VARCHAR' THEN epoch(TRY_CAST(client_ts_raw AS TIMESTAMP))
         END AS client_ts
-    FROM envelope
+    FROM dialogue_fields
 ),
 -- payload fields of every event type (contracts.telemetry PAYLOAD_MODELS, validated strictly):
 -- `pk` holds the JSON types of the event type's fields (one parse of the payload), and
@@ -95,7 +118,7 @@ payload_kinds AS (
     SELECT
         *,
         CASE event_type_raw
-            WHEN 'dialogue_turn' THEN json_type(payload_doc, ['$.npc_id', '$.npc_name', '$.npc_persona', '$.quest_id', '$.game_genre', '$.player_skill_tier', '$.ambiguity_level', '$.social_context', '$.karma_state', '$.profession'])
+            WHEN 'dialogue_turn' THEN [json_kind(d.npc_id), json_kind(d.npc_name), json_kind(d.npc_persona), json_kind(d.quest_id), json_kind(d.game_genre), json_kind(d.player_skill_tier), json_kind(d.ambiguity_level), json_kind(d.social_context), json_kind(d.karma_state), json_kind(d.profession)]
             WHEN 'decision' THEN json_type(payload_doc, ['$.scenario_id', '$.game_state_hash', '$.prompt', '$.options', '$.chosen_option', '$.reasoning', '$.ambiguity_score', '$.ai_policy_probs', '$.is_gold_standard'])
             WHEN 'outcome' THEN json_type(payload_doc, ['$.decision_event_id', '$.episode_id', '$.outcome', '$.label', '$.reward', '$.karma_delta', '$.option_id'])
             WHEN 'trajectory_step' THEN json_type(payload_doc, ['$.episode_id', '$.step_index', '$.observation', '$.observation.game_state', '$.observation.inventory', '$.observation.skill_state', '$.observation.natural_language_instruction', '$.action', '$.action.action_type', '$.action.action_details', '$.reward'])
@@ -123,9 +146,9 @@ payload_checked AS (
                     THEN {'reason': 'invalid_quest_id', 'detail': 'dialogue_turn.quest_id: expected a string or null, got ' || lower(coalesce(pk[4], 'absent'))}
                 WHEN pk[5] NOT IN ('NULL', 'VARCHAR')
                     THEN {'reason': 'invalid_game_genre', 'detail': 'dialogue_turn.game_genre: expected a string or null, got ' || lower(coalesce(pk[5], 'absent'))}
-                WHEN pk[6] NOT IN ('NULL', 'VARCHAR') OR (pk[6] = 'VARCHAR' AND NOT list_contains($skill_tiers, payload_doc ->> '$.player_skill_tier'))
+                WHEN pk[6] NOT IN ('NULL', 'VARCHAR') OR (pk[6] = 'VARCHAR' AND NOT list_contains($skill_tiers, json_text(d.player_skill_tier)))
                     THEN {'reason': 'invalid_player_skill_tier', 'detail': 'dialogue_turn.player_skill_tier: expected one of the allowed values, got ' || lower(coalesce(pk[6], 'absent'))}
-                WHEN pk[7] NOT IN ('NULL', 'VARCHAR') OR (pk[7] = 'VARCHAR' AND NOT list_contains($ambiguity_levels, payload_doc ->> '$.ambiguity_level'))
+                WHEN pk[7] NOT IN ('NULL', 'VARCHAR') OR (pk[7] = 'VARCHAR' AND NOT list_contains($ambiguity_levels, json_text(d.ambiguity_level)))
                     THEN {'reason': 'invalid_ambiguity_level', 'detail': 'dialogue_turn.ambiguity_level: expected one of the allowed values, got ' || lower(coalesce(pk[7], 'absent'))}
                 WHEN pk[8] NOT IN ('NULL', 'VARCHAR')
                     THEN {'reason': 'invalid_social_context', 'detail': 'dialogue_turn.social_context: expected a string or null, got ' || lower(coalesce(pk[8], 'absent'))}
@@ -425,7 +448,9 @@ keyed AS (
             substr(to_json(redact_id)::VARCHAR, 2, length(to_json(redact_id)::VARCHAR) - 2)
         END AS redact_json,
         payload_doc::VARCHAR AS payload_raw,
-        nullif(json_merge_patch(doc, $envelope_patch)::VARCHAR, '{}') AS extra_raw
+        CASE WHEN len(list_filter(keys, lambda k: NOT list_contains($envelope_fields, k))) > 0
+            THEN nullif(json_merge_patch(doc, $envelope_patch)::VARCHAR, '{}')
+        END AS extra_raw
     FROM identified
 ),
 redacted AS (
@@ -451,30 +476,11 @@ valid AS (
         ) AS pre_reason
     FROM redacted
 ),
-chunk_ranked AS (
-    SELECT
-        *,
-        CASE WHEN pre_reason IS NULL THEN row_number() OVER same_event END AS chunk_rank,
-        CASE WHEN pre_reason IS NULL THEN first(source_file || ':' || line_no) OVER same_event END
-            AS chunk_first_seen
-    FROM valid
-    WINDOW same_event AS (PARTITION BY pre_reason IS NULL, event_id ORDER BY source_file, line_no)
-),
-ranked AS (
-    SELECT
-        chunk_ranked.*,
-        CASE WHEN pre_reason IS NULL THEN chunk_rank + (seen.first_ref IS NOT NULL)::INTEGER END
-            AS event_rank,
-        coalesce(seen.first_ref, chunk_first_seen) AS first_seen
-    FROM chunk_ranked
-    LEFT JOIN seen_keys AS seen
-        ON chunk_ranked.pre_reason IS NULL AND seen.dedup_key = chunk_ranked.event_id
-),
 final AS (
     SELECT
         *,
-        CASE WHEN event_rank > 1 THEN 'duplicate_event_id' ELSE pre_reason END AS reason
-    FROM ranked
+        pre_reason AS reason
+    FROM valid
 )
 SELECT
     source_file,
@@ -489,17 +495,14 @@ SELECT
     CASE WHEN reason IS NULL THEN server_ts END AS server_ts,
     CASE WHEN reason IS NULL THEN payload END AS payload,
     CASE WHEN reason IS NULL THEN extra END AS extra,
-    CASE WHEN reason IS NOT NULL AND redact_id IS NULL THEN line
-        WHEN reason IS NOT NULL THEN replace(
+    CASE WHEN redact_id IS NULL THEN line
+        ELSE replace(
             replace(replace(line, redact_id, player_key), redact_json, player_key),
             coalesce(raw_id_text, ''),
             player_key
         )
     END AS line,
     reason AS quarantine_reason,
-    CASE WHEN reason = 'duplicate_event_id' THEN 'first kept at ' || first_seen
-        ELSE invalid_detail END AS quarantine_detail,
-    CASE WHEN pre_reason IS NULL AND event_rank = 1 THEN event_id END AS new_key,
-    NULL::VARCHAR AS new_key_line_hash
+    invalid_detail AS quarantine_detail,
+    CASE WHEN reason IS NULL THEN event_id END AS dedup_key
 FROM final
-ORDER BY source_file, line_no

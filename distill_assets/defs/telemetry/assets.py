@@ -32,6 +32,7 @@ from distill_assets.defs.telemetry.validation import VALIDATION_SCHEMA, validate
 from distill_assets.lib.lake import global_path, scan_partitions
 from distill_assets.lib.metadata import column_counts, funnel, histogram, preview
 from distill_assets.lib.rawfiles import list_raw_files
+from distill_assets.lib.sql import json_fields_structure
 from distill_assets.lib.startup import DEVELOPMENT_KEY_WARNING
 from distill_assets.rules import rules_metadata, rules_version
 
@@ -59,6 +60,11 @@ def parse_params(hasher: PlayerIdHasher) -> tuple[dict[str, object], str]:
         "skill_tiers": list(contract.SKILL_TIERS),
         "ambiguity_levels": list(contract.AMBIGUITY_LEVELS),
         "envelope_patch": contract.envelope_removal_patch(),
+        "envelope_fields": list(contract.envelope_fields()),
+        "envelope_structure": json_fields_structure(list(contract.envelope_fields())),
+        "dialogue_structure": json_fields_structure(
+            list(contract.PAYLOAD_MODELS["dialogue_turn"].model_fields)
+        ),
         "ts_min": contract.TIMESTAMP_MIN,
         "ts_max": contract.TIMESTAMP_MAX,
     }

@@ -20,7 +20,7 @@ from distill_assets.contracts.escalations import (
 )
 from distill_assets.defs.escalations.records import ingest_records
 from distill_assets.lib.rawfiles import RawLineReader
-from distill_assets.lib.sql import load_sql
+from distill_assets.lib.sql import connect, load_sql
 
 BASE = {"created_at": 1795076100, "query": "q", "claude_response": "r"}
 
@@ -173,10 +173,9 @@ def test_iso_parsing_does_not_depend_on_the_session_time_zone(tmp_path: Path) ->
     )
     results = []
     for zone in ("UTC", "America/New_York", "Asia/Tokyo"):
-        con = duckdb.connect()
+        con = connect()
         con.execute(f"SET TimeZone = '{zone}'")
         con.register("raw_lines", RawLineReader([str(path)]).reader())
-        con.execute(load_sql("ingest/create_seen_keys"))
         statement = load_sql("escalations/select_parsed_records")
         frame = pl.from_arrow(con.sql(statement, params=parse_parameters()).to_arrow_table())
         results.append(frame.get_column("created_at").to_list())

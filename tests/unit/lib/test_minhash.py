@@ -86,3 +86,12 @@ def test_near_duplicates_cluster_and_distinct_texts_do_not():
     sig = text_signatures(pl.Series(texts), SHINGLE_WORDS, MINHASH_BINS)
     labels = near_duplicate_components(sig, LSH_BANDS, LSH_ROWS, 0.75)
     assert labels.tolist() == [0, 0, 2, 3]
+
+
+def test_threads_sign_slices_to_the_same_signatures(monkeypatch):
+    texts = pl.Series([" ".join(words(i, 40)) for i in range(101)] + ["", "é unicode ü"])
+    one_pass = text_signatures(texts, SHINGLE_WORDS, MINHASH_BINS, workers=1)
+    monkeypatch.setattr(minhash, "SLICE_DOCS", 10)
+    threaded = text_signatures(texts, SHINGLE_WORDS, MINHASH_BINS, workers=3)
+    assert threaded.shape == (103, MINHASH_BINS)
+    assert np.array_equal(threaded, one_pass)
