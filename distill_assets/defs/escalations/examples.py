@@ -13,6 +13,8 @@ stored; those win over what is extracted from the text. JSONL records get the co
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
 
 from distill_assets.contracts.escalations import DistillationExample
@@ -87,16 +89,24 @@ def first_rule(text: pl.Expr, rules_: tuple[tuple[str, str], ...]) -> pl.Expr:
     return chain.otherwise(_NULL_STR)
 
 
+def trimmed_unit_pattern() -> str:
+    """Return one regex matching each repetition unit, trimmed, of the minimum length or more.
+
+    `rules.REPETITION_UNIT` is a run of characters outside a negated class (`[^…]+`); trimmed of
+    whitespace, a unit is that run from its first to its last non-space character, so a unit of
+    at least `REPETITION_MIN_UNIT_CHARS` is an edge character, at least that many minus two run
+    characters and an edge character (greedy, so the whole run) — one regex pass instead of a
+    strip and a filter over every list.
+    """
+    match = re.fullmatch(r"\[\^(.+)\]\+", rules.REPETITION_UNIT)
+    if match is None:
+        raise ValueError(f"REPETITION_UNIT must be a negated class run: {rules.REPETITION_UNIT}")
+    run, edge = f"[^{match.group(1)}]", f"[^{match.group(1)}\\s]"
+    return f"{edge}{run}{{{rules.REPETITION_MIN_UNIT_CHARS - 2},}}{edge}"
+
+
 def _repetition() -> pl.Expr:
-    units = (
-        pl.col("prose")
-        .str.to_lowercase()
-        .str.extract_all(rules.REPETITION_UNIT)
-        .list.eval(pl.element().str.strip_chars())
-        .list.eval(
-            pl.element().filter(pl.element().str.len_chars() >= rules.REPETITION_MIN_UNIT_CHARS)
-        )
-    )
+    units = pl.col("prose").str.to_lowercase().str.extract_all(trimmed_unit_pattern())
     total = units.list.len()
     repeated = total - units.list.n_unique()
     return (total >= rules.REPETITION_MIN_UNITS) & (repeated >= rules.REPETITION_MIN_SHARE * total)

@@ -10,6 +10,7 @@ import polars as pl
 import pytest
 
 from distill_assets.contracts.escalations import DistillationExample
+from distill_assets.defs.escalations import examples
 from distill_assets.rules import escalations as rules
 from distill_assets.samples.escalations.scenarios import SCENARIOS
 from tests.unit.escalations.frames import example_frame
@@ -297,3 +298,31 @@ def test_score_equals_the_seed_algorithm_on_every_scenario() -> None:
     for row in rows:
         assert row["quality_score"] == pytest.approx(seed_quality_score(row), abs=1e-9)
         DistillationExample.model_validate(row)
+
+
+def test_trimmed_unit_pattern_finds_the_stripped_units_of_the_minimum_length() -> None:
+    texts = [
+        "  exactly 12ch. x abc  def ghi jkl\tmno  ! aaaaaaaaaaa. bbbbbbbbbbbb\u2003cc\u00a0dd ?",
+        "\u2003twelve chars\u2003\n" * 3,
+        "",
+        None,
+        " \t \n. . ",
+        "x" * 11 + "." + "y" * 12,
+        "Über straße ÄÖÜ café. Über straße ÄÖÜ café.",
+    ]
+    frame = pl.DataFrame({"prose": texts})
+    split = (
+        pl.col("prose")
+        .str.extract_all(rules.REPETITION_UNIT)
+        .list.eval(pl.element().str.strip_chars())
+        .list.eval(
+            pl.element().filter(pl.element().str.len_chars() >= rules.REPETITION_MIN_UNIT_CHARS)
+        )
+    )
+    one_pass = pl.col("prose").str.extract_all(examples.trimmed_unit_pattern())
+    assert frame.select(split).equals(frame.select(one_pass))
+    assert frame.select(one_pass).get_column("prose").to_list()[0] == [
+        "exactly 12ch",
+        "x abc  def ghi jkl\tmno",
+        "bbbbbbbbbbbb\u2003cc\u00a0dd",
+    ]
