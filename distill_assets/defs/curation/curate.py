@@ -9,7 +9,7 @@ feed partitions changed. Both give the same result for the same feed rows.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 import polars as pl
@@ -20,7 +20,11 @@ from distill_assets.contracts.published import (
     EXCLUSION_TABLES,
     SUBJECT_COLUMN,
     feed_schema,
-    published_schema,
+)
+from distill_assets.defs.curation.curated import (
+    CuratedPartition,
+    curated_schema,
+    refresh_curated,
 )
 from distill_assets.defs.curation.decide import Decisions, decide
 from distill_assets.defs.curation.decontaminate import NO_EVAL_SETS
@@ -39,6 +43,16 @@ from distill_assets.rules.curation import EXACT_DEDUP_ONLY, REDACTIONS, REMOVAL_
 
 # Audit columns kept in the curated lake table beside the published ones; the release drops them.
 AUDIT_COLUMNS: tuple[str, ...] = ("split_group", "content_hash", "partition", "split_by")
+# what `curate_lake` keeps in memory of the published rows (their text stays in the files)
+SUMMARY_COLUMNS: tuple[str, ...] = (
+    "partition",
+    "product_row",
+    "id",
+    "source",
+    "quality_score",
+    "split",
+    "split_by",
+)
 REMOVED_COLUMNS: tuple[str, ...] = (
     "id",
     "source",
@@ -49,20 +63,6 @@ REMOVED_COLUMNS: tuple[str, ...] = (
     "kept_id",
     "eval_file",
 )
-
-
-def curated_schema(config: str) -> pl.Schema:
-    """Return the columns of a curated table: published columns, `split`, then audit columns."""
-    return pl.Schema(
-        {
-            **published_schema(config),
-            "split": pl.String(),
-            "split_group": pl.String(),
-            "content_hash": pl.String(),
-            "partition": pl.String(),
-            "split_by": pl.String(),
-        }
-    )
 
 
 def feed_name(source: str, table: str) -> str:
@@ -143,7 +143,11 @@ def scan_exclusions(lake_root: str) -> pl.LazyFrame:
 
 @dataclass(frozen=True)
 class CurationResult:
-    """What curating one config produced."""
+    """What curating one config produced.
+
+    `curated` holds the curated rows: every column (`curated_schema`) from `curate`, only
+    `SUMMARY_COLUMNS` from `curate_lake`, whose rows are in the partition files `partitions`.
+    """
 
     curated: pl.DataFrame
     duplicates: pl.DataFrame
@@ -155,6 +159,12 @@ class CurationResult:
     split_by: dict[str, int] = field(default_factory=dict)
     products_computed: list[str] = field(default_factory=list)
     products_reused: list[str] = field(default_factory=list)
+    partitions: list[CuratedPartition] = field(default_factory=list)
+
+    @property
+    def curated_rewritten(self) -> list[str]:
+        """Return the partitions whose curated file this run wrote."""
+        return [p.partition for p in self.partitions if p.rewritten]
 
     @property
     def drop_reasons(self) -> dict[str, int]:
@@ -223,47 +233,58 @@ def decide_products(
     return decisions, excluded, indexed.drop("key_row")
 
 
-def assemble(
-    config: str,
-    *,
-    products: pl.LazyFrame,
-    keys: pl.DataFrame,
-    decisions: Decisions,
-    rows_in: int,
-    excluded: dict[str, int],
-) -> CurationResult:
-    """Join decisions back onto the product rows: curated rows, removed rows and counts."""
-    on = ["partition", "product_row"]
-    fates = decisions.fates
-    joined = products.join(fates.lazy(), on=on, how="inner")
-    curated = (
-        joined.filter(pl.col("reason").is_null())
-        .select(curated_schema(config).names())
-        .cast(dict(curated_schema(config)))
-        .collect()
-        .sort("split", "id", "source_ref", "content_hash", "partition", maintain_order=True)
-    )
-    removed = (
-        joined.filter(pl.col("reason").is_not_null())
+def removed_rows(fates: pl.DataFrame, keys: pl.DataFrame) -> pl.DataFrame:
+    """Return the removed rows (`REMOVED_COLUMNS`) from the decisions and the rows' keys."""
+    return (
+        fates.filter(pl.col("reason").is_not_null())
+        .join(keys, on=["partition", "product_row"], how="inner")
         .select(REMOVED_COLUMNS)
-        .collect()
         .sort("reason", "kept_id", "id", "source_ref", "partition", nulls_last=True)
     )
+
+
+def redaction_totals(keys: pl.DataFrame) -> tuple[dict[str, int], int]:
+    """Return matches replaced per redaction kind and how many rows had any, over `keys`."""
     counts = [redaction_column(r.kind) for r in REDACTIONS]
     touched = keys.select(
         *(pl.col(c).sum() for c in counts), (pl.sum_horizontal(counts) > 0).sum().alias("rows")
     )
     totals = touched.row(0) if keys.height else (0,) * (len(counts) + 1)
-    split_by = curated.group_by("split_by").len().sort("split_by")
+    return {r.kind: int(totals[i] or 0) for i, r in enumerate(REDACTIONS)}, int(totals[-1] or 0)
+
+
+def split_by_counts(curated: pl.DataFrame) -> dict[str, int]:
+    """Return published rows per `split_by`."""
+    counts = curated.group_by("split_by").len().sort("split_by")
+    return {str(k): int(n) for k, n in counts.iter_rows()}
+
+
+def assemble(
+    config: str,
+    *,
+    products: pl.DataFrame,
+    keys: pl.DataFrame,
+    decisions: Decisions,
+    excluded: dict[str, int],
+) -> CurationResult:
+    """Join decisions back onto the product rows: curated rows, removed rows and counts."""
+    fates = decisions.fates
+    curated = (
+        products.join(fates.filter(pl.col("reason").is_null()), on=["partition", "product_row"])
+        .select(curated_schema(config).names())
+        .cast(dict(curated_schema(config)))
+        .sort("split", "id", "source_ref", "content_hash", "partition", maintain_order=True)
+    )
+    redactions, redacted_rows = redaction_totals(keys)
     return CurationResult(
         curated=curated.rechunk(),
-        duplicates=removed.rechunk(),
-        rows_in=rows_in,
-        redactions={r.kind: int(totals[i] or 0) for i, r in enumerate(REDACTIONS)},
-        redacted_rows=int(totals[-1] or 0),
+        duplicates=removed_rows(fates, keys).rechunk(),
+        rows_in=products.height,
+        redactions=redactions,
+        redacted_rows=redacted_rows,
         excluded=excluded,
         removed=decisions.removal_counts,
-        split_by={str(k): int(n) for k, n in split_by.iter_rows()},
+        split_by=split_by_counts(curated),
     )
 
 
@@ -284,14 +305,7 @@ def curate(
         exclusions,
         config,
     )
-    return assemble(
-        config,
-        products=products.lazy(),
-        keys=kept,
-        decisions=decisions,
-        rows_in=products.height,
-        excluded=excluded,
-    )
+    return assemble(config, products=products, keys=kept, decisions=decisions, excluded=excluded)
 
 
 def curate_lake(
@@ -300,35 +314,49 @@ def curate_lake(
     context: ProductContext,
     exclusions: pl.LazyFrame | None = None,
 ) -> CurationResult:
-    """Curate `config` from its per-partition products, refreshing only changed partitions."""
+    """Curate `config` from its per-partition products into per-partition curated files.
+
+    Products are refreshed for changed feed partitions only; the global decisions read compact
+    product columns only; a curated partition file is rewritten only when its key changed
+    (`curated.py`), so a night reads the text of its new partition and of the partitions whose
+    rows' fate it changed.
+    """
     refresh = refresh_products(
         lake_root, config, context, lambda day: scan_feed_day(lake_root, config, day)
     )
     redactions = [redaction_column(r.kind) for r in REDACTIONS]
-    compact = read_products(refresh.paths, [*KEY_COLUMNS, *redactions, "signature", "embedding"])
-    if compact.is_empty():
-        return curate(scan_feeds(lake_root, config, days=set()), config, exclusions, context)
+    compact = (
+        read_products(refresh.paths, [*KEY_COLUMNS, *redactions, "signature", "embedding"])
+        if refresh.paths
+        else compute_products(scan_feeds(lake_root, config, days=set()), context)
+    )
+    keys = compact.select(*KEY_COLUMNS, *redactions)
     decisions, excluded, kept = decide_products(
-        compact.select(*KEY_COLUMNS, *redactions),
+        keys,
         matrix(compact.get_column("signature"), np.uint32),
         matrix(compact.get_column("embedding"), np.float32),
         exclusions,
         config,
     )
-    text_columns = [
-        *published_schema(config).names(),
-        "split_group",
-        "content_hash",
-        "partition",
-        "product_row",
-    ]
-    products = read_products(refresh.paths, text_columns).lazy()
-    result = assemble(
-        config,
-        products=products,
-        keys=kept,
-        decisions=decisions,
-        rows_in=compact.height,
-        excluded=excluded,
+    del compact
+    published = (
+        decisions.fates.filter(pl.col("reason").is_null())
+        .join(kept, on=["partition", "product_row"], how="inner")
+        .select(SUMMARY_COLUMNS)
+        .sort("partition", "product_row")
     )
-    return replace(result, products_computed=refresh.computed, products_reused=refresh.reused)
+    partitions = refresh_curated(lake_root, config, refresh, context.version, published)
+    redaction_counts, redacted_rows = redaction_totals(kept)
+    return CurationResult(
+        curated=published,
+        duplicates=removed_rows(decisions.fates, kept).rechunk(),
+        rows_in=keys.height,
+        redactions=redaction_counts,
+        redacted_rows=redacted_rows,
+        excluded=excluded,
+        removed=decisions.removal_counts,
+        split_by=split_by_counts(published),
+        products_computed=refresh.computed,
+        products_reused=refresh.reused,
+        partitions=partitions,
+    )

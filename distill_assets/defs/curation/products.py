@@ -184,9 +184,15 @@ def _stored_keys(path: UPath) -> dict[bytes, bytes]:
 
 @dataclass(frozen=True)
 class ProductRefresh:
-    """The product files of a config after a refresh, and which days were (re)computed."""
+    """The product files of a config after a refresh, and which days were (re)computed.
 
+    `days[i]` is the partition of `paths[i]` and `fingerprints[i]` the fingerprint of its feed
+    files (`feed_fingerprint`), in day order.
+    """
+
+    days: list[str]
     paths: list[UPath]
+    fingerprints: list[str]
     computed: list[str]
     reused: list[str]
 
@@ -202,7 +208,7 @@ def refresh_products(
     """
     table = products_table(config)
     days = day_feed_files(lake_root, config)
-    paths, computed, reused = [], [], []
+    paths, fingerprints, computed, reused = [], [], [], []
     for day, files in days.items():
         path = partition_path(lake_root, "curation", table, day)
         fingerprint = feed_fingerprint([file for _, _, file in files])
@@ -221,11 +227,12 @@ def refresh_products(
             write_parquet_atomic(arrow, path)
             computed.append(day)
         paths.append(path)
+        fingerprints.append(fingerprint)
     folder = table_dir(lake_root, "curation", table)
     if folder.exists():
         for stale in _stale_products(folder, set(days)):
             stale.unlink()
-    return ProductRefresh(paths, computed, reused)
+    return ProductRefresh(list(days), paths, fingerprints, computed, reused)
 
 
 def _stale_products(folder: UPath, days: set[str]) -> Iterator[UPath]:

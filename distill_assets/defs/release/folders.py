@@ -19,6 +19,8 @@ from pathlib import Path
 
 from upath import UPath
 
+from distill_assets.defs.release.layout import link_or_copy
+
 LOCAL_PROTOCOLS = ("", "file", "local")
 
 
@@ -42,11 +44,14 @@ def swap_folder(new: Path, target: Path) -> None:
 
 
 def copy_folder(source: Path, target: Path) -> None:
-    """Replace folder `target` by a copy of `source`, copied aside first then swapped in."""
+    """Replace folder `target` by a copy of `source`, copied aside first then swapped in.
+
+    Files are hard-linked where possible (`layout.link_or_copy`).
+    """
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = sibling(target, "tmp")
     try:
-        shutil.copytree(source, tmp)
+        shutil.copytree(source, tmp, copy_function=link_or_copy)
         swap_folder(tmp, target)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
