@@ -51,6 +51,20 @@ def exact_pairs(
     return np.concatenate(found_a), np.concatenate(found_b)
 
 
+def band_signs(vectors: np.ndarray, planes: np.ndarray, bands: int, bits: int) -> np.ndarray:
+    """Return the (rows, bands) uint64 key of each band: bit i set when plane i sees it positive.
+
+    The sign bits are packed eight to a byte (little-endian bit order, so bit i weighs 2^i)
+    and a band's bytes are summed into its key, never widening every bit to 64.
+    """
+    signs = (vectors @ planes) > 0
+    packed = np.packbits(signs.reshape(len(vectors), bands, bits), axis=2, bitorder="little")
+    keys = np.zeros((len(vectors), bands), dtype=np.uint64)
+    for byte in range(packed.shape[2]):
+        keys |= packed[:, :, byte].astype(np.uint64) << np.uint64(8 * byte)
+    return keys
+
+
 def lsh_pairs(
     vectors: np.ndarray, cosine: float, bands: int, bits: int
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -59,10 +73,7 @@ def lsh_pairs(
     Linking to the bucket's first row (not to every member) keeps the work linear however large
     a bucket is; a link is kept only when its exact cosine passes the threshold.
     """
-    planes = hyperplanes(vectors.shape[1], bands * bits)
-    signs = (vectors @ planes) > 0
-    weights = np.uint64(1) << np.arange(bits, dtype=np.uint64)
-    keys = (signs.reshape(len(vectors), bands, bits).astype(np.uint64) * weights).sum(axis=2)
+    keys = band_signs(vectors, hyperplanes(vectors.shape[1], bands * bits), bands, bits)
     nonzero = np.flatnonzero(np.abs(vectors).sum(axis=1) > 0)
     with np.errstate(over="ignore"):
         keys = splitmix64(keys[nonzero] ^ (np.arange(bands, dtype=np.uint64) << np.uint64(32)))

@@ -343,7 +343,8 @@ def bucket_links(docs: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.nda
     """Return links `(head, doc)`: every document to the smallest document sharing its bucket.
 
     `docs[i]` is in bucket `keys[i]` (uint64; a document may be in many buckets). Links are
-    distinct and sorted; the work is one sort, so memory stays a few arrays of `len(keys)`.
+    distinct and sorted (by head, then document); the work is one sort of the keys and one of the
+    links (each link coded as one int64), so memory stays a few arrays of `len(keys)`.
     """
     if len(keys) == 0:
         empty = np.zeros(0, dtype=np.int64)
@@ -355,8 +356,12 @@ def bucket_links(docs: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.nda
     first = np.flatnonzero(starts)
     heads = np.minimum.reduceat(sorted_docs, first)[np.cumsum(starts) - 1]
     linked = sorted_docs != heads
-    pairs = np.unique(np.stack([heads[linked], sorted_docs[linked]], axis=1).reshape(-1, 2), axis=0)
-    return pairs[:, 0], pairs[:, 1]
+    span = np.int64(sorted_docs.max()) + 1
+    codes = np.sort(heads[linked] * span + sorted_docs[linked])
+    distinct = np.ones(len(codes), dtype=bool)
+    distinct[1:] = codes[1:] != codes[:-1]
+    codes = codes[distinct]
+    return codes // span, codes % span
 
 
 def candidate_links(sig: np.ndarray, bands: int, rows: int) -> tuple[np.ndarray, np.ndarray]:

@@ -33,6 +33,7 @@ from distill_assets.defs.curation.products import (
     ProductContext,
     compute_products,
     matrix,
+    read_matrix,
     read_products,
     refresh_products,
 )
@@ -224,11 +225,10 @@ def decide_products(
         kept, excluded = exclude_subjects(indexed.lazy(), exclusions)
         indexed = kept.collect()
     rows = indexed.get_column("key_row").to_numpy()
+    if not np.array_equal(rows, np.arange(keys.height)):
+        signatures, embeddings = signatures[rows], embeddings[rows]
     decisions = decide(
-        indexed.drop("key_row"),
-        signatures[rows],
-        embeddings[rows],
-        fuzzy=config not in EXACT_DEDUP_ONLY,
+        indexed.drop("key_row"), signatures, embeddings, fuzzy=config not in EXACT_DEDUP_ONLY
     )
     return decisions, excluded, indexed.drop("key_row")
 
@@ -325,20 +325,17 @@ def curate_lake(
         lake_root, config, context, lambda day: scan_feed_day(lake_root, config, day)
     )
     redactions = [redaction_column(r.kind) for r in REDACTIONS]
-    compact = (
-        read_products(refresh.paths, [*KEY_COLUMNS, *redactions, "signature", "embedding"])
-        if refresh.paths
-        else compute_products(scan_feeds(lake_root, config, days=set()), context)
-    )
-    keys = compact.select(*KEY_COLUMNS, *redactions)
-    decisions, excluded, kept = decide_products(
-        keys,
-        matrix(compact.get_column("signature"), np.uint32),
-        matrix(compact.get_column("embedding"), np.float32),
-        exclusions,
-        config,
-    )
-    del compact
+    if refresh.paths:
+        keys = read_products(refresh.paths, [*KEY_COLUMNS, *redactions])
+        signatures = read_matrix(refresh.paths, "signature", np.uint32)
+        embeddings = read_matrix(refresh.paths, "embedding", np.float32)
+    else:
+        empty = compute_products(scan_feeds(lake_root, config, days=set()), context)
+        keys = empty.select(*KEY_COLUMNS, *redactions)
+        signatures = matrix(empty.get_column("signature"), np.uint32)
+        embeddings = matrix(empty.get_column("embedding"), np.float32)
+    decisions, excluded, kept = decide_products(keys, signatures, embeddings, exclusions, config)
+    del signatures, embeddings
     published = (
         decisions.fates.filter(pl.col("reason").is_null())
         .join(kept, on=["partition", "product_row"], how="inner")

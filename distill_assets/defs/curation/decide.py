@@ -123,7 +123,6 @@ def decide(
         return Decisions(pl.DataFrame(schema=FATE_SCHEMA))
     ordered = rank_order(keys.with_columns(pl.int_range(pl.len()).alias("input_row")))
     order = ordered.get_column("input_row").to_numpy()
-    signatures, embeddings = signatures[order], embeddings[order]
     count = ordered.height
     # reason code per row: 0 published, i + 1 for REMOVAL_REASONS[i]
     reason = np.zeros(count, dtype=np.int8)
@@ -139,7 +138,7 @@ def decide(
     alive = np.flatnonzero(parent == np.arange(count))
     labels = (
         near_duplicate_components(
-            signatures[alive], LSH_BANDS, LSH_ROWS, NEAR_DUPLICATE_MIN_ESTIMATE
+            signatures[order[alive]], LSH_BANDS, LSH_ROWS, NEAR_DUPLICATE_MIN_ESTIMATE
         )
         if fuzzy
         else np.arange(len(alive))
@@ -151,7 +150,7 @@ def decide(
     # semantic: components over the embeddings of the near survivors
     alive = alive[~near]
     labels = (
-        components(len(alive), *semantic_links(embeddings[alive]))
+        components(len(alive), *semantic_links(embeddings[order[alive]]))
         if fuzzy
         else np.arange(len(alive))
     )

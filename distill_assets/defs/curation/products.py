@@ -253,6 +253,30 @@ def read_products(paths: list[UPath], columns: list[str] | None = None) -> pl.Da
     return pl.concat(frames, how="vertical")  # type: ignore[arg-type]
 
 
+def read_matrix(paths: list[UPath], column: str, dtype: type[np.generic]) -> np.ndarray:
+    """Read a fixed-size list column of product files into one 2-D array of `dtype`.
+
+    Straight from Arrow into one preallocated array (sized from the footers), so the history's
+    signatures or embeddings are held once, not also as a frame column.
+    """
+    rows, width = 0, 0
+    for path in paths:
+        with path.open("rb") as handle:
+            footer = pq.ParquetFile(handle)
+            rows += footer.metadata.num_rows
+            width = footer.schema_arrow.field(column).type.list_size
+    out = np.empty((rows, width), dtype=dtype)
+    filled = 0
+    for path in paths:
+        with path.open("rb") as handle:
+            chunks = pq.read_table(handle, columns=[column]).column(0).chunks
+        for chunk in chunks:
+            values = chunk.flatten().to_numpy(zero_copy_only=False)
+            out[filled : filled + len(chunk)] = values.reshape(len(chunk), width)
+            filled += len(chunk)
+    return out
+
+
 def matrix(column: pl.Series, dtype: type[np.generic]) -> np.ndarray:
     """Return an Array column as a 2-D NumPy array of `dtype`."""
     if column.is_empty():
