@@ -57,18 +57,26 @@ def copy_folder(source: Path, target: Path) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def upload_folder(local: Path, target: UPath) -> None:
-    """Replace remote folder `target` by the files of `local` (uploaded aside, then copied in)."""
+def upload_folder(local: Path, target: UPath, copies: dict[str, str] | None = None) -> None:
+    """Replace remote folder `target` by the files of `local` (uploaded aside, then copied in).
+
+    `copies` maps file names (relative to `local`) to remote paths on the same store holding the
+    same bytes: those are copied server-side from there instead of being uploaded.
+    """
     fs = target.fs
+    copies = copies or {}
     tmp = target.parent / f".{target.name}.{uuid.uuid4().hex}.tmp"
     names = [p.relative_to(local).as_posix() for p in sorted(local.rglob("*")) if p.is_file()]
     for name in names:
-        fs.put_file(str(local / name), f"{tmp.path}/{name}")
+        if name not in copies:
+            fs.put_file(str(local / name), f"{tmp.path}/{name}")
     if target.exists():
         fs.rm(target.path, recursive=True)
     # object stores have no folder rename: copy key by key (server-side), then drop the upload
-    fs.copy([f"{tmp.path}/{n}" for n in names], [f"{target.path}/{n}" for n in names])
-    fs.rm(tmp.path, recursive=True)
+    sources = [copies.get(n, f"{tmp.path}/{n}") for n in names]
+    fs.copy(sources, [f"{target.path}/{n}" for n in names])
+    if fs.exists(tmp.path):
+        fs.rm(tmp.path, recursive=True)
 
 
 @contextmanager
