@@ -17,6 +17,11 @@ from distill_assets.lib.minhash import bucket_links, splitmix64
 
 # candidate links verified per chunk, so memory stays bounded however many candidates there are
 VERIFY_CHUNK = 65_536
+# leading dimensions of the cheap upper bound that screens candidates before the exact cosine
+BOUND_DIMS = 32
+# how far below the threshold a bound may be and still be checked exactly (covers float32
+# rounding of both the bound and the exact product, ~1e-5 for unit rows, with a wide margin)
+BOUND_SLACK = 1e-3
 
 
 def hyperplanes(dim: int, count: int) -> np.ndarray:
@@ -75,14 +80,32 @@ def lsh_pairs(
     """
     keys = band_signs(vectors, hyperplanes(vectors.shape[1], bands * bits), bands, bits)
     nonzero = np.flatnonzero(np.abs(vectors).sum(axis=1) > 0)
-    with np.errstate(over="ignore"):
-        keys = splitmix64(keys[nonzero] ^ (np.arange(bands, dtype=np.uint64) << np.uint64(32)))
-    a, b = bucket_links(np.repeat(nonzero, bands), keys.reshape(-1))
-    similar = np.zeros(len(a), dtype=bool)
-    for lo in range(0, len(a), VERIFY_CHUNK):
-        part = slice(lo, lo + VERIFY_CHUNK)
-        similar[part] = np.einsum("ij,ij->i", vectors[a[part]], vectors[b[part]]) > cosine
+    a, b = bucket_links(nonzero, keys[nonzero])
+    similar = verified(vectors, a, b, cosine)
     return a[similar], b[similar]
+
+
+def verified(vectors: np.ndarray, a: np.ndarray, b: np.ndarray, cosine: float) -> np.ndarray:
+    """Return whether each link `(a[i], b[i])` has cosine > `cosine` (exact, unit rows).
+
+    By Cauchy-Schwarz, x.y <= x[:d].y[:d] + |x[d:]| |y[d:]| for the first `BOUND_DIMS` dimensions
+    d: a link whose bound is below `cosine - BOUND_SLACK` cannot pass and is never gathered whole;
+    the others get the exact product over all dimensions, which alone decides. Most candidates
+    of a bucket are far below the threshold, so this reads an eighth of the bytes for them.
+    """
+    similar = np.zeros(len(a), dtype=bool)
+    if vectors.shape[1] <= BOUND_DIMS:
+        head, tail = vectors, np.zeros(len(vectors), dtype=vectors.dtype)
+    else:
+        head = np.ascontiguousarray(vectors[:, :BOUND_DIMS])
+        tail = np.linalg.norm(vectors[:, BOUND_DIMS:], axis=1)
+    for lo in range(0, len(a), VERIFY_CHUNK):
+        left, right = a[lo : lo + VERIFY_CHUNK], b[lo : lo + VERIFY_CHUNK]
+        bound = np.einsum("ij,ij->i", head[left], head[right]) + tail[left] * tail[right]
+        maybe = np.flatnonzero(bound > cosine - BOUND_SLACK)
+        exact = np.einsum("ij,ij->i", vectors[left[maybe]], vectors[right[maybe]])
+        similar[lo + maybe[exact > cosine]] = True
+    return similar
 
 
 def similar_pairs(

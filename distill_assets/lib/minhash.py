@@ -340,28 +340,33 @@ def band_keys(sig: np.ndarray, bands: int, rows: int) -> np.ndarray:
 
 
 def bucket_links(docs: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Return links `(head, doc)`: every document to the smallest document sharing its bucket.
+    """Return links `(head, doc)`: every document to the smallest document sharing a bucket.
 
-    `docs[i]` is in bucket `keys[i]` (uint64; a document may be in many buckets). Links are
-    distinct and sorted (by head, then document); the work is one sort of the keys and one of the
-    links (each link coded as one int64), so memory stays a few arrays of `len(keys)`.
+    `keys[i, j]` (uint64) is the bucket of document `docs[i]` in band `j`; buckets of different
+    bands are distinct. Links are distinct and sorted (by head, then document). Each band is one
+    sort of its keys (cache-sized, rather than one sort of all bands' keys), and the links are
+    deduplicated by one sort of their int64 codes.
     """
-    if len(keys) == 0:
+    if keys.size == 0:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty
-    order = np.argsort(keys)
-    sorted_keys, sorted_docs = keys[order], docs[order].astype(np.int64)
-    starts = np.concatenate([[True], sorted_keys[1:] != sorted_keys[:-1]])
-    # the order inside a bucket is arbitrary (unstable sort): its head is its smallest document
-    first = np.flatnonzero(starts)
-    heads = np.minimum.reduceat(sorted_docs, first)[np.cumsum(starts) - 1]
-    linked = sorted_docs != heads
-    span = np.int64(sorted_docs.max()) + 1
-    codes = np.sort(heads[linked] * span + sorted_docs[linked])
-    distinct = np.ones(len(codes), dtype=bool)
-    distinct[1:] = codes[1:] != codes[:-1]
-    codes = codes[distinct]
-    return codes // span, codes % span
+    docs = docs.astype(np.int64)
+    span = np.int64(docs.max()) + 1
+    codes = []
+    for band in range(keys.shape[1]):
+        order = np.argsort(keys[:, band])
+        sorted_keys, sorted_docs = keys[order, band], docs[order]
+        starts = np.ones(len(order), dtype=bool)
+        starts[1:] = sorted_keys[1:] != sorted_keys[:-1]
+        # the order inside a bucket is arbitrary (unstable sort): its head is its smallest document
+        heads = np.minimum.reduceat(sorted_docs, np.flatnonzero(starts))[np.cumsum(starts) - 1]
+        linked = sorted_docs != heads
+        codes.append(heads[linked] * span + sorted_docs[linked])
+    links = np.sort(np.concatenate(codes))
+    distinct = np.ones(len(links), dtype=bool)
+    distinct[1:] = links[1:] != links[:-1]
+    links = links[distinct]
+    return links // span, links % span
 
 
 def candidate_links(sig: np.ndarray, bands: int, rows: int) -> tuple[np.ndarray, np.ndarray]:
@@ -371,11 +376,7 @@ def candidate_links(sig: np.ndarray, bands: int, rows: int) -> tuple[np.ndarray,
     """
     docs = sig.shape[0]
     valid = np.flatnonzero(sig[:, 0] != _EMPTY) if docs else np.zeros(0, dtype=np.int64)
-    keys = band_keys(sig[valid], bands, rows)
-    with np.errstate(over="ignore"):
-        # one key space for all bands: a band's key mixed with its index
-        keys = splitmix64(keys ^ (np.arange(bands, dtype=np.uint64) * _SHINGLE_PRIME))
-    return bucket_links(np.repeat(valid, bands), keys.reshape(-1))
+    return bucket_links(valid, band_keys(sig[valid], bands, rows))
 
 
 def estimated_jaccard(sig: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
