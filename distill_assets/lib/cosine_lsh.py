@@ -70,15 +70,21 @@ def band_signs(vectors: np.ndarray, planes: np.ndarray, bands: int, bits: int) -
     return keys
 
 
+def lsh_keys(vectors: np.ndarray, bands: int, bits: int) -> np.ndarray:
+    """Return the (rows, bands) LSH bucket keys of `vectors` (a row's keys depend on it alone)."""
+    return band_signs(vectors, hyperplanes(vectors.shape[1], bands * bits), bands, bits)
+
+
 def lsh_pairs(
-    vectors: np.ndarray, cosine: float, bands: int, bits: int
+    vectors: np.ndarray, cosine: float, bands: int, bits: int, keys: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """Return `(a, b)`, `a < b`: rows linked to the first row of each band bucket they share.
 
     Linking to the bucket's first row (not to every member) keeps the work linear however large
-    a bucket is; a link is kept only when its exact cosine passes the threshold.
+    a bucket is; a link is kept only when its exact cosine passes the threshold. `keys` are the
+    rows' `lsh_keys` when already known (computed here otherwise).
     """
-    keys = band_signs(vectors, hyperplanes(vectors.shape[1], bands * bits), bands, bits)
+    keys = lsh_keys(vectors, bands, bits) if keys is None else keys
     nonzero = np.flatnonzero(np.abs(vectors).sum(axis=1) > 0)
     a, b = bucket_links(nonzero, keys[nonzero])
     similar = verified(vectors, a, b, cosine)
@@ -115,15 +121,16 @@ def similar_pairs(
     exact_limit: int,
     bands: int,
     bits: int,
+    keys: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Return pairs of rows of `vectors` (unit rows) whose cosine exceeds `cosine`.
 
-    Exact search up to `exact_limit` rows, LSH with exact verification above it. Zero rows (no
-    text) pair with nothing.
+    Exact search up to `exact_limit` rows, LSH with exact verification above it (`keys`: the
+    rows' `lsh_keys`, if already known). Zero rows (no text) pair with nothing.
     """
     if len(vectors) < 2:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty
     if len(vectors) <= exact_limit:
         return exact_pairs(vectors, cosine)
-    return lsh_pairs(vectors, cosine, bands, bits)
+    return lsh_pairs(vectors, cosine, bands, bits, keys)

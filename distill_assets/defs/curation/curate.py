@@ -26,10 +26,11 @@ from distill_assets.defs.curation.curated import (
     curated_schema,
     refresh_curated,
 )
-from distill_assets.defs.curation.decide import Decisions, decide
+from distill_assets.defs.curation.decide import Decisions, RowVectors, decide
 from distill_assets.defs.curation.decontaminate import NO_EVAL_SETS
 from distill_assets.defs.curation.products import (
     KEY_COLUMNS,
+    VECTOR_COLUMNS,
     ProductContext,
     compute_products,
     matrix,
@@ -205,6 +206,13 @@ def exclude_subjects(
     return kept, {str(reason): int(n) for reason, n in sorted(counted.iter_rows())}
 
 
+def frame_vectors(products: pl.DataFrame) -> RowVectors:
+    """Return the vectors of in-memory products (`VECTOR_COLUMNS`)."""
+    return RowVectors(
+        *(matrix(products.get_column(name), dtype) for name, dtype in VECTOR_COLUMNS.items())
+    )
+
+
 def _compact(products: pl.DataFrame) -> pl.DataFrame:
     """Return the key and redaction columns of products (what global decisions read)."""
     redactions = [redaction_column(r.kind) for r in REDACTIONS]
@@ -213,8 +221,7 @@ def _compact(products: pl.DataFrame) -> pl.DataFrame:
 
 def decide_products(
     keys: pl.DataFrame,
-    signatures: np.ndarray,
-    embeddings: np.ndarray,
+    vectors: RowVectors,
     exclusions: pl.LazyFrame | None,
     config: str,
 ) -> tuple[Decisions, dict[str, int], pl.DataFrame]:
@@ -226,10 +233,8 @@ def decide_products(
         indexed = kept.collect()
     rows = indexed.get_column("key_row").to_numpy()
     if not np.array_equal(rows, np.arange(keys.height)):
-        signatures, embeddings = signatures[rows], embeddings[rows]
-    decisions = decide(
-        indexed.drop("key_row"), signatures, embeddings, fuzzy=config not in EXACT_DEDUP_ONLY
-    )
+        vectors = vectors.take(rows)
+    decisions = decide(indexed.drop("key_row"), vectors, fuzzy=config not in EXACT_DEDUP_ONLY)
     return decisions, excluded, indexed.drop("key_row")
 
 
@@ -298,13 +303,7 @@ def curate(
     context = context or ProductContext(config, load_embedder(), NO_EVAL_SETS)
     products = compute_products(feeds, context)
     keys = _compact(products)
-    decisions, excluded, kept = decide_products(
-        keys,
-        matrix(products.get_column("signature"), np.uint32),
-        matrix(products.get_column("embedding"), np.float32),
-        exclusions,
-        config,
-    )
+    decisions, excluded, kept = decide_products(keys, frame_vectors(products), exclusions, config)
     return assemble(config, products=products, keys=kept, decisions=decisions, excluded=excluded)
 
 
@@ -327,15 +326,15 @@ def curate_lake(
     redactions = [redaction_column(r.kind) for r in REDACTIONS]
     if refresh.paths:
         keys = read_products(refresh.paths, [*KEY_COLUMNS, *redactions])
-        signatures = read_matrix(refresh.paths, "signature", np.uint32)
-        embeddings = read_matrix(refresh.paths, "embedding", np.float32)
+        vectors = RowVectors(
+            *(read_matrix(refresh.paths, name, dtype) for name, dtype in VECTOR_COLUMNS.items())
+        )
     else:
         empty = compute_products(scan_feeds(lake_root, config, days=set()), context)
         keys = empty.select(*KEY_COLUMNS, *redactions)
-        signatures = matrix(empty.get_column("signature"), np.uint32)
-        embeddings = matrix(empty.get_column("embedding"), np.float32)
-    decisions, excluded, kept = decide_products(keys, signatures, embeddings, exclusions, config)
-    del signatures, embeddings
+        vectors = frame_vectors(empty)
+    decisions, excluded, kept = decide_products(keys, vectors, exclusions, config)
+    del vectors
     published = (
         decisions.fates.filter(pl.col("reason").is_null())
         .join(kept, on=["partition", "product_row"], how="inner")
