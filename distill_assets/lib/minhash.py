@@ -353,9 +353,9 @@ def bucket_links(docs: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.nda
     docs = docs.astype(np.int64)
     span = np.int64(docs.max()) + 1
     codes = []
-    for band in range(keys.shape[1]):
-        order = np.argsort(keys[:, band])
-        sorted_keys, sorted_docs = keys[order, band], docs[order]
+    for band in np.ascontiguousarray(keys.T):
+        order = np.argsort(band)
+        sorted_keys, sorted_docs = band[order], docs[order]
         starts = np.ones(len(order), dtype=bool)
         starts[1:] = sorted_keys[1:] != sorted_keys[:-1]
         # the order inside a bucket is arbitrary (unstable sort): its head is its smallest document
