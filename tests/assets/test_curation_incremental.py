@@ -210,8 +210,13 @@ def test_a_rewritten_partition_is_recomputed_and_a_removed_one_forgotten(
     (
         Path(distill_env.lake_root) / "escalations" / "instruction_examples" / f"{DAYS[1]}.parquet"
     ).unlink()
+    legacy = Path(distill_env.lake_root) / "curation" / "sft.parquet"  # the single-file layout
+    legacy.write_bytes(b"")
     result = materialize(SELECTION)
     assert computed_days(result, "sft") == [DAYS[0]]
     assert computed_days(result, "instruction") == []
-    products = Path(distill_env.lake_root) / "curation" / "instruction_products"
-    assert sorted(p.name for p in products.iterdir()) == [f"{DAYS[0]}.parquet"]
+    assert rewritten_days(result, "sft") == [DAYS[0]]
+    curation = Path(distill_env.lake_root) / "curation"
+    for table in ("instruction_products", "instruction"):
+        assert sorted(p.name for p in (curation / table).iterdir()) == [f"{DAYS[0]}.parquet"]
+    assert not legacy.exists()
