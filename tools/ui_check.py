@@ -141,12 +141,11 @@ def dismiss_welcome(page) -> None:
 
 
 def expected_row_count(workdir: Path) -> str:
-    """Return the rows of `curation/sft` in the lake, as the UI prints them."""
+    """Return the rows of `curation/sft` (all its partition files), as the UI prints them."""
     import pyarrow.parquet as pq
 
-    return str(
-        pq.ParquetFile(workdir / "data" / "lake" / "curation" / "sft.parquet").metadata.num_rows
-    )
+    folder = workdir / "data" / "lake" / "curation" / "sft"
+    return str(sum(pq.ParquetFile(path).metadata.num_rows for path in folder.glob("*.parquet")))
 
 
 def stop(server: subprocess.Popen[bytes]) -> None:

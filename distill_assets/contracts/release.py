@@ -13,13 +13,21 @@ class ReleaseFile(BaseModel):
     """One Parquet data file of the release."""
 
     path: str = Field(
-        description="path inside the repository, e.g. data/sft/train-00000-of-00001.parquet"
+        description="path inside the repository, e.g. data/sft/train/2026-11-19-00000.parquet"
     )
     config: str
     split: str
     rows: int = Field(ge=0)
     bytes: int = Field(ge=0)
     sha256: str = Field(description="hex SHA-256 of the file's bytes")
+    fingerprint: str | None = Field(
+        default=None,
+        description=(
+            "hex SHA-256 of what the file's bytes are made from (the curated partition's key, "
+            "split, shard and layout); a later version with the same path and fingerprint reuses "
+            "the file instead of writing it; null: never reused"
+        ),
+    )
 
 
 class ScoreSummary(BaseModel):

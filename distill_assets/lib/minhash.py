@@ -368,23 +368,33 @@ def band_keys(sig: np.ndarray, bands: int, rows: int) -> np.ndarray:
 
 
 def bucket_links(docs: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Return links `(head, doc)`: every document to the smallest document sharing its bucket.
+    """Return links `(head, doc)`: every document to the smallest document sharing a bucket.
 
-    `docs[i]` is in bucket `keys[i]` (uint64; a document may be in many buckets). Links are
-    distinct and sorted; the work is one sort, so memory stays a few arrays of `len(keys)`.
+    `keys[i, j]` (uint64) is the bucket of document `docs[i]` in band `j`; buckets of different
+    bands are distinct. Links are distinct and sorted (by head, then document). Each band is one
+    sort of its keys (cache-sized, rather than one sort of all bands' keys), and the links are
+    deduplicated by one sort of their int64 codes.
     """
-    if len(keys) == 0:
+    if keys.size == 0:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty
-    order = np.argsort(keys)
-    sorted_keys, sorted_docs = keys[order], docs[order].astype(np.int64)
-    starts = np.concatenate([[True], sorted_keys[1:] != sorted_keys[:-1]])
-    # the order inside a bucket is arbitrary (unstable sort): its head is its smallest document
-    first = np.flatnonzero(starts)
-    heads = np.minimum.reduceat(sorted_docs, first)[np.cumsum(starts) - 1]
-    linked = sorted_docs != heads
-    pairs = np.unique(np.stack([heads[linked], sorted_docs[linked]], axis=1).reshape(-1, 2), axis=0)
-    return pairs[:, 0], pairs[:, 1]
+    docs = docs.astype(np.int64)
+    span = np.int64(docs.max()) + 1
+    codes = []
+    for band in np.ascontiguousarray(keys.T):
+        order = np.argsort(band)
+        sorted_keys, sorted_docs = band[order], docs[order]
+        starts = np.ones(len(order), dtype=bool)
+        starts[1:] = sorted_keys[1:] != sorted_keys[:-1]
+        # the order inside a bucket is arbitrary (unstable sort): its head is its smallest document
+        heads = np.minimum.reduceat(sorted_docs, np.flatnonzero(starts))[np.cumsum(starts) - 1]
+        linked = sorted_docs != heads
+        codes.append(heads[linked] * span + sorted_docs[linked])
+    links = np.sort(np.concatenate(codes))
+    distinct = np.ones(len(links), dtype=bool)
+    distinct[1:] = links[1:] != links[:-1]
+    links = links[distinct]
+    return links // span, links % span
 
 
 def candidate_links(sig: np.ndarray, bands: int, rows: int) -> tuple[np.ndarray, np.ndarray]:
@@ -394,11 +404,7 @@ def candidate_links(sig: np.ndarray, bands: int, rows: int) -> tuple[np.ndarray,
     """
     docs = sig.shape[0]
     valid = np.flatnonzero(sig[:, 0] != _EMPTY) if docs else np.zeros(0, dtype=np.int64)
-    keys = band_keys(sig[valid], bands, rows)
-    with np.errstate(over="ignore"):
-        # one key space for all bands: a band's key mixed with its index
-        keys = splitmix64(keys ^ (np.arange(bands, dtype=np.uint64) * _SHINGLE_PRIME))
-    return bucket_links(np.repeat(valid, bands), keys.reshape(-1))
+    return bucket_links(valid, band_keys(sig[valid], bands, rows))
 
 
 def estimated_jaccard(sig: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:

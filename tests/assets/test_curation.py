@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import dagster as dg
 import polars as pl
 
 from distill_assets.contracts.published import CONFIG_FEEDS, EXCLUSION_TABLES
 from distill_assets.defs.curation.curate import curated_schema
+from distill_assets.defs.curation.curated import read_curated
 from distill_assets.lib.lake import global_path
 from distill_assets.lib.settings import Settings
 from distill_assets.rules import rules_version
@@ -68,7 +71,15 @@ def land_feeds(settings: Settings) -> None:
 
 
 def lake_table(settings: Settings, name: str) -> pl.DataFrame:
+    if name in CONFIG_FEEDS:
+        return read_curated(settings.lake_root, name)
     return pl.read_parquet(str(global_path(settings.lake_root, "curation", name)))
+
+
+def curation_bytes(settings: Settings) -> dict[str, bytes]:
+    """Every file curation wrote (curated partitions, removal tables, funnels, products)."""
+    folder = Path(settings.lake_root) / "curation"
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*.parquet"))}
 
 
 def metadata(result: dg.ExecuteInProcessResult, config: str) -> dict[str, object]:
@@ -88,12 +99,15 @@ def test_curation_scrubs_dedups_across_feeds_and_partitions_and_splits(
 
     curated = lake_table(distill_env, "sft")
     assert curated.schema == curated_schema("sft")
+    # one file per partition, in partition order; within one: split, id
     assert curated.select("id", "source", "split", "partition").rows() == [
-        ("d1", "telemetry", "train", DAY2),
-        ("d3", "telemetry", "train", DAY2),
         ("t2", "traces", "train", DAY1),
         ("t3", "traces", "train", DAY1),
+        ("d1", "telemetry", "train", DAY2),
+        ("d3", "telemetry", "train", DAY2),
     ]
+    folder = Path(distill_env.lake_root) / "curation" / "sft"
+    assert sorted(p.name for p in folder.iterdir()) == [f"{DAY1}.parquet", f"{DAY2}.parquet"]
     t2 = curated.filter(pl.col("id") == "t2").row(0, named=True)
     assert t2["messages"][0] == {"role": "user", "content": "Read main.py, ask [REDACTED_EMAIL]"}
 
@@ -119,13 +133,14 @@ def test_curation_scrubs_dedups_across_feeds_and_partitions_and_splits(
 
 def test_curation_is_idempotent_byte_for_byte(distill_env: Settings) -> None:
     land_feeds(distill_env)
-    materialize(SELECTION)
-    names = [n for c in CONFIG_FEEDS for n in (c, f"{c}_duplicates")]
-    first = {n: global_path(distill_env.lake_root, "curation", n).read_bytes() for n in names}
-    materialize(SELECTION)
-    assert {
-        n: global_path(distill_env.lake_root, "curation", n).read_bytes() for n in names
-    } == first
+    first = materialize(SELECTION)
+    written = curation_bytes(distill_env)
+    assert "sft/2026-11-19.parquet" in written
+    assert "sft_duplicates.parquet" in written
+    again = materialize(SELECTION)
+    assert curation_bytes(distill_env) == written
+    assert metadata(first, "sft")["curated_rewritten"] == [DAY1, DAY2]
+    assert metadata(again, "sft")["curated_rewritten"] == []
 
 
 def test_curation_assets_are_keyed_grouped_and_versioned_by_the_curation_rules() -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from distill_assets.defs.curation.curated import read_curated
 from distill_assets.lib.lake import global_path
 from distill_assets.lib.settings import Settings
 from tests.conftest import materialize
@@ -39,7 +40,7 @@ def test_an_eval_question_in_escalations_is_removed_as_contaminated(
     )
     assert materialize('key:"curation/instruction*"').success
     lake = distill_env.lake_root
-    curated = pl.read_parquet(str(global_path(lake, "curation", "instruction")))
+    curated = read_curated(lake, "instruction")
     removed = pl.read_parquet(str(global_path(lake, "curation", "instruction_duplicates")))
     assert curated["id"].to_list() == ["fine"]
     assert removed.select("id", "reason", "eval_file").rows() == [

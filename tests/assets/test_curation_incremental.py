@@ -1,5 +1,7 @@
-"""A night that adds one partition recomputes only that partition's products, and the result is
-byte-identical to curating, releasing and publishing all partitions from scratch."""
+"""A night that adds one partition recomputes only that partition's products, rewrites only the
+curated files and release shards of the partitions whose rows' decisions changed (reusing the
+others from the previous version), and the result is byte-identical to curating, releasing and
+publishing all partitions from scratch."""
 
 from __future__ import annotations
 
@@ -67,7 +69,7 @@ def land(settings: Settings, day_index: int) -> None:
 
 def published_bytes(settings: Settings) -> dict[str, bytes]:
     lake = Path(settings.lake_root)
-    files = [*(lake / "curation").glob("*.parquet"), *(lake / "release" / "candidate").rglob("*")]
+    files = [*(lake / "curation").rglob("*.parquet"), *(lake / "release" / "candidate").rglob("*")]
     return {str(p.relative_to(lake)): p.read_bytes() for p in sorted(files) if p.is_file()}
 
 
@@ -83,11 +85,24 @@ def latest_published(settings: Settings) -> tuple[dict[str, bytes], dict[str, ob
     return data, {k: v for k, v in manifest.items() if k not in HISTORY_FIELDS}
 
 
-def computed_days(result: dg.ExecuteInProcessResult, config: str) -> list[str]:
+def curation_metadata(result: dg.ExecuteInProcessResult, config: str, key: str) -> object:
     for m in result.asset_materializations_for_node(f"curate_{config}"):
         if m.asset_key.path[-1] == config:
-            return list(m.metadata["products_computed"].value)
+            return m.metadata[key].value
     raise AssertionError(config)
+
+
+def computed_days(result: dg.ExecuteInProcessResult, config: str) -> list[str]:
+    return list(curation_metadata(result, config, "products_computed"))
+
+
+def rewritten_days(result: dg.ExecuteInProcessResult, config: str) -> list[str]:
+    return list(curation_metadata(result, config, "curated_rewritten"))
+
+
+def candidate_metadata(result: dg.ExecuteInProcessResult) -> dict[str, object]:
+    (m,) = result.asset_materializations_for_node("release__candidate")
+    return {k: v.value for k, v in m.metadata.items()}
 
 
 def use_data_dir(monkeypatch: pytest.MonkeyPatch, folder: Path) -> Settings:
@@ -99,13 +114,24 @@ def test_incremental_nights_equal_a_from_scratch_run_byte_for_byte(
     distill_env: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     nightly = use_data_dir(monkeypatch, tmp_path / "nightly")
+    rewritten = []
     for index, day in enumerate(DAYS):
         land(nightly, index)
         result = materialize(SELECTION)
         assert computed_days(result, "sft") == [day]
         assert computed_days(result, "instruction") == [day]
+        rewritten.append((rewritten_days(result, "sft"), rewritten_days(result, "instruction")))
+    # each day's near duplicates outrank the previous day's representatives (higher score), so
+    # the previous day's sft file is rewritten too; on day 2 the 20 escalations of one session
+    # become an oversized group split by row, which changes day 1's instruction splits
+    assert rewritten == [
+        ([DAYS[0]], [DAYS[0]]),
+        ([DAYS[0], DAYS[1]], [DAYS[0], DAYS[1]]),
+        ([DAYS[1], DAYS[2]], [DAYS[2]]),
+    ]
     again = materialize(SELECTION)
     assert computed_days(again, "sft") == []
+    assert rewritten_days(again, "sft") == []
     incremental = published_bytes(nightly)
 
     scratch = use_data_dir(monkeypatch, tmp_path / "scratch")
@@ -122,12 +148,37 @@ def test_published_nightly_versions_end_with_the_files_of_a_from_scratch_release
     distill_env: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     nightly = use_data_dir(monkeypatch, tmp_path / "nightly")
-    versions = []
+    versions, written, reused = [], [], []
     for index in range(len(DAYS)):
         land(nightly, index)
-        materialize(PUBLISH)
+        meta = candidate_metadata(materialize(PUBLISH))
         versions.append(latest_published(nightly)[1]["version"])
+        written.append(meta["shards_written"])
+        reused.append(meta["shards_reused"])
     assert len(set(versions)) == len(DAYS)
+    # each night writes the shards of the partitions whose curated files it rewrote (see
+    # `test_incremental_nights_equal_a_from_scratch_run_byte_for_byte`) and links the others from
+    # the previous version: on the third night sft's day 1 and instruction's days 1 and 2
+    assert reused == [0, 0, 5]
+    assert written == [
+        [
+            "data/instruction/train/2026-11-19-00000.parquet",
+            "data/sft/train/2026-11-19-00000.parquet",
+        ],
+        [
+            "data/instruction/test/2026-11-19-00000.parquet",
+            "data/instruction/test/2026-11-20-00000.parquet",
+            "data/instruction/train/2026-11-19-00000.parquet",
+            "data/instruction/train/2026-11-20-00000.parquet",
+            "data/sft/train/2026-11-19-00000.parquet",
+            "data/sft/train/2026-11-20-00000.parquet",
+        ],
+        [
+            "data/instruction/train/2026-11-21-00000.parquet",
+            "data/sft/train/2026-11-20-00000.parquet",
+            "data/sft/train/2026-11-21-00000.parquet",
+        ],
+    ]
     data, manifest = latest_published(nightly)
 
     scratch = use_data_dir(monkeypatch, tmp_path / "scratch")
@@ -137,9 +188,14 @@ def test_published_nightly_versions_end_with_the_files_of_a_from_scratch_release
     assert latest_published(scratch) == (data, manifest)
     assert manifest["version"] == versions[-1]
     assert sorted(data) == [
-        "data/instruction/test-00000-of-00001.parquet",
-        "data/instruction/train-00000-of-00001.parquet",
-        "data/sft/train-00000-of-00001.parquet",
+        "data/instruction/test/2026-11-19-00000.parquet",
+        "data/instruction/test/2026-11-20-00000.parquet",
+        "data/instruction/train/2026-11-19-00000.parquet",
+        "data/instruction/train/2026-11-20-00000.parquet",
+        "data/instruction/train/2026-11-21-00000.parquet",
+        "data/sft/train/2026-11-19-00000.parquet",
+        "data/sft/train/2026-11-20-00000.parquet",
+        "data/sft/train/2026-11-21-00000.parquet",
     ]
 
 
@@ -154,8 +210,13 @@ def test_a_rewritten_partition_is_recomputed_and_a_removed_one_forgotten(
     (
         Path(distill_env.lake_root) / "escalations" / "instruction_examples" / f"{DAYS[1]}.parquet"
     ).unlink()
+    legacy = Path(distill_env.lake_root) / "curation" / "sft.parquet"  # the single-file layout
+    legacy.write_bytes(b"")
     result = materialize(SELECTION)
     assert computed_days(result, "sft") == [DAYS[0]]
     assert computed_days(result, "instruction") == []
-    products = Path(distill_env.lake_root) / "curation" / "instruction_products"
-    assert sorted(p.name for p in products.iterdir()) == [f"{DAYS[0]}.parquet"]
+    assert rewritten_days(result, "sft") == [DAYS[0]]
+    curation = Path(distill_env.lake_root) / "curation"
+    for table in ("instruction_products", "instruction"):
+        assert sorted(p.name for p in (curation / table).iterdir()) == [f"{DAYS[0]}.parquet"]
+    assert not legacy.exists()

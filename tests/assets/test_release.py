@@ -102,12 +102,12 @@ def test_release_publishes_a_checked_version_and_a_rerun_changes_nothing(
     assert [p.name for p in (repo(distill_env) / "versions").iterdir()] == [manifest.version]
     assert sorted(files(version_dir)) == [
         "README.md",
-        "data/dpo/test-00000-of-00001.parquet",
-        "data/dpo/train-00000-of-00001.parquet",
-        "data/instruction/test-00000-of-00001.parquet",
-        "data/instruction/train-00000-of-00001.parquet",
-        "data/sft/test-00000-of-00001.parquet",
-        "data/sft/train-00000-of-00001.parquet",
+        "data/dpo/test/2026-11-19-00000.parquet",
+        "data/dpo/train/2026-11-19-00000.parquet",
+        "data/instruction/test/2026-11-19-00000.parquet",
+        "data/instruction/train/2026-11-19-00000.parquet",
+        "data/sft/test/2026-11-19-00000.parquet",
+        "data/sft/train/2026-11-19-00000.parquet",
         "exports/instruction_20261119.jsonl",  # the escalation rows, a release extra (seed 000)
         "release.json",
     ]
@@ -135,7 +135,7 @@ def test_release_publishes_a_checked_version_and_a_rerun_changes_nothing(
     assert meta["rows"] == 75
     card = (latest / "README.md").read_text()
     assert yaml.safe_load(card.split("---\n")[1])["configs"][2]["config_name"] == "sft"
-    test_rows = pl.read_parquet(latest / "data/instruction/test-00000-of-00001.parquet")
+    test_rows = pl.read_parquet(latest / "data/instruction/test/2026-11-19-00000.parquet")
     assert test_rows.select("id", "instruction").rows() == [
         ("instruction16", " instruction example 16 from [REDACTED_EMAIL]")
     ]

@@ -164,7 +164,9 @@ def test_consent_deletion_and_release(planted_env: Settings) -> None:
         assert carol not in global_table(planted_env, table).get_column("player_key").to_list()
 
     latest = Path(planted_env.hub_root) / planted_env.dataset_name / "latest"
-    sft = pl.concat(pl.read_parquet(f) for f in sorted((latest / "data" / "sft").glob("*.parquet")))
+    sft = pl.concat(
+        pl.read_parquet(f) for f in sorted((latest / "data" / "sft").glob("*/*.parquet"))
+    )
     owners = sft.get_column("metadata").str.json_path_match("$.player_key").to_list()
     # bob never consented, carol was deleted; alice's day-2 conversation repeats her day-1 one
     # (the planted turns are the same template), so curation keeps one as a near duplicate

@@ -15,6 +15,7 @@ from typing import Any
 import polars as pl
 import pytest
 
+from distill_assets.defs.curation.curated import read_curated
 from distill_assets.defs.telemetry.pseudonym import player_key
 from distill_assets.defs.telemetry.resources import DEVELOPMENT_KEY, KEY_ENV
 from distill_assets.defs.telemetry.tfrecord import read_episodes
@@ -225,7 +226,7 @@ def lake(settings: Settings, table: str) -> pl.DataFrame:
 
 
 def curated(settings: Settings, config: str) -> pl.DataFrame:
-    frame = pl.read_parquet(Path(settings.lake_root) / "curation" / f"{config}.parquet")
+    frame = read_curated(settings.lake_root, config)
     return frame.filter(pl.col("source") == "telemetry")
 
 

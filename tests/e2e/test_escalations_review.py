@@ -47,7 +47,7 @@ def published(settings: Settings, config: str) -> pl.DataFrame:
     folder = Path(settings.hub_root) / settings.dataset_name / "latest" / "data" / config
     if not folder.exists():
         return pl.DataFrame(schema={"metadata": pl.String()})
-    return pl.read_parquet(sorted(folder.glob("*.parquet")))
+    return pl.read_parquet(sorted(folder.glob("*/*.parquet")))  # data/<config>/<split>/…
 
 
 def example_ids(settings: Settings, config: str) -> set[str]:

@@ -14,7 +14,7 @@ import pytest
 
 from distill_assets.contracts.published import published_schema
 from distill_assets.contracts.release import ReleaseManifest
-from distill_assets.lib.lake import global_path
+from distill_assets.defs.curation.curated import read_curated
 from distill_assets.lib.settings import Settings
 from tests.conftest import materialize
 from tests.unit.curation.feeds import feed_frame, feed_row, write_feed
@@ -163,7 +163,7 @@ def test_published_configs_load_with_exactly_the_reported_rows(
         train, test, total = card_split_rows(card, config)
         assert (reported["train"], reported["test"], train + test) == (train, test, total)
         assert train > 0 and test > 0
-        curated = pl.read_parquet(str(global_path(distill_env.lake_root, "curation", config)))
+        curated = read_curated(distill_env.lake_root, config)
         for split in ("train", "test"):
             got = loaded[config][split]
             assert got["columns"] == published_schema(config).names()

@@ -140,7 +140,7 @@ def test_load_dataset_reads_the_published_version_from_the_bucket(
     options = _storage_options(s3_env)
     for config in configs:
         curated = pl.read_parquet(
-            f"s3://{BUCKET}/lake/curation/{config}.parquet", storage_options=options
+            f"s3://{BUCKET}/lake/curation/{config}/*.parquet", storage_options=options
         )
         rows = {f["split"]: 0 for f in manifest["files"] if f["config"] == config}
         for f in manifest["files"]:

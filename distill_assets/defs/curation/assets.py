@@ -2,28 +2,36 @@
 
 `curation/<config>` holds the scrubbed, deduplicated (exact, near, semantic), decontaminated and
 gated rows of every feed table of the config (`CONFIG_FEEDS`), with a train/test split that always
-works; `curation/<config>_duplicates` holds every removed row with its reason and the id of the
-row kept in its place (or the eval file it leaked from). Both are unpartitioned; per-row work is
-kept per feed partition in `curation/<config>_products/<day>.parquet` and redone only for changed
-partitions, so the result never depends on the order partitions were ingested in and a night
-costs in proportion to its new day. The funnel is also written to `curation/<config>_funnel` for
-the release card. Rules and hashes: `distill_assets.rules.curation`.
+works, stored one file per feed partition (`curation/<config>/<day>.parquet`, `curated.py`);
+`curation/<config>_duplicates` holds every removed row with its reason and the id of the row kept
+in its place (or the eval file it leaked from). Both are unpartitioned assets (their decisions are
+global); per-row work is kept per feed partition in `curation/<config>_products/<day>.parquet` and
+redone only for changed partitions, and a curated partition file is rewritten only when its rows'
+decisions changed, so the result never depends on the order partitions were ingested in and a
+night costs in proportion to its new day. The assets write their files themselves (no IO
+manager). The funnel is also written to `curation/<config>_funnel` for the release card. Rules and
+hashes: `distill_assets.rules.curation`.
 """
+
+from collections.abc import Iterator
 
 import dagster as dg
 import polars as pl
 
 from distill_assets.contracts.published import CONFIG_FEEDS, EXCLUSION_TABLES
 from distill_assets.defs.curation.curate import (
+    REMOVED_COLUMNS,
     CurationResult,
     curate_lake,
     feed_partitions,
     scan_exclusions,
 )
+from distill_assets.defs.curation.curated import curated_schema
 from distill_assets.defs.curation.decontaminate import load_eval_ngrams
 from distill_assets.defs.curation.funnel import funnel_table, write_funnel
 from distill_assets.defs.curation.products import ProductContext
 from distill_assets.defs.resources import DistillSettings, EmbedderResource
+from distill_assets.lib.lake import global_path, write_parquet_atomic
 from distill_assets.lib.metadata import funnel, histogram, preview
 from distill_assets.rules import rules_metadata, rules_version
 from distill_assets.rules.curation import SPLITS, TEST_FRACTION
@@ -74,12 +82,31 @@ def test_share(curated: pl.DataFrame) -> float:
     return round(float((curated.get_column("split") == "test").mean()), 4)
 
 
+def column_schema(schema: pl.Schema) -> dg.MetadataValue:
+    """Return a table's columns as Dagster column-schema metadata (what the catalog shows)."""
+    columns = [dg.TableColumn(name, str(dtype)) for name, dtype in schema.items()]
+    return dg.MetadataValue.table_schema(dg.TableSchema(columns))
+
+
+def newest_rows(result: CurationResult, rows: int = 5) -> pl.DataFrame:
+    """Return the first rows of the newest curated partition file that has rows."""
+    for part in reversed(result.partitions):
+        if part.rows:
+            with part.path.open("rb") as handle:
+                return pl.read_parquet(handle, n_rows=rows)
+    return pl.DataFrame()
+
+
 def curation_metadata(
-    result: CurationResult, partitions: dict[str, list[str]]
+    config: str, result: CurationResult, partitions: dict[str, list[str]]
 ) -> dict[str, object]:
     """Return the materialization metadata of a curated table."""
     curated = result.curated
     return {
+        "dagster/row_count": dg.MetadataValue.int(curated.height),
+        "dagster/column_schema": column_schema(curated_schema(config)),
+        "curated_rewritten": dg.MetadataValue.json(result.curated_rewritten),
+        "curated_partitions": dg.MetadataValue.int(len(result.partitions)),
         "rows_in": dg.MetadataValue.int(result.rows_in),
         "rows_out": dg.MetadataValue.int(curated.height),
         "dropped": funnel(result.drop_reasons),
@@ -94,7 +121,7 @@ def curation_metadata(
         "products_reused": dg.MetadataValue.int(len(result.products_reused)),
         "quality_score": histogram(curated.get_column("quality_score")),
         "input_partitions": input_partitions(partitions),
-        "preview": preview(curated),
+        "preview": preview(newest_rows(result)),
         **rules_metadata(GROUP),
     }
 
@@ -107,8 +134,8 @@ def build_curation_asset(config: str) -> dg.AssetsDefinition:
 
     @dg.multi_asset(
         name=f"curate_{config}",
-        outs={
-            "curated": dg.AssetOut(
+        specs=[
+            dg.AssetSpec(
                 key=dg.AssetKey([GROUP, config]),
                 description=(
                     f"`{config}` rows of every feed table and partition, without the subjects an "
@@ -120,12 +147,16 @@ def build_curation_asset(config: str) -> dg.AssetsDefinition:
                     "evaluation set or failing the config's quality gate, and split train/test by "
                     "a stable hash of the row's group (oversized groups by row). Columns: the "
                     "published ones, `split`, and audit columns `split_group, content_hash, "
-                    "partition, split_by`."
+                    "partition, split_by`. One file per feed partition, "
+                    f"`curation/{config}/<day>.parquet`, rewritten only when its rows' "
+                    "decisions changed."
                 ),
                 code_version=code_version,
                 kinds=KINDS,
+                deps=[*feeds, *exclusions],
+                group_name=GROUP,
             ),
-            "duplicates": dg.AssetOut(
+            dg.AssetSpec(
                 key=duplicates_key(config),
                 description=(
                     f"`{config}` rows removed by curation: id, source, source_ref, partition, "
@@ -135,29 +166,38 @@ def build_curation_asset(config: str) -> dg.AssetsDefinition:
                 ),
                 code_version=code_version,
                 kinds=KINDS,
+                deps=[*feeds, *exclusions],
+                group_name=GROUP,
             ),
-        },
-        deps=[*feeds, *exclusions],
-        group_name=GROUP,
+        ],
     )
     def curate_config(
-        context: dg.AssetExecutionContext, settings: DistillSettings, embedder: EmbedderResource
-    ) -> tuple[pl.DataFrame, pl.DataFrame]:
+        settings: DistillSettings, embedder: EmbedderResource
+    ) -> Iterator[dg.MaterializeResult]:
         """Scrub, deduplicate, decontaminate, gate and split one config's rows over all history."""
         cfg = settings.resolved()
         partitions = feed_partitions(cfg.lake_root, config)
         products = ProductContext(config, embedder.embedder(), load_eval_ngrams(cfg.eval_sets))
         result = curate_lake(cfg.lake_root, config, products, scan_exclusions(cfg.lake_root))
         write_funnel(cfg.lake_root, config, result.funnel)
-        context.add_output_metadata(curation_metadata(result, partitions), output_name="curated")
-        context.add_output_metadata(
-            {
+        write_parquet_atomic(
+            result.duplicates, global_path(cfg.lake_root, GROUP, f"{config}_duplicates")
+        )
+        yield dg.MaterializeResult(
+            asset_key=dg.AssetKey([GROUP, config]),
+            metadata=curation_metadata(config, result, partitions),
+        )
+        yield dg.MaterializeResult(
+            asset_key=duplicates_key(config),
+            metadata={
+                "dagster/row_count": dg.MetadataValue.int(result.duplicates.height),
+                "dagster/column_schema": column_schema(
+                    result.duplicates.select(REMOVED_COLUMNS).schema
+                ),
                 "kept_ids": dg.MetadataValue.int(result.duplicates["kept_id"].n_unique()),
                 "removed": funnel(result.removed),
             },
-            output_name="duplicates",
         )
-        return result.curated, result.duplicates
 
     return curate_config
 

@@ -9,7 +9,7 @@ feed partitions changed. Both give the same result for the same feed rows.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 import polars as pl
@@ -20,15 +20,21 @@ from distill_assets.contracts.published import (
     EXCLUSION_TABLES,
     SUBJECT_COLUMN,
     feed_schema,
-    published_schema,
 )
-from distill_assets.defs.curation.decide import Decisions, decide
+from distill_assets.defs.curation.curated import (
+    CuratedPartition,
+    curated_schema,
+    refresh_curated,
+)
+from distill_assets.defs.curation.decide import Decisions, RowVectors, decide
 from distill_assets.defs.curation.decontaminate import NO_EVAL_SETS
 from distill_assets.defs.curation.products import (
     KEY_COLUMNS,
+    VECTOR_COLUMNS,
     ProductContext,
     compute_products,
     matrix,
+    read_matrix,
     read_products,
     refresh_products,
 )
@@ -39,6 +45,16 @@ from distill_assets.rules.curation import EXACT_DEDUP_ONLY, REDACTIONS, REMOVAL_
 
 # Audit columns kept in the curated lake table beside the published ones; the release drops them.
 AUDIT_COLUMNS: tuple[str, ...] = ("split_group", "content_hash", "partition", "split_by")
+# what `curate_lake` keeps in memory of the published rows (their text stays in the files)
+SUMMARY_COLUMNS: tuple[str, ...] = (
+    "partition",
+    "product_row",
+    "id",
+    "source",
+    "quality_score",
+    "split",
+    "split_by",
+)
 REMOVED_COLUMNS: tuple[str, ...] = (
     "id",
     "source",
@@ -49,20 +65,6 @@ REMOVED_COLUMNS: tuple[str, ...] = (
     "kept_id",
     "eval_file",
 )
-
-
-def curated_schema(config: str) -> pl.Schema:
-    """Return the columns of a curated table: published columns, `split`, then audit columns."""
-    return pl.Schema(
-        {
-            **published_schema(config),
-            "split": pl.String(),
-            "split_group": pl.String(),
-            "content_hash": pl.String(),
-            "partition": pl.String(),
-            "split_by": pl.String(),
-        }
-    )
 
 
 def feed_name(source: str, table: str) -> str:
@@ -143,7 +145,11 @@ def scan_exclusions(lake_root: str) -> pl.LazyFrame:
 
 @dataclass(frozen=True)
 class CurationResult:
-    """What curating one config produced."""
+    """What curating one config produced.
+
+    `curated` holds the curated rows: every column (`curated_schema`) from `curate`, only
+    `SUMMARY_COLUMNS` from `curate_lake`, whose rows are in the partition files `partitions`.
+    """
 
     curated: pl.DataFrame
     duplicates: pl.DataFrame
@@ -155,6 +161,12 @@ class CurationResult:
     split_by: dict[str, int] = field(default_factory=dict)
     products_computed: list[str] = field(default_factory=list)
     products_reused: list[str] = field(default_factory=list)
+    partitions: list[CuratedPartition] = field(default_factory=list)
+
+    @property
+    def curated_rewritten(self) -> list[str]:
+        """Return the partitions whose curated file this run wrote."""
+        return [p.partition for p in self.partitions if p.rewritten]
 
     @property
     def drop_reasons(self) -> dict[str, int]:
@@ -194,6 +206,13 @@ def exclude_subjects(
     return kept, {str(reason): int(n) for reason, n in sorted(counted.iter_rows())}
 
 
+def frame_vectors(products: pl.DataFrame) -> RowVectors:
+    """Return the vectors of in-memory products (`VECTOR_COLUMNS`)."""
+    return RowVectors(
+        *(matrix(products.get_column(name), dtype) for name, dtype in VECTOR_COLUMNS.items())
+    )
+
+
 def _compact(products: pl.DataFrame) -> pl.DataFrame:
     """Return the key and redaction columns of products (what global decisions read)."""
     redactions = [redaction_column(r.kind) for r in REDACTIONS]
@@ -202,8 +221,7 @@ def _compact(products: pl.DataFrame) -> pl.DataFrame:
 
 def decide_products(
     keys: pl.DataFrame,
-    signatures: np.ndarray,
-    embeddings: np.ndarray,
+    vectors: RowVectors,
     exclusions: pl.LazyFrame | None,
     config: str,
 ) -> tuple[Decisions, dict[str, int], pl.DataFrame]:
@@ -214,56 +232,64 @@ def decide_products(
         kept, excluded = exclude_subjects(indexed.lazy(), exclusions)
         indexed = kept.collect()
     rows = indexed.get_column("key_row").to_numpy()
-    decisions = decide(
-        indexed.drop("key_row"),
-        signatures[rows],
-        embeddings[rows],
-        fuzzy=config not in EXACT_DEDUP_ONLY,
-    )
+    if not np.array_equal(rows, np.arange(keys.height)):
+        vectors = vectors.take(rows)
+    decisions = decide(indexed.drop("key_row"), vectors, fuzzy=config not in EXACT_DEDUP_ONLY)
     return decisions, excluded, indexed.drop("key_row")
 
 
-def assemble(
-    config: str,
-    *,
-    products: pl.LazyFrame,
-    keys: pl.DataFrame,
-    decisions: Decisions,
-    rows_in: int,
-    excluded: dict[str, int],
-) -> CurationResult:
-    """Join decisions back onto the product rows: curated rows, removed rows and counts."""
-    on = ["partition", "product_row"]
-    fates = decisions.fates
-    joined = products.join(fates.lazy(), on=on, how="inner")
-    curated = (
-        joined.filter(pl.col("reason").is_null())
-        .select(curated_schema(config).names())
-        .cast(dict(curated_schema(config)))
-        .collect()
-        .sort("split", "id", "source_ref", "content_hash", "partition", maintain_order=True)
-    )
-    removed = (
-        joined.filter(pl.col("reason").is_not_null())
+def removed_rows(fates: pl.DataFrame, keys: pl.DataFrame) -> pl.DataFrame:
+    """Return the removed rows (`REMOVED_COLUMNS`) from the decisions and the rows' keys."""
+    return (
+        fates.filter(pl.col("reason").is_not_null())
+        .join(keys, on=["partition", "product_row"], how="inner")
         .select(REMOVED_COLUMNS)
-        .collect()
         .sort("reason", "kept_id", "id", "source_ref", "partition", nulls_last=True)
     )
+
+
+def redaction_totals(keys: pl.DataFrame) -> tuple[dict[str, int], int]:
+    """Return matches replaced per redaction kind and how many rows had any, over `keys`."""
     counts = [redaction_column(r.kind) for r in REDACTIONS]
     touched = keys.select(
         *(pl.col(c).sum() for c in counts), (pl.sum_horizontal(counts) > 0).sum().alias("rows")
     )
     totals = touched.row(0) if keys.height else (0,) * (len(counts) + 1)
-    split_by = curated.group_by("split_by").len().sort("split_by")
+    return {r.kind: int(totals[i] or 0) for i, r in enumerate(REDACTIONS)}, int(totals[-1] or 0)
+
+
+def split_by_counts(curated: pl.DataFrame) -> dict[str, int]:
+    """Return published rows per `split_by`."""
+    counts = curated.group_by("split_by").len().sort("split_by")
+    return {str(k): int(n) for k, n in counts.iter_rows()}
+
+
+def assemble(
+    config: str,
+    *,
+    products: pl.DataFrame,
+    keys: pl.DataFrame,
+    decisions: Decisions,
+    excluded: dict[str, int],
+) -> CurationResult:
+    """Join decisions back onto the product rows: curated rows, removed rows and counts."""
+    fates = decisions.fates
+    curated = (
+        products.join(fates.filter(pl.col("reason").is_null()), on=["partition", "product_row"])
+        .select(curated_schema(config).names())
+        .cast(dict(curated_schema(config)))
+        .sort("split", "id", "source_ref", "content_hash", "partition", maintain_order=True)
+    )
+    redactions, redacted_rows = redaction_totals(keys)
     return CurationResult(
         curated=curated.rechunk(),
-        duplicates=removed.rechunk(),
-        rows_in=rows_in,
-        redactions={r.kind: int(totals[i] or 0) for i, r in enumerate(REDACTIONS)},
-        redacted_rows=int(totals[-1] or 0),
+        duplicates=removed_rows(fates, keys).rechunk(),
+        rows_in=products.height,
+        redactions=redactions,
+        redacted_rows=redacted_rows,
         excluded=excluded,
         removed=decisions.removal_counts,
-        split_by={str(k): int(n) for k, n in split_by.iter_rows()},
+        split_by=split_by_counts(curated),
     )
 
 
@@ -277,21 +303,8 @@ def curate(
     context = context or ProductContext(config, load_embedder(), NO_EVAL_SETS)
     products = compute_products(feeds, context)
     keys = _compact(products)
-    decisions, excluded, kept = decide_products(
-        keys,
-        matrix(products.get_column("signature"), np.uint32),
-        matrix(products.get_column("embedding"), np.float32),
-        exclusions,
-        config,
-    )
-    return assemble(
-        config,
-        products=products.lazy(),
-        keys=kept,
-        decisions=decisions,
-        rows_in=products.height,
-        excluded=excluded,
-    )
+    decisions, excluded, kept = decide_products(keys, frame_vectors(products), exclusions, config)
+    return assemble(config, products=products, keys=kept, decisions=decisions, excluded=excluded)
 
 
 def curate_lake(
@@ -300,35 +313,46 @@ def curate_lake(
     context: ProductContext,
     exclusions: pl.LazyFrame | None = None,
 ) -> CurationResult:
-    """Curate `config` from its per-partition products, refreshing only changed partitions."""
+    """Curate `config` from its per-partition products into per-partition curated files.
+
+    Products are refreshed for changed feed partitions only; the global decisions read compact
+    product columns only; a curated partition file is rewritten only when its key changed
+    (`curated.py`), so a night reads the text of its new partition and of the partitions whose
+    rows' fate it changed.
+    """
     refresh = refresh_products(
         lake_root, config, context, lambda day: scan_feed_day(lake_root, config, day)
     )
     redactions = [redaction_column(r.kind) for r in REDACTIONS]
-    compact = read_products(refresh.paths, [*KEY_COLUMNS, *redactions, "signature", "embedding"])
-    if compact.is_empty():
-        return curate(scan_feeds(lake_root, config, days=set()), config, exclusions, context)
-    decisions, excluded, kept = decide_products(
-        compact.select(*KEY_COLUMNS, *redactions),
-        matrix(compact.get_column("signature"), np.uint32),
-        matrix(compact.get_column("embedding"), np.float32),
-        exclusions,
-        config,
+    if refresh.paths:
+        keys = read_products(refresh.paths, [*KEY_COLUMNS, *redactions])
+        vectors = RowVectors(
+            *(read_matrix(refresh.paths, name, dtype) for name, dtype in VECTOR_COLUMNS.items())
+        )
+    else:
+        empty = compute_products(scan_feeds(lake_root, config, days=set()), context)
+        keys = empty.select(*KEY_COLUMNS, *redactions)
+        vectors = frame_vectors(empty)
+    decisions, excluded, kept = decide_products(keys, vectors, exclusions, config)
+    del vectors
+    published = (
+        decisions.fates.filter(pl.col("reason").is_null())
+        .join(kept, on=["partition", "product_row"], how="inner")
+        .select(SUMMARY_COLUMNS)
+        .sort("partition", "product_row")
     )
-    text_columns = [
-        *published_schema(config).names(),
-        "split_group",
-        "content_hash",
-        "partition",
-        "product_row",
-    ]
-    products = read_products(refresh.paths, text_columns).lazy()
-    result = assemble(
-        config,
-        products=products,
-        keys=kept,
-        decisions=decisions,
-        rows_in=compact.height,
+    partitions = refresh_curated(lake_root, config, refresh, context.version, published)
+    redaction_counts, redacted_rows = redaction_totals(kept)
+    return CurationResult(
+        curated=published,
+        duplicates=removed_rows(decisions.fates, kept).rechunk(),
+        rows_in=keys.height,
+        redactions=redaction_counts,
+        redacted_rows=redacted_rows,
         excluded=excluded,
+        removed=decisions.removal_counts,
+        split_by=split_by_counts(published),
+        products_computed=refresh.computed,
+        products_reused=refresh.reused,
+        partitions=partitions,
     )
-    return replace(result, products_computed=refresh.computed, products_reused=refresh.reused)

@@ -18,7 +18,7 @@ import numpy as np
 import polars as pl
 
 from distill_assets.defs.curation.splits import assign_splits
-from distill_assets.lib.cosine_lsh import similar_pairs
+from distill_assets.lib.cosine_lsh import lsh_keys, similar_pairs
 from distill_assets.lib.minhash import components, near_duplicate_components
 from distill_assets.rules.curation import (
     BELOW_THRESHOLD,
@@ -95,11 +95,35 @@ def _follow(parent: np.ndarray) -> np.ndarray:
         parent = grand
 
 
-def semantic_links(embeddings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+@dataclass(frozen=True)
+class RowVectors:
+    """The per-row arrays the decisions read; row i belongs to row i of the keys.
+
+    `signatures`: MinHash signatures; `embeddings`: unit embeddings; `semantic_keys`: the
+    embeddings' LSH bucket keys (`semantic_keys`), computed with the products.
+    """
+
+    signatures: np.ndarray
+    embeddings: np.ndarray
+    semantic_keys: np.ndarray
+
+    def take(self, rows: np.ndarray) -> RowVectors:
+        """Return the vectors of `rows`, in that order."""
+        return RowVectors(self.signatures[rows], self.embeddings[rows], self.semantic_keys[rows])
+
+
+def semantic_keys(embeddings: np.ndarray) -> np.ndarray:
+    """Return the semantic LSH bucket keys of embeddings (the rules' bands and bits)."""
+    return lsh_keys(embeddings, SEMANTIC_LSH_BANDS, SEMANTIC_LSH_BITS)
+
+
+def semantic_links(
+    embeddings: np.ndarray, keys: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Return links `(a, b)` between rows whose embeddings have cosine > the rules' threshold.
 
     Exact nearest-neighbour search for up to `SEMANTIC_EXACT_LIMIT` rows, random-hyperplane LSH
-    with exact verification above (`lib.cosine_lsh`).
+    with exact verification above (`lib.cosine_lsh`; `keys`: the rows' `semantic_keys`, if known).
     """
     return similar_pairs(
         embeddings,
@@ -107,13 +131,12 @@ def semantic_links(embeddings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         exact_limit=SEMANTIC_EXACT_LIMIT,
         bands=SEMANTIC_LSH_BANDS,
         bits=SEMANTIC_LSH_BITS,
+        keys=keys,
     )
 
 
-def decide(
-    keys: pl.DataFrame, signatures: np.ndarray, embeddings: np.ndarray, fuzzy: bool = True
-) -> Decisions:
-    """Decide every row's fate; `signatures[i]`, `embeddings[i]` belong to `keys` row i.
+def decide(keys: pl.DataFrame, vectors: RowVectors, fuzzy: bool = True) -> Decisions:
+    """Decide every row's fate; row i of `vectors` belongs to `keys` row i.
 
     `keys` holds the product key columns (`products.KEY_COLUMNS`) of the rows left after removal
     by subject. `fuzzy=False` (configs in `rules.curation.EXACT_DEDUP_ONLY`) skips the near and
@@ -123,7 +146,6 @@ def decide(
         return Decisions(pl.DataFrame(schema=FATE_SCHEMA))
     ordered = rank_order(keys.with_columns(pl.int_range(pl.len()).alias("input_row")))
     order = ordered.get_column("input_row").to_numpy()
-    signatures, embeddings = signatures[order], embeddings[order]
     count = ordered.height
     # reason code per row: 0 published, i + 1 for REMOVAL_REASONS[i]
     reason = np.zeros(count, dtype=np.int8)
@@ -139,7 +161,7 @@ def decide(
     alive = np.flatnonzero(parent == np.arange(count))
     labels = (
         near_duplicate_components(
-            signatures[alive], LSH_BANDS, LSH_ROWS, NEAR_DUPLICATE_MIN_ESTIMATE
+            vectors.signatures[order[alive]], LSH_BANDS, LSH_ROWS, NEAR_DUPLICATE_MIN_ESTIMATE
         )
         if fuzzy
         else np.arange(len(alive))
@@ -151,7 +173,10 @@ def decide(
     # semantic: components over the embeddings of the near survivors
     alive = alive[~near]
     labels = (
-        components(len(alive), *semantic_links(embeddings[alive]))
+        components(
+            len(alive),
+            *semantic_links(vectors.embeddings[order[alive]], vectors.semantic_keys[order[alive]]),
+        )
         if fuzzy
         else np.arange(len(alive))
     )

@@ -2,11 +2,12 @@
 
 For the rows of one partition (every feed table of a config, one day) a product holds the scrubbed
 published columns, the internal ones, and the compact keys the global steps need: the exact
-content hash, the MinHash signature, the embedding, the eval file it is contaminated by and whether
-it fails the config's quality gate. Products are written once per partition to
-`<lake>/curation/<config>_products/<day>.parquet` and reused while the feed partitions they were
-made from (Parquet footer fingerprints) and the product version (curation rules, embedder, eval
-sets) are unchanged, so a night that adds one partition reads the text of that partition only.
+content hash, the MinHash signature, the embedding and its LSH bucket keys, the eval file it is
+contaminated by and whether it fails the config's quality gate. Products are written once per
+partition to `<lake>/curation/<config>_products/<day>.parquet` and reused while the feed
+partitions they were made from (Parquet footer fingerprints) and the product version (curation
+rules, embedder, eval sets) are unchanged, so a night that adds one partition reads the text of
+that partition only.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from distill_assets.contracts.published import (
     feed_schema,
     published_schema,
 )
+from distill_assets.defs.curation.decide import semantic_keys
 from distill_assets.defs.curation.decontaminate import EvalNgrams, contaminated_by
 from distill_assets.defs.curation.dedup import content_hashes, content_key
 from distill_assets.defs.curation.scrub import redaction_column, scrub, scrubbed_columns
@@ -46,7 +48,7 @@ from distill_assets.rules.curation import (
 )
 
 ScanDay = Callable[[str], pl.LazyFrame]
-PRODUCT_FORMAT = "2"
+PRODUCT_FORMAT = "3"
 PRODUCTS_SUFFIX = "_products"
 VERSION_KEY = b"distill.product_version"
 FINGERPRINT_KEY = b"distill.feed_fingerprint"
@@ -65,6 +67,12 @@ KEY_COLUMNS: tuple[str, ...] = (
     "gate_failed",
     "contaminated_by",
 )
+# the per-row arrays the global steps read, in `decide.RowVectors` order, and their types
+VECTOR_COLUMNS: dict[str, type[np.generic]] = {
+    "signature": np.uint32,
+    "embedding": np.float32,
+    "semantic_keys": np.uint64,
+}
 
 
 @dataclass(frozen=True)
@@ -123,6 +131,7 @@ def compute_products(feeds: pl.LazyFrame, context: ProductContext) -> pl.DataFra
     texts = scrubbed.get_column("near_text")
     signature = text_signatures(texts, SHINGLE_WORDS, MINHASH_BINS)
     embedding = context.embedder.embed(texts)
+    keys = semantic_keys(embedding)
     return (
         scrubbed.drop("near_text")
         .with_columns(
@@ -130,6 +139,7 @@ def compute_products(feeds: pl.LazyFrame, context: ProductContext) -> pl.DataFra
             contaminated_by(texts, context.evals),
             pl.Series("signature", signature, dtype=pl.Array(pl.UInt32, MINHASH_BINS)),
             pl.Series("embedding", embedding, dtype=pl.Array(pl.Float32, embedding.shape[1])),
+            pl.Series("semantic_keys", keys, dtype=pl.Array(pl.UInt64, keys.shape[1])),
             *(pl.col(redaction_column(r.kind)).cast(pl.Int64) for r in REDACTIONS),
         )
         .drop("content_key")
@@ -184,9 +194,15 @@ def _stored_keys(path: UPath) -> dict[bytes, bytes]:
 
 @dataclass(frozen=True)
 class ProductRefresh:
-    """The product files of a config after a refresh, and which days were (re)computed."""
+    """The product files of a config after a refresh, and which days were (re)computed.
 
+    `days[i]` is the partition of `paths[i]` and `fingerprints[i]` the fingerprint of its feed
+    files (`feed_fingerprint`), in day order.
+    """
+
+    days: list[str]
     paths: list[UPath]
+    fingerprints: list[str]
     computed: list[str]
     reused: list[str]
 
@@ -202,7 +218,7 @@ def refresh_products(
     """
     table = products_table(config)
     days = day_feed_files(lake_root, config)
-    paths, computed, reused = [], [], []
+    paths, fingerprints, computed, reused = [], [], [], []
     for day, files in days.items():
         path = partition_path(lake_root, "curation", table, day)
         fingerprint = feed_fingerprint([file for _, _, file in files])
@@ -221,11 +237,12 @@ def refresh_products(
             write_parquet_atomic(arrow, path)
             computed.append(day)
         paths.append(path)
+        fingerprints.append(fingerprint)
     folder = table_dir(lake_root, "curation", table)
     if folder.exists():
         for stale in _stale_products(folder, set(days)):
             stale.unlink()
-    return ProductRefresh(paths, computed, reused)
+    return ProductRefresh(list(days), paths, fingerprints, computed, reused)
 
 
 def _stale_products(folder: UPath, days: set[str]) -> Iterator[UPath]:
@@ -244,6 +261,30 @@ def read_products(paths: list[UPath], columns: list[str] | None = None) -> pl.Da
     if not frames:
         return pl.DataFrame()
     return pl.concat(frames, how="vertical")  # type: ignore[arg-type]
+
+
+def read_matrix(paths: list[UPath], column: str, dtype: type[np.generic]) -> np.ndarray:
+    """Read a fixed-size list column of product files into one 2-D array of `dtype`.
+
+    Straight from Arrow into one preallocated array (sized from the footers), so the history's
+    signatures or embeddings are held once, not also as a frame column.
+    """
+    rows, width = 0, 0
+    for path in paths:
+        with path.open("rb") as handle:
+            footer = pq.ParquetFile(handle)
+            rows += footer.metadata.num_rows
+            width = footer.schema_arrow.field(column).type.list_size
+    out = np.empty((rows, width), dtype=dtype)
+    filled = 0
+    for path in paths:
+        with path.open("rb") as handle:
+            chunks = pq.read_table(handle, columns=[column]).column(0).chunks
+        for chunk in chunks:
+            values = chunk.flatten().to_numpy(zero_copy_only=False)
+            out[filled : filled + len(chunk)] = values.reshape(len(chunk), width)
+            filled += len(chunk)
+    return out
 
 
 def matrix(column: pl.Series, dtype: type[np.generic]) -> np.ndarray:

@@ -12,7 +12,7 @@ import dagster as dg
 from distill_assets.contracts.published import CONFIG_FEEDS
 from distill_assets.contracts.release import ReleaseManifest
 from distill_assets.defs.partitions import last_partition_date, skipped_raw_folders
-from distill_assets.defs.release.build import build_release, previous_manifest
+from distill_assets.defs.release.build import PreviousShards, build_release, previous_manifest
 from distill_assets.defs.release.candidate import candidate_dir, load_release_inputs, read_manifest
 from distill_assets.defs.release.folders import local_folder, staged_folder
 from distill_assets.defs.release.publish import PublishedRelease, PublisherResource
@@ -62,14 +62,17 @@ def candidate(
     """Stage the next dataset version in the lake at `release/candidate/`.
 
     One folder laid out as a Hugging Face dataset repository
-    (`data/<config>/<split>-NNNNN-of-NNNNN.parquet`, `README.md` dataset card, `release.json`
-    manifest with checksums) built from every curated table. Blocking checks inspect it before
+    (`data/<config>/<split>/<partition>-NNNNN.parquet`, `README.md` dataset card, `release.json`
+    manifest with checksums) built from every curated table's partition files; data files whose
+    curated partition did not change are linked or copied from the latest published version when
+    the publisher keeps it locally (`shards_reused`). Blocking checks inspect it before
     `release/dataset` publishes it. Its metadata also lists the raw folders not ingested because
     their name is not a valid or complete date (`skipped_raw_folders`).
     """
     cfg = settings.resolved()
     target = publisher.publisher(cfg)
     latest = target.latest_manifest()
+    shards = PreviousShards(latest, target.version_folder(latest.version) if latest else None)
     inputs = load_release_inputs(cfg.lake_root, cfg.dataset_name)
     folder = candidate_dir(cfg.lake_root)
     with staged_folder(folder) as staging:
@@ -79,11 +82,15 @@ def candidate(
             previous_for=lambda version: previous_manifest(
                 latest, version, target.version_manifest
             ),
+            previous_shards=shards,
         )
     context.log.info(f"staged {manifest.version} at {folder}")
+    written = sorted({f.path for f in manifest.files} - set(shards.reused))
     return dg.MaterializeResult(
         metadata={
             "path": dg.MetadataValue.path(str(folder)),
+            "shards_written": dg.MetadataValue.json(written),
+            "shards_reused": dg.MetadataValue.int(len(shards.reused)),
             "skipped_raw_folders": dg.MetadataValue.json(
                 skipped_raw_folders(cfg.raw_root, last_partition_date())
             ),

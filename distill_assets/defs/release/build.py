@@ -9,13 +9,18 @@ the same inputs under the same rules gives the same version and byte-identical f
 clock anywhere). The card compares with the previous version: the one currently published as
 latest, or, when latest already is this version (a re-build), the version it was compared with
 when first built, so a re-build writes the same card.
+
+Data files are written per curated partition (`layout.py`). A file whose path and fingerprint
+(`shard_fingerprint`: the curated partition's key, split, shard, layout) match a file of the
+previous version is hard-linked or copied from it (`PreviousShards`) instead of being read and
+written again, so a night writes the shards of the partitions it changed.
 """
 
 from __future__ import annotations
 
 import hashlib
 import pkgutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import import_module
 from pathlib import Path
@@ -32,14 +37,16 @@ from distill_assets.contracts.release import (
     ScoreSummary,
     SplitSummary,
 )
-from distill_assets.defs.curation.scrub import placeholder_counts, scrubbed_columns
+from distill_assets.defs.curation.scrub import placeholder_counts, placeholders, scrubbed_columns
 from distill_assets.defs.release.card import render_card
 from distill_assets.defs.release.extras import write_extras
 from distill_assets.defs.release.layout import (
+    LAYOUT_FORMAT,
     MANIFEST,
     README,
     SHARD_ROWS,
     data_file_path,
+    link_or_copy,
     shard_count,
     write_data_file,
 )
@@ -52,6 +59,95 @@ SCORE_BINS = 10
 SCORE_DECIMALS = 6
 
 PreviousLookup = Callable[[str], ReleaseManifest | None]
+ReadRows = Callable[[list[str] | None], pl.DataFrame]
+# the columns the manifest's summaries read from every partition (never the text)
+SUMMARY_COLUMNS = ["split", "source", "quality_score"]
+
+
+@dataclass(frozen=True)
+class CuratedPart:
+    """One partition of a config's curated rows, as the release reads it.
+
+    `read(columns)` returns its rows (only `columns` when given) in curated order;
+    `placeholders` counts the placeholders in its published text; `fingerprint` identifies its
+    content (None: its data files are never reused).
+    """
+
+    partition: str
+    fingerprint: str | None
+    placeholders: dict[str, int]
+    read: ReadRows
+
+
+def frame_parts(config: str, curated: pl.DataFrame) -> list[CuratedPart]:
+    """Return in-memory curated rows (with their `partition` column) as parts, never reused."""
+    columns = scrubbed_columns(published_schema(config))
+    parts = []
+    for (partition,), rows in sorted(
+        curated.partition_by("partition", as_dict=True, maintain_order=True).items()
+    ):
+
+        def read(names: list[str] | None, rows: pl.DataFrame = rows) -> pl.DataFrame:
+            return rows.select(names) if names is not None else rows
+
+        parts.append(CuratedPart(str(partition), None, placeholder_counts(rows, columns), read))
+    return parts
+
+
+class CuratedRows(Mapping[str, pl.DataFrame]):
+    """Every config's curated rows, read from its parts only when asked for (then kept)."""
+
+    def __init__(self, parts: Mapping[str, list[CuratedPart]]) -> None:
+        self.parts = parts
+        self.loaded: dict[str, pl.DataFrame] = {}
+
+    def __getitem__(self, config: str) -> pl.DataFrame:
+        """Return the rows of `config`, partition after partition."""
+        if config not in self.loaded:
+            frames = [part.read(None) for part in self.parts[config]]
+            self.loaded[config] = pl.concat(frames, how="vertical") if frames else pl.DataFrame()
+        return self.loaded[config]
+
+    def __iter__(self) -> Iterator[str]:
+        """Iterate over the configs."""
+        return iter(self.parts)
+
+    def __len__(self) -> int:
+        """Return the number of configs."""
+        return len(self.parts)
+
+
+class PreviousShards:
+    """The data files of the previous version that a new version may reuse.
+
+    A file is reused when the previous manifest lists the same path with the same fingerprint and
+    the file is in `folder` (a local copy of that version); paths reused are kept in `reused`.
+    """
+
+    def __init__(self, manifest: ReleaseManifest | None, folder: Path | None) -> None:
+        usable = manifest is not None and folder is not None
+        self.files = {f.path: f for f in manifest.files if f.fingerprint} if usable else {}
+        self.folder = folder
+        self.reused: list[str] = []
+
+    def place(self, path: str, fingerprint: str, out_dir: Path) -> ReleaseFile | None:
+        """Link or copy the previous file at `path` into `out_dir` if it has `fingerprint`."""
+        entry = self.files.get(path)
+        if entry is None or entry.fingerprint != fingerprint or self.folder is None:
+            return None
+        source = self.folder / path
+        if not source.is_file():
+            return None
+        link_or_copy(source, out_dir / path)
+        self.reused.append(path)
+        return entry
+
+
+def shard_fingerprint(config: str, part: str, split: str, index: int, shard_rows: int) -> str:
+    """Return the fingerprint of one data file made from a curated part's fingerprint `part`."""
+    lines = [LAYOUT_FORMAT, config, str(published_schema(config)), part, split]
+    lines += [str(index), str(shard_rows)]
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -59,7 +155,7 @@ class ReleaseInputs:
     """Everything a release is built from: curated rows per config and their provenance."""
 
     name: str
-    curated: dict[str, pl.DataFrame]
+    curated: dict[str, list[CuratedPart]]
     duplicates_removed: dict[str, int]
     created_from: dict[str, list[str]]
     rules: dict[str, str]
@@ -117,6 +213,12 @@ def score_summary(scores: pl.Series) -> ScoreSummary:
     )
 
 
+def summed_placeholders(parts: list[CuratedPart]) -> dict[str, int]:
+    """Return the placeholder counts of all parts (kinds in rule order, zero counts left out)."""
+    totals = {name: sum(p.placeholders.get(name, 0) for p in parts) for name in placeholders()}
+    return {name: n for name, n in totals.items() if n}
+
+
 def split_summaries(curated: pl.DataFrame) -> dict[str, SplitSummary]:
     """Return split -> rows in total and per source (every split present, sources sorted)."""
     counted = curated.group_by("split", "source").len().sort("split", "source")
@@ -168,31 +270,55 @@ def rules_changes(
 
 
 def write_config(
-    config: str, curated: pl.DataFrame, out_dir: Path, shard_rows: int
-) -> list[ReleaseFile]:
-    """Write one config's data files (a split with no rows gets no file; see `build_release`)."""
+    config: str,
+    parts: list[CuratedPart],
+    out_dir: Path,
+    shard_rows: int,
+    previous: PreviousShards,
+) -> tuple[list[ReleaseFile], pl.DataFrame]:
+    """Write one config's data files; return them and the parts' `SUMMARY_COLUMNS`.
+
+    Each part's split gets `shard_count` files (a split with no rows none); a part is read
+    whole only when one of its files cannot be reused from `previous`.
+    """
     schema = published_schema(config)
-    files = []
-    for split in SPLITS:
-        rows = curated.filter(pl.col("split") == split)
-        if rows.is_empty():
-            continue
-        count = shard_count(rows.height, shard_rows)
-        for index in range(count):
-            path = data_file_path(config, split, index, count)
-            shard = rows.slice(index * shard_rows, shard_rows)
-            written = write_data_file(shard, schema, out_dir / path)
-            files.append(
-                ReleaseFile(
-                    path=path,
-                    config=config,
-                    split=split,
-                    rows=written.rows,
-                    bytes=written.bytes,
-                    sha256=written.sha256,
+    files, summaries = [], []
+    for part in parts:
+        summary = part.read(SUMMARY_COLUMNS)
+        summaries.append(summary)
+        rows: pl.DataFrame | None = None
+        counts = dict(summary.group_by("split").len().iter_rows())
+        for split in SPLITS:
+            count = counts.get(split, 0)
+            for index in range(shard_count(count, shard_rows) if count else 0):
+                path = data_file_path(config, split, part.partition, index)
+                fingerprint = (
+                    shard_fingerprint(config, part.fingerprint, split, index, shard_rows)
+                    if part.fingerprint
+                    else None
                 )
-            )
-    return files
+                reused = previous.place(path, fingerprint, out_dir) if fingerprint else None
+                if reused is not None:
+                    files.append(reused)
+                    continue
+                if rows is None:
+                    rows = part.read(None)
+                shard = rows.filter(pl.col("split") == split).slice(index * shard_rows, shard_rows)
+                written = write_data_file(shard, schema, out_dir / path)
+                files.append(
+                    ReleaseFile(
+                        path=path,
+                        config=config,
+                        split=split,
+                        rows=written.rows,
+                        bytes=written.bytes,
+                        sha256=written.sha256,
+                        fingerprint=fingerprint,
+                    )
+                )
+    files.sort(key=lambda f: (SPLITS.index(f.split), f.path))
+    frames = [s for s in summaries if s.height]
+    return files, (pl.concat(frames, how="vertical") if frames else pl.DataFrame())
 
 
 def build_release(
@@ -200,30 +326,34 @@ def build_release(
     out_dir: Path,
     previous_for: Callable[[str], ReleaseManifest | None],
     shard_rows: int = SHARD_ROWS,
+    previous_shards: PreviousShards | None = None,
 ) -> ReleaseManifest:
     """Write the repository of one version into `out_dir` and return its manifest.
 
     A split with no rows has no file and is not listed (the `datasets` library cannot load an
     empty Parquet split); a config with no rows at all is omitted and named in `empty_configs`.
-    `previous_for(version)` returns the manifest to compare with (`previous_manifest`).
+    `previous_for(version)` returns the manifest to compare with (`previous_manifest`);
+    `previous_shards` offers the data files of the previous version for reuse.
     """
+    previous_shards = previous_shards or PreviousShards(None, None)
     files: list[ReleaseFile] = []
     configs: dict[str, ConfigSummary] = {}
     empty: list[str] = []
     for config in sorted(inputs.curated):
-        curated = inputs.curated[config]
+        parts = inputs.curated[config]
+        written, curated = write_config(config, parts, out_dir, shard_rows, previous_shards)
         if curated.is_empty():
             empty.append(config)
             continue
-        files += write_config(config, curated, out_dir, shard_rows)
+        files += written
         configs[config] = ConfigSummary(
             splits=split_summaries(curated),
             duplicates_removed=inputs.duplicates_removed.get(config, 0),
             scores=score_summary(curated.get_column("quality_score")),
             funnel=inputs.funnels.get(config, {}),
-            redactions=placeholder_counts(curated, scrubbed_columns(published_schema(config))),
+            redactions=summed_placeholders(parts),
         )
-    extras = write_extras(inputs.curated, inputs.newest_partition, out_dir)
+    extras = write_extras(CuratedRows(inputs.curated), inputs.newest_partition, out_dir)
     version = release_version(inputs.newest_partition, files, inputs.rules)
     previous = previous_for(version)
     manifest = ReleaseManifest(

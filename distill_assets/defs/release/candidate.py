@@ -13,8 +13,9 @@ from upath import UPath
 from distill_assets.contracts.published import CONFIG_FEEDS
 from distill_assets.contracts.release import ReleaseManifest
 from distill_assets.defs.curation.curate import feed_partitions
+from distill_assets.defs.curation.curated import CuratedPartition, stored_partitions
 from distill_assets.defs.curation.funnel import read_funnel
-from distill_assets.defs.release.build import ReleaseInputs, all_rules_versions
+from distill_assets.defs.release.build import CuratedPart, ReleaseInputs, all_rules_versions
 from distill_assets.defs.release.layout import MANIFEST
 from distill_assets.lib.lake import global_path
 from distill_assets.rules.curation import DUPLICATE_REASONS
@@ -35,11 +36,23 @@ def read_parquet(path: UPath, columns: list[str] | None = None) -> pl.DataFrame:
         return pl.from_arrow(pq.read_table(handle, columns=columns))  # type: ignore[return-value]
 
 
+def curated_parts(partitions: list[CuratedPartition]) -> list[CuratedPart]:
+    """Return curated partition files as release parts (read on demand, keyed by their key)."""
+    return [
+        CuratedPart(
+            partition=p.partition,
+            fingerprint=p.key,
+            placeholders=p.placeholders,
+            read=lambda columns, path=p.path: read_parquet(path, columns),
+        )
+        for p in partitions
+    ]
+
+
 def load_release_inputs(lake_root: str, name: str) -> ReleaseInputs:
-    """Read every curated table and what the release records about its inputs."""
+    """List every curated table's partition files and what the release records about inputs."""
     curated = {
-        config: read_parquet(global_path(lake_root, CURATION_GROUP, config))
-        for config in CONFIG_FEEDS
+        config: curated_parts(stored_partitions(lake_root, config)) for config in CONFIG_FEEDS
     }
     duplicates = {
         config: duplicate_count(global_path(lake_root, CURATION_GROUP, f"{config}_duplicates"))

@@ -15,6 +15,7 @@ import yaml
 
 from distill_assets.contracts.published import COMMON_SCHEMA, published_schema
 from distill_assets.contracts.release import ReleaseManifest
+from distill_assets.defs.release.layout import split_pattern
 from distill_assets.defs.release.notes import notes_section
 from distill_assets.rules.curation import (
     MAX_GROUP_SHARE,
@@ -41,14 +42,17 @@ def size_category(rows: int) -> str:
 
 
 def front_matter(manifest: ReleaseManifest) -> dict[str, object]:
-    """Return the card's YAML metadata, `configs:` listing each config's files per split."""
+    """Return the card's YAML metadata, `configs:` giving each config's file pattern per split.
+
+    A split's files are `data/<config>/<split>/<partition>-<NNNNN>.parquet` (`layout.py`); the
+    pattern `data/<config>/<split>/*.parquet` makes `datasets` read them in partition order.
+    """
     configs = []
     for config in manifest.configs:
         data_files = []
         for split in SPLITS:
-            paths = [f.path for f in manifest.files if f.config == config and f.split == split]
-            if paths:
-                data_files.append({"split": split, "path": paths})
+            if any(f.config == config and f.split == split for f in manifest.files):
+                data_files.append({"split": split, "path": split_pattern(config, split)})
         configs.append({"config_name": config, "data_files": data_files})
     total = sum(f.rows for f in manifest.files)
     return {
@@ -240,9 +244,12 @@ def _changes_section(manifest: ReleaseManifest) -> str:
 
 def _files_section(manifest: ReleaseManifest) -> str:
     rows = [[f"`{f.path}`", f.rows, f.bytes, f"`{f.sha256}`"] for f in manifest.files]
-    section = "## Files\n\nChecksums are also in `release.json`.\n\n" + _table(
-        ["file", "rows", "bytes", "sha256"], rows
-    )
+    section = (
+        "## Files\n\nEach config's split is stored as `data/<config>/<split>/<partition>-<NNNNN>"
+        ".parquet`: the rows curated from one feed partition (ingest day), in shards numbered "
+        "from 00000, read in path order. A version reuses the files of partitions whose rows did "
+        "not change. Checksums are also in `release.json`.\n\n"
+    ) + _table(["file", "rows", "bytes", "sha256"], rows)
     return section + _extra_files_table(manifest)
 
 

@@ -12,19 +12,13 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from distill_assets.contracts.published import published_schema
+from distill_assets.defs.curation.curated import read_curated
 from distill_assets.defs.curation.scrub import leak_counts, scrubbed_columns
 from distill_assets.defs.release.assets import CANDIDATE_KEY
-from distill_assets.defs.release.candidate import (
-    CURATION_GROUP,
-    candidate_dir,
-    read_config_rows,
-    read_manifest,
-    read_parquet,
-)
+from distill_assets.defs.release.candidate import candidate_dir, read_config_rows, read_manifest
 from distill_assets.defs.release.layout import DATA_DIR, README, arrow_schema
 from distill_assets.defs.release.scan import scan_frame
 from distill_assets.defs.resources import DistillSettings
-from distill_assets.lib.lake import global_path
 from distill_assets.rules.curation import SPLIT_BY_GROUP
 
 
@@ -119,9 +113,9 @@ def ids_unique(settings: DistillSettings) -> dg.AssetCheckResult:
 def groups_within_one_split(settings: DistillSettings) -> dg.AssetCheckResult:
     """Check that no split group (task, session, scenario, player) spans splits.
 
-    Judged on the published files joined with the curated table's `split_group`. Rows curation
-    deliberately split by a finer key (`split_by` other than `group`: an oversized group split by
-    row, or a key moved so that both splits exist; `rules/curation.py`) are left out.
+    Judged on the published files joined with the curated partition files' `split_group`. Rows
+    curation deliberately split by a finer key (`split_by` other than `group`: an oversized group
+    split by row, or a key moved so that both splits exist; `rules/curation.py`) are left out.
     """
     lake_root = settings.resolved().lake_root
     folder = candidate_dir(lake_root)
@@ -129,10 +123,7 @@ def groups_within_one_split(settings: DistillSettings) -> dg.AssetCheckResult:
     failures: dict[str, object] = {}
     for config in manifest.configs:
         published = read_config_rows(folder, manifest, config, ["id", "source_ref"])
-        groups = read_parquet(
-            global_path(lake_root, CURATION_GROUP, config),
-            ["id", "source_ref", "split_group", "split_by"],
-        )
+        groups = read_curated(lake_root, config, ["id", "source_ref", "split_group", "split_by"])
         joined = published.join(groups, on=["id", "source_ref"], how="left").filter(
             pl.col("split_by").fill_null(SPLIT_BY_GROUP) == SPLIT_BY_GROUP
         )

@@ -19,6 +19,8 @@ from pathlib import Path
 
 from upath import UPath
 
+from distill_assets.defs.release.layout import link_or_copy
+
 LOCAL_PROTOCOLS = ("", "file", "local")
 
 
@@ -42,28 +44,39 @@ def swap_folder(new: Path, target: Path) -> None:
 
 
 def copy_folder(source: Path, target: Path) -> None:
-    """Replace folder `target` by a copy of `source`, copied aside first then swapped in."""
+    """Replace folder `target` by a copy of `source`, copied aside first then swapped in.
+
+    Files are hard-linked where possible (`layout.link_or_copy`).
+    """
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = sibling(target, "tmp")
     try:
-        shutil.copytree(source, tmp)
+        shutil.copytree(source, tmp, copy_function=link_or_copy)
         swap_folder(tmp, target)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def upload_folder(local: Path, target: UPath) -> None:
-    """Replace remote folder `target` by the files of `local` (uploaded aside, then copied in)."""
+def upload_folder(local: Path, target: UPath, copies: dict[str, str] | None = None) -> None:
+    """Replace remote folder `target` by the files of `local` (uploaded aside, then copied in).
+
+    `copies` maps file names (relative to `local`) to remote paths on the same store holding the
+    same bytes: those are copied server-side from there instead of being uploaded.
+    """
     fs = target.fs
+    copies = copies or {}
     tmp = target.parent / f".{target.name}.{uuid.uuid4().hex}.tmp"
     names = [p.relative_to(local).as_posix() for p in sorted(local.rglob("*")) if p.is_file()]
     for name in names:
-        fs.put_file(str(local / name), f"{tmp.path}/{name}")
+        if name not in copies:
+            fs.put_file(str(local / name), f"{tmp.path}/{name}")
     if target.exists():
         fs.rm(target.path, recursive=True)
     # object stores have no folder rename: copy key by key (server-side), then drop the upload
-    fs.copy([f"{tmp.path}/{n}" for n in names], [f"{target.path}/{n}" for n in names])
-    fs.rm(tmp.path, recursive=True)
+    sources = [copies.get(n, f"{tmp.path}/{n}") for n in names]
+    fs.copy(sources, [f"{target.path}/{n}" for n in names])
+    if fs.exists(tmp.path):
+        fs.rm(tmp.path, recursive=True)
 
 
 @contextmanager

@@ -1,14 +1,19 @@
 """The dataset repository layout and how its Parquet files are written (deterministically).
 
-`data/<config>/<split>-<NNNNN>-of-<NNNNN>.parquet` (the Hugging Face convention), at most
-`SHARD_ROWS` rows per file. Files are written by PyArrow with fixed options from Arrow tables cast
-to one canonical schema (plain `string`/`list`, no Polars view types), so the same rows give the
-same bytes, and `datasets` infers `Value("string")` and friends.
+`data/<config>/<split>/<partition>-<NNNNN>.parquet`: one or more shards (at most `SHARD_ROWS` rows
+each, numbered from 00000) per feed partition (ingest day) of the config's curated rows and split,
+so a night rewrites only the shards of the partitions it changed and the others are reused from
+the previous version. The card's `configs:` point `datasets` at `data/<config>/<split>/*.parquet`,
+which reads the shards in path order (partition order). Files are written by PyArrow with fixed
+options from Arrow tables cast to one canonical schema (plain `string`/`list`, no Polars view
+types), so the same rows give the same bytes, and `datasets` infers `Value("string")` and friends.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 DATA_DIR = "data"
+LAYOUT_FORMAT = "2"
 SHARD_ROWS = 250_000
 ROW_GROUP_ROWS = 10_000
 COMPRESSION = "zstd"
@@ -29,9 +35,27 @@ def shard_count(rows: int, shard_rows: int = SHARD_ROWS) -> int:
     return max(1, -(-rows // shard_rows))
 
 
-def data_file_path(config: str, split: str, index: int, count: int) -> str:
-    """Return a data file's path inside the repository."""
-    return f"{DATA_DIR}/{config}/{split}-{index:05d}-of-{count:05d}.parquet"
+def data_file_path(config: str, split: str, partition: str, index: int) -> str:
+    """Return the path inside the repository of shard `index` of a partition's split."""
+    return f"{DATA_DIR}/{config}/{split}/{partition}-{index:05d}.parquet"
+
+
+def split_pattern(config: str, split: str) -> str:
+    """Return the glob matching every data file of a config's split (what the card lists)."""
+    return f"{DATA_DIR}/{config}/{split}/*.parquet"
+
+
+def link_or_copy(source: Path | str, target: Path | str) -> None:
+    """Place `source` at `target`: a hard link when both are on one filesystem, else a copy.
+
+    Published files are never modified in place (they are replaced by renames), so a hard link
+    shared by several versions is safe.
+    """
+    Path(target).parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)
 
 
 def arrow_type(dtype: pl.DataType) -> pa.DataType:

@@ -27,7 +27,7 @@ from upath import UPath
 
 from distill_assets.contracts.release import ReleaseManifest
 from distill_assets.defs.release.folders import copy_folder, is_local, sibling
-from distill_assets.defs.release.layout import DATA_DIR, MANIFEST
+from distill_assets.defs.release.layout import DATA_DIR, MANIFEST, link_or_copy
 from distill_assets.lib.settings import Settings
 from distill_assets.lib.startup import SettingsError
 
@@ -63,6 +63,13 @@ class Publisher(ABC):
         """Return the manifest of the latest published version, if any."""
         return self.version_manifest(None)
 
+    def version_folder(self, version: str) -> Path | None:
+        """Return a local folder holding a published version's files (None: none is local).
+
+        The release links or copies unchanged data files from it instead of writing them.
+        """
+        return None
+
     @abstractmethod
     def publish(self, folder: Path, version: str) -> PublishedRelease:
         """Publish the repository built in `folder` as `version` and make it the latest."""
@@ -83,15 +90,24 @@ class LocalPublisher(Publisher):
             return None
         return ReleaseManifest.model_validate_json(path.read_text(encoding="utf-8"))
 
+    def version_folder(self, version: str) -> Path | None:
+        """Return `versions/<version>` if that version is published."""
+        folder = self.versions / version
+        return folder if (folder / MANIFEST).is_file() else None
+
     def publish(self, folder: Path, version: str) -> PublishedRelease:
-        """Copy `folder` to `versions/<version>` unless it exists, then make it `latest`."""
+        """Copy `folder` to `versions/<version>` unless it exists, then make it `latest`.
+
+        Files are hard-linked where the filesystem allows (published files are never modified in
+        place), so unchanged data files cost no space or copy time.
+        """
         target = self.versions / version
         created = not target.exists()
         if created:
             self.versions.mkdir(parents=True, exist_ok=True)
             tmp = sibling(target, "tmp")
             try:
-                shutil.copytree(folder, tmp)
+                shutil.copytree(folder, tmp, copy_function=link_or_copy)
                 os.replace(tmp, target)
             except OSError:
                 # Another run published the same version (same content) first: keep it.

@@ -1,4 +1,5 @@
 import re
+from dataclasses import replace
 
 import polars as pl
 import pyarrow.parquet as pq
@@ -7,9 +8,12 @@ from distill_assets.contracts.published import published_schema
 from distill_assets.contracts.release import ReleaseManifest
 from distill_assets.defs.curation.curate import curate
 from distill_assets.defs.release.build import (
+    CuratedPart,
+    PreviousShards,
     ReleaseInputs,
     all_rules_versions,
     build_release,
+    frame_parts,
     previous_manifest,
     release_version,
 )
@@ -20,9 +24,9 @@ from tests.unit.curation.feeds import feed_frame, feed_row
 RULES = {"curation": "aaaaaaaaaaaa", "traces": "bbbbbbbbbbbb"}
 
 
-def curated(config: str, rows: list[dict[str, object]]) -> pl.DataFrame:
+def curated(config: str, rows: list[dict[str, object]]) -> list[CuratedPart]:
     frame = feed_frame(config, rows).lazy().with_columns(pl.lit("2026-11-19").alias("partition"))
-    return curate(frame, config).curated
+    return frame_parts(config, curate(frame, config).curated)
 
 
 def sft_rows(n: int, prefix: str = "s") -> list[dict[str, object]]:
@@ -72,10 +76,10 @@ def test_layout_is_exactly_the_hugging_face_repository(tmp_path):
     manifest = build_release(inputs(), tmp_path, no_previous)
     assert tree(tmp_path) == [
         "README.md",
-        "data/dpo/test-00000-of-00001.parquet",
-        "data/dpo/train-00000-of-00001.parquet",
-        "data/sft/test-00000-of-00001.parquet",
-        "data/sft/train-00000-of-00001.parquet",
+        "data/dpo/test/2026-11-19-00000.parquet",
+        "data/dpo/train/2026-11-19-00000.parquet",
+        "data/sft/test/2026-11-19-00000.parquet",
+        "data/sft/train/2026-11-19-00000.parquet",
         "release.json",
     ]
     assert list(manifest.configs) == ["dpo", "sft"]
@@ -104,23 +108,70 @@ def test_layout_is_exactly_the_hugging_face_repository(tmp_path):
 
 
 def test_rows_of_a_split_are_published_in_curated_order():
-    frame = inputs().curated["sft"]
+    frame = inputs().curated["sft"][0].read(None)
     assert frame.filter(pl.col("split") == "test")["id"].to_list() == ["s22", "s3", "s6", "s7"]
 
 
-def test_large_splits_are_sharded_with_nnnnn_of_nnnnn_names(tmp_path):
+def test_large_splits_are_sharded_per_partition_with_numbered_names(tmp_path):
     manifest = build_release(inputs(sft=30, dpo=1), tmp_path, no_previous, shard_rows=10)
     assert [(f.path, f.rows) for f in manifest.files if f.config == "sft"] == [
-        ("data/sft/train-00000-of-00003.parquet", 10),
-        ("data/sft/train-00001-of-00003.parquet", 10),
-        ("data/sft/train-00002-of-00003.parquet", 6),
-        ("data/sft/test-00000-of-00001.parquet", 4),
+        ("data/sft/train/2026-11-19-00000.parquet", 10),
+        ("data/sft/train/2026-11-19-00001.parquet", 10),
+        ("data/sft/train/2026-11-19-00002.parquet", 6),
+        ("data/sft/test/2026-11-19-00000.parquet", 4),
     ]
     assert [f.path for f in manifest.files if f.config == "dpo"] == [
-        "data/dpo/train-00000-of-00001.parquet"
+        "data/dpo/train/2026-11-19-00000.parquet"
     ]
     assert (shard_count(0, 10), shard_count(10, 10), shard_count(11, 10)) == (1, 1, 2)
-    assert data_file_path("sft", "train", 3, 12) == "data/sft/train-00003-of-00012.parquet"
+    assert (
+        data_file_path("sft", "train", "2026-11-20", 3) == "data/sft/train/2026-11-20-00003.parquet"
+    )
+
+
+def fingerprinted(config: str, day: str, rows: list[dict[str, object]], key: str) -> CuratedPart:
+    """One curated partition with a fingerprint, as the lake gives it."""
+    part = curated(config, rows)[0]
+    frame = part.read(None).with_columns(pl.lit(day).alias("partition"))
+
+    def read(columns: list[str] | None) -> pl.DataFrame:
+        return frame.select(columns) if columns is not None else frame
+
+    return CuratedPart(day, key, part.placeholders, read)
+
+
+def test_unchanged_partitions_reuse_the_previous_versions_files(tmp_path):
+    def release(day2_key: str, day2_rows: int, previous: PreviousShards | None, out: str):
+        days = [
+            fingerprinted("sft", "2026-11-19", sft_rows(30), "k1"),
+            fingerprinted("sft", "2026-11-20", sft_rows(day2_rows, "n"), day2_key),
+        ]
+        built = replace(inputs(), curated={"sft": days})
+        return build_release(built, tmp_path / out, no_previous, 10, previous)
+
+    first = release("k2", 12, None, "first")
+    shards = PreviousShards(first, tmp_path / "first")
+    second = release("k3", 14, shards, "second")
+    fresh = release("k3", 14, None, "fresh")
+    assert shards.reused == [
+        "data/sft/train/2026-11-19-00000.parquet",
+        "data/sft/train/2026-11-19-00001.parquet",
+        "data/sft/train/2026-11-19-00002.parquet",
+        "data/sft/test/2026-11-19-00000.parquet",
+    ]
+    assert second == fresh
+    assert tree(tmp_path / "second") == tree(tmp_path / "fresh")
+    for name in tree(tmp_path / "fresh"):
+        assert (tmp_path / "second" / name).read_bytes() == (tmp_path / "fresh" / name).read_bytes()
+    reused = tmp_path / "second" / shards.reused[0]
+    assert reused.stat().st_ino == (tmp_path / "first" / shards.reused[0]).stat().st_ino
+    changed = [f.path for f in second.files if f.path not in shards.reused]
+    assert changed == [
+        "data/sft/train/2026-11-20-00000.parquet",
+        "data/sft/train/2026-11-20-00001.parquet",
+        "data/sft/test/2026-11-20-00000.parquet",
+    ]
+    assert PreviousShards(first, None).place(shards.reused[0], "x", tmp_path) is None
 
 
 def test_same_inputs_give_the_same_version_and_identical_bytes(tmp_path):

@@ -19,33 +19,26 @@ def test_card_yaml_lists_every_config_and_data_file_per_split(tmp_path):
         {
             "config_name": "dpo",
             "data_files": [
-                {
-                    "split": "train",
-                    "path": [
-                        "data/dpo/train-00000-of-00002.parquet",
-                        "data/dpo/train-00001-of-00002.parquet",
-                    ],
-                },
-                {"split": "test", "path": ["data/dpo/test-00000-of-00001.parquet"]},
+                {"split": "train", "path": "data/dpo/train/*.parquet"},
+                {"split": "test", "path": "data/dpo/test/*.parquet"},
             ],
         },
         {
             "config_name": "sft",
             "data_files": [
-                {
-                    "split": "train",
-                    "path": [
-                        "data/sft/train-00000-of-00003.parquet",
-                        "data/sft/train-00001-of-00003.parquet",
-                        "data/sft/train-00002-of-00003.parquet",
-                    ],
-                },
-                {"split": "test", "path": ["data/sft/test-00000-of-00001.parquet"]},
+                {"split": "train", "path": "data/sft/train/*.parquet"},
+                {"split": "test", "path": "data/sft/test/*.parquet"},
             ],
         },
     ]
-    listed = {p for c in meta["configs"] for d in c["data_files"] for p in d["path"]}
+    listed = {
+        p.relative_to(tmp_path).as_posix()
+        for c in meta["configs"]
+        for d in c["data_files"]
+        for p in tmp_path.glob(d["path"])
+    }
     assert listed == {f.path for f in manifest.files}
+    assert len(listed) == 7
     assert meta["license"] == "apache-2.0"
     assert meta["task_categories"] == ["text-generation"]
     assert meta["tags"] == ["distill", "distillation", "synthetic", "dpo", "sft"]

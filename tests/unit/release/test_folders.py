@@ -35,7 +35,7 @@ def test_a_failed_build_keeps_the_previous_folder(tmp_path):
 def test_remote_targets_are_uploaded_and_fetched_back(tmp_path):
     target = UPath("memory://lake/release/candidate")
     with staged_folder(target) as stage:
-        write(stage, {"README.md": "card", "data/sft/train-00000-of-00001.parquet": "rows"})
+        write(stage, {"README.md": "card", "data/sft/train/2026-11-19-00000.parquet": "rows"})
     with staged_folder(target) as stage:
         write(stage, {"README.md": "card 2"})
     assert sorted(p.name for p in target.iterdir()) == ["README.md"]

@@ -1,6 +1,8 @@
 import pytest
+from upath import UPath
 
 from distill_assets.defs.release.build import build_release
+from distill_assets.defs.release.objectstore import ObjectStorePublisher
 from distill_assets.defs.release.publish import (
     HubPublisher,
     LocalPublisher,
@@ -127,3 +129,34 @@ def test_publisher_resource_uses_the_hub_only_with_repo_and_token(tmp_path, monk
     hub = PublisherResource().publisher(settings)
     assert isinstance(hub, HubPublisher)
     assert hub.repo_id == "org/x"
+
+
+def test_object_store_publish_uploads_only_files_the_latest_version_lacks(tmp_path, builds):
+    (folder, manifest), (folder2, manifest2) = builds
+    root = f"memory://{tmp_path.name}/hub"
+    publisher = ObjectStorePublisher(root, "distill")
+    fs = UPath(root).fs
+    uploaded: list[str] = []
+    put_file = fs.put_file
+
+    def recording_put(local, remote, **kwargs):
+        uploaded.append(remote.split(".tmp/", 1)[1])
+        return put_file(local, remote, **kwargs)
+
+    fs.put_file = recording_put
+    try:
+        publisher.publish(folder, manifest.version)
+        assert uploaded == tree(folder)
+        uploaded.clear()
+        publisher.publish(folder2, manifest2.version)
+    finally:
+        fs.put_file = put_file
+    # dpo's rows did not change: its files are copied server-side from the first version
+    assert [name for name in tree(folder2) if name not in uploaded] == [
+        "data/dpo/test/2026-11-19-00000.parquet",
+        "data/dpo/train/2026-11-19-00000.parquet",
+    ]
+    for name in ("latest", f"versions/{manifest2.version}"):
+        published = UPath(root) / "distill" / name
+        assert {n: (published / n).read_bytes() for n in tree(folder2)} == snapshot(folder2)
+    assert publisher.latest_manifest() == manifest2
