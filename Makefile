@@ -7,6 +7,8 @@ export DAGSTER_HOME := $(CURDIR)/data/.dagster
 export DISTILL_DATA_DIR ?= $(CURDIR)/data
 # the public development player key is allowed only here (make run/test); see README "Operating safely"
 export DISTILL_ENV ?= development
+# test files run in this many processes (pytest-xdist; a file's tests stay in one process)
+TEST_WORKERS ?= 2
 
 .PHONY: run test test-integration ui bench lint format clean stale backfill backfill-stale ui-check
 
@@ -28,7 +30,7 @@ run: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 
 ## test: the whole test suite
 test: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 ## test-integration: PostgreSQL storage and the S3 lake/hub against real servers on localhost
 test-integration: $(VENV)/.installed-integration
