@@ -23,9 +23,9 @@ class ReleaseFile(BaseModel):
     fingerprint: str | None = Field(
         default=None,
         description=(
-            "hex SHA-256 of what the file's bytes are made from (the curated partition's key, "
-            "split, shard and layout); a later version with the same path and fingerprint reuses "
-            "the file instead of writing it; null: never reused"
+            "hex SHA-256 of what the file's bytes are made from (the digest of the curated "
+            "partition's rows, split, shard and layout); a later version with the same path and "
+            "fingerprint reuses the file instead of writing it; null: never reused"
         ),
     )
 

@@ -32,7 +32,7 @@ for config, names in splits.items():
     files = f"{latest}/data/{config}"
     ds = load_dataset(
         "parquet",
-        data_files={s: f"{files}/{s}-*.parquet" for s in names},
+        data_files={s: f"{files}/{s}/*.parquet" for s in names},
     )
     out[config] = {split: list(d["id"]) for split, d in ds.items()}
 print(json.dumps(out))

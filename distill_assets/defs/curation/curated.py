@@ -31,6 +31,7 @@ GROUP = "curation"
 CURATED_FORMAT = "1"
 KEY_METADATA = b"distill.curated_key"
 PLACEHOLDERS_METADATA = b"distill.placeholders"
+CONTENT_METADATA = b"distill.curated_content"
 SORT_COLUMNS: tuple[str, ...] = ("split", "id", "source_ref", "content_hash")
 # what the global decisions say about a published row (the digest of a partition covers these)
 DECISION_COLUMNS: tuple[str, ...] = ("product_row", "split", "split_by")
@@ -60,6 +61,7 @@ class CuratedPartition:
     rows: int
     placeholders: dict[str, int]
     rewritten: bool
+    content: str | None
 
 
 def curated_dir(lake_root: str, config: str) -> UPath:
@@ -104,6 +106,7 @@ def stored_partitions(lake_root: str, config: str) -> list[CuratedPartition]:
                 rows=rows,
                 placeholders=json.loads(stored[PLACEHOLDERS_METADATA]),
                 rewritten=False,
+                content=stored[CONTENT_METADATA].decode() if CONTENT_METADATA in stored else None,
             )
         )
     return partitions
@@ -122,6 +125,19 @@ def decision_digests(published: pl.DataFrame) -> dict[str, str]:
     }
 
 
+def content_digest(rows: pl.DataFrame) -> str:
+    """Return a digest of a curated partition's rows: its columns, types and values, in order.
+
+    Two 64-bit row hashes per row (Polars' `hash_rows`, two seeds) and the schema: the same rows
+    give the same digest whatever lake inputs they were curated from, so a release shard is
+    reused, and its manifest entry is the same, exactly when its rows are.
+    """
+    digest = hashlib.sha256(repr(rows.schema).encode())
+    for seed in (0, 1):
+        digest.update(rows.hash_rows(seed=seed).to_numpy().tobytes())
+    return digest.hexdigest()
+
+
 def partition_key(version: str, fingerprint: str, digest: str) -> str:
     """Return the key of a curated partition file (see the module docstring)."""
     parts = [CURATED_FORMAT, version, fingerprint, digest]
@@ -137,11 +153,12 @@ def _stored_metadata(path: UPath) -> dict[bytes, bytes]:
 
 def write_partition(
     config: str, products: UPath, decisions: pl.DataFrame, path: UPath, key: str
-) -> dict[str, int]:
+) -> tuple[dict[str, int], str]:
     """Write one curated partition from its product file and its published rows' decisions.
 
     `decisions` holds `DECISION_COLUMNS` of the partition's published rows. Return the placeholder
-    counts of the written text (also stored in the file's metadata).
+    counts of the written text and the digest of its rows (both also stored in the file's
+    metadata).
     """
     schema = curated_schema(config)
     text = [name for name in schema.names() if name not in ("split", "split_by")]
@@ -153,14 +170,16 @@ def write_partition(
         .sort(list(SORT_COLUMNS), maintain_order=True)
     )
     placeholders = placeholder_counts(rows, scrubbed_columns(published_schema(config)))
+    content = content_digest(rows)
     arrow = rows.to_arrow().replace_schema_metadata(
         {
             KEY_METADATA: key.encode(),
             PLACEHOLDERS_METADATA: json.dumps(placeholders, sort_keys=True).encode(),
+            CONTENT_METADATA: content.encode(),
         }
     )
     write_parquet_atomic(arrow, path)
-    return placeholders
+    return placeholders, content
 
 
 def refresh_curated(
@@ -188,14 +207,15 @@ def refresh_curated(
         key = partition_key(version, fingerprint, digests.get(day, ""))
         decisions = by_partition.get((day,), empty).select(DECISION_COLUMNS)
         stored = _stored_metadata(path)
-        rewritten = stored.get(KEY_METADATA) != key.encode()
-        placeholders = (
+        # a file of an earlier layout without the content digest is rewritten once
+        rewritten = stored.get(KEY_METADATA) != key.encode() or CONTENT_METADATA not in stored
+        placeholders, content = (
             write_partition(config, product, decisions, path, key)
             if rewritten
-            else json.loads(stored[PLACEHOLDERS_METADATA])
+            else (json.loads(stored[PLACEHOLDERS_METADATA]), stored[CONTENT_METADATA].decode())
         )
         partitions.append(
-            CuratedPartition(day, path, key, decisions.height, placeholders, rewritten)
+            CuratedPartition(day, path, key, decisions.height, placeholders, rewritten, content)
         )
     for stale in _stale_files(lake_root, config, set(products.days)):
         stale.unlink()

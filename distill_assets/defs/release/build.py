@@ -11,9 +11,9 @@ latest, or, when latest already is this version (a re-build), the version it was
 when first built, so a re-build writes the same card.
 
 Data files are written per curated partition (`layout.py`). A file whose path and fingerprint
-(`shard_fingerprint`: the curated partition's key, split, shard, layout) match a file of the
-previous version is hard-linked or copied from it (`PreviousShards`) instead of being read and
-written again, so a night writes the shards of the partitions it changed.
+(`shard_fingerprint`: the digest of the curated partition's rows, split, shard, layout) match a
+file of the previous version is hard-linked or copied from it (`PreviousShards`) instead of being
+read and written again, so a night writes the shards of the partitions it changed.
 """
 
 from __future__ import annotations

@@ -37,11 +37,11 @@ def read_parquet(path: UPath, columns: list[str] | None = None) -> pl.DataFrame:
 
 
 def curated_parts(partitions: list[CuratedPartition]) -> list[CuratedPart]:
-    """Return curated partition files as release parts (read on demand, keyed by their key)."""
+    """Return curated partition files as release parts (read on demand, keyed by content)."""
     return [
         CuratedPart(
             partition=p.partition,
-            fingerprint=p.key,
+            fingerprint=p.content,
             placeholders=p.placeholders,
             read=lambda columns, path=p.path: read_parquet(path, columns),
         )
