@@ -42,9 +42,8 @@ typed AS (
         json_kind(f.query) AS query_type,
         json_kind(f.revision_hints) AS hints_type,
         json_kind(f.revision_focus) AS focus_type,
-        CASE WHEN json_kind(f.turn_id) = 'VARCHAR' THEN json_text(f.turn_id) ELSE f.turn_id::VARCHAR END
-            AS turn_id_text,
-        CASE WHEN json_kind(f.ts) = 'VARCHAR' THEN json_text(f.ts) ELSE f.ts::VARCHAR END AS ts_text,
+        json_value_text(f.turn_id) AS turn_id_text,
+        json_value_text(f.ts) AS ts_text,
         CASE WHEN json_kind(f.revision_hints) = 'ARRAY'
             THEN json_type(f.revision_hints, '$[*]')
         END AS hint_item_types

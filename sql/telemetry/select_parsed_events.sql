@@ -43,24 +43,17 @@ envelope AS (
     SELECT
         *,
         json_kind(e.event_id) AS event_id_kind,
-        CASE WHEN json_kind(e.event_id) = 'VARCHAR' THEN json_text(e.event_id)
-            ELSE e.event_id::VARCHAR END AS event_id_raw,
+        json_value_text(e.event_id) AS event_id_raw,
         json_kind(e.event_type) AS event_type_kind,
-        CASE WHEN json_kind(e.event_type) = 'VARCHAR' THEN json_text(e.event_type)
-            ELSE e.event_type::VARCHAR END AS event_type_raw,
+        json_value_text(e.event_type) AS event_type_raw,
         json_kind(e.player_id) AS player_id_kind,
-        CASE WHEN json_kind(e.player_id) = 'VARCHAR' THEN json_text(e.player_id)
-            ELSE e.player_id::VARCHAR END AS player_id_raw,
-        CASE WHEN json_kind(e.schema_version) = 'VARCHAR' THEN json_text(e.schema_version)
-            ELSE e.schema_version::VARCHAR END AS schema_version_raw,
-        CASE WHEN json_kind(e.session_id) = 'VARCHAR' THEN json_text(e.session_id)
-            ELSE e.session_id::VARCHAR END AS session_id_raw,
+        json_value_text(e.player_id) AS player_id_raw,
+        json_value_text(e.schema_version) AS schema_version_raw,
+        json_value_text(e.session_id) AS session_id_raw,
         json_kind(e.server_ts) AS server_ts_kind,
-        CASE WHEN json_kind(e.server_ts) = 'VARCHAR' THEN json_text(e.server_ts)
-            ELSE e.server_ts::VARCHAR END AS server_ts_raw,
+        json_value_text(e.server_ts) AS server_ts_raw,
         json_kind(e.client_ts) AS client_ts_kind,
-        CASE WHEN json_kind(e.client_ts) = 'VARCHAR' THEN json_text(e.client_ts)
-            ELSE e.client_ts::VARCHAR END AS client_ts_raw,
+        json_value_text(e.client_ts) AS client_ts_raw,
         json_kind(e.payload) AS payload_kind,
         CASE WHEN json_kind(e.payload) = 'OBJECT' THEN e.payload END AS payload_doc
     FROM fields
@@ -77,17 +70,13 @@ dialogue_fields AS (
     SELECT
         *,
         json_kind(d.conversation_id) AS conversation_id_kind,
-        CASE WHEN json_kind(d.conversation_id) = 'VARCHAR' THEN json_text(d.conversation_id)
-            ELSE d.conversation_id::VARCHAR END AS conversation_id_raw,
+        json_value_text(d.conversation_id) AS conversation_id_raw,
         json_kind(d.speaker) AS speaker_kind,
-        CASE WHEN json_kind(d.speaker) = 'VARCHAR' THEN json_text(d.speaker)
-            ELSE d.speaker::VARCHAR END AS speaker_raw,
+        json_value_text(d.speaker) AS speaker_raw,
         json_kind(d."text") AS text_kind,
-        CASE WHEN json_kind(d."text") = 'VARCHAR' THEN json_text(d."text")
-            ELSE d."text"::VARCHAR END AS text_raw,
+        json_value_text(d."text") AS text_raw,
         json_kind(d.turn_index) AS turn_index_kind,
-        CASE WHEN json_kind(d.turn_index) = 'VARCHAR' THEN json_text(d.turn_index)
-            ELSE d.turn_index::VARCHAR END AS turn_index_raw
+        json_value_text(d.turn_index) AS turn_index_raw
     FROM dialogue
 ),
 timed AS (
