@@ -102,21 +102,19 @@ def ingest_partition(
     *,
     params: Mapping[str, object] | None = None,
     bronze_exclude: tuple[str, ...] = (),
-    dedup: Dedup | None = None,
 ) -> IngestResult:
     """Parse `raw_paths` with `sql/<source>/select_parsed_<table>.sql` into staged Parquet files.
 
     `source_file` values are relative to `raw_root` (e.g. `traces/2026-11-19/a.jsonl`). `params`
     are the parse statement's bind parameters; `bronze_exclude` names parse columns kept out of
-    bronze (e.g. `line` when only quarantine may hold the raw text); `dedup` is how repeated keys
-    are quarantined (default: the source's rule in `DEDUP_RULES`, if any). The files are read in
-    path order, whatever order they are given in.
+    bronze (e.g. `line` when only quarantine may hold the raw text). Repeated keys are quarantined
+    by the source's rule in `DEDUP_RULES`, if it has one. The files are read in path order,
+    whatever order they are given in.
     """
     statement = parse_sql or load_sql(f"{source}/select_parsed_{table}")
-    rule = dedup or DEDUP_RULES.get((source, table))
     reader = RawLineReader(sorted(raw_paths), root=raw_root)
     workdir = working_dir(source)
-    sink = _Sink(source, workdir, bronze_exclude, rule)
+    sink = _Sink(source, workdir, bronze_exclude, DEDUP_RULES.get((source, table)))
     con = connect()
     try:
         # a parse returns its rows in input order (a projection of the lines); chunks come in

@@ -7,17 +7,21 @@
 -- later record with an id seen before is a `duplicate_id`: contracts.escalations.DEDUP).
 -- Parameters (from contracts.escalations.parse_parameters): $known_fields, $iso_pattern,
 -- $offset_pattern, $max_unix_seconds, $domains, $reasoning_types, $field_structure.
-WITH docs AS (
+WITH lines AS (
     SELECT
         source_file,
         line_no,
         line,
         utf8_replaced,
         is_last_line,
-        json_valid(line) AS is_json,
-        -- a valid JSON document is an object iff it starts with `{`
-        json_valid(line) AND regexp_matches(line, '^[ \t\r\n]*\{') AS is_object
+        json_valid(line) AS is_json
     FROM raw_lines
+),
+docs AS (
+    SELECT
+        *,
+        is_json AND starts_object(line) AS is_object
+    FROM lines
 ),
 parsed AS (
     SELECT

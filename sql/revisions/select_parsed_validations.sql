@@ -15,21 +15,27 @@ WITH lines AS (
         CASE WHEN json_valid(line) THEN line END AS doc
     FROM raw_lines
 ),
+objects AS (
+    SELECT
+        *,
+        coalesce(starts_object(doc), false) AS is_object
+    FROM lines
+),
 -- each object is parsed once for the compact JSON text of every contract field (their kinds and
 -- string texts read off their first characters: macros json_kind, json_text) and once for its
--- keys; a valid JSON document is an object iff it starts with `{`
+-- keys
 parsed AS (
     SELECT
         *,
         CASE
             WHEN doc IS NULL THEN NULL
-            WHEN regexp_matches(doc, '^[ \t\r\n]*\{') THEN 'OBJECT'
+            WHEN is_object THEN 'OBJECT'
             ELSE json_type(doc)
         END AS doc_type,
-        CASE WHEN regexp_matches(doc, '^[ \t\r\n]*\{') THEN json_transform(doc, '{"turn_id":"JSON","ts":"JSON","iteration":"JSON","decision":"JSON","response":"JSON","query":"JSON","revision_hints":"JSON","revision_focus":"JSON"}')
+        CASE WHEN is_object THEN json_transform(doc, '{"turn_id":"JSON","ts":"JSON","iteration":"JSON","decision":"JSON","response":"JSON","query":"JSON","revision_hints":"JSON","revision_focus":"JSON"}')
         END AS f,
-        CASE WHEN regexp_matches(doc, '^[ \t\r\n]*\{') THEN json_keys(doc) END AS keys
-    FROM lines
+        CASE WHEN is_object THEN json_keys(doc) END AS keys
+    FROM objects
 ),
 typed AS (
     SELECT

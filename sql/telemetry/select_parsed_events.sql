@@ -17,17 +17,21 @@
 -- source_file, line_no) is kept, later ones are quarantined as duplicate_event_id
 -- (contracts.telemetry.DEDUP). `raw_lines` is one chunk of a partition (in order); output in the
 -- same order.
-WITH docs AS (
+WITH lines AS (
     SELECT
         source_file,
         line_no,
         line,
         utf8_replaced,
         is_last_line,
-        json_valid(line) AS is_json,
-        -- a valid JSON document is an object iff it starts with `{`
-        CASE WHEN json_valid(line) AND regexp_matches(line, '^[ \t\r\n]*\{') THEN line END AS doc
+        json_valid(line) AS is_json
     FROM raw_lines
+),
+docs AS (
+    SELECT
+        *,
+        CASE WHEN is_json AND starts_object(line) THEN line END AS doc
+    FROM lines
 ),
 -- each document is parsed once for the compact JSON text of every envelope field (their kinds and
 -- string texts read off their first characters: macros json_kind, json_text) and once for its
