@@ -76,18 +76,27 @@ def lsh_keys(vectors: np.ndarray, bands: int, bits: int) -> np.ndarray:
 
 
 def lsh_pairs(
-    vectors: np.ndarray, cosine: float, bands: int, bits: int, keys: np.ndarray | None = None
+    vectors: np.ndarray,
+    cosine: float,
+    bands: int,
+    bits: int,
+    *,
+    keys: np.ndarray | None = None,
+    members: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Return `(a, b)`, `a < b`: rows linked to the first row of each band bucket they share.
+    """Return `(a, b)`, `a < b`: members linked to the first member of each band bucket they share.
 
-    Linking to the bucket's first row (not to every member) keeps the work linear however large
-    a bucket is; a link is kept only when its exact cosine passes the threshold. `keys` are the
-    rows' `lsh_keys` when already known (computed here otherwise).
+    Linking to the bucket's first member (not to every member) keeps the work linear however
+    large a bucket is; a link is kept only when its exact cosine passes the threshold. `keys` are
+    the rows' `lsh_keys` when already known (computed here otherwise). `members`: member i is row
+    `members[i]` of `vectors` and `keys` (default: every row, in order); no vector is copied.
     """
+    members = np.arange(len(vectors)) if members is None else members
     keys = lsh_keys(vectors, bands, bits) if keys is None else keys
     nonzero = np.flatnonzero(np.abs(vectors).sum(axis=1) > 0)
-    a, b = bucket_links(nonzero, keys[nonzero])
-    similar = verified(vectors, a, b, cosine)
+    linked = np.flatnonzero(np.isin(members, nonzero, assume_unique=True))
+    a, b = bucket_links(linked, keys[members[linked]])
+    similar = verified(vectors, members[a], members[b], cosine)
     return a[similar], b[similar]
 
 
@@ -122,15 +131,18 @@ def similar_pairs(
     bands: int,
     bits: int,
     keys: np.ndarray | None = None,
+    members: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Return pairs of rows of `vectors` (unit rows) whose cosine exceeds `cosine`.
+    """Return pairs of members (unit rows of `vectors`) whose cosine exceeds `cosine`.
 
-    Exact search up to `exact_limit` rows, LSH with exact verification above it (`keys`: the
-    rows' `lsh_keys`, if already known). Zero rows (no text) pair with nothing.
+    `members`: member i is row `members[i]` (default: every row, in order); pairs are member
+    indexes. Exact search up to `exact_limit` members, LSH with exact verification above it
+    (`keys`: the rows' `lsh_keys`, if already known). Zero rows (no text) pair with nothing.
     """
-    if len(vectors) < 2:
+    members = np.arange(len(vectors)) if members is None else members
+    if len(members) < 2:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty
-    if len(vectors) <= exact_limit:
-        return exact_pairs(vectors, cosine)
-    return lsh_pairs(vectors, cosine, bands, bits, keys)
+    if len(members) <= exact_limit:
+        return exact_pairs(vectors[members], cosine)
+    return lsh_pairs(vectors, cosine, bands, bits, keys=keys, members=members)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -102,8 +102,15 @@ def _publish(tmp: UPath, path: UPath) -> None:
         tmp.fs.mv(tmp.path, path.path)
 
 
-def write_parquet_atomic(obj: pl.DataFrame | pl.LazyFrame | pa.Table, path: UPath) -> None:
-    """Write a frame (a LazyFrame is streamed) to `path` atomically: temporary name, then rename."""
+def write_parquet_atomic(
+    obj: pl.DataFrame | pl.LazyFrame | pa.Table, path: UPath, plain: Collection[str] = ()
+) -> None:
+    """Write a frame (a LazyFrame is streamed) to `path` atomically: temporary name, then rename.
+
+    `plain` columns (of a DataFrame or Table) are stored PLAIN and uncompressed: dense numeric
+    vectors (hash signatures, embeddings) neither repeat nor compress, so a dictionary or a codec
+    only makes every later read decode them (four times slower for embeddings).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _temporary_sibling(path)
     try:
@@ -113,10 +120,17 @@ def write_parquet_atomic(obj: pl.DataFrame | pl.LazyFrame | pa.Table, path: UPat
             )
         else:
             table = obj.to_arrow() if isinstance(obj, pl.DataFrame) else obj
+            names = table.column_names
+            encoding: dict[str, object] = {"compression": PARQUET_COMPRESSION}
+            if plain:
+                encoding = {
+                    "compression": {
+                        n: "none" if n in plain else PARQUET_COMPRESSION for n in names
+                    },
+                    "use_dictionary": [n for n in names if n not in plain],
+                }
             with tmp.open("wb") as handle:
-                pq.write_table(
-                    table, handle, compression=PARQUET_COMPRESSION, row_group_size=ROW_GROUP_SIZE
-                )
+                pq.write_table(table, handle, row_group_size=ROW_GROUP_SIZE, **encoding)
         _publish(tmp, path)
     finally:
         if tmp.exists():

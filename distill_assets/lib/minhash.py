@@ -397,14 +397,25 @@ def bucket_links(docs: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.nda
     return links // span, links % span
 
 
-def candidate_links(sig: np.ndarray, bands: int, rows: int) -> tuple[np.ndarray, np.ndarray]:
+def candidate_links(
+    sig: np.ndarray,
+    bands: int,
+    rows: int,
+    keys: np.ndarray | None = None,
+    members: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """Return links `(a, b)`, `a < b`: each document to the first document of each bucket it is in.
 
-    A bucket is one band's key; documents without shingles take part in no bucket.
+    A bucket is one band's key; documents without shingles take part in no bucket. `keys`: the
+    rows' `band_keys(sig, bands, rows)`, when already known (computed here otherwise).
+    `members`: document i is row `members[i]` of `sig` and `keys` (default: document i is row i),
+    so a subset in any order is linked without copying its signatures.
     """
-    docs = sig.shape[0]
-    valid = np.flatnonzero(sig[:, 0] != _EMPTY) if docs else np.zeros(0, dtype=np.int64)
-    return bucket_links(valid, band_keys(sig[valid], bands, rows))
+    members = np.arange(sig.shape[0]) if members is None else members
+    valid = np.flatnonzero(sig[members, 0] != _EMPTY)
+    chosen = members[valid]
+    valid_keys = band_keys(sig[chosen], bands, rows) if keys is None else keys[chosen]
+    return bucket_links(valid, valid_keys)
 
 
 def estimated_jaccard(sig: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -435,9 +446,20 @@ def components(nodes: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def near_duplicate_components(
-    sig: np.ndarray, bands: int, rows: int, threshold: float
+    sig: np.ndarray,
+    bands: int,
+    rows: int,
+    threshold: float,
+    *,
+    keys: np.ndarray | None = None,
+    members: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Return the component label of every document: linked when estimated Jaccard ≥ threshold."""
-    a, b = candidate_links(sig, bands, rows)
-    keep = estimated_jaccard(sig, a, b) >= threshold
-    return components(sig.shape[0], a[keep], b[keep])
+    """Return the component label of every document: linked when estimated Jaccard ≥ threshold.
+
+    `keys`: the rows' `band_keys`, when already known (e.g. stored with the signatures);
+    `members`: the rows that are the documents, in document order (default: every row).
+    """
+    members = np.arange(sig.shape[0]) if members is None else members
+    a, b = candidate_links(sig, bands, rows, keys, members)
+    keep = estimated_jaccard(sig, members[a], members[b]) >= threshold
+    return components(len(members), a[keep], b[keep])

@@ -9,9 +9,15 @@ import json
 from pathlib import Path
 
 import dagster as dg
+import numpy as np
+import pyarrow.parquet as pq
 import pytest
+from upath import UPath
 
+from distill_assets.defs.curation.products import VECTOR_COLUMNS, read_matrix
+from distill_assets.lib.minhash import band_keys
 from distill_assets.lib.settings import Settings
+from distill_assets.rules.curation import LSH_BANDS, LSH_ROWS
 from tests.conftest import materialize
 from tests.unit.curation.feeds import feed_frame, feed_row, write_feed
 from tests.unit.curation.texts import changed, words
@@ -220,3 +226,22 @@ def test_a_rewritten_partition_is_recomputed_and_a_removed_one_forgotten(
     for table in ("instruction_products", "instruction"):
         assert sorted(p.name for p in (curation / table).iterdir()) == [f"{DAYS[0]}.parquet"]
     assert not legacy.exists()
+
+
+def test_products_store_their_vectors_plain_with_the_band_keys_of_their_signatures(
+    distill_env: Settings,
+) -> None:
+    land(distill_env, 0)
+    materialize(SELECTION)
+    path = Path(distill_env.lake_root) / "curation" / "sft_products" / f"{DAYS[0]}.parquet"
+    footer = pq.ParquetFile(path).metadata.row_group(0)
+    chunks = {footer.column(i).path_in_schema: footer.column(i) for i in range(footer.num_columns)}
+    for name in VECTOR_COLUMNS:
+        chunk = chunks[f"{name}.list.element"]
+        assert chunk.compression == "UNCOMPRESSED"
+        assert "RLE_DICTIONARY" not in chunk.encodings
+    assert chunks["id"].compression == "ZSTD"
+    signatures = read_matrix([UPath(path)], "signature", np.uint32)
+    stored = read_matrix([UPath(path)], "band_keys", np.uint64)
+    assert stored.shape == (10, LSH_BANDS)
+    assert np.array_equal(stored, band_keys(signatures, LSH_BANDS, LSH_ROWS))

@@ -19,7 +19,7 @@ import polars as pl
 
 from distill_assets.defs.curation.splits import assign_splits
 from distill_assets.lib.cosine_lsh import lsh_keys, similar_pairs
-from distill_assets.lib.minhash import components, near_duplicate_components
+from distill_assets.lib.minhash import band_keys, components, near_duplicate_components
 from distill_assets.rules.curation import (
     BELOW_THRESHOLD,
     CONTAMINATED,
@@ -99,17 +99,29 @@ def _follow(parent: np.ndarray) -> np.ndarray:
 class RowVectors:
     """The per-row arrays the decisions read; row i belongs to row i of the keys.
 
-    `signatures`: MinHash signatures; `embeddings`: unit embeddings; `semantic_keys`: the
-    embeddings' LSH bucket keys (`semantic_keys`), computed with the products.
+    `signatures`: MinHash signatures; `band_keys`: their LSH band keys (`near_keys`);
+    `embeddings`: unit embeddings; `semantic_keys`: the embeddings' LSH bucket keys
+    (`semantic_keys`). The keys are computed with the products, once per row.
     """
 
     signatures: np.ndarray
+    band_keys: np.ndarray
     embeddings: np.ndarray
     semantic_keys: np.ndarray
 
     def take(self, rows: np.ndarray) -> RowVectors:
         """Return the vectors of `rows`, in that order."""
-        return RowVectors(self.signatures[rows], self.embeddings[rows], self.semantic_keys[rows])
+        return RowVectors(
+            self.signatures[rows],
+            self.band_keys[rows],
+            self.embeddings[rows],
+            self.semantic_keys[rows],
+        )
+
+
+def near_keys(signatures: np.ndarray) -> np.ndarray:
+    """Return the near-duplicate LSH band keys of MinHash signatures (the rules' bands and rows)."""
+    return band_keys(signatures, LSH_BANDS, LSH_ROWS)
 
 
 def semantic_keys(embeddings: np.ndarray) -> np.ndarray:
@@ -118,12 +130,13 @@ def semantic_keys(embeddings: np.ndarray) -> np.ndarray:
 
 
 def semantic_links(
-    embeddings: np.ndarray, keys: np.ndarray | None = None
+    embeddings: np.ndarray, keys: np.ndarray | None = None, members: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Return links `(a, b)` between rows whose embeddings have cosine > the rules' threshold.
+    """Return links `(a, b)` between members whose embeddings have cosine > the rules' threshold.
 
-    Exact nearest-neighbour search for up to `SEMANTIC_EXACT_LIMIT` rows, random-hyperplane LSH
-    with exact verification above (`lib.cosine_lsh`; `keys`: the rows' `semantic_keys`, if known).
+    Exact nearest-neighbour search for up to `SEMANTIC_EXACT_LIMIT` members, random-hyperplane
+    LSH with exact verification above (`lib.cosine_lsh`; `keys`: the rows' `semantic_keys`, if
+    known; `members`: the rows compared, in member order, default all).
     """
     return similar_pairs(
         embeddings,
@@ -132,6 +145,7 @@ def semantic_links(
         bands=SEMANTIC_LSH_BANDS,
         bits=SEMANTIC_LSH_BITS,
         keys=keys,
+        members=members,
     )
 
 
@@ -161,7 +175,12 @@ def decide(keys: pl.DataFrame, vectors: RowVectors, fuzzy: bool = True) -> Decis
     alive = np.flatnonzero(parent == np.arange(count))
     labels = (
         near_duplicate_components(
-            vectors.signatures[order[alive]], LSH_BANDS, LSH_ROWS, NEAR_DUPLICATE_MIN_ESTIMATE
+            vectors.signatures,
+            LSH_BANDS,
+            LSH_ROWS,
+            NEAR_DUPLICATE_MIN_ESTIMATE,
+            keys=vectors.band_keys,
+            members=order[alive],
         )
         if fuzzy
         else np.arange(len(alive))
@@ -175,7 +194,7 @@ def decide(keys: pl.DataFrame, vectors: RowVectors, fuzzy: bool = True) -> Decis
     labels = (
         components(
             len(alive),
-            *semantic_links(vectors.embeddings[order[alive]], vectors.semantic_keys[order[alive]]),
+            *semantic_links(vectors.embeddings, vectors.semantic_keys, order[alive]),
         )
         if fuzzy
         else np.arange(len(alive))
@@ -195,7 +214,9 @@ def decide(keys: pl.DataFrame, vectors: RowVectors, fuzzy: bool = True) -> Decis
     root = _follow(parent)
     labels = pl.Series("reason", [None, *REMOVAL_REASONS], dtype=pl.String)
     folded = pl.Series(root != np.arange(count))
-    fates = ordered.select("partition", "product_row", "id", "split_group").with_columns(
+    fates = ordered.select(
+        "partition", "product_row", "id", "split_group", "group_bucket", "row_bucket"
+    ).with_columns(
         labels.gather(reason.astype(np.int64)),
         pl.when(folded)
         .then(ordered.get_column("id").gather(root))
@@ -207,7 +228,7 @@ def decide(keys: pl.DataFrame, vectors: RowVectors, fuzzy: bool = True) -> Decis
         .alias("eval_file"),
     )
     published = fates.filter(pl.col("reason").is_null())
-    splits = assign_splits(published.select("id", "split_group"))
+    splits = assign_splits(published.select("id", "split_group", "group_bucket", "row_bucket"))
     published = published.with_columns(splits)
     fates = pl.concat(
         [

@@ -2,8 +2,10 @@
 
 For the rows of one partition (every feed table of a config, one day) a product holds the scrubbed
 published columns, the internal ones, and the compact keys the global steps need: the exact
-content hash, the MinHash signature, the embedding and its LSH bucket keys, the eval file it is
-contaminated by and whether it fails the config's quality gate. Products are written once per
+content hash, the split buckets of its group and row keys, the MinHash signature and its LSH
+band keys, the embedding and its LSH bucket keys (vectors stored plain, uncompressed: cheap to
+read back every night), the eval file it is contaminated by and whether it fails the config's
+quality gate. Products are written once per
 partition to `<lake>/curation/<config>_products/<day>.parquet` and reused while the feed
 partitions they were made from (Parquet footer fingerprints) and the product version (curation
 rules, embedder, eval sets) are unchanged, so a night that adds one partition reads the text of
@@ -28,10 +30,11 @@ from distill_assets.contracts.published import (
     feed_schema,
     published_schema,
 )
-from distill_assets.defs.curation.decide import semantic_keys
+from distill_assets.defs.curation.decide import near_keys, semantic_keys
 from distill_assets.defs.curation.decontaminate import EvalNgrams, contaminated_by
 from distill_assets.defs.curation.dedup import content_hashes, content_key
 from distill_assets.defs.curation.scrub import redaction_column, scrub, scrubbed_columns
+from distill_assets.defs.curation.splits import key_buckets
 from distill_assets.defs.curation.text import core_text
 from distill_assets.lib.embed import Embedder
 from distill_assets.lib.lake import partition_path, table_dir, write_parquet_atomic
@@ -48,7 +51,7 @@ from distill_assets.rules.curation import (
 )
 
 ScanDay = Callable[[str], pl.LazyFrame]
-PRODUCT_FORMAT = "3"
+PRODUCT_FORMAT = "4"
 PRODUCTS_SUFFIX = "_products"
 VERSION_KEY = b"distill.product_version"
 FINGERPRINT_KEY = b"distill.feed_fingerprint"
@@ -60,6 +63,8 @@ KEY_COLUMNS: tuple[str, ...] = (
     "quality_score",
     "event_time",
     "split_group",
+    "group_bucket",
+    "row_bucket",
     SUBJECT_COLUMN,
     "partition",
     "product_row",
@@ -70,6 +75,7 @@ KEY_COLUMNS: tuple[str, ...] = (
 # the per-row arrays the global steps read, in `decide.RowVectors` order, and their types
 VECTOR_COLUMNS: dict[str, type[np.generic]] = {
     "signature": np.uint32,
+    "band_keys": np.uint64,
     "embedding": np.float32,
     "semantic_keys": np.uint64,
 }
@@ -131,13 +137,16 @@ def compute_products(feeds: pl.LazyFrame, context: ProductContext) -> pl.DataFra
     texts = scrubbed.get_column("near_text")
     signature = text_signatures(texts, SHINGLE_WORDS, MINHASH_BINS)
     embedding = context.embedder.embed(texts)
+    bands = near_keys(signature)
     keys = semantic_keys(embedding)
     return (
         scrubbed.drop("near_text")
         .with_columns(
             content_hashes(scrubbed.get_column("content_key")).alias("content_hash"),
+            *key_buckets(scrubbed.select("id", "split_group")),
             contaminated_by(texts, context.evals),
             pl.Series("signature", signature, dtype=pl.Array(pl.UInt32, MINHASH_BINS)),
+            pl.Series("band_keys", bands, dtype=pl.Array(pl.UInt64, bands.shape[1])),
             pl.Series("embedding", embedding, dtype=pl.Array(pl.Float32, embedding.shape[1])),
             pl.Series("semantic_keys", keys, dtype=pl.Array(pl.UInt64, keys.shape[1])),
             *(pl.col(redaction_column(r.kind)).cast(pl.Int64) for r in REDACTIONS),
@@ -234,7 +243,7 @@ def refresh_products(
             arrow = arrow.replace_schema_metadata(
                 {VERSION_KEY: context.version.encode(), FINGERPRINT_KEY: fingerprint.encode()}
             )
-            write_parquet_atomic(arrow, path)
+            write_parquet_atomic(arrow, path, plain=VECTOR_COLUMNS)
             computed.append(day)
         paths.append(path)
         fingerprints.append(fingerprint)

@@ -41,19 +41,39 @@ def split_buckets(keys: pl.DataFrame) -> pl.Series:
     return buckets.get_column("bucket").cast(pl.Int64)
 
 
-def assign_splits(rows: pl.DataFrame) -> pl.DataFrame:
-    """Return `split, split_by` for rows holding `id, split_group` (same order).
-
-    See the module docstring; the result depends only on the set of rows, never on their order.
-    """
-    if rows.is_empty():
-        return pl.DataFrame(schema={"split": pl.String(), "split_by": pl.String()})
-    group = (
+def _group() -> pl.Expr:
+    """Return a row's split group: its `split_group`, or its `id` when the group is empty."""
+    return (
         pl.when(pl.col("split_group").fill_null("") == "")
         .then(pl.col("id"))
         .otherwise(pl.col("split_group"))
     )
-    keyed = rows.select("id", group.alias("group")).with_columns(
+
+
+def key_buckets(rows: pl.DataFrame) -> pl.DataFrame:
+    """Return `group_bucket, row_bucket`: the buckets of each row's two possible split keys.
+
+    For rows holding `id, split_group` (same order): the bucket of the group key and of the finer
+    `group/id` key. A row's buckets depend on the row alone, so they are computed once, with its
+    curation product, and `assign_splits` only picks one per row.
+    """
+    keys = rows.select(_group().alias("group"), "id")
+    group = split_buckets(keys.select(pl.col("group").alias("split_key")))
+    row = split_buckets(keys.select((pl.col("group") + "/" + pl.col("id")).alias("split_key")))
+    return pl.DataFrame([group.alias("group_bucket"), row.alias("row_bucket")])
+
+
+def assign_splits(rows: pl.DataFrame) -> pl.DataFrame:
+    """Return `split, split_by` for rows holding `id, split_group` (same order).
+
+    Rows that also hold `group_bucket, row_bucket` (`key_buckets`) are not hashed again. See the
+    module docstring; the result depends only on the set of rows, never on their order.
+    """
+    if rows.is_empty():
+        return pl.DataFrame(schema={"split": pl.String(), "split_by": pl.String()})
+    if "group_bucket" not in rows.columns:
+        rows = pl.concat([rows, key_buckets(rows)], how="horizontal")
+    keyed = rows.select("id", "group_bucket", "row_bucket", _group().alias("group")).with_columns(
         (
             (pl.len() >= MIN_ROWS_FOR_BOTH_SPLITS)
             & (pl.len().over("group") > MAX_GROUP_SHARE * pl.len())
@@ -68,8 +88,11 @@ def assign_splits(rows: pl.DataFrame) -> pl.DataFrame:
         .then(pl.lit(SPLIT_BY_ROW))
         .otherwise(pl.lit(SPLIT_BY_GROUP))
         .alias("split_by"),
+        pl.when("oversized")
+        .then(pl.col("row_bucket"))
+        .otherwise(pl.col("group_bucket"))
+        .alias("bucket"),
     )
-    keyed = keyed.with_columns(split_buckets(keyed).alias("bucket"))
     keyed = keyed.with_columns((pl.col("bucket") < buckets_in_test()).alias("in_test"))
     if keyed.height >= MIN_ROWS_FOR_BOTH_SPLITS:
         keyed = _fill_empty_split(keyed)

@@ -1,7 +1,7 @@
 import polars as pl
 
 from distill_assets.defs.curation.curate import curate
-from distill_assets.defs.curation.splits import assign_splits
+from distill_assets.defs.curation.splits import assign_splits, key_buckets
 from distill_assets.lib.hashing import split_bucket
 from distill_assets.rules.curation import (
     MAX_GROUP_SHARE,
@@ -88,3 +88,21 @@ def test_escalations_captured_in_one_session_publish_train_and_test():
     counts = dict(curated.group_by("split").len().iter_rows())
     assert counts["train"] > 0 and counts["test"] > 0
     assert set(curated["split_by"]) == {"row"}
+
+
+def test_stored_key_buckets_are_the_documented_buckets_of_both_keys():
+    rows = pl.DataFrame({"id": ["a", "b", "c"], "split_group": ["s", "", None]})
+    buckets = key_buckets(rows)
+    assert buckets.rows() == [
+        (split_bucket("s"), split_bucket("s/a")),
+        (split_bucket("b"), split_bucket("b/b")),
+        (split_bucket("c"), split_bucket("c/c")),
+    ]
+    # an oversized session, a normal group and a moved key: the same splits either way
+    ids = [f"e{i}" for i in range(50)]
+    rows = pl.DataFrame(
+        {"id": [*ids, "x1", "x2"], "split_group": ["session"] * 50 + ["other1", "other2"]}
+    )
+    stored = pl.concat([rows, key_buckets(rows)], how="horizontal")
+    assert assign_splits(stored).equals(assign_splits(rows))
+    assert assign_splits(stored.reverse()).equals(assign_splits(rows.reverse()))

@@ -27,3 +27,20 @@ def test_exact_and_lsh_search_find_the_same_near_identical_pairs():
         a, b = similar_pairs(vectors, 0.99, exact_limit=limit, bands=12, bits=16)
         found = {(min(x, y), max(x, y)) for x, y in zip(a.tolist(), b.tolist(), strict=True)}
         assert found == expected, limit
+
+
+def test_members_are_searched_by_row_index_like_copied_rows():
+    vectors, expected = planted()
+    # every twin and its original, the zero row, and a few others, in reverse order
+    members = np.array(sorted({i for pair in expected for i in pair} | {650, 3, 70}, reverse=True))
+    by_member = {members[i]: i for i in range(len(members))}
+    want = {tuple(sorted((by_member[x], by_member[y]))) for x, y in expected}
+    for limit in (10_000, 10):  # exact, then LSH
+        copied = similar_pairs(vectors[members], 0.99, exact_limit=limit, bands=12, bits=16)
+        indexed = similar_pairs(
+            vectors, 0.99, exact_limit=limit, bands=12, bits=16, members=members
+        )
+        for a, b in (copied, indexed):
+            found = {(min(x, y), max(x, y)) for x, y in zip(a.tolist(), b.tolist(), strict=True)}
+            assert found == want, limit
+        assert np.array_equal(np.sort(copied[0]), np.sort(indexed[0])), limit

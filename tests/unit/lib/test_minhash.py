@@ -4,6 +4,7 @@ import pytest
 
 from distill_assets.lib import minhash
 from distill_assets.lib.minhash import (
+    band_keys,
     components,
     estimated_jaccard,
     near_duplicate_components,
@@ -86,6 +87,18 @@ def test_near_duplicates_cluster_and_distinct_texts_do_not():
     sig = text_signatures(pl.Series(texts), SHINGLE_WORDS, MINHASH_BINS)
     labels = near_duplicate_components(sig, LSH_BANDS, LSH_ROWS, 0.75)
     assert labels.tolist() == [0, 0, 2, 3]
+    # band keys computed once (stored with the products) give the same clusters, an empty
+    # document included
+    sig = np.vstack([sig, text_signatures(pl.Series([""]), SHINGLE_WORDS, MINHASH_BINS)])
+    keys = band_keys(sig, LSH_BANDS, LSH_ROWS)
+    stored = near_duplicate_components(sig, LSH_BANDS, LSH_ROWS, 0.75, keys=keys)
+    assert stored.tolist() == [0, 0, 2, 3, 4]
+    # a subset in another order, by row index, clusters like the copied rows
+    members = np.array([4, 1, 3, 0])
+    assert np.array_equal(
+        near_duplicate_components(sig, LSH_BANDS, LSH_ROWS, 0.75, keys=keys, members=members),
+        near_duplicate_components(sig[members], LSH_BANDS, LSH_ROWS, 0.75),
+    )
 
 
 def test_threads_sign_slices_to_the_same_signatures(monkeypatch):
