@@ -11,9 +11,13 @@ probability 1 - θ/π, so at cosine 0.99 (θ ≈ 8.1°) a band of 16 bits matche
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
-from distill_assets.lib.minhash import bucket_links, splitmix64
+from distill_assets.lib.minhash import bucket_links, gather_pairs, splitmix64
 
 # candidate links verified per chunk, so memory stays bounded however many candidates there are
 VERIFY_CHUNK = 65_536
@@ -100,26 +104,60 @@ def lsh_pairs(
     return a[similar], b[similar]
 
 
+def bound_parts(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return each row's head (its first `BOUND_DIMS` dimensions, contiguous) and tail norm.
+
+    Together they bound every dot product (`verified_by_bound`); a row's parts depend on the row
+    alone, so they can be computed once and stored beside the vectors.
+    """
+    if vectors.shape[1] <= BOUND_DIMS:
+        return np.ascontiguousarray(vectors), np.zeros(len(vectors), dtype=vectors.dtype)
+    head = np.ascontiguousarray(vectors[:, :BOUND_DIMS])
+    return head, np.linalg.norm(vectors[:, BOUND_DIMS:], axis=1)
+
+
 def verified(vectors: np.ndarray, a: np.ndarray, b: np.ndarray, cosine: float) -> np.ndarray:
+    """Return whether each link `(a[i], b[i])` of rows of `vectors` has cosine > `cosine`."""
+    head, tail = bound_parts(vectors)
+    return verified_by_bound(head, tail, a, b, cosine, fetch=vectors.__getitem__)
+
+
+def verified_by_bound(
+    head: np.ndarray,
+    tail: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+    cosine: float,
+    *,
+    fetch: Callable[[np.ndarray], np.ndarray],
+) -> np.ndarray:
     """Return whether each link `(a[i], b[i])` has cosine > `cosine` (exact, unit rows).
 
     By Cauchy-Schwarz, x.y <= x[:d].y[:d] + |x[d:]| |y[d:]| for the first `BOUND_DIMS` dimensions
-    d: a link whose bound is below `cosine - BOUND_SLACK` cannot pass and is never gathered whole;
-    the others get the exact product over all dimensions, which alone decides. Most candidates
-    of a bucket are far below the threshold, so this reads an eighth of the bytes for them.
+    d (`head`, `tail`: `bound_parts` of every row): a link whose bound is below
+    `cosine - BOUND_SLACK` cannot pass and is never looked at whole; the rows of the others are
+    fetched once (`fetch(rows)`: the full vectors of sorted distinct rows) and their exact
+    product alone decides. Most candidates of a bucket are far below the threshold, so the full
+    vectors of few rows are ever needed (they need not all be in memory).
     """
-    similar = np.zeros(len(a), dtype=bool)
-    if vectors.shape[1] <= BOUND_DIMS:
-        head, tail = vectors, np.zeros(len(vectors), dtype=vectors.dtype)
-    else:
-        head = np.ascontiguousarray(vectors[:, :BOUND_DIMS])
-        tail = np.linalg.norm(vectors[:, BOUND_DIMS:], axis=1)
-    for lo in range(0, len(a), VERIFY_CHUNK):
+
+    def screen(lo: int) -> np.ndarray:
         left, right = a[lo : lo + VERIFY_CHUNK], b[lo : lo + VERIFY_CHUNK]
         bound = np.einsum("ij,ij->i", head[left], head[right]) + tail[left] * tail[right]
-        maybe = np.flatnonzero(bound > cosine - BOUND_SLACK)
-        exact = np.einsum("ij,ij->i", vectors[left[maybe]], vectors[right[maybe]])
-        similar[lo + maybe[exact > cosine]] = True
+        return lo + np.flatnonzero(bound > cosine - BOUND_SLACK)
+
+    # chunks are screened in threads (NumPy gathers and products release the GIL), in order
+    with ThreadPoolExecutor(len(os.sched_getaffinity(0))) as pool:
+        maybe = list(pool.map(screen, range(0, len(a), VERIFY_CHUNK)))
+    candidates = np.concatenate(maybe) if maybe else np.zeros(0, dtype=np.int64)
+    similar = np.zeros(len(a), dtype=bool)
+    if not len(candidates):
+        return similar
+    full, left, right = gather_pairs(fetch, a[candidates], b[candidates])
+    for lo in range(0, len(candidates), VERIFY_CHUNK):
+        part = slice(lo, lo + VERIFY_CHUNK)
+        exact = np.einsum("ij,ij->i", full[left[part]], full[right[part]])
+        similar[candidates[part][exact > cosine]] = True
     return similar
 
 

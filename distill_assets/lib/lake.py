@@ -217,6 +217,34 @@ class RowGroupWriter:
         return self.rows
 
 
+def is_local(path: UPath) -> bool:
+    """Return whether `path` is on the local filesystem."""
+    return path.protocol in ("", "file", "local")
+
+
+@contextmanager
+def parquet_file(path: UPath) -> Iterator[pq.ParquetFile]:
+    """Open a Parquet file of any filesystem the lake may be on, for reading its data.
+
+    A local file is opened by name, so Arrow reads it with its own file and threads. Arrow
+    reading through a Python file object keeps work on its thread pool past the read, which
+    intermittently aborts the interpreter at exit ("terminate called without an active
+    exception", apache/arrow#34314, #50482); a remote file, which only a file object can reach,
+    is therefore read without Arrow's threads (`use_threads=is_local(path)`).
+    """
+    if is_local(path):
+        yield pq.ParquetFile(path.path)
+        return
+    with path.open("rb") as handle:
+        yield pq.ParquetFile(handle)
+
+
+def read_parquet_table(path: UPath, columns: list[str] | None = None) -> pa.Table:
+    """Read a Parquet file (only `columns` when given) of any filesystem (see `parquet_file`)."""
+    with parquet_file(path) as parquet:
+        return parquet.read(columns=columns, use_threads=is_local(path))
+
+
 def parquet_row_count(path: UPath) -> int:
     """Return the number of rows recorded in a Parquet file's footer."""
     with path.open("rb") as handle:

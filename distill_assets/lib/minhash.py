@@ -25,6 +25,7 @@ order or process (no Python `hash`, no Polars `.hash()`).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -372,29 +373,40 @@ def bucket_links(docs: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.nda
 
     `keys[i, j]` (uint64) is the bucket of document `docs[i]` in band `j`; buckets of different
     bands are distinct. Links are distinct and sorted (by head, then document). Each band is one
-    sort of its keys (cache-sized, rather than one sort of all bands' keys), and the links are
-    deduplicated by one sort of their int64 codes.
+    sort of its keys (cache-sized, rather than one sort of all bands' keys; bands are sorted in
+    threads, NumPy sorts without the GIL), and the links are deduplicated by one sort of their
+    int64 codes, so the result does not depend on the threads.
     """
     if keys.size == 0:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty
     docs = docs.astype(np.int64)
     span = np.int64(docs.max()) + 1
-    codes = []
-    for band in np.ascontiguousarray(keys.T):
-        order = np.argsort(band)
-        sorted_keys, sorted_docs = band[order], docs[order]
-        starts = np.ones(len(order), dtype=bool)
-        starts[1:] = sorted_keys[1:] != sorted_keys[:-1]
-        # the order inside a bucket is arbitrary (unstable sort): its head is its smallest document
-        heads = np.minimum.reduceat(sorted_docs, np.flatnonzero(starts))[np.cumsum(starts) - 1]
-        linked = sorted_docs != heads
-        codes.append(heads[linked] * span + sorted_docs[linked])
+    bands = np.ascontiguousarray(keys.T)
+    with ThreadPoolExecutor(min(len(bands), len(os.sched_getaffinity(0)))) as pool:
+        codes = list(pool.map(lambda band: _band_codes(band, docs, span), bands))
     links = np.sort(np.concatenate(codes))
     distinct = np.ones(len(links), dtype=bool)
     distinct[1:] = links[1:] != links[:-1]
     links = links[distinct]
     return links // span, links % span
+
+
+def _band_codes(band: np.ndarray, docs: np.ndarray, span: np.int64) -> np.ndarray:
+    """Return the links of one band as `head * span + doc` codes."""
+    order = np.argsort(band)
+    sorted_keys, sorted_docs = band[order], docs[order]
+    starts = np.ones(len(order), dtype=bool)
+    starts[1:] = sorted_keys[1:] != sorted_keys[:-1]
+    # the order inside a bucket is arbitrary (unstable sort): its head is its smallest document
+    heads = np.minimum.reduceat(sorted_docs, np.flatnonzero(starts))[np.cumsum(starts) - 1]
+    linked = sorted_docs != heads
+    return heads[linked] * span + sorted_docs[linked]
+
+
+def shingled(sig: np.ndarray) -> np.ndarray:
+    """Return whether each signature has a shingle (an empty document's bins are all empty)."""
+    return sig[:, 0] != _EMPTY
 
 
 def candidate_links(
@@ -412,10 +424,22 @@ def candidate_links(
     so a subset in any order is linked without copying its signatures.
     """
     members = np.arange(sig.shape[0]) if members is None else members
-    valid = np.flatnonzero(sig[members, 0] != _EMPTY)
+    valid = np.flatnonzero(shingled(sig[members, :1]))
     chosen = members[valid]
     valid_keys = band_keys(sig[chosen], bands, rows) if keys is None else keys[chosen]
     return bucket_links(valid, valid_keys)
+
+
+def gather_pairs(
+    fetch: Callable[[np.ndarray], np.ndarray], a: np.ndarray, b: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Fetch the rows of pairs `(a[i], b[i])` once each; return them and the pairs' indexes.
+
+    `fetch(rows)` returns the vectors of sorted distinct `rows`; the result is `(vectors, left,
+    right)` with `vectors[left[i]]` the vector of `a[i]` and `vectors[right[i]]` that of `b[i]`.
+    """
+    rows = np.unique(np.concatenate([a, b]))
+    return fetch(rows), np.searchsorted(rows, a), np.searchsorted(rows, b)
 
 
 def estimated_jaccard(sig: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -14,10 +14,12 @@ import pyarrow.parquet as pq
 import pytest
 from upath import UPath
 
-from distill_assets.defs.curation.products import VECTOR_COLUMNS, read_matrix
-from distill_assets.lib.minhash import band_keys
+from distill_assets.defs.curation.decide import near_keys
+from distill_assets.defs.curation.products import VECTOR_COLUMNS, LakeVectors, read_column
+from distill_assets.lib.cosine_lsh import bound_parts
+from distill_assets.lib.minhash import shingled
 from distill_assets.lib.settings import Settings
-from distill_assets.rules.curation import LSH_BANDS, LSH_ROWS
+from distill_assets.rules.curation import MINHASH_BINS
 from tests.conftest import materialize
 from tests.unit.curation.feeds import feed_frame, feed_row, write_feed
 from tests.unit.curation.texts import changed, words
@@ -228,7 +230,7 @@ def test_a_rewritten_partition_is_recomputed_and_a_removed_one_forgotten(
     assert not legacy.exists()
 
 
-def test_products_store_their_vectors_plain_with_the_band_keys_of_their_signatures(
+def test_products_store_their_vectors_plain_with_the_row_arrays_of_their_vectors(
     distill_env: Settings,
 ) -> None:
     land(distill_env, 0)
@@ -237,11 +239,20 @@ def test_products_store_their_vectors_plain_with_the_band_keys_of_their_signatur
     footer = pq.ParquetFile(path).metadata.row_group(0)
     chunks = {footer.column(i).path_in_schema: footer.column(i) for i in range(footer.num_columns)}
     for name in VECTOR_COLUMNS:
-        chunk = chunks[f"{name}.list.element"]
+        chunk = chunks.get(f"{name}.list.element", chunks.get(name))
+        assert chunk is not None, name
         assert chunk.compression == "UNCOMPRESSED"
         assert "RLE_DICTIONARY" not in chunk.encodings
     assert chunks["id"].compression == "ZSTD"
-    signatures = read_matrix([UPath(path)], "signature", np.uint32)
-    stored = read_matrix([UPath(path)], "band_keys", np.uint64)
-    assert stored.shape == (10, LSH_BANDS)
-    assert np.array_equal(stored, band_keys(signatures, LSH_BANDS, LSH_ROWS))
+    paths = [UPath(path)]
+    signatures = read_column(paths, "signature", np.uint32)
+    embeddings = read_column(paths, "embedding", np.float32)
+    assert signatures.shape == (10, MINHASH_BINS)
+    assert np.array_equal(read_column(paths, "band_keys", np.uint64), near_keys(signatures))
+    assert np.array_equal(read_column(paths, "shingled", np.bool_), shingled(signatures))
+    assert read_column(paths, "shingled", np.bool_).tolist() == [True] * 10
+    head, tail = bound_parts(embeddings)
+    assert np.array_equal(read_column(paths, "embedding_head", np.float32), head)
+    assert np.array_equal(read_column(paths, "embedding_tail", np.float32), tail)
+    rows = np.array([7, 0, 3])
+    assert np.array_equal(LakeVectors(paths).fetch("embedding", rows), embeddings[rows])

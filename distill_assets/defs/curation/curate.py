@@ -26,15 +26,17 @@ from distill_assets.defs.curation.curated import (
     curated_schema,
     refresh_curated,
 )
-from distill_assets.defs.curation.decide import Decisions, RowVectors, decide
+from distill_assets.defs.curation.decide import ArraySource, Decisions, RowVectors, decide
 from distill_assets.defs.curation.decontaminate import NO_EVAL_SETS
 from distill_assets.defs.curation.products import (
+    FULL_VECTORS,
     KEY_COLUMNS,
-    VECTOR_COLUMNS,
+    ROW_ARRAYS,
+    LakeVectors,
     ProductContext,
     compute_products,
     matrix,
-    read_matrix,
+    read_column,
     read_products,
     refresh_products,
 )
@@ -207,9 +209,12 @@ def exclude_subjects(
 
 
 def frame_vectors(products: pl.DataFrame) -> RowVectors:
-    """Return the vectors of in-memory products (`VECTOR_COLUMNS`)."""
+    """Return the vectors of in-memory products (`ROW_ARRAYS`, `FULL_VECTORS` held in memory)."""
+    full = {name: matrix(products.get_column(name), dtype) for name, dtype in FULL_VECTORS.items()}
     return RowVectors(
-        *(matrix(products.get_column(name), dtype) for name, dtype in VECTOR_COLUMNS.items())
+        *(matrix(products.get_column(name), dtype) for name, dtype in ROW_ARRAYS.items()),
+        ArraySource(full),
+        np.arange(products.height),
     )
 
 
@@ -327,7 +332,9 @@ def curate_lake(
     if refresh.paths:
         keys = read_products(refresh.paths, [*KEY_COLUMNS, *redactions])
         vectors = RowVectors(
-            *(read_matrix(refresh.paths, name, dtype) for name, dtype in VECTOR_COLUMNS.items())
+            *(read_column(refresh.paths, name, dtype) for name, dtype in ROW_ARRAYS.items()),
+            LakeVectors(refresh.paths),
+            np.arange(keys.height),
         )
     else:
         empty = compute_products(scan_feeds(lake_root, config, days=set()), context)

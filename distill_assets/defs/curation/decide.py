@@ -13,13 +13,20 @@ every dedup stage). Rules: `distill_assets.rules.curation`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import polars as pl
 
 from distill_assets.defs.curation.splits import assign_splits
-from distill_assets.lib.cosine_lsh import lsh_keys, similar_pairs
-from distill_assets.lib.minhash import band_keys, components, near_duplicate_components
+from distill_assets.lib.cosine_lsh import exact_pairs, lsh_keys, verified_by_bound
+from distill_assets.lib.minhash import (
+    band_keys,
+    bucket_links,
+    components,
+    estimated_jaccard,
+    gather_pairs,
+)
 from distill_assets.rules.curation import (
     BELOW_THRESHOLD,
     CONTAMINATED,
@@ -95,28 +102,65 @@ def _follow(parent: np.ndarray) -> np.ndarray:
         parent = grand
 
 
+class VectorSource(Protocol):
+    """Where the full per-row vectors of the rows being decided are read from."""
+
+    def fetch(self, column: str, rows: np.ndarray) -> np.ndarray:
+        """Return the vectors (`signature` or `embedding`) of sorted distinct `rows`."""
+        ...
+
+
+@dataclass(frozen=True)
+class ArraySource:
+    """Full vectors held in memory, by column name (products computed in this process)."""
+
+    columns: dict[str, np.ndarray]
+
+    def fetch(self, column: str, rows: np.ndarray) -> np.ndarray:
+        """Return the vectors of `rows`."""
+        return self.columns[column][rows]
+
+
 @dataclass(frozen=True)
 class RowVectors:
     """The per-row arrays the decisions read; row i belongs to row i of the keys.
 
-    `signatures`: MinHash signatures; `band_keys`: their LSH band keys (`near_keys`);
-    `embeddings`: unit embeddings; `semantic_keys`: the embeddings' LSH bucket keys
-    (`semantic_keys`). The keys are computed with the products, once per row.
+    Held for every row (compact, computed with the products once per row): `band_keys`, the
+    MinHash signatures' LSH band keys (`near_keys`); `shingled`, whether the row has a shingle
+    at all; `semantic_keys`, the embeddings' LSH bucket keys; `embedding_head` and
+    `embedding_tail`, each embedding's bound parts (`lib.cosine_lsh.bound_parts`). The full
+    signatures and embeddings are fetched from `source` (row i is its row `source_rows[i]`) only
+    for the rows a candidate link needs, so history never has to be held whole.
     """
 
-    signatures: np.ndarray
     band_keys: np.ndarray
-    embeddings: np.ndarray
+    shingled: np.ndarray
     semantic_keys: np.ndarray
+    embedding_head: np.ndarray
+    embedding_tail: np.ndarray
+    source: VectorSource
+    source_rows: np.ndarray
 
     def take(self, rows: np.ndarray) -> RowVectors:
         """Return the vectors of `rows`, in that order."""
         return RowVectors(
-            self.signatures[rows],
             self.band_keys[rows],
-            self.embeddings[rows],
+            self.shingled[rows],
             self.semantic_keys[rows],
+            self.embedding_head[rows],
+            self.embedding_tail[rows],
+            self.source,
+            self.source_rows[rows],
         )
+
+    def fetch(self, column: str, rows: np.ndarray) -> np.ndarray:
+        """Return the full vectors (`signature` or `embedding`) of sorted distinct `rows`."""
+        return self.source.fetch(column, self.source_rows[rows])
+
+    @property
+    def embedded(self) -> np.ndarray:
+        """Return whether each row has a non-zero embedding (a row without text has none)."""
+        return (self.embedding_tail > 0) | self.embedding_head.any(axis=1)
 
 
 def near_keys(signatures: np.ndarray) -> np.ndarray:
@@ -129,24 +173,50 @@ def semantic_keys(embeddings: np.ndarray) -> np.ndarray:
     return lsh_keys(embeddings, SEMANTIC_LSH_BANDS, SEMANTIC_LSH_BITS)
 
 
-def semantic_links(
-    embeddings: np.ndarray, keys: np.ndarray | None = None, members: np.ndarray | None = None
-) -> tuple[np.ndarray, np.ndarray]:
+def near_labels(vectors: RowVectors, members: np.ndarray) -> np.ndarray:
+    """Return the near-duplicate component label of each member (rows `members`, in order).
+
+    As `lib.minhash.near_duplicate_components` over the members' signatures: members sharing a
+    band bucket are linked to its first member when their estimated Jaccard reaches the rules'
+    minimum, reading the signatures of the linked rows only.
+    """
+    valid = np.flatnonzero(vectors.shingled[members])
+    a, b = bucket_links(valid, vectors.band_keys[members[valid]])
+    sig, left, right = gather_pairs(
+        lambda rows: vectors.fetch("signature", rows), members[a], members[b]
+    )
+    keep = estimated_jaccard(sig, left, right) >= NEAR_DUPLICATE_MIN_ESTIMATE
+    return components(len(members), a[keep], b[keep])
+
+
+def semantic_links(vectors: RowVectors, members: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Return links `(a, b)` between members whose embeddings have cosine > the rules' threshold.
 
-    Exact nearest-neighbour search for up to `SEMANTIC_EXACT_LIMIT` members, random-hyperplane
-    LSH with exact verification above (`lib.cosine_lsh`; `keys`: the rows' `semantic_keys`, if
-    known; `members`: the rows compared, in member order, default all).
+    Exact nearest-neighbour search for up to `SEMANTIC_EXACT_LIMIT` members (their embeddings
+    fetched), random-hyperplane LSH above (`lib.cosine_lsh`, as `similar_pairs`): candidates
+    are screened by the stored bound parts and only those that may pass are fetched and checked
+    exactly. `a, b` are member indexes.
     """
-    return similar_pairs(
-        embeddings,
+    if len(members) < 2:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty
+    if len(members) <= SEMANTIC_EXACT_LIMIT:
+        order = np.argsort(members, kind="stable")
+        fetched = vectors.fetch("embedding", members[order])
+        embeddings = np.empty(fetched.shape, fetched.dtype)
+        embeddings[order] = fetched
+        return exact_pairs(embeddings, SEMANTIC_DUPLICATE_COSINE)
+    linked = np.flatnonzero(vectors.embedded[members])
+    a, b = bucket_links(linked, vectors.semantic_keys[members[linked]])
+    similar = verified_by_bound(
+        vectors.embedding_head,
+        vectors.embedding_tail,
+        members[a],
+        members[b],
         SEMANTIC_DUPLICATE_COSINE,
-        exact_limit=SEMANTIC_EXACT_LIMIT,
-        bands=SEMANTIC_LSH_BANDS,
-        bits=SEMANTIC_LSH_BITS,
-        keys=keys,
-        members=members,
+        fetch=lambda rows: vectors.fetch("embedding", rows),
     )
+    return a[similar], b[similar]
 
 
 def decide(keys: pl.DataFrame, vectors: RowVectors, fuzzy: bool = True) -> Decisions:
@@ -173,18 +243,7 @@ def decide(keys: pl.DataFrame, vectors: RowVectors, fuzzy: bool = True) -> Decis
 
     # near: components over the signatures of the exact survivors (positions in rank order)
     alive = np.flatnonzero(parent == np.arange(count))
-    labels = (
-        near_duplicate_components(
-            vectors.signatures,
-            LSH_BANDS,
-            LSH_ROWS,
-            NEAR_DUPLICATE_MIN_ESTIMATE,
-            keys=vectors.band_keys,
-            members=order[alive],
-        )
-        if fuzzy
-        else np.arange(len(alive))
-    )
+    labels = near_labels(vectors, order[alive]) if fuzzy else np.arange(len(alive))
     near = alive[labels] != alive
     parent[alive] = alive[labels]
     reason[alive[near]] = _code(NEAR_DUPLICATE)
@@ -192,10 +251,7 @@ def decide(keys: pl.DataFrame, vectors: RowVectors, fuzzy: bool = True) -> Decis
     # semantic: components over the embeddings of the near survivors
     alive = alive[~near]
     labels = (
-        components(
-            len(alive),
-            *semantic_links(vectors.embeddings, vectors.semantic_keys, order[alive]),
-        )
+        components(len(alive), *semantic_links(vectors, order[alive]))
         if fuzzy
         else np.arange(len(alive))
     )

@@ -14,10 +14,10 @@ import hashlib
 from dataclasses import dataclass
 
 import polars as pl
-import pyarrow.parquet as pq
 from upath import UPath
 
 from distill_assets.defs.curation.text import core_text
+from distill_assets.lib.lake import read_parquet_table
 from distill_assets.lib.minhash import shingle_hashes, word_hashes
 from distill_assets.rules.curation import CONTAMINATION_NGRAM_WORDS, EVAL_SET_SUFFIXES
 
@@ -58,10 +58,10 @@ def eval_set_files(folder: str) -> list[UPath]:
 def read_eval_texts(path: UPath) -> pl.Series:
     """Return one text per row of an eval file: every string field of the row, joined."""
     try:
-        with path.open("rb") as handle:
-            if path.name.endswith(".parquet"):
-                frame = pl.from_arrow(pq.read_table(handle))
-            else:
+        if path.name.endswith(".parquet"):
+            frame = pl.from_arrow(read_parquet_table(path))
+        else:
+            with path.open("rb") as handle:
                 frame = pl.read_ndjson(handle, infer_schema_length=None)
     except Exception as error:
         raise ValueError(f"evaluation set {path.name} is not readable: {error}") from error

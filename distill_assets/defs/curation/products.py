@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
 import pyarrow.parquet as pq
 from upath import UPath
 
@@ -36,9 +37,17 @@ from distill_assets.defs.curation.dedup import content_hashes, content_key
 from distill_assets.defs.curation.scrub import redaction_column, scrub, scrubbed_columns
 from distill_assets.defs.curation.splits import key_buckets
 from distill_assets.defs.curation.text import core_text
+from distill_assets.lib.cosine_lsh import bound_parts
 from distill_assets.lib.embed import Embedder
-from distill_assets.lib.lake import partition_path, table_dir, write_parquet_atomic
-from distill_assets.lib.minhash import text_signatures
+from distill_assets.lib.lake import (
+    is_local,
+    parquet_file,
+    partition_path,
+    read_parquet_table,
+    table_dir,
+    write_parquet_atomic,
+)
+from distill_assets.lib.minhash import shingled, text_signatures
 from distill_assets.rules import rules_version
 from distill_assets.rules.curation import (
     MINHASH_BINS,
@@ -51,7 +60,7 @@ from distill_assets.rules.curation import (
 )
 
 ScanDay = Callable[[str], pl.LazyFrame]
-PRODUCT_FORMAT = "4"
+PRODUCT_FORMAT = "5"
 PRODUCTS_SUFFIX = "_products"
 VERSION_KEY = b"distill.product_version"
 FINGERPRINT_KEY = b"distill.feed_fingerprint"
@@ -72,13 +81,19 @@ KEY_COLUMNS: tuple[str, ...] = (
     "gate_failed",
     "contaminated_by",
 )
-# the per-row arrays the global steps read, in `decide.RowVectors` order, and their types
-VECTOR_COLUMNS: dict[str, type[np.generic]] = {
-    "signature": np.uint32,
+# the compact per-row arrays the global steps read for every row, in `decide.RowVectors` order,
+# and their types
+ROW_ARRAYS: dict[str, type[np.generic]] = {
     "band_keys": np.uint64,
-    "embedding": np.float32,
+    "shingled": np.bool_,
     "semantic_keys": np.uint64,
+    "embedding_head": np.float32,
+    "embedding_tail": np.float32,
 }
+# the full vectors, read only for the rows a candidate link needs (`LakeVectors`)
+FULL_VECTORS: dict[str, type[np.generic]] = {"signature": np.uint32, "embedding": np.float32}
+# numeric vectors, stored plain and uncompressed (`lib.lake.write_parquet_atomic`)
+VECTOR_COLUMNS: tuple[str, ...] = (*ROW_ARRAYS, *FULL_VECTORS)
 
 
 @dataclass(frozen=True)
@@ -139,6 +154,7 @@ def compute_products(feeds: pl.LazyFrame, context: ProductContext) -> pl.DataFra
     embedding = context.embedder.embed(texts)
     bands = near_keys(signature)
     keys = semantic_keys(embedding)
+    head, tail = bound_parts(embedding)
     return (
         scrubbed.drop("near_text")
         .with_columns(
@@ -147,8 +163,11 @@ def compute_products(feeds: pl.LazyFrame, context: ProductContext) -> pl.DataFra
             contaminated_by(texts, context.evals),
             pl.Series("signature", signature, dtype=pl.Array(pl.UInt32, MINHASH_BINS)),
             pl.Series("band_keys", bands, dtype=pl.Array(pl.UInt64, bands.shape[1])),
+            pl.Series("shingled", shingled(signature), dtype=pl.Boolean),
             pl.Series("embedding", embedding, dtype=pl.Array(pl.Float32, embedding.shape[1])),
             pl.Series("semantic_keys", keys, dtype=pl.Array(pl.UInt64, keys.shape[1])),
+            pl.Series("embedding_head", head, dtype=pl.Array(pl.Float32, head.shape[1])),
+            pl.Series("embedding_tail", tail, dtype=pl.Float32),
             *(pl.col(redaction_column(r.kind)).cast(pl.Int64) for r in REDACTIONS),
         )
         .drop("content_key")
@@ -264,41 +283,92 @@ def read_products(paths: list[UPath], columns: list[str] | None = None) -> pl.Da
     """Read product files (only `columns` when given) into one frame, in day order."""
     frames = []
     for path in paths:
-        with path.open("rb") as handle:
-            table = pq.read_table(handle, columns=columns)
+        table = read_parquet_table(path, columns)
         frames.append(pl.from_arrow(table.replace_schema_metadata(None)))
     if not frames:
         return pl.DataFrame()
     return pl.concat(frames, how="vertical")  # type: ignore[arg-type]
 
 
-def read_matrix(paths: list[UPath], column: str, dtype: type[np.generic]) -> np.ndarray:
-    """Read a fixed-size list column of product files into one 2-D array of `dtype`.
+def read_column(paths: list[UPath], column: str, dtype: type[np.generic]) -> np.ndarray:
+    """Read a column of product files into one array of `dtype` (2-D for a fixed-size list).
 
     Straight from Arrow into one preallocated array (sized from the footers), so the history's
-    signatures or embeddings are held once, not also as a frame column.
+    keys are held once, not also as a frame column.
     """
     rows, width = 0, 0
     for path in paths:
         with path.open("rb") as handle:
             footer = pq.ParquetFile(handle)
             rows += footer.metadata.num_rows
-            width = footer.schema_arrow.field(column).type.list_size
-    out = np.empty((rows, width), dtype=dtype)
+            field = footer.schema_arrow.field(column).type
+            width = field.list_size if pa.types.is_fixed_size_list(field) else 0
+    out = np.empty((rows, width) if width else rows, dtype=dtype)
     filled = 0
     for path in paths:
-        with path.open("rb") as handle:
-            chunks = pq.read_table(handle, columns=[column]).column(0).chunks
-        for chunk in chunks:
-            values = chunk.flatten().to_numpy(zero_copy_only=False)
-            out[filled : filled + len(chunk)] = values.reshape(len(chunk), width)
+        for chunk in read_parquet_table(path, [column]).column(0).chunks:
+            out[filled : filled + len(chunk)] = _values(chunk, width)
             filled += len(chunk)
     return out
 
 
+def _values(chunk: pa.Array, width: int) -> np.ndarray:
+    """Return an Arrow chunk as NumPy: rows of `width` values for a fixed-size list, else 1-D."""
+    if not width:
+        return chunk.to_numpy(zero_copy_only=False)
+    return chunk.flatten().to_numpy(zero_copy_only=False).reshape(len(chunk), width)
+
+
+class LakeVectors:
+    """The full vectors (`FULL_VECTORS`) of product files, read for a few rows at a time.
+
+    Row i is the i-th row of the files in order. Only the row groups holding the rows asked for
+    are read, one at a time, so a night never holds the history's signatures or embeddings.
+    """
+
+    def __init__(self, paths: list[UPath]) -> None:
+        """Read the footers: rows and row groups of every file, widths of the vectors."""
+        self.paths = paths
+        sizes, self.group_starts = [], []
+        self.widths = dict.fromkeys(FULL_VECTORS, 0)
+        for path in paths:
+            with path.open("rb") as handle:
+                footer = pq.ParquetFile(handle)
+            meta = footer.metadata
+            groups = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
+            self.group_starts.append(np.concatenate([[0], np.cumsum(groups)]).astype(np.int64))
+            sizes.append(meta.num_rows)
+            for column in FULL_VECTORS:
+                self.widths[column] = footer.schema_arrow.field(column).type.list_size
+        self.file_starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+
+    def fetch(self, column: str, rows: np.ndarray) -> np.ndarray:
+        """Return the vectors of `column` of `rows` (any order), as one 2-D array."""
+        rows = np.asarray(rows, dtype=np.int64)
+        width = self.widths[column]
+        out = np.empty((len(rows), width), dtype=FULL_VECTORS[column])
+        files = np.searchsorted(self.file_starts, rows, side="right") - 1
+        for file in np.unique(files):
+            chosen = np.flatnonzero(files == file)
+            local = rows[chosen] - self.file_starts[file]
+            starts = self.group_starts[file]
+            groups = np.searchsorted(starts, local, side="right") - 1
+            path = self.paths[file]
+            with parquet_file(path) as reader:
+                for group in np.unique(groups):
+                    picked = groups == group
+                    chunk = reader.read_row_group(
+                        int(group), columns=[column], use_threads=is_local(path)
+                    ).column(0)
+                    values = _values(chunk.combine_chunks(), width)
+                    out[chosen[picked]] = values[local[picked] - starts[group]]
+        return out
+
+
 def matrix(column: pl.Series, dtype: type[np.generic]) -> np.ndarray:
-    """Return an Array column as a 2-D NumPy array of `dtype`."""
+    """Return a column as a NumPy array of `dtype`: 2-D for an Array column, else 1-D."""
+    if not isinstance(column.dtype, pl.Array):
+        return np.ascontiguousarray(column.to_numpy(), dtype=dtype)
     if column.is_empty():
-        width = column.dtype.size if isinstance(column.dtype, pl.Array) else 0
-        return np.zeros((0, width), dtype=dtype)
+        return np.zeros((0, column.dtype.size), dtype=dtype)
     return np.ascontiguousarray(column.to_numpy(), dtype=dtype)

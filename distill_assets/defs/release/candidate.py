@@ -7,7 +7,6 @@ read it from there, and only a candidate that passed them is published.
 from __future__ import annotations
 
 import polars as pl
-import pyarrow.parquet as pq
 from upath import UPath
 
 from distill_assets.contracts.published import CONFIG_FEEDS
@@ -17,7 +16,7 @@ from distill_assets.defs.curation.curated import CuratedPartition, stored_partit
 from distill_assets.defs.curation.funnel import read_funnel
 from distill_assets.defs.release.build import CuratedPart, ReleaseInputs, all_rules_versions
 from distill_assets.defs.release.layout import MANIFEST
-from distill_assets.lib.lake import global_path
+from distill_assets.lib.lake import global_path, read_parquet_table
 from distill_assets.rules.curation import DUPLICATE_REASONS
 
 CURATION_GROUP = "curation"
@@ -32,8 +31,7 @@ def read_parquet(path: UPath, columns: list[str] | None = None) -> pl.DataFrame:
     """Read a Parquet file from any filesystem the lake may be on."""
     if not path.exists():
         raise FileNotFoundError(f"{path} does not exist: materialize its asset first")
-    with path.open("rb") as handle:
-        return pl.from_arrow(pq.read_table(handle, columns=columns))  # type: ignore[return-value]
+    return pl.from_arrow(read_parquet_table(path, columns))  # type: ignore[return-value]
 
 
 def curated_parts(partitions: list[CuratedPartition]) -> list[CuratedPart]:

@@ -1,11 +1,17 @@
 import numpy as np
 import polars as pl
 
-from distill_assets.defs.curation import products
+from distill_assets.defs.curation import decide, products
 from distill_assets.defs.curation.curate import curate
-from distill_assets.defs.curation.decide import semantic_links
+from distill_assets.defs.curation.decide import (
+    ArraySource,
+    RowVectors,
+    semantic_keys,
+    semantic_links,
+)
 from distill_assets.defs.curation.decontaminate import NO_EVAL_SETS
 from distill_assets.defs.curation.products import ProductContext
+from distill_assets.lib.cosine_lsh import bound_parts
 from distill_assets.lib.embed import Embedder
 from distill_assets.rules.curation import QualityGate
 from tests.unit.curation.feeds import feed_frame, feed_row
@@ -17,14 +23,30 @@ def lazy(config: str, rows: list[dict[str, object]]) -> pl.LazyFrame:
     return frame.with_columns(pl.lit("2026-11-19").alias("partition"))
 
 
-def test_semantic_links_join_rows_above_the_cosine_threshold_only():
+def test_semantic_links_join_rows_above_the_cosine_threshold_only(monkeypatch):
     vectors = np.array(
         [[1.0, 0.0, 0.0], [0.999, 0.0447, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 0.0]],
         dtype=np.float32,
     )
     vectors[1] /= np.linalg.norm(vectors[1])
-    a, b = semantic_links(vectors)
-    assert sorted(zip(a.tolist(), b.tolist(), strict=True)) == [(0, 1)]
+    head, tail = bound_parts(vectors)
+    rows = RowVectors(
+        band_keys=np.zeros((4, 1), np.uint64),
+        shingled=np.ones(4, bool),
+        semantic_keys=semantic_keys(vectors),
+        embedding_head=head,
+        embedding_tail=tail,
+        source=ArraySource({"embedding": vectors}),
+        source_rows=np.arange(4),
+    )
+    assert rows.embedded.tolist() == [True, True, True, False]
+    for limit in (10_000, 1):  # exact search, then LSH screened by the stored bound parts
+        monkeypatch.setattr(decide, "SEMANTIC_EXACT_LIMIT", limit)
+        a, b = semantic_links(rows, np.arange(4))
+        assert sorted(zip(a.tolist(), b.tolist(), strict=True)) == [(0, 1)], limit
+        # members are rows in any order; links are member indexes
+        a, b = semantic_links(rows, np.array([3, 1, 2, 0]))
+        assert sorted(zip(a.tolist(), b.tolist(), strict=True)) == [(1, 3)], limit
 
 
 class FirstWordEmbedder(Embedder):
