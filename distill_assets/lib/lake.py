@@ -217,11 +217,6 @@ class RowGroupWriter:
         return self.rows
 
 
-def is_local(path: UPath) -> bool:
-    """Return whether `path` is on the local filesystem."""
-    return path.protocol in ("", "file", "local")
-
-
 @contextmanager
 def parquet_file(path: UPath) -> Iterator[pq.ParquetFile]:
     """Open a Parquet file of any filesystem the lake may be on, for reading its data.
@@ -230,9 +225,9 @@ def parquet_file(path: UPath) -> Iterator[pq.ParquetFile]:
     reading through a Python file object keeps work on its thread pool past the read, which
     intermittently aborts the interpreter at exit ("terminate called without an active
     exception", apache/arrow#34314, #50482); a remote file, which only a file object can reach,
-    is therefore read without Arrow's threads (`use_threads=is_local(path)`).
+    is therefore read without Arrow's threads (`use_threads=not is_remote(path)`).
     """
-    if is_local(path):
+    if not is_remote(path):
         yield pq.ParquetFile(path.path)
         return
     with path.open("rb") as handle:
@@ -242,7 +237,7 @@ def parquet_file(path: UPath) -> Iterator[pq.ParquetFile]:
 def read_parquet_table(path: UPath, columns: list[str] | None = None) -> pa.Table:
     """Read a Parquet file (only `columns` when given) of any filesystem (see `parquet_file`)."""
     with parquet_file(path) as parquet:
-        return parquet.read(columns=columns, use_threads=is_local(path))
+        return parquet.read(columns=columns, use_threads=not is_remote(path))
 
 
 def parquet_row_count(path: UPath) -> int:

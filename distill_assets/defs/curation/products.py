@@ -40,7 +40,7 @@ from distill_assets.defs.curation.text import core_text
 from distill_assets.lib.cosine_lsh import bound_parts
 from distill_assets.lib.embed import Embedder
 from distill_assets.lib.lake import (
-    is_local,
+    is_remote,
     parquet_file,
     partition_path,
     read_parquet_table,
@@ -358,7 +358,7 @@ class LakeVectors:
                 for group in np.unique(groups):
                     picked = groups == group
                     chunk = reader.read_row_group(
-                        int(group), columns=[column], use_threads=is_local(path)
+                        int(group), columns=[column], use_threads=not is_remote(path)
                     ).column(0)
                     values = _values(chunk.combine_chunks(), width)
                     out[chosen[picked]] = values[local[picked] - starts[group]]

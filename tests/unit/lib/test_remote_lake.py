@@ -18,7 +18,14 @@ from upath import UPath
 from distill_assets.defs.release.build import build_release
 from distill_assets.defs.release.objectstore import ObjectStorePublisher, load_hint
 from distill_assets.defs.release.publish import LocalPublisher, PublisherResource
-from distill_assets.lib.lake import is_remote, local_file, partition_path, write_parquet_atomic
+from distill_assets.lib.lake import (
+    is_remote,
+    local_file,
+    parquet_file,
+    partition_path,
+    read_parquet_table,
+    write_parquet_atomic,
+)
 from distill_assets.lib.settings import Settings
 from distill_assets.lib.sql import connect
 from tests.unit.release.test_build import inputs, no_previous, tree
@@ -102,3 +109,23 @@ def test_a_local_hub_root_keeps_the_local_publisher(tmp_path: Path) -> None:
     settings = Settings.resolve(hub_root=str(tmp_path / "hub"))
     assert isinstance(PublisherResource().publisher(settings), LocalPublisher)
     assert load_hint(UPath(tmp_path / "x"), "dpo") == f'load_dataset("{tmp_path / "x"}", "dpo")'
+
+
+def test_parquet_is_read_by_name_locally_and_through_a_file_object_remotely(
+    memory_root: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    frame = pl.DataFrame({"a": [3, 1, 2], "b": ["x", "y", "z"]})
+    remote = partition_path(f"{memory_root}/lake", "traces", "events", "2026-11-20")
+    local = partition_path(str(tmp_path), "traces", "events", "2026-11-20")
+    for path in (remote, local):
+        write_parquet_atomic(frame, path)
+    assert read_parquet_table(remote, ["a"]).column("a").to_pylist() == [3, 1, 2]
+
+    # a local file is never read through a Python file object (Arrow's exit-time abort)
+    def no_file_objects(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("local Parquet read through a Python file object")
+
+    monkeypatch.setattr(UPath, "open", no_file_objects)
+    assert read_parquet_table(local).to_pydict() == {"a": [3, 1, 2], "b": ["x", "y", "z"]}
+    with parquet_file(local) as parquet:
+        assert parquet.read_row_group(0, columns=["b"]).column("b").to_pylist() == ["x", "y", "z"]
