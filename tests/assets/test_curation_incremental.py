@@ -113,6 +113,17 @@ def candidate_metadata(result: dg.ExecuteInProcessResult) -> dict[str, object]:
     return {k: v.value for k, v in m.metadata.items()}
 
 
+def text_checks_read(result: dg.ExecuteInProcessResult) -> tuple[int, int]:
+    """Return (files read, files passed before) of the candidate's text checks (all the same)."""
+    counts = {
+        (e.metadata["files_read"].value, e.metadata["files_passed_before"].value)
+        for e in result.get_asset_check_evaluations()
+        if e.check_name in ("matches_contract", "no_unscrubbed_secrets", "independent_pii_scan")
+    }
+    (count,) = counts
+    return count
+
+
 def use_data_dir(monkeypatch: pytest.MonkeyPatch, folder: Path) -> Settings:
     monkeypatch.setenv("DISTILL_DATA_DIR", str(folder))
     return Settings.resolve()
@@ -156,14 +167,19 @@ def test_published_nightly_versions_end_with_the_files_of_a_from_scratch_release
     distill_env: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     nightly = use_data_dir(monkeypatch, tmp_path / "nightly")
-    versions, written, reused = [], [], []
+    versions, written, reused, scanned = [], [], [], []
     for index in range(len(DAYS)):
         land(nightly, index)
-        meta = candidate_metadata(materialize(PUBLISH))
+        result = materialize(PUBLISH)
+        meta = candidate_metadata(result)
         versions.append(latest_published(nightly)[1]["version"])
         written.append(meta["shards_written"])
         reused.append(meta["shards_reused"])
+        scanned.append(text_checks_read(result))
     assert len(set(versions)) == len(DAYS)
+    # the text checks read the files the night wrote; the reused ones passed them before
+    assert scanned == [(len(w), r) for w, r in zip(written, reused, strict=True)]
+    assert scanned[-1] == (3, 5)
     # each night writes the shards of the partitions whose curated files it rewrote (see
     # `test_incremental_nights_equal_a_from_scratch_run_byte_for_byte`) and links the others from
     # the previous version: on the third night sft's day 1 and instruction's days 1 and 2

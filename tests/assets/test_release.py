@@ -10,6 +10,7 @@ import yaml
 
 from distill_assets.contracts.published import CONFIG_FEEDS
 from distill_assets.contracts.release import ReleaseManifest
+from distill_assets.defs.release import checks as release_checks
 from distill_assets.lib.settings import Settings
 from tests.conftest import materialize
 from tests.unit.curation.feeds import feed_frame, feed_row, write_feed
@@ -235,3 +236,48 @@ def test_independent_scan_blocks_what_the_scrubber_misses(distill_env: Settings)
     }
     assert result.asset_materializations_for_node("release__dataset") == []
     assert not repo(distill_env).exists()
+
+
+def test_text_checks_read_only_files_they_did_not_pass_under_the_same_checks(
+    distill_env: Settings, monkeypatch
+) -> None:
+    land_feeds(distill_env, DAY1, 25)
+    first = materialize(SELECTION)
+    listed = len(manifest_of(repo(distill_env) / "latest").files)
+
+    def read_counts(result: dg.ExecuteInProcessResult) -> dict[str, tuple[int, int]]:
+        return {
+            e.check_name: (e.metadata["files_read"].value, e.metadata["files_passed_before"].value)
+            for e in result.get_asset_check_evaluations()
+            if "files_read" in e.metadata
+        }
+
+    text_checks = {"matches_contract", "no_unscrubbed_secrets", "independent_pii_scan"}
+    assert read_counts(first) == dict.fromkeys(text_checks, (listed, 0))
+    # the same candidate again: nothing to read
+    assert read_counts(materialize(SELECTION)) == dict.fromkeys(text_checks, (0, listed))
+    # another version of the checks (a pattern, a detector, a library): everything again
+    monkeypatch.setattr(release_checks, "checks_version", lambda: "another-version")
+    assert read_counts(materialize(SELECTION)) == dict.fromkeys(text_checks, (listed, 0))
+
+    # a new day with a leak the scrubber misses: its file is read and blocks; the old ones not
+    write_feed(
+        distill_env.lake_root,
+        "escalations",
+        "instruction_examples",
+        DAY2,
+        feed_frame(
+            "instruction",
+            [
+                feed_row(
+                    "instruction", "leak", "my ssn is 219 09 9999", source="escalations", group="b"
+                )
+            ],
+        ),
+    )
+    result = run_unchecked(SELECTION)
+    assert not result.success
+    outcome = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
+    assert outcome["independent_pii_scan"] is False
+    assert read_counts(result)["independent_pii_scan"] == (1, listed)
+    assert len(manifest_of(repo(distill_env) / "latest").files) == listed

@@ -10,7 +10,7 @@ import polars as pl
 from upath import UPath
 
 from distill_assets.contracts.published import CONFIG_FEEDS
-from distill_assets.contracts.release import ReleaseManifest
+from distill_assets.contracts.release import ReleaseFile, ReleaseManifest
 from distill_assets.defs.curation.curate import feed_partitions
 from distill_assets.defs.curation.curated import CuratedPartition, stored_partitions
 from distill_assets.defs.curation.funnel import read_funnel
@@ -84,9 +84,15 @@ def read_config_rows(
     folder: UPath, manifest: ReleaseManifest, config: str, columns: list[str] | None = None
 ) -> pl.DataFrame:
     """Read every data file of `config` (optionally only `columns`) with its `split` added."""
+    return read_files_rows(folder, [f for f in manifest.files if f.config == config], columns)
+
+
+def read_files_rows(
+    folder: UPath, files: list[ReleaseFile], columns: list[str] | None = None
+) -> pl.DataFrame:
+    """Read data files of a candidate (optionally only `columns`) with their `split` added."""
     frames = [
         read_parquet(folder / f.path, columns).with_columns(pl.lit(f.split).alias("split"))
-        for f in manifest.files
-        if f.config == config
+        for f in files
     ]
     return pl.concat(frames, how="vertical") if frames else pl.DataFrame()

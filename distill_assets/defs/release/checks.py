@@ -3,23 +3,134 @@
 Each check reads the staged candidate (`release/candidate/` in the lake) and reports what it found
 per config. `release/dataset` is downstream of the candidate, so a failing check stops the run
 before the publish step.
+
+The checks that read the published text (`matches_contract`'s row checks, `no_unscrubbed_secrets`,
+`independent_pii_scan`) remember the data files they passed, by the SHA-256 of the bytes they
+read, in `release/checked_<check>.parquet` with the `checks_version` they ran under (a digest of
+the checks, the scan, the scrubber and their rules and libraries). A night's candidate reuses
+most files of the previous version byte for byte, so only the files the night wrote are read
+again; a change to any check, pattern or detector changes the version and every file is read
+again. A config with a finding remembers none of its files.
 """
 
 import hashlib
+from collections.abc import Callable
+from importlib.metadata import version
+from pathlib import Path
 
 import dagster as dg
 import polars as pl
 import pyarrow.parquet as pq
+from upath import UPath
 
 from distill_assets.contracts.published import published_schema
+from distill_assets.contracts.release import ReleaseFile, ReleaseManifest
+from distill_assets.defs.curation import scrub
 from distill_assets.defs.curation.curated import read_curated
 from distill_assets.defs.curation.scrub import leak_counts, scrubbed_columns
+from distill_assets.defs.release import scan
 from distill_assets.defs.release.assets import CANDIDATE_KEY
-from distill_assets.defs.release.candidate import candidate_dir, read_config_rows, read_manifest
+from distill_assets.defs.release.candidate import (
+    candidate_dir,
+    read_config_rows,
+    read_files_rows,
+    read_manifest,
+)
 from distill_assets.defs.release.layout import DATA_DIR, README, arrow_schema
-from distill_assets.defs.release.scan import scan_frame
 from distill_assets.defs.resources import DistillSettings
+from distill_assets.lib.lake import global_path, read_parquet_table, write_parquet_atomic
+from distill_assets.rules import rules_version
 from distill_assets.rules.curation import SPLIT_BY_GROUP
+
+
+def checks_version() -> str:
+    """Return the version the text checks run under: any change to what they apply changes it.
+
+    A digest of the source of this module, of the scan (`scan.py`) and the scrubber
+    (`curation/scrub.py`), the curation rules' version and the detector libraries' versions.
+    """
+    digest = hashlib.sha256()
+    for module in (__file__, scan.__file__, scrub.__file__):
+        digest.update(Path(module).read_bytes())
+    for library in ("detect-secrets", "phonenumbers"):
+        digest.update(f"{library}=={version(library)}".encode())
+    digest.update(rules_version("curation").encode())
+    return digest.hexdigest()[:16]
+
+
+class PassedFiles:
+    """The data files a text check passed before, under the current `checks_version`."""
+
+    def __init__(self, lake_root: str, check: str) -> None:
+        """Read what `check` remembers (nothing when its table is absent or of another version)."""
+        self.path = global_path(lake_root, "release", f"checked_{check}")
+        self.version = checks_version()
+        self.passed: set[str] = set()
+        if self.path.exists():
+            table = pl.from_arrow(read_parquet_table(self.path))
+            assert isinstance(table, pl.DataFrame)
+            self.passed = set(table.filter(pl.col("checks_version") == self.version)["sha256"])
+        self.remembered = len(self.passed)
+
+    def pending(self, manifest: ReleaseManifest, config: str) -> list[ReleaseFile]:
+        """Return the data files of `config` this check has not passed (listed checksum)."""
+        return [f for f in manifest.files if f.config == config and f.sha256 not in self.passed]
+
+    def add(self, folder: UPath, files: list[ReleaseFile]) -> None:
+        """Remember `files` as passed, by the checksum of their bytes as they are now."""
+        for entry in files:
+            with (folder / entry.path).open("rb") as handle:
+                self.passed.add(hashlib.file_digest(handle, "sha256").hexdigest())
+
+    def save(self, manifest: ReleaseManifest) -> None:
+        """Write what is remembered about files of `manifest`, when it changed (atomically)."""
+        listed = {f.sha256 for f in manifest.files}
+        kept = sorted(self.passed & listed)
+        if len(kept) == self.remembered and set(kept) == self.passed:
+            return
+        write_parquet_atomic(
+            pl.DataFrame(
+                {"checks_version": [self.version] * len(kept), "sha256": kept},
+                schema={"checks_version": pl.String(), "sha256": pl.String()},
+            ),
+            self.path,
+        )
+
+
+def _text_check(
+    settings: DistillSettings,
+    check: str,
+    columns: list[str] | None,
+    failures_of: Callable[[str, pl.DataFrame], dict[str, object] | None],
+) -> dg.AssetCheckResult:
+    """Run a text check over the data files it has not passed yet; remember those that pass.
+
+    `failures_of(config, rows)` returns the failures of a config's unchecked rows (read with
+    `columns`, all when None), or None.
+    """
+    lake_root = settings.resolved().lake_root
+    folder = candidate_dir(lake_root)
+    manifest = read_manifest(folder)
+    memory = PassedFiles(lake_root, check)
+    failures: dict[str, object] = {}
+    read = 0
+    for config in manifest.configs:
+        pending = memory.pending(manifest, config)
+        if not pending:
+            continue
+        read += len(pending)
+        found = failures_of(config, read_files_rows(folder, pending, columns))
+        if found:
+            failures[config] = found
+        else:
+            memory.add(folder, pending)
+    if not failures:
+        memory.save(manifest)
+    return _result(
+        failures,
+        files_read=dg.MetadataValue.int(read),
+        files_passed_before=dg.MetadataValue.int(len(manifest.files) - read),
+    )
 
 
 def _result(failures: dict[str, object], **metadata: object) -> dg.AssetCheckResult:
@@ -69,30 +180,38 @@ def files_match_manifest(settings: DistillSettings) -> dg.AssetCheckResult:
 def matches_contract(settings: DistillSettings) -> dg.AssetCheckResult:
     """Check every data file against its config's published contract.
 
-    Exactly the published columns and types, no null id/source/source_ref/metadata, and quality
-    scores in [0, 1].
+    Exactly the published columns and types (every file's footer), no null
+    id/source/source_ref/metadata, and quality scores in [0, 1] (the rows of the files not
+    passed before, see the module docstring).
     """
     folder = candidate_dir(settings.resolved().lake_root)
     manifest = read_manifest(folder)
-    failures: dict[str, object] = {}
+    schemas: dict[str, object] = {}
     for entry in manifest.files:
         expected = arrow_schema(published_schema(entry.config))
         with (folder / entry.path).open("rb") as handle:
             actual = pq.read_schema(handle).remove_metadata()
         if not actual.equals(expected):
-            failures[entry.path] = {"schema": str(actual), "expected": str(expected)}
-    for config in manifest.configs:
-        rows = read_config_rows(
-            folder, manifest, config, ["id", "source", "source_ref", "metadata", "quality_score"]
-        )
+            schemas[entry.path] = {"schema": str(actual), "expected": str(expected)}
+    if schemas:
+        return _result(schemas)
+
+    def invalid(_config: str, rows: pl.DataFrame) -> dict[str, object] | None:
         bad = rows.filter(
             pl.any_horizontal(pl.col("id", "source", "source_ref", "metadata").is_null())
             | ~pl.col("quality_score").is_between(0.0, 1.0)
             | pl.col("quality_score").is_null()
         )
-        if bad.height:
-            failures[config] = {"invalid_rows": bad.height, "ids": bad["id"].head(5).to_list()}
-    return _result(failures)
+        return (
+            {"invalid_rows": bad.height, "ids": bad["id"].head(5).to_list()} if bad.height else None
+        )
+
+    return _text_check(
+        settings,
+        "matches_contract",
+        ["id", "source", "source_ref", "metadata", "quality_score"],
+        invalid,
+    )
 
 
 @dg.asset_check(asset=CANDIDATE_KEY, blocking=True)
@@ -148,21 +267,16 @@ def groups_within_one_split(settings: DistillSettings) -> dg.AssetCheckResult:
 def no_unscrubbed_secrets(settings: DistillSettings) -> dg.AssetCheckResult:
     """Check that no published text still matches a secret, e-mail or phone pattern.
 
-    The patterns are those scrubbing applies (`rules/curation.py`).
+    The patterns are those scrubbing applies (`rules/curation.py`); files passed before under
+    the same checks version are not read again (module docstring).
     """
-    folder = candidate_dir(settings.resolved().lake_root)
-    manifest = read_manifest(folder)
-    failures: dict[str, object] = {}
-    for config in manifest.configs:
-        rows = read_config_rows(folder, manifest, config)
-        leaks = {
-            kind: n
-            for kind, n in leak_counts(rows, scrubbed_columns(published_schema(config))).items()
-            if n
-        }
-        if leaks:
-            failures[config] = leaks
-    return _result(failures)
+
+    def leaks(config: str, rows: pl.DataFrame) -> dict[str, object] | None:
+        counts = leak_counts(rows, scrubbed_columns(published_schema(config)))
+        found = {kind: n for kind, n in counts.items() if n}
+        return found or None
+
+    return _text_check(settings, "no_unscrubbed_secrets", None, leaks)
 
 
 @dg.asset_check(asset=CANDIDATE_KEY, blocking=True)
@@ -170,21 +284,21 @@ def independent_pii_scan(settings: DistillSettings) -> dg.AssetCheckResult:
     """Scan every published text with detectors independent of the scrubber; any hit blocks.
 
     detect-secrets plugins, phonenumbers and validators (ipaddress, Luhn, SSA, IBAN mod 97) — see
-    `defs/release/scan.py`. Failures name the config, row ids and finding types.
+    `defs/release/scan.py`. Failures name the config, row ids and finding types. Files passed
+    before under the same checks version are not read again (module docstring).
     """
-    folder = candidate_dir(settings.resolved().lake_root)
-    manifest = read_manifest(folder)
-    failures: dict[str, object] = {}
-    for config in manifest.configs:
-        rows = read_config_rows(folder, manifest, config)
-        findings = scan_frame(rows, scrubbed_columns(published_schema(config)))
-        if findings.height:
-            by_type = findings.group_by("type").len().sort("type")
-            failures[config] = {
-                "findings": dict(by_type.iter_rows()),
-                "rows": findings.unique().sort("id", "column", "type").head(20).rows(),
-            }
-    return _result(failures)
+
+    def findings_of(config: str, rows: pl.DataFrame) -> dict[str, object] | None:
+        findings = scan.scan_frame(rows, scrubbed_columns(published_schema(config)))
+        if not findings.height:
+            return None
+        by_type = findings.group_by("type").len().sort("type")
+        return {
+            "findings": dict(by_type.iter_rows()),
+            "rows": findings.unique().sort("id", "column", "type").head(20).rows(),
+        }
+
+    return _text_check(settings, "independent_pii_scan", None, findings_of)
 
 
 @dg.asset_check(asset=CANDIDATE_KEY, blocking=True)
