@@ -18,16 +18,26 @@ record each, to be written to quarantine with `problem_table`) and the other fil
 normally:
 - `unsupported_file`: a file whose name has none of `RAW_SUFFIXES` (`.json`, `.bz2`, notes…);
 - `undecodable_file`: a file that cannot be opened or decompressed (plain text named `.gz`, a
-  truncated archive, compressed bytes in a plain `.jsonl`, unreadable); lines read before the
-  error stay records, the problem is numbered after them;
+  truncated or corrupt archive, compressed bytes in a plain `.jsonl`, unreadable); lines read
+  before the error stay records, the problem is numbered after them. A truncated archive (cut
+  anywhere: Arrow's decoders report `Truncated compressed stream`) keeps every complete line
+  decompressed before its end, exactly as if the file had ended there cleanly, and its problem
+  holds the first `QUARANTINED_PREFIX_BYTES` of the line the end cut (if any) as its raw line.
+  Arrow's decompressing stream drops the whole read that fails, so that block is read again into
+  a zero-filled buffer (the file is decompressed again up to it: only a truncated file pays
+  this): Arrow has copied what it decompressed into the buffer, which ends at the buffer's last
+  non-zero byte (JSON text holds no NUL byte; NULs ending a cut line are not kept). A corrupt
+  archive (a decoder error) loses its failed block: what a decoder gives before it detects the
+  damage can be garbage (a gzip member's CRC is only checked at its end);
 - `too_large`: a line over `rules.raw.MAX_RECORD_BYTES`, skipped without holding it in memory
   (its first bytes are kept as the quarantined raw line).
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import date
 
@@ -73,6 +83,8 @@ _MAGIC = {
 }
 # what opening or decompressing a raw file can raise
 _READ_ERRORS = (OSError, pa.ArrowException, ValueError, EOFError)
+# how Arrow's decompressing stream reports a compressed file that ends inside a stream
+_TRUNCATED = "Truncated compressed stream"
 PROBLEM_SCHEMA = pa.schema(
     [
         ("source", pa.string()),
@@ -305,18 +317,27 @@ class RawLineReader:
         try:
             yield from self._decoded_batches(path, name)
         except _READ_ERRORS as exc:
-            detail = f"{type(exc).__name__}: {exc}".splitlines()[0]
-            self._problem(name, self._next_line, UNDECODABLE_FILE, detail)
+            self._undecodable(name, exc)
+
+    def _undecodable(self, name: str, exc: Exception, cut_line: bytes = b"") -> None:
+        """Record a file that failed to open or decompress after the lines already read."""
+        detail = f"{type(exc).__name__}: {exc}".splitlines()[0]
+        self._problem(
+            name, self._next_line, UNDECODABLE_FILE, detail, cut_line[:QUARANTINED_PREFIX_BYTES]
+        )
 
     def _decoded_batches(self, path: str, name: str) -> Iterator[pa.RecordBatch]:
         carry = b""
         first = True
         skipping: _SkippedLine | None = None
         with _open(path) as stream:
+            blocks = _Blocks(path, stream)
             while True:
-                chunk = stream.read_buffer(BLOCK_BYTES)
-                if first and len(chunk):
-                    _check_magic(path, chunk)
+                try:
+                    chunk = blocks.read()
+                except _READ_ERRORS as exc:
+                    self._undecodable(name, exc, skipping.prefix if skipping else carry)
+                    return
                 if skipping is not None:
                     data, done = skipping.consume(chunk)
                     if not done:
@@ -417,6 +438,58 @@ class RawLineReader:
         return batch, len(ends)
 
 
+class _Blocks:
+    """Read the (decompressed) bytes of a raw file in blocks of `BLOCK_BYTES`.
+
+    A plain file starting like a compressed or archive file raises on the first read. A truncated
+    compressed file gives what its failed read decompressed before the end as its last block
+    (read again, see the module docstring), then raises the error on the next read.
+    """
+
+    def __init__(self, path: str, stream: pa.NativeFile) -> None:
+        """Read `stream`, opened from `path` (opened again to recover a failed read)."""
+        self._path = path
+        self._stream = stream
+        self._compressed = compression_of(path) is not None
+        self._done = 0
+        self._error: Exception | None = None
+
+    def read(self) -> pa.Buffer:
+        """Return the next block (empty at the end of the file)."""
+        if self._error is not None:
+            raise self._error
+        try:
+            block = self._stream.read_buffer(BLOCK_BYTES)
+        except _READ_ERRORS as exc:
+            if not (self._compressed and str(exc).startswith(_TRUNCATED)):
+                raise
+            block = self._read_again(exc)
+            self._error = exc
+        if not self._done and not self._compressed:
+            _check_magic(block)
+        self._done += 1
+        return block
+
+    def _read_again(self, exc: Exception) -> pa.Buffer:
+        """Return what the failed read decompressed before the end (raise `exc` if nothing).
+
+        The file is decompressed again up to the failed block, which is read into a zero-filled
+        buffer: Arrow copies what it decompressed into the buffer before it raises.
+        """
+        block = np.zeros(BLOCK_BYTES, dtype=np.uint8)
+        with _open(self._path) as stream:
+            for _ in range(self._done):
+                stream.read_buffer(BLOCK_BYTES)
+            with contextlib.suppress(*_READ_ERRORS):
+                stream.readinto(block)
+        size = _last_nonzero(block) + 1
+        if not size:
+            raise exc
+        # give back the unused end (in place: a block this large is its own memory mapping)
+        block.resize(size, refcheck=False)
+        return pa.py_buffer(block)
+
+
 class _SkippedLine:
     """A line over the record limit: its size and first bytes, the rest dropped as it is read."""
 
@@ -438,10 +511,8 @@ class _SkippedLine:
         return chunk.slice(end + 1), True
 
 
-def _check_magic(path: str, chunk: pa.Buffer) -> None:
-    """Raise if a file read as plain JSONL starts like a compressed or archive file."""
-    if compression_of(path) is not None:
-        return
+def _check_magic(chunk: pa.Buffer) -> None:
+    """Raise if the first block of a plain JSONL file starts like a compressed or archive file."""
     head = chunk.slice(0, min(8, len(chunk))).to_pybytes()
     for magic, kind in _MAGIC.items():
         if head.startswith(magic):
@@ -464,10 +535,20 @@ def _strip_bom(data: bytes | pa.Buffer) -> bytes | pa.Buffer:
 
 
 def _last_newline(raw: np.ndarray) -> int:
-    r"""Return the position of the last `\n` in `raw`, or -1 (searching backwards in steps)."""
+    r"""Return the position of the last `\n` in `raw`, or -1."""
+    return _search_back(raw, lambda piece: piece == _NEWLINE)
+
+
+def _last_nonzero(raw: np.ndarray) -> int:
+    """Return the position of the last non-zero byte in `raw`, or -1."""
+    return _search_back(raw, lambda piece: piece != 0)
+
+
+def _search_back(raw: np.ndarray, matches: Callable[[np.ndarray], np.ndarray]) -> int:
+    """Return the last position where `matches` holds in `raw`, or -1 (searching in steps)."""
     step = 1 << 16
     for end in range(len(raw), 0, -step):
-        hits = np.flatnonzero(raw[max(0, end - step) : end] == _NEWLINE)
+        hits = np.flatnonzero(matches(raw[max(0, end - step) : end]))
         if len(hits):
             return max(0, end - step) + int(hits[-1])
     return -1

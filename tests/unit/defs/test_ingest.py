@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gzip
+import json
+import zlib
 from pathlib import Path
 
 import polars as pl
@@ -91,3 +94,64 @@ def test_a_duplicate_in_a_later_chunk_names_the_first_record(
             f"conflicts with revisions/{DAY}/a.jsonl:1 (first occurrence kept)",
         ),
     ]
+
+
+def _escalation_lines(file: str) -> list[str]:
+    return [
+        json.dumps(
+            {
+                "query": f"{file} q{i}",
+                "claude_response": f"r{i} " * 50,
+                "timestamp": f"{DAY}T00:00:00Z",
+            }
+        )
+        for i in range(2000)
+    ]
+
+
+def test_a_truncated_archive_keeps_the_records_before_the_damage(tmp_path: Path) -> None:
+    folder = tmp_path / "escalations" / DAY
+    folder.mkdir(parents=True)
+    a_lines, b_lines = _escalation_lines("a"), _escalation_lines("b")
+    a_text, b_text = (
+        "".join(f"{line}\n" for line in lines).encode() for lines in (a_lines, b_lines)
+    )
+    # a gzip member of lines 1-1200 and 40 bytes of line 1201, then the header of the next one cut
+    cut = sum(len(line) + 1 for line in a_lines[:1200]) + 40
+    (folder / "a.jsonl.gz").write_bytes(
+        gzip.compress(a_text[:cut], mtime=0) + gzip.compress(a_text[cut:], mtime=0)[:4]
+    )
+    # one gzip member cut in its data (8,000 of ~17,200 bytes), inside the first 32 MiB block; what
+    # it decompresses to is what zlib, the reference decoder, gives (940 lines and 16 bytes here)
+    b_data = gzip.compress(b_text, mtime=0)[:8000]
+    (folder / "b.jsonl.gz").write_bytes(b_data)
+    b_decompressed = zlib.decompressobj(31).decompress(b_data)
+    b_kept = b_decompressed.count(b"\n")
+    b_cut = b_decompressed[b_decompressed.rfind(b"\n") + 1 :].decode()
+    assert 0 < b_kept < len(b_lines)
+    bronze, quarantine, reasons = _ingest("escalations", tmp_path)
+    assert reasons == {"undecodable_file": 2}
+    assert bronze.group_by("source_file").len().sort("source_file").rows() == [
+        (f"escalations/{DAY}/a.jsonl.gz", 1200),
+        (f"escalations/{DAY}/b.jsonl.gz", b_kept),
+    ]
+    assert quarantine.select("source_file", "line_no", "reason", "detail", "raw_line").rows() == [
+        (
+            f"escalations/{DAY}/a.jsonl.gz",
+            1201,
+            "undecodable_file",
+            "OSError: Truncated compressed stream",
+            a_lines[1200][:40],
+        ),
+        (
+            f"escalations/{DAY}/b.jsonl.gz",
+            b_kept + 1,
+            "undecodable_file",
+            "OSError: Truncated compressed stream",
+            b_cut,
+        ),
+    ]
+    # the reconcile check reads the files with the same reader: raw = bronze + quarantine
+    raw = ingest.count_raw_records(list_raw_files(str(tmp_path), "escalations", DAY)).records
+    assert raw == bronze.height + quarantine.height == 1201 + b_kept + 1
+    assert b_lines[b_kept].startswith(b_cut)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import zlib
 from datetime import date
 from pathlib import Path
 
@@ -191,3 +192,163 @@ def test_records_over_the_limit_are_skipped_as_too_large(
     assert reader.stats.problems[0].detail == "record of 512 bytes over the 100-byte limit"
     assert reader.stats.problems[0].raw_line == huge
     assert (reader.stats.records, reader.stats.blank_lines) == (4, 0)
+
+
+# a 40-line file (line 5 blank) of 20 to 61 bytes a line: 1,596 bytes, 7 blocks of 256 bytes
+# (line 31 starts at byte 1,176, in the fifth block)
+DAMAGED_LINES = [
+    "" if n == 5 else f'{{"n": {n}, "text": "{"x" * (n % 9 * 5)}"}}' for n in range(1, 41)
+]
+DAMAGED_TEXT = "".join(f"{line}\n" for line in DAMAGED_LINES).encode()
+SUFFIXES = {"gzip": ".jsonl.gz", "zstd": ".jsonl.zst", "lz4": ".jsonl.lz4"}
+
+
+def _compressed(data: bytes, codec: str) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.CompressedOutputStream(sink, codec) as out:
+        out.write(data)
+    return sink.getvalue().to_pybytes()
+
+
+def _damaged_at(cut: int, codec: str) -> bytes:
+    """A file that decompresses to exactly `DAMAGED_TEXT[:cut]`, then is truncated.
+
+    The text up to `cut` is one complete stream (gzip member, zstd or LZ4 frame); it is followed
+    by the first 4 bytes of the stream of the rest, whose header is cut, so nothing after `cut`
+    decompresses.
+    """
+    return _compressed(DAMAGED_TEXT[:cut], codec) + _compressed(DAMAGED_TEXT[cut:], codec)[:4]
+
+
+def _offset(line_no: int, within: int) -> int:
+    """The byte offset of `within` bytes into line `line_no` of `DAMAGED_TEXT`."""
+    return sum(len(line) + 1 for line in DAMAGED_LINES[: line_no - 1]) + within
+
+
+# truncation point -> (line cut by the damage, bytes of it decompressed)
+TRUNCATIONS = {
+    "at_the_start": (1, 0),
+    "first_block_mid_line": (2, 9),
+    "first_block_line_end": (4, 0),
+    "first_block_after_a_blank_line": (6, 3),
+    "several_blocks_mid_line": (31, 17),
+    "several_blocks_line_end": (31, 0),
+    # byte 1,024: the end of the fourth block, the failed read decompresses nothing
+    "at_a_block_end": (26, 28),
+    "last_line_unterminated": (40, len(DAMAGED_LINES[39])),
+}
+
+
+@pytest.mark.parametrize("point", sorted(TRUNCATIONS))
+@pytest.mark.parametrize("codec", sorted(SUFFIXES))
+def test_a_truncated_archive_keeps_every_line_before_the_damage(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, codec: str, point: str
+) -> None:
+    monkeypatch.setattr(rawfiles, "BLOCK_BYTES", 256)
+    cut_line, within = TRUNCATIONS[point]
+    name = f"a{SUFFIXES[codec]}"
+    (tmp_path / name).write_bytes(_damaged_at(_offset(cut_line, within), codec))
+    reader = RawLineReader([str(tmp_path / name)], root=str(tmp_path))
+    table = read_all(reader)
+    kept = [n for n in range(1, cut_line) if n != 5]
+    assert table["line_no"].to_pylist() == kept
+    assert table["line"].to_pylist() == [DAMAGED_LINES[n - 1] for n in kept]
+    assert table["is_last_line"].to_pylist() == [n == kept[-1] for n in kept]
+    assert reader.stats.problems == [
+        rawfiles.RawProblem(
+            name,
+            cut_line,
+            "undecodable_file",
+            "OSError: Truncated compressed stream",
+            DAMAGED_LINES[cut_line - 1][:within],
+        )
+    ]
+    assert (reader.stats.records, reader.stats.blank_lines) == (
+        len(kept) + 1,
+        int(cut_line > 5),
+    )
+    assert reader.stats.per_file == {name: len(kept) + 1}
+
+
+@pytest.mark.parametrize("codec", sorted(SUFFIXES))
+def test_the_same_file_ending_cleanly_gives_the_same_lines(tmp_path: Path, codec: str) -> None:
+    cut = _offset(31, 0)
+    (tmp_path / "clean").mkdir()
+    (tmp_path / "damaged").mkdir()
+    name = f"a{SUFFIXES[codec]}"
+    (tmp_path / "clean" / name).write_bytes(_compressed(DAMAGED_TEXT[:cut], codec))
+    (tmp_path / "damaged" / name).write_bytes(_damaged_at(cut, codec))
+    clean, damaged = (
+        RawLineReader([str(tmp_path / kind / name)], root=str(tmp_path / kind))
+        for kind in ("clean", "damaged")
+    )
+    clean_rows, damaged_rows = read_all(clean).to_pylist(), read_all(damaged).to_pylist()
+    assert len(damaged_rows) == 29
+    assert damaged_rows == clean_rows
+    assert (clean.stats.problems, _problems(damaged)) == ([], [(name, 31, "undecodable_file")])
+    assert damaged.stats.records == clean.stats.records + 1
+
+
+def test_a_line_over_the_limit_cut_by_the_damage_is_the_problem(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(rawfiles, "BLOCK_BYTES", 16)
+    huge = '{"text": "' + "y" * 500 + '"}'
+    text = f'{{"a": 1}}\n{huge}\n'.encode()
+    (tmp_path / "a.jsonl.gz").write_bytes(
+        _compressed(text[:400], "gzip") + _compressed(text[400:], "gzip")[:4]
+    )
+    reader = RawLineReader([str(tmp_path / "a.jsonl.gz")], root=str(tmp_path), max_record_bytes=100)
+    table = read_all(reader)
+    assert table["line"].to_pylist() == ['{"a": 1}']
+    assert reader.stats.problems == [
+        rawfiles.RawProblem(
+            "a.jsonl.gz",
+            2,
+            "undecodable_file",
+            "OSError: Truncated compressed stream",
+            huge[:391],
+        )
+    ]
+    assert reader.stats.records == 2
+
+
+@pytest.mark.parametrize("codec", sorted(SUFFIXES))
+def test_a_stream_truncated_in_its_data_keeps_what_decompressed(tmp_path: Path, codec: str) -> None:
+    lines = [f'{{"n": {n}, "text": "{"word " * (n % 50)}"}}' for n in range(1, 20001)]
+    data = _compressed("".join(f"{line}\n" for line in lines).encode(), codec)
+    name = f"a{SUFFIXES[codec]}"
+    (tmp_path / name).write_bytes(data[: len(data) // 2])
+    reader = RawLineReader([str(tmp_path / name)], root=str(tmp_path))
+    table = read_all(reader)
+    kept = table.num_rows
+    assert table["line_no"].to_pylist() == list(range(1, kept + 1))
+    assert table["line"].to_pylist() == lines[:kept]
+    [problem] = reader.stats.problems
+    assert (problem.line_no, problem.reason) == (kept + 1, "undecodable_file")
+    assert lines[kept].startswith(problem.raw_line)
+    # half the stream decompresses to about half the lines (every whole codec block before the cut)
+    assert len(lines) // 3 < kept < len(lines) // 3 * 2
+    if codec == "gzip":
+        # exactly what zlib (the reference decoder) decompresses from the same bytes
+        text = zlib.decompressobj(31).decompress(data[: len(data) // 2])
+        assert kept == text.count(b"\n")
+        assert problem.raw_line == text[text.rfind(b"\n") + 1 :].decode()
+
+
+def test_a_corrupt_archive_keeps_no_line_of_its_failed_block(tmp_path: Path) -> None:
+    lines = [f'{{"n": {n}, "text": "{"word " * (n % 50)}"}}' for n in range(1, 20001)]
+    # zlib decodes the damaged member to the end (7,422 garbled lines parse as JSON), then fails
+    # its CRC: the one block it is read in is dropped
+    data = _corrupt(_compressed("".join(f"{line}\n" for line in lines).encode(), "gzip"))
+    (tmp_path / "a.jsonl.gz").write_bytes(data)
+    reader = RawLineReader([str(tmp_path / "a.jsonl.gz")], root=str(tmp_path))
+    assert read_all(reader).num_rows == 0
+    assert reader.stats.problems == [
+        rawfiles.RawProblem(
+            "a.jsonl.gz",
+            1,
+            "undecodable_file",
+            "OSError: zlib inflate failed: incorrect data check",
+        )
+    ]
