@@ -32,7 +32,7 @@ QUICK_ROWS_PER_DAY = 500
 WORDS = 150
 VOCABULARY = 50_000
 SEED = 13
-REPEATS = 3
+REPEATS = 5
 
 
 def day_name(index: int) -> str:
