@@ -203,28 +203,37 @@ def test_a_failing_blocking_check_stops_the_publish(distill_env: Settings) -> No
     assert files(repo(distill_env)) == published
 
 
-def test_independent_scan_blocks_what_the_scrubber_misses(distill_env: Settings) -> None:
+def land_ssn_leak(settings: Settings, day: str, *others: dict[str, object]) -> None:
+    """Land an instruction row whose SSN (with spaces) only the independent scan catches."""
     # an SSN written with spaces is outside the scrubber's (dashed) pattern on purpose
+    leak = feed_row("instruction", "leak", "my ssn is 219 09 9999", source="escalations", group="b")
     write_feed(
-        distill_env.lake_root,
+        settings.lake_root,
         "escalations",
         "instruction_examples",
+        day,
+        feed_frame("instruction", [*others, leak]),
+    )
+
+
+def blocked_by_the_independent_scan(result: dg.ExecuteInProcessResult) -> bool:
+    """Return whether the run failed with only the independent PII scan failing of the two."""
+    outcome = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
+    return (
+        not result.success
+        and outcome["independent_pii_scan"] is False
+        and (outcome["no_unscrubbed_secrets"] is True)
+    )
+
+
+def test_independent_scan_blocks_what_the_scrubber_misses(distill_env: Settings) -> None:
+    land_ssn_leak(
+        distill_env,
         DAY1,
-        feed_frame(
-            "instruction",
-            [
-                feed_row("instruction", "ok", "a plain question", source="escalations", group="a"),
-                feed_row(
-                    "instruction", "leak", "my ssn is 219 09 9999", source="escalations", group="b"
-                ),
-            ],
-        ),
+        feed_row("instruction", "ok", "a plain question", source="escalations", group="a"),
     )
     result = run_unchecked(SELECTION)
-    assert not result.success
-    outcome = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
-    assert outcome["independent_pii_scan"] is False
-    assert outcome["no_unscrubbed_secrets"] is True
+    assert blocked_by_the_independent_scan(result)
     failed = next(
         e for e in result.get_asset_check_evaluations() if e.check_name == "independent_pii_scan"
     )
@@ -261,23 +270,8 @@ def test_text_checks_read_only_files_they_did_not_pass_under_the_same_checks(
     assert read_counts(materialize(SELECTION)) == dict.fromkeys(text_checks, (listed, 0))
 
     # a new day with a leak the scrubber misses: its file is read and blocks; the old ones not
-    write_feed(
-        distill_env.lake_root,
-        "escalations",
-        "instruction_examples",
-        DAY2,
-        feed_frame(
-            "instruction",
-            [
-                feed_row(
-                    "instruction", "leak", "my ssn is 219 09 9999", source="escalations", group="b"
-                )
-            ],
-        ),
-    )
+    land_ssn_leak(distill_env, DAY2)
     result = run_unchecked(SELECTION)
-    assert not result.success
-    outcome = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
-    assert outcome["independent_pii_scan"] is False
+    assert blocked_by_the_independent_scan(result)
     assert read_counts(result)["independent_pii_scan"] == (1, listed)
     assert len(manifest_of(repo(distill_env) / "latest").files) == listed
