@@ -79,31 +79,6 @@ def lsh_keys(vectors: np.ndarray, bands: int, bits: int) -> np.ndarray:
     return band_signs(vectors, hyperplanes(vectors.shape[1], bands * bits), bands, bits)
 
 
-def lsh_pairs(
-    vectors: np.ndarray,
-    cosine: float,
-    bands: int,
-    bits: int,
-    *,
-    keys: np.ndarray | None = None,
-    members: np.ndarray | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Return `(a, b)`, `a < b`: members linked to the first member of each band bucket they share.
-
-    Linking to the bucket's first member (not to every member) keeps the work linear however
-    large a bucket is; a link is kept only when its exact cosine passes the threshold. `keys` are
-    the rows' `lsh_keys` when already known (computed here otherwise). `members`: member i is row
-    `members[i]` of `vectors` and `keys` (default: every row, in order); no vector is copied.
-    """
-    members = np.arange(len(vectors)) if members is None else members
-    keys = lsh_keys(vectors, bands, bits) if keys is None else keys
-    nonzero = np.flatnonzero(np.abs(vectors).sum(axis=1) > 0)
-    linked = np.flatnonzero(np.isin(members, nonzero, assume_unique=True))
-    a, b = bucket_links(linked, keys[members[linked]])
-    similar = verified(vectors, members[a], members[b], cosine)
-    return a[similar], b[similar]
-
-
 def bound_parts(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Return each row's head (its first `BOUND_DIMS` dimensions, contiguous) and tail norm.
 
@@ -114,12 +89,6 @@ def bound_parts(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return np.ascontiguousarray(vectors), np.zeros(len(vectors), dtype=vectors.dtype)
     head = np.ascontiguousarray(vectors[:, :BOUND_DIMS])
     return head, np.linalg.norm(vectors[:, BOUND_DIMS:], axis=1)
-
-
-def verified(vectors: np.ndarray, a: np.ndarray, b: np.ndarray, cosine: float) -> np.ndarray:
-    """Return whether each link `(a[i], b[i])` of rows of `vectors` has cosine > `cosine`."""
-    head, tail = bound_parts(vectors)
-    return verified_by_bound(head, tail, a, b, cosine, fetch=vectors.__getitem__)
 
 
 def verified_by_bound(
@@ -168,19 +137,54 @@ def similar_pairs(
     exact_limit: int,
     bands: int,
     bits: int,
-    keys: np.ndarray | None = None,
-    members: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Return pairs of members (unit rows of `vectors`) whose cosine exceeds `cosine`.
+    """Return pairs of rows of `vectors` (unit rows) whose cosine exceeds `cosine`.
 
-    `members`: member i is row `members[i]` (default: every row, in order); pairs are member
-    indexes. Exact search up to `exact_limit` members, LSH with exact verification above it
-    (`keys`: the rows' `lsh_keys`, if already known). Zero rows (no text) pair with nothing.
+    Exact search up to `exact_limit` rows, LSH with exact verification above it
+    (`member_pairs` over every row, all held in memory). Zero rows (no text) pair with nothing.
     """
-    members = np.arange(len(vectors)) if members is None else members
+    head, tail = bound_parts(vectors)
+    return member_pairs(
+        cosine,
+        exact_limit=exact_limit,
+        members=np.arange(len(vectors)),
+        keys=lsh_keys(vectors, bands, bits),
+        head=head,
+        tail=tail,
+        fetch=vectors.__getitem__,
+    )
+
+
+def member_pairs(
+    cosine: float,
+    *,
+    exact_limit: int,
+    members: np.ndarray,
+    keys: np.ndarray,
+    head: np.ndarray,
+    tail: np.ndarray,
+    fetch: Callable[[np.ndarray], np.ndarray],
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return pairs `(a, b)` of members whose vectors' cosine exceeds `cosine` (member indexes).
+
+    Member i is row `members[i]`; of every row, `keys` are its `lsh_keys`, `head` and `tail` its
+    `bound_parts`, and `fetch(rows)` returns the full vectors of sorted distinct rows, so the
+    vectors need not all be in memory. Up to `exact_limit` members every pair is compared
+    exactly; above it, members are linked to the first member of each band bucket they share
+    (not to every member: linear however large a bucket is) and a link is kept only when its
+    exact cosine passes (`verified_by_bound`). Zero rows (no text) pair with nothing.
+    """
     if len(members) < 2:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty
     if len(members) <= exact_limit:
-        return exact_pairs(vectors[members], cosine)
-    return lsh_pairs(vectors, cosine, bands, bits, keys=keys, members=members)
+        order = np.argsort(members, kind="stable")
+        fetched = fetch(members[order])
+        vectors = np.empty(fetched.shape, fetched.dtype)
+        vectors[order] = fetched
+        return exact_pairs(vectors, cosine)
+    nonzero = (tail > 0) | head.any(axis=1)
+    linked = np.flatnonzero(nonzero[members])
+    a, b = bucket_links(linked, keys[members[linked]])
+    similar = verified_by_bound(head, tail, members[a], members[b], cosine, fetch=fetch)
+    return a[similar], b[similar]

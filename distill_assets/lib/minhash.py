@@ -409,27 +409,6 @@ def shingled(sig: np.ndarray) -> np.ndarray:
     return sig[:, 0] != _EMPTY
 
 
-def candidate_links(
-    sig: np.ndarray,
-    bands: int,
-    rows: int,
-    keys: np.ndarray | None = None,
-    members: np.ndarray | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Return links `(a, b)`, `a < b`: each document to the first document of each bucket it is in.
-
-    A bucket is one band's key; documents without shingles take part in no bucket. `keys`: the
-    rows' `band_keys(sig, bands, rows)`, when already known (computed here otherwise).
-    `members`: document i is row `members[i]` of `sig` and `keys` (default: document i is row i),
-    so a subset in any order is linked without copying its signatures.
-    """
-    members = np.arange(sig.shape[0]) if members is None else members
-    valid = np.flatnonzero(shingled(sig[members, :1]))
-    chosen = members[valid]
-    valid_keys = band_keys(sig[chosen], bands, rows) if keys is None else keys[chosen]
-    return bucket_links(valid, valid_keys)
-
-
 def gather_pairs(
     fetch: Callable[[np.ndarray], np.ndarray], a: np.ndarray, b: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -470,20 +449,33 @@ def components(nodes: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def near_duplicate_components(
-    sig: np.ndarray,
-    bands: int,
-    rows: int,
-    threshold: float,
-    *,
-    keys: np.ndarray | None = None,
-    members: np.ndarray | None = None,
+    sig: np.ndarray, bands: int, rows: int, threshold: float
 ) -> np.ndarray:
     """Return the component label of every document: linked when estimated Jaccard ≥ threshold.
 
-    `keys`: the rows' `band_keys`, when already known (e.g. stored with the signatures);
-    `members`: the rows that are the documents, in document order (default: every row).
+    `near_components` over every row of `sig`, all held in memory.
     """
-    members = np.arange(sig.shape[0]) if members is None else members
-    a, b = candidate_links(sig, bands, rows, keys, members)
-    keep = estimated_jaccard(sig, members[a], members[b]) >= threshold
+    return near_components(
+        shingled(sig), band_keys(sig, bands, rows), np.arange(len(sig)), sig.__getitem__, threshold
+    )
+
+
+def near_components(
+    has_shingles: np.ndarray,
+    keys: np.ndarray,
+    members: np.ndarray,
+    fetch: Callable[[np.ndarray], np.ndarray],
+    threshold: float,
+) -> np.ndarray:
+    """Return the near-duplicate component label of each member (member i is row `members[i]`).
+
+    Of every row, `has_shingles` says whether it has a shingle (`shingled`) and `keys` are its
+    `band_keys`; `fetch(rows)` returns the signatures of sorted distinct rows. Members sharing a
+    band bucket are linked to its first member (a document without shingles is in no bucket)
+    when their estimated Jaccard reaches `threshold`; only the linked rows' signatures are read.
+    """
+    valid = np.flatnonzero(has_shingles[members])
+    a, b = bucket_links(valid, keys[members[valid]])
+    sig, left, right = gather_pairs(fetch, members[a], members[b])
+    keep = estimated_jaccard(sig, left, right) >= threshold
     return components(len(members), a[keep], b[keep])

@@ -19,14 +19,8 @@ import numpy as np
 import polars as pl
 
 from distill_assets.defs.curation.splits import assign_splits
-from distill_assets.lib.cosine_lsh import exact_pairs, lsh_keys, verified_by_bound
-from distill_assets.lib.minhash import (
-    band_keys,
-    bucket_links,
-    components,
-    estimated_jaccard,
-    gather_pairs,
-)
+from distill_assets.lib.cosine_lsh import lsh_keys, member_pairs
+from distill_assets.lib.minhash import band_keys, components, near_components
 from distill_assets.rules.curation import (
     BELOW_THRESHOLD,
     CONTAMINATED,
@@ -157,11 +151,6 @@ class RowVectors:
         """Return the full vectors (`signature` or `embedding`) of sorted distinct `rows`."""
         return self.source.fetch(column, self.source_rows[rows])
 
-    @property
-    def embedded(self) -> np.ndarray:
-        """Return whether each row has a non-zero embedding (a row without text has none)."""
-        return (self.embedding_tail > 0) | self.embedding_head.any(axis=1)
-
 
 def near_keys(signatures: np.ndarray) -> np.ndarray:
     """Return the near-duplicate LSH band keys of MinHash signatures (the rules' bands and rows)."""
@@ -174,49 +163,32 @@ def semantic_keys(embeddings: np.ndarray) -> np.ndarray:
 
 
 def near_labels(vectors: RowVectors, members: np.ndarray) -> np.ndarray:
-    """Return the near-duplicate component label of each member (rows `members`, in order).
-
-    As `lib.minhash.near_duplicate_components` over the members' signatures: members sharing a
-    band bucket are linked to its first member when their estimated Jaccard reaches the rules'
-    minimum, reading the signatures of the linked rows only.
-    """
-    valid = np.flatnonzero(vectors.shingled[members])
-    a, b = bucket_links(valid, vectors.band_keys[members[valid]])
-    sig, left, right = gather_pairs(
-        lambda rows: vectors.fetch("signature", rows), members[a], members[b]
+    """Return the near-duplicate component label of each member (rows `members`, in order)."""
+    return near_components(
+        vectors.shingled,
+        vectors.band_keys,
+        members,
+        lambda rows: vectors.fetch("signature", rows),
+        NEAR_DUPLICATE_MIN_ESTIMATE,
     )
-    keep = estimated_jaccard(sig, left, right) >= NEAR_DUPLICATE_MIN_ESTIMATE
-    return components(len(members), a[keep], b[keep])
 
 
 def semantic_links(vectors: RowVectors, members: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Return links `(a, b)` between members whose embeddings have cosine > the rules' threshold.
 
-    Exact nearest-neighbour search for up to `SEMANTIC_EXACT_LIMIT` members (their embeddings
-    fetched), random-hyperplane LSH above (`lib.cosine_lsh`, as `similar_pairs`): candidates
-    are screened by the stored bound parts and only those that may pass are fetched and checked
-    exactly. `a, b` are member indexes.
+    Exact nearest-neighbour search for up to `SEMANTIC_EXACT_LIMIT` members, random-hyperplane
+    LSH with exact verification above (`lib.cosine_lsh.member_pairs`, screened by the stored
+    bound parts). `a, b` are member indexes.
     """
-    if len(members) < 2:
-        empty = np.zeros(0, dtype=np.int64)
-        return empty, empty
-    if len(members) <= SEMANTIC_EXACT_LIMIT:
-        order = np.argsort(members, kind="stable")
-        fetched = vectors.fetch("embedding", members[order])
-        embeddings = np.empty(fetched.shape, fetched.dtype)
-        embeddings[order] = fetched
-        return exact_pairs(embeddings, SEMANTIC_DUPLICATE_COSINE)
-    linked = np.flatnonzero(vectors.embedded[members])
-    a, b = bucket_links(linked, vectors.semantic_keys[members[linked]])
-    similar = verified_by_bound(
-        vectors.embedding_head,
-        vectors.embedding_tail,
-        members[a],
-        members[b],
+    return member_pairs(
         SEMANTIC_DUPLICATE_COSINE,
+        exact_limit=SEMANTIC_EXACT_LIMIT,
+        members=members,
+        keys=vectors.semantic_keys,
+        head=vectors.embedding_head,
+        tail=vectors.embedding_tail,
         fetch=lambda rows: vectors.fetch("embedding", rows),
     )
-    return a[similar], b[similar]
 
 
 def decide(keys: pl.DataFrame, vectors: RowVectors, fuzzy: bool = True) -> Decisions:

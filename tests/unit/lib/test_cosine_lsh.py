@@ -1,6 +1,12 @@
 import numpy as np
 
-from distill_assets.lib.cosine_lsh import hyperplanes, similar_pairs
+from distill_assets.lib.cosine_lsh import (
+    bound_parts,
+    hyperplanes,
+    lsh_keys,
+    member_pairs,
+    similar_pairs,
+)
 
 
 def unit(rows: np.ndarray) -> np.ndarray:
@@ -35,12 +41,28 @@ def test_members_are_searched_by_row_index_like_copied_rows():
     members = np.array(sorted({i for pair in expected for i in pair} | {650, 3, 70}, reverse=True))
     by_member = {members[i]: i for i in range(len(members))}
     want = {tuple(sorted((by_member[x], by_member[y]))) for x, y in expected}
+    head, tail = bound_parts(vectors)
+    keys = lsh_keys(vectors, 12, 16)
     for limit in (10_000, 10):  # exact, then LSH
-        copied = similar_pairs(vectors[members], 0.99, exact_limit=limit, bands=12, bits=16)
-        indexed = similar_pairs(
-            vectors, 0.99, exact_limit=limit, bands=12, bits=16, members=members
+        fetched = []
+
+        def fetch(rows, fetched=fetched):
+            fetched.extend(rows.tolist())
+            return vectors[rows]
+
+        a, b = member_pairs(
+            0.99,
+            exact_limit=limit,
+            members=members,
+            keys=keys,
+            head=head,
+            tail=tail,
+            fetch=fetch,
         )
-        for a, b in (copied, indexed):
-            found = {(min(x, y), max(x, y)) for x, y in zip(a.tolist(), b.tolist(), strict=True)}
-            assert found == want, limit
-        assert np.array_equal(np.sort(copied[0]), np.sort(indexed[0])), limit
+        found = {(min(x, y), max(x, y)) for x, y in zip(a.tolist(), b.tolist(), strict=True)}
+        assert found == want, limit
+        copied = similar_pairs(vectors[members], 0.99, exact_limit=limit, bands=12, bits=16)
+        assert np.array_equal(np.sort(copied[0]), np.sort(a)), limit
+        # LSH reads the full vectors of the rows whose bound may pass only: the twins
+        if limit == 10:
+            assert sorted(fetched) == sorted(i for pair in expected for i in pair)

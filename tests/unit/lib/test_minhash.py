@@ -7,8 +7,10 @@ from distill_assets.lib.minhash import (
     band_keys,
     components,
     estimated_jaccard,
+    near_components,
     near_duplicate_components,
     shingle_hashes,
+    shingled,
     text_signatures,
     word_hashes,
 )
@@ -87,18 +89,22 @@ def test_near_duplicates_cluster_and_distinct_texts_do_not():
     sig = text_signatures(pl.Series(texts), SHINGLE_WORDS, MINHASH_BINS)
     labels = near_duplicate_components(sig, LSH_BANDS, LSH_ROWS, 0.75)
     assert labels.tolist() == [0, 0, 2, 3]
-    # band keys computed once (stored with the products) give the same clusters, an empty
-    # document included
+    # members by row index, with stored keys and fetched signatures, cluster like copied rows
     sig = np.vstack([sig, text_signatures(pl.Series([""]), SHINGLE_WORDS, MINHASH_BINS)])
     keys = band_keys(sig, LSH_BANDS, LSH_ROWS)
-    stored = near_duplicate_components(sig, LSH_BANDS, LSH_ROWS, 0.75, keys=keys)
-    assert stored.tolist() == [0, 0, 2, 3, 4]
-    # a subset in another order, by row index, clusters like the copied rows
     members = np.array([4, 1, 3, 0])
+    fetched = []
+
+    def fetch(rows):
+        fetched.append(rows.tolist())
+        return sig[rows]
+
+    labels = near_components(shingled(sig), keys, members, fetch, 0.75)
+    assert labels.tolist() == [0, 1, 2, 1]
     assert np.array_equal(
-        near_duplicate_components(sig, LSH_BANDS, LSH_ROWS, 0.75, keys=keys, members=members),
-        near_duplicate_components(sig[members], LSH_BANDS, LSH_ROWS, 0.75),
+        labels, near_duplicate_components(sig[members], LSH_BANDS, LSH_ROWS, 0.75)
     )
+    assert fetched == [[0, 1]]  # only the rows of candidate links are read
 
 
 def test_threads_sign_slices_to_the_same_signatures(monkeypatch):
