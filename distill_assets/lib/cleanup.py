@@ -23,6 +23,8 @@ from pathlib import Path
 
 from upath import UPath
 
+from distill_assets.lib.lake import is_remote
+
 WORKDIR_PREFIX = "distill-"
 ORPHAN_MIN_AGE_SECONDS = 600
 _WORKDIR = re.compile(r"^distill-(\d+)-")
@@ -56,7 +58,7 @@ def remove_orphaned_workdirs(root: str | None = None) -> list[str]:
 def remove_orphans(root: str, min_age_seconds: float = ORPHAN_MIN_AGE_SECONDS) -> list[str]:
     """Remove orphaned `.…<hex>.tmp`/`.old` files and folders under a local root; return them."""
     location = UPath(root)
-    if location.protocol not in ("", "file", "local") or not Path(location.path).is_dir():
+    if is_remote(location) or not Path(location.path).is_dir():
         return []
     cutoff = time.time() - min_age_seconds
     removed = []

@@ -70,9 +70,13 @@ def scan_partition(lake_root: str, source: str, table: str, partition: str) -> p
     return pl.scan_parquet(str(partition_path(lake_root, source, table, partition)))
 
 
+# the protocols of the local filesystem (any other is object storage)
+LOCAL_PROTOCOLS = ("", "file", "local")
+
+
 def is_remote(path: UPath) -> bool:
     """Return whether `path` is on object storage (not the local filesystem)."""
-    return path.protocol not in ("", "file", "local")
+    return path.protocol not in LOCAL_PROTOCOLS
 
 
 @contextmanager
@@ -96,7 +100,7 @@ def _temporary_sibling(path: UPath) -> UPath:
 
 
 def _publish(tmp: UPath, path: UPath) -> None:
-    if tmp.protocol in ("", "file", "local"):
+    if not is_remote(tmp):
         os.replace(tmp.path, path.path)
     else:
         tmp.fs.mv(tmp.path, path.path)
@@ -140,7 +144,7 @@ def write_parquet_atomic(
 def move_into_place(staged: Path, path: UPath) -> None:
     """Move a Parquet file an asset wrote locally (e.g. by DuckDB COPY) atomically to `path`."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    if path.protocol in ("", "file", "local"):
+    if not is_remote(path):
         tmp = _temporary_sibling(path)
         os.replace(staged, tmp.path) if _same_device(staged, Path(tmp.path)) else _copy(staged, tmp)
         os.replace(tmp.path, path.path)

@@ -47,6 +47,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from upath import UPath
 
+from distill_assets.lib.lake import is_remote
 from distill_assets.rules.raw import MAX_RECORD_BYTES, QUARANTINED_PREFIX_BYTES
 
 RAW_SUFFIXES: dict[str, str | None] = {
@@ -523,7 +524,7 @@ def _open(path: str) -> pa.NativeFile:
     """Open a raw file as an Arrow stream (native I/O for local files, fsspec otherwise)."""
     codec = compression_of(path)
     location = UPath(path)
-    if location.protocol in ("", "file", "local"):
+    if not is_remote(location):
         return pa.input_stream(location.path, compression=codec)
     return pa.input_stream(fsspec.open(path, "rb").open(), compression=codec)
 

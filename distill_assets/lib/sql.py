@@ -14,6 +14,7 @@ from pathlib import Path
 import duckdb
 from upath import UPath
 
+from distill_assets.lib.lake import is_remote
 from distill_assets.lib.settings import Settings
 
 
@@ -61,5 +62,5 @@ def register_lake_filesystem(con: duckdb.DuckDBPyConnection) -> None:
     instead. A local lake needs nothing.
     """
     root = UPath(Settings.resolve().lake_root)
-    if root.protocol not in ("", "file", "local"):
+    if is_remote(root):
         con.register_filesystem(root.fs)

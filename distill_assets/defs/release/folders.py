@@ -20,13 +20,7 @@ from pathlib import Path
 from upath import UPath
 
 from distill_assets.defs.release.layout import link_or_copy
-
-LOCAL_PROTOCOLS = ("", "file", "local")
-
-
-def is_local(path: UPath) -> bool:
-    """Return whether `path` is on the local filesystem."""
-    return path.protocol in LOCAL_PROTOCOLS
+from distill_assets.lib.lake import is_remote
 
 
 def sibling(path: Path, label: str) -> Path:
@@ -82,7 +76,7 @@ def upload_folder(local: Path, target: UPath, copies: dict[str, str] | None = No
 @contextmanager
 def staged_folder(target: UPath) -> Iterator[Path]:
     """Yield an empty local folder to build in; on success it replaces `target` whole."""
-    if is_local(target):
+    if not is_remote(target):
         final = Path(target.path)
         final.parent.mkdir(parents=True, exist_ok=True)
         tmp = sibling(final, "tmp")
@@ -101,7 +95,7 @@ def staged_folder(target: UPath) -> Iterator[Path]:
 @contextmanager
 def local_folder(folder: UPath) -> Iterator[Path]:
     """Yield `folder` as a local path (downloading it to a temporary folder if it is remote)."""
-    if is_local(folder):
+    if not is_remote(folder):
         yield Path(folder.path)
         return
     with tempfile.TemporaryDirectory(prefix="distill-fetch-") as scratch:

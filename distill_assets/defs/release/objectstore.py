@@ -20,15 +20,16 @@ from pathlib import Path
 from upath import UPath
 
 from distill_assets.contracts.release import ReleaseManifest
-from distill_assets.defs.release.folders import is_local, upload_folder
+from distill_assets.defs.release.folders import upload_folder
 from distill_assets.defs.release.layout import MANIFEST, split_pattern
 from distill_assets.defs.release.publish import PublishedRelease, Publisher
+from distill_assets.lib.lake import is_remote
 from distill_assets.rules.curation import SPLITS
 
 
 def load_hint(folder: UPath, config: str) -> str:
     """Return the `load_dataset(...)` call that loads `config` of a published repository folder."""
-    if is_local(folder):
+    if not is_remote(folder):
         return f'load_dataset("{folder.path}", "{config}")'
     splits = ", ".join(f'"{split}": "{folder}/{split_pattern(config, split)}"' for split in SPLITS)
     data_files = f"{{{splits}}}"

@@ -26,8 +26,9 @@ import dagster as dg
 from upath import UPath
 
 from distill_assets.contracts.release import ReleaseManifest
-from distill_assets.defs.release.folders import copy_folder, is_local, sibling
+from distill_assets.defs.release.folders import copy_folder, sibling
 from distill_assets.defs.release.layout import DATA_DIR, MANIFEST, link_or_copy
+from distill_assets.lib.lake import is_remote
 from distill_assets.lib.settings import Settings
 from distill_assets.lib.startup import SettingsError
 
@@ -262,7 +263,7 @@ class PublisherResource(dg.ConfigurableResource):
             from huggingface_hub import HfApi
 
             return HubPublisher(repo_id, HfApi(token=token), private=self.hub_private)
-        if is_local(UPath(settings.hub_root)):
+        if not is_remote(UPath(settings.hub_root)):
             return LocalPublisher(settings.hub_root, settings.dataset_name)
         from distill_assets.defs.release.objectstore import ObjectStorePublisher
 
