@@ -15,7 +15,12 @@ import pytest
 from upath import UPath
 
 from distill_assets.defs.curation.decide import near_keys
-from distill_assets.defs.curation.products import VECTOR_COLUMNS, LakeVectors, read_column
+from distill_assets.defs.curation.products import (
+    FULL_VECTORS,
+    ROW_ARRAYS,
+    VECTOR_COLUMNS,
+    LakeVectors,
+)
 from distill_assets.lib.cosine_lsh import bound_parts
 from distill_assets.lib.minhash import shingled
 from distill_assets.lib.settings import Settings
@@ -260,15 +265,15 @@ def test_products_store_their_vectors_plain_with_the_row_arrays_of_their_vectors
         assert chunk.compression == "UNCOMPRESSED"
         assert "RLE_DICTIONARY" not in chunk.encodings
     assert chunks["id"].compression == "ZSTD"
-    paths = [UPath(path)]
-    signatures = read_column(paths, "signature", np.uint32)
-    embeddings = read_column(paths, "embedding", np.float32)
+    lake = LakeVectors([UPath(path)])
+    signatures, embeddings = lake.columns(FULL_VECTORS)
+    band_keys, has_shingles, _, stored_head, stored_tail = lake.columns(ROW_ARRAYS)
     assert signatures.shape == (10, MINHASH_BINS)
-    assert np.array_equal(read_column(paths, "band_keys", np.uint64), near_keys(signatures))
-    assert np.array_equal(read_column(paths, "shingled", np.bool_), shingled(signatures))
-    assert read_column(paths, "shingled", np.bool_).tolist() == [True] * 10
+    assert np.array_equal(band_keys, near_keys(signatures))
+    assert np.array_equal(has_shingles, shingled(signatures))
+    assert has_shingles.tolist() == [True] * 10
     head, tail = bound_parts(embeddings)
-    assert np.array_equal(read_column(paths, "embedding_head", np.float32), head)
-    assert np.array_equal(read_column(paths, "embedding_tail", np.float32), tail)
+    assert np.array_equal(stored_head, head)
+    assert np.array_equal(stored_tail, tail)
     rows = np.array([7, 0, 3])
-    assert np.array_equal(LakeVectors(paths).fetch("embedding", rows), embeddings[rows])
+    assert np.array_equal(lake.fetch("embedding", rows), embeddings[rows])

@@ -36,7 +36,6 @@ from distill_assets.defs.curation.products import (
     ProductContext,
     compute_products,
     matrix,
-    read_column,
     read_products,
     refresh_products,
 )
@@ -331,11 +330,8 @@ def curate_lake(
     redactions = [redaction_column(r.kind) for r in REDACTIONS]
     if refresh.paths:
         keys = read_products(refresh.paths, [*KEY_COLUMNS, *redactions])
-        vectors = RowVectors(
-            *(read_column(refresh.paths, name, dtype) for name, dtype in ROW_ARRAYS.items()),
-            LakeVectors(refresh.paths),
-            np.arange(keys.height),
-        )
+        lake = LakeVectors(refresh.paths)
+        vectors = RowVectors(*lake.columns(ROW_ARRAYS), lake, np.arange(keys.height))
     else:
         empty = compute_products(scan_feeds(lake_root, config, days=set()), context)
         keys = empty.select(*KEY_COLUMNS, *redactions)

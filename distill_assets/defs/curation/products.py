@@ -290,28 +290,6 @@ def read_products(paths: list[UPath], columns: list[str] | None = None) -> pl.Da
     return pl.concat(frames, how="vertical")  # type: ignore[arg-type]
 
 
-def read_column(paths: list[UPath], column: str, dtype: type[np.generic]) -> np.ndarray:
-    """Read a column of product files into one array of `dtype` (2-D for a fixed-size list).
-
-    Straight from Arrow into one preallocated array (sized from the footers), so the history's
-    keys are held once, not also as a frame column.
-    """
-    rows, width = 0, 0
-    for path in paths:
-        with path.open("rb") as handle:
-            footer = pq.ParquetFile(handle)
-            rows += footer.metadata.num_rows
-            field = footer.schema_arrow.field(column).type
-            width = field.list_size if pa.types.is_fixed_size_list(field) else 0
-    out = np.empty((rows, width) if width else rows, dtype=dtype)
-    filled = 0
-    for path in paths:
-        for chunk in read_parquet_table(path, [column]).column(0).chunks:
-            out[filled : filled + len(chunk)] = _values(chunk, width)
-            filled += len(chunk)
-    return out
-
-
 def _values(chunk: pa.Array, width: int) -> np.ndarray:
     """Return an Arrow chunk as NumPy: rows of `width` values for a fixed-size list, else 1-D."""
     if not width:
@@ -320,32 +298,55 @@ def _values(chunk: pa.Array, width: int) -> np.ndarray:
 
 
 class LakeVectors:
-    """The full vectors (`FULL_VECTORS`) of product files, read for a few rows at a time.
+    """The per-row arrays of product files: whole columns, or the full vectors of a few rows.
 
-    Row i is the i-th row of the files in order. Only the row groups holding the rows asked for
-    are read, one at a time, so a night never holds the history's signatures or embeddings.
+    Row i is the i-th row of the files in order. The footers are read once; `columns` reads
+    compact columns of every row (one read per file for all of them), `fetch` the full vectors
+    (`FULL_VECTORS`) of a few rows, reading only the row groups that hold them, so a night never
+    holds the history's signatures or embeddings.
     """
 
     def __init__(self, paths: list[UPath]) -> None:
-        """Read the footers: rows and row groups of every file, widths of the vectors."""
+        """Read the footers: rows and row groups of every file, the width of every column."""
         self.paths = paths
         sizes, self.group_starts = [], []
-        self.widths = dict.fromkeys(FULL_VECTORS, 0)
+        self.widths: dict[str, int] = {}
         for path in paths:
-            with path.open("rb") as handle:
-                footer = pq.ParquetFile(handle)
-            meta = footer.metadata
+            with parquet_file(path) as footer:
+                meta, schema = footer.metadata, footer.schema_arrow
             groups = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
             self.group_starts.append(np.concatenate([[0], np.cumsum(groups)]).astype(np.int64))
             sizes.append(meta.num_rows)
-            for column in FULL_VECTORS:
-                self.widths[column] = footer.schema_arrow.field(column).type.list_size
+            self.widths = {
+                field.name: field.type.list_size if pa.types.is_fixed_size_list(field.type) else 0
+                for field in schema
+            }
         self.file_starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+
+    def columns(self, dtypes: dict[str, type[np.generic]]) -> list[np.ndarray]:
+        """Return whole columns (2-D for a fixed-size list) of every file, one array each.
+
+        Straight from Arrow into one preallocated array per column, so history's keys are held
+        once, not also as frame columns.
+        """
+        rows = int(self.file_starts[-1])
+        out = {
+            name: np.empty((rows, self.widths[name]) if self.widths.get(name) else rows, dtype)
+            for name, dtype in dtypes.items()
+        }
+        for path, start in zip(self.paths, self.file_starts, strict=False):
+            table = read_parquet_table(path, list(dtypes))
+            for name in dtypes:
+                filled = int(start)
+                for chunk in table.column(name).chunks:
+                    out[name][filled : filled + len(chunk)] = _values(chunk, self.widths[name])
+                    filled += len(chunk)
+        return list(out.values())
 
     def fetch(self, column: str, rows: np.ndarray) -> np.ndarray:
         """Return the vectors of `column` of `rows` (any order), as one 2-D array."""
         rows = np.asarray(rows, dtype=np.int64)
-        width = self.widths[column]
+        width = self.widths.get(column, 0)
         out = np.empty((len(rows), width), dtype=FULL_VECTORS[column])
         files = np.searchsorted(self.file_starts, rows, side="right") - 1
         for file in np.unique(files):

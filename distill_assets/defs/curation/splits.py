@@ -58,9 +58,19 @@ def key_buckets(rows: pl.DataFrame) -> pl.DataFrame:
     curation product, and `assign_splits` only picks one per row.
     """
     keys = rows.select(_group().alias("group"), "id")
-    group = split_buckets(keys.select(pl.col("group").alias("split_key")))
-    row = split_buckets(keys.select((pl.col("group") + "/" + pl.col("id")).alias("split_key")))
-    return pl.DataFrame([group.alias("group_bucket"), row.alias("row_bucket")])
+    both = pl.concat(
+        [
+            keys.select(pl.col("group").alias("split_key")),
+            keys.select((pl.col("group") + "/" + pl.col("id")).alias("split_key")),
+        ]
+    )
+    buckets = split_buckets(both)  # one hashing pass: the group keys, then the row keys
+    return pl.DataFrame(
+        [
+            buckets.head(rows.height).alias("group_bucket"),
+            buckets.tail(rows.height).alias("row_bucket"),
+        ]
+    )
 
 
 def assign_splits(rows: pl.DataFrame) -> pl.DataFrame:
