@@ -4,7 +4,9 @@ Every source's bronze asset is a multi-asset `(<source>/<bronze table>, <source>
 parse statement `sql/<source>/select_parsed_<table>.sql` reads the view `raw_lines`
 (`source_file, line_no, line, utf8_replaced, is_last_line`, see `lib.rawfiles`) and returns one row
 per raw record with the bronze columns plus `quarantine_reason` (NULL for a good record) and
-`quarantine_detail`, in (`source_file`, `line_no`) order. The raw files are read in chunks of about
+`quarantine_detail`, in (`source_file`, `line_no`) order. A parse that does not rewrite the raw
+line leaves `line` out: the sink takes it from the input (Arrow views into the blocks read, never
+copied out of DuckDB; only quarantined lines are copied). The raw files are read in chunks of about
 `CHUNK_BYTES` of lines (in a background thread, while the last chunk is parsed); DuckDB parses each
 chunk with all its threads, and a background thread splits the parsed rows into the bronze file and
 the quarantine file (`source, source_file, line_no, reason, detail, raw_line`) as they stream, so
@@ -50,6 +52,7 @@ from distill_assets.lib.rawfiles import (
     ReadStats,
     list_raw_files,
     problem_table,
+    take_lines,
 )
 from distill_assets.lib.seen import KEY, Dedup, Deduplicator
 from distill_assets.lib.sql import connect, load_sql
@@ -124,7 +127,7 @@ def ingest_partition(
             con.register("raw_lines", chunk)
             parsed = con.execute(statement, dict(params or {})).to_arrow_table()
             con.unregister("raw_lines")
-            sink.put(parsed)
+            sink.put(chunk, parsed)
         sink.close(problem_table(reader.stats.problems, source))
     except BaseException:
         sink.abandon()
@@ -169,15 +172,22 @@ class _Sink:
         )
         self.bronze_rows = 0
         self.quarantine_by_reason: Counter[str] = Counter()
-        self.drain: Drain[pa.Table] = Drain(self._split, _PENDING_CHUNKS)
+        self.drain: Drain[tuple[pa.Table, pa.Table]] = Drain(self._split, _PENDING_CHUNKS)
 
-    def put(self, parsed: pa.Table) -> None:
-        """Hand a parsed chunk to the thread (raises what it failed with)."""
-        self.drain.put(parsed)
+    def put(self, lines: pa.Table, parsed: pa.Table) -> None:
+        """Hand a chunk of raw `lines` and its parse to the thread (raises what it failed with)."""
+        self.drain.put((lines, parsed))
 
-    def _split(self, parsed: pa.Table) -> None:
+    def _split(self, chunk: tuple[pa.Table, pa.Table]) -> None:
+        lines, parsed = chunk
+        if "line" in parsed.column_names:
+            line = parsed.column("line").combine_chunks()
+        else:
+            line = self._input_lines(lines, parsed)
+            if "line" not in self.hidden:
+                parsed = parsed.append_column("line", line.cast(pa.string()))
         if self.dedup is not None:
-            parsed = self._quarantine_repeats(parsed)
+            parsed = self._quarantine_repeats(parsed, line)
         bronze_names = [n for n in parsed.column_names if n not in self.hidden]
         if self.bronze is None:
             schema = pa.schema([parsed.schema.field(n) for n in bronze_names])
@@ -185,30 +195,44 @@ class _Sink:
                 self.bronze_path, schema, PARQUET_COMPRESSION, dictionary=_DICTIONARY
             )
         bad = pc.is_valid(parsed.column(REASON))
-        good = parsed.filter(pc.invert(bad)).select(bronze_names)
+        # select before filtering: the columns bronze does not keep (the raw line) are not copied
+        good = parsed.select(bronze_names).filter(pc.invert(bad))
         for batch in good.to_batches():
             self.bronze.write(batch)
-        rejected = parsed.filter(bad)
-        if rejected.num_rows:
-            rows = pa.table(
+        rows = np.flatnonzero(bad.to_numpy())
+        if len(rows):
+            rejected = parsed.select(["source_file", "line_no", REASON, DETAIL]).take(rows)
+            raw_line = take_lines(line, rows) if line.type == pa.string_view() else line.take(rows)
+            quarantined = pa.table(
                 {
-                    "source": pa.array([self.source] * rejected.num_rows, pa.string()),
+                    "source": pa.array([self.source] * len(rows), pa.string()),
                     "source_file": rejected.column("source_file"),
                     "line_no": rejected.column("line_no"),
                     "reason": rejected.column(REASON),
                     "detail": rejected.column(DETAIL),
-                    "raw_line": rejected.column("line"),
+                    "raw_line": raw_line,
                 }
             ).cast(PROBLEM_SCHEMA)
-            self._quarantine(rows)
+            self._quarantine(quarantined)
 
-    def _quarantine_repeats(self, parsed: pa.Table) -> pa.Table:
+    def _input_lines(self, lines: pa.Table, parsed: pa.Table) -> pa.Array:
+        """Return the input's `line` column (the parse must return one row per line, in order)."""
+        if parsed.num_rows != lines.num_rows or not parsed.column("line_no").equals(
+            lines.column("line_no")
+        ):
+            raise RuntimeError(
+                f"{self.source} parse returned {parsed.num_rows} rows for {lines.num_rows} lines, "
+                "or out of order: a parse must be a projection of its input lines"
+            )
+        return lines.column("line").combine_chunks()
+
+    def _quarantine_repeats(self, parsed: pa.Table, line: pa.Array) -> pa.Table:
         """Set the reason and detail of the records whose key an earlier record holds."""
         assert self.dedup is not None
-        names = [KEY, "source_file", "line_no"]
+        keys = parsed.select([KEY, "source_file", "line_no"])
         if self.dedup.rule.conflict_detail is not None:
-            names.append("line")
-        repeats = self.dedup.apply(pl.from_arrow(parsed.select(names)))  # type: ignore[arg-type]
+            keys = keys.append_column("line", line)
+        repeats = self.dedup.apply(pl.from_arrow(keys))  # type: ignore[arg-type]
         if not repeats.height:
             return parsed
         mask = np.zeros(parsed.num_rows, bool)

@@ -512,6 +512,22 @@ class _SkippedLine:
         return chunk.slice(end + 1), True
 
 
+def take_lines(column: pa.Array, rows: np.ndarray) -> pa.Array:
+    """Select `rows` of a string-view array (the reader's `line`) by gathering its 16-byte views.
+
+    Arrow has no take kernel for views; the text buffers are shared, not copied.
+    """
+    _, views, *texts = column.buffers()
+    picked = np.frombuffer(views, dtype=np.uint8).reshape(-1, 16)[column.offset :][rows]
+    bitmap = None
+    if column.null_count:
+        valid = pc.is_valid(column).to_numpy(zero_copy_only=False)[rows]
+        bitmap = pa.py_buffer(np.packbits(valid, bitorder="little"))
+    return pa.Array.from_buffers(
+        pa.string_view(), len(rows), [bitmap, pa.py_buffer(picked), *texts]
+    )
+
+
 def _check_magic(chunk: pa.Buffer) -> None:
     """Raise if the first block of a plain JSONL file starts like a compressed or archive file."""
     head = chunk.slice(0, min(8, len(chunk))).to_pybytes()

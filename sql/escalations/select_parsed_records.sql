@@ -172,7 +172,6 @@ checked AS (
 SELECT
     source_file,
     line_no,
-    line,
     utf8_replaced,
     escalation_id AS id,
     v_id IS NULL AS id_derived,

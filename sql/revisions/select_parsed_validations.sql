@@ -134,7 +134,6 @@ SELECT
     source_file || ':' || line_no AS source_ref,
     source_file,
     line_no,
-    line,
     utf8_replaced,
     turn_id_value AS turn_id,
     ts_value AS ts,

@@ -29,7 +29,7 @@ from distill_assets.defs.ingest import IngestResult
 from distill_assets.defs.resources import StagedParquet
 from distill_assets.lib.cleanup import working_dir
 from distill_assets.lib.lake import PARQUET_COMPRESSION, ROW_GROUP_SIZE, RowGroupWriter
-from distill_assets.lib.rawfiles import RawLineReader, problem_table
+from distill_assets.lib.rawfiles import RawLineReader, problem_table, take_lines
 from distill_assets.lib.sql import connect, load_sql
 from distill_assets.lib.threads import Drain, prefetched
 
@@ -224,24 +224,8 @@ def _take(batch: pa.RecordBatch, rows: np.ndarray) -> pa.RecordBatch:
     """Select `rows` of a batch; string-view columns keep pointing at their text (no copy)."""
     return pa.RecordBatch.from_arrays(
         [
-            _take_views(column, rows) if column.type == pa.string_view() else column.take(rows)
+            take_lines(column, rows) if column.type == pa.string_view() else column.take(rows)
             for column in batch.columns
         ],
         schema=batch.schema,
-    )
-
-
-def _take_views(column: pa.Array, rows: np.ndarray) -> pa.Array:
-    """Select `rows` of a string-view array by gathering its 16-byte views.
-
-    Arrow has no take kernel for views; the text buffers are shared, not copied.
-    """
-    _, views, *texts = column.buffers()
-    picked = np.frombuffer(views, dtype=np.uint8).reshape(-1, 16)[column.offset :][rows]
-    bitmap = None
-    if column.null_count:
-        valid = pc.is_valid(column).to_numpy(zero_copy_only=False)[rows]
-        bitmap = pa.py_buffer(np.packbits(valid, bitorder="little"))
-    return pa.Array.from_buffers(
-        pa.string_view(), len(rows), [bitmap, pa.py_buffer(picked), *texts]
     )
