@@ -23,6 +23,8 @@ from distill_assets.rules import telemetry_novelty as rules
 SOURCE = "telemetry"
 EMBEDDING = "embedding"
 EMBEDDING_DTYPE = pl.List(pl.Float32())
+# rows whose similarities to their subject's rows are computed at once (bounds the memory used)
+TILE_ROWS = 1024
 
 
 @dataclass(frozen=True)
@@ -76,14 +78,48 @@ def published_index(lake_root: str, table: str, before: str, subjects: pl.Series
 
 
 def _best_same_subject(
-    vectors: np.ndarray, groups: np.ndarray, other: np.ndarray, other_groups: np.ndarray
+    vectors: np.ndarray,
+    groups: np.ndarray,
+    other: np.ndarray,
+    other_groups: np.ndarray,
+    *,
+    earlier_only: bool = False,
 ) -> np.ndarray:
-    """Return, per row, the max cosine to the rows of `other` with the same subject (else 0)."""
-    if other.size == 0:
-        return np.zeros(len(vectors), dtype=np.float64)
-    sims = vectors @ other.T
-    sims[groups[:, None] != other_groups[None, :]] = -1.0
-    return np.clip(sims.max(axis=1), 0.0, 1.0).astype(np.float64)
+    """Return, per row, the max cosine (clipped to [0, 1]) to the rows of `other` of its subject.
+
+    With `earlier_only`, `other` is `vectors` itself (same order) and only the rows before a row
+    count. A row without such a row gets 0. Similarities are computed subject by subject, in tiles
+    of at most `TILE_ROWS` rows, so memory is bounded by a tile times the largest subject's rows,
+    never all rows by all rows of the partition or of its history.
+    """
+    best = np.zeros(len(vectors), dtype=np.float64)
+    if len(vectors) == 0 or len(other) == 0:
+        return best
+    codes = pl.Series(np.concatenate([groups, other_groups])).rank("dense").to_numpy()
+    row_codes, other_codes = codes[: len(groups)], codes[len(groups) :]
+    order = np.argsort(row_codes, kind="stable")
+    other_order = np.argsort(other_codes, kind="stable")
+    sorted_codes, sorted_other = row_codes[order], other_codes[other_order]
+    starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
+    ends = np.r_[starts[1:], len(order)]
+    first = np.searchsorted(sorted_other, sorted_codes[starts], "left")
+    last = np.searchsorted(sorted_other, sorted_codes[starts], "right")
+    for start, end, lo, hi in zip(starts, ends, first, last, strict=True):
+        if hi == lo or (earlier_only and end - start < 2):
+            continue
+        rows = order[start:end]
+        candidates = other[other_order[lo:hi]]
+        for tile_start in range(0, len(rows), TILE_ROWS):
+            tile = rows[tile_start : tile_start + TILE_ROWS]
+            if earlier_only:
+                seen = candidates[: tile_start + len(tile)]
+                sims = vectors[tile] @ seen.T
+                position = tile_start + np.arange(len(tile))
+                sims[np.arange(len(seen))[None, :] >= position[:, None]] = -1.0
+            else:
+                sims = vectors[tile] @ candidates.T
+            best[tile] = np.clip(sims.max(axis=1), 0.0, 1.0)
+    return best
 
 
 def apply_novelty(
@@ -95,21 +131,23 @@ def apply_novelty(
     vectors = embedder.embed(rows.select(feed_text(config)).to_series()).astype(np.float32)
     groups = rows.get_column(SUBJECT_COLUMN).to_numpy()
     stored = (
-        np.asarray(index.get_column(EMBEDDING).to_list(), dtype=np.float32)
+        index.get_column(EMBEDDING)
+        .list.to_array(vectors.shape[1])
+        .to_numpy()
+        .astype(np.float32, copy=False)
         if index.height
         else np.zeros((0, vectors.shape[1]), dtype=np.float32)
     )
-    best = _best_same_subject(vectors, groups, stored, index.get_column(SUBJECT_COLUMN).to_numpy())
-    within = vectors @ vectors.T
-    within[groups[:, None] != groups[None, :]] = -1.0
-    within[np.triu_indices(len(vectors))] = -1.0
-    best = np.maximum(best, np.clip(within.max(axis=1), 0.0, 1.0))
+    best = np.maximum(
+        _best_same_subject(vectors, groups, stored, index.get_column(SUBJECT_COLUMN).to_numpy()),
+        _best_same_subject(vectors, groups, vectors, groups, earlier_only=True),
+    )
     novelty = np.round(1.0 - best, rules.NOVELTY_DECIMALS)
     duplicate = best > rules.DUPLICATE_ABOVE
     scored = rows.with_columns(
         pl.Series("novelty_score", novelty, pl.Float64),
         pl.Series("duplicate", duplicate, pl.Boolean),
-        pl.Series(EMBEDDING, vectors.tolist(), EMBEDDING_DTYPE),
+        pl.Series(EMBEDDING, vectors).cast(EMBEDDING_DTYPE),
     )
     kept = scored.filter(~pl.col("duplicate")).with_columns(
         (

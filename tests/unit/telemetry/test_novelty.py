@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import tracemalloc
 
 import numpy as np
 import polars as pl
+import pytest
 
+from distill_assets.defs.telemetry import novelty
 from distill_assets.defs.telemetry.novelty import EMBEDDING, apply_novelty, feed_text
 from distill_assets.lib.embed import load_embedder
 
@@ -68,3 +71,51 @@ def test_other_contributors_rows_are_not_compared() -> None:
         1.0,
         1.0,
     ]
+
+
+def _all_pairs_reference(
+    vectors: np.ndarray, groups: np.ndarray, other: np.ndarray, other_groups: np.ndarray
+) -> np.ndarray:
+    """Best same-subject cosine over all pairs at once (the definition; memory rows x rows)."""
+    sims = vectors @ other.T
+    sims[groups[:, None] != other_groups[None, :]] = -1.0
+    return np.clip(sims.max(axis=1), 0.0, 1.0) if other.size else np.zeros(len(vectors))
+
+
+def _unit_rows(rng: np.random.Generator, n: int, dim: int = 8) -> np.ndarray:
+    rows = rng.normal(size=(n, dim)).astype(np.float32)
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def test_subject_tiles_give_the_all_pairs_scores(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(novelty, "TILE_ROWS", 3)  # several tiles per subject
+    rng = np.random.default_rng(7)
+    vectors, stored = _unit_rows(rng, 40), _unit_rows(rng, 25)
+    groups = rng.choice(["p1", "p2", "p3", "p4"], size=40)
+    stored_groups = rng.choice(["p2", "p3", "p5"], size=25)
+    against_index = novelty._best_same_subject(vectors, groups, stored, stored_groups)
+    # float32 dot products: the same up to the summation order of the BLAS kernel's blocking
+    np.testing.assert_allclose(
+        against_index, _all_pairs_reference(vectors, groups, stored, stored_groups), atol=1e-6
+    )
+    earlier = novelty._best_same_subject(vectors, groups, vectors, groups, earlier_only=True)
+    reference = vectors @ vectors.T
+    reference[groups[:, None] != groups[None, :]] = -1.0
+    reference[np.triu_indices(len(vectors))] = -1.0
+    np.testing.assert_allclose(earlier, np.clip(reference.max(axis=1), 0.0, 1.0), atol=1e-6)
+    assert (against_index[groups == "p1"] == 0.0).all()  # no stored row of p1
+    assert earlier[np.unique(groups, return_index=True)[1]].tolist() == [0.0] * 4  # first rows
+
+
+def test_memory_is_bounded_by_a_subject_not_by_the_partition() -> None:
+    rng = np.random.default_rng(3)
+    rows = 20_000  # all pairs: 20,000 x 20,000 float32 = 1.6 GB
+    vectors = _unit_rows(rng, rows, dim=16)
+    groups = np.array([f"player-{i % 400}" for i in range(rows)], dtype=object)
+    tracemalloc.start()
+    try:
+        novelty._best_same_subject(vectors, groups, vectors, groups, earlier_only=True)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 20 * 2**20
