@@ -16,12 +16,20 @@ names the key of each record its parse accepts in `dedup_key`; the splitting thr
 record of each key and quarantines the later ones (`lib.seen`: vectorized, across chunks, in
 amortized O(log n) per key), so the parse itself is a row-wise projection of the lines, in their
 order, with no window, join or sort.
+A parse that keeps a record's unknown fields (bronze `extra`) returns their names, in document
+order, as `extra_keys` and binds `$extra_sequence` / `$extra_structure` (`UsualExtras`): the most
+common such list seen so far in the partition (learned on the first lines, then chunk by chunk).
+A record with exactly those unknown fields gets `extra` from one `json_transform` to a struct of
+them (only their values are serialized); any other record from `json_merge_patch`, which copies
+the whole record. Both give the same text, so what was learned changes only the speed.
 Files and records the reader cannot turn into lines (`unsupported_file`, `undecodable_file`,
 `too_large`, see `lib.rawfiles`) are quarantine rows too. The working folder is removed when the
 ingest fails, else when the IO manager has moved both files away.
 """
 
 import contextlib
+import json
+import re
 import shutil
 import warnings
 from collections import Counter
@@ -61,6 +69,7 @@ from distill_assets.lib.threads import Drain, prefetched
 QUARANTINE_TABLE = "quarantine"
 RECONCILE_CHECK = "raw_reconciles"
 REASON, DETAIL = "quarantine_reason", "quarantine_detail"
+EXTRA_KEYS = "extra_keys"
 # the key of each record a parse accepted is unique within the partition: the first record is kept
 DEDUP_RULES: dict[tuple[str, str], Dedup] = {
     ("escalations", "records"): escalations.DEDUP,
@@ -78,6 +87,39 @@ warnings.filterwarnings(
 _PENDING_CHUNKS = 1
 # columns with few distinct values per row group are dictionary-encoded (others are not)
 _DICTIONARY = ["source", "source_file", "reason", "event_type", "domain", "decision"]
+# lines parsed once, before the first chunk, to learn the usual unknown fields
+PRIMING_LINES = 4096
+
+
+class UsualExtras:
+    """The most common list of unknown fields seen so far, as a parse's `$extra_*` parameters.
+
+    Counts the `extra_keys` lists of every parsed chunk (non-empty ones); the parameters name the
+    most common (ties: the smallest, so the choice does not depend on the order they were met in).
+    """
+
+    def __init__(self) -> None:
+        """Start with nothing seen (no record takes the struct path)."""
+        self.counts: Counter[tuple[str, ...]] = Counter()
+
+    def params(self) -> dict[str, object]:
+        """Bind `$extra_sequence` (the usual list) and `$extra_structure` (its struct of JSON)."""
+        usual = min(self.counts, key=lambda keys: (-self.counts[keys], keys), default=())
+        # an empty list matches no record; the placeholder structure only keeps the statement valid
+        structure = dict.fromkeys(usual, "JSON") if usual else {"-": "JSON"}
+        return {"extra_sequence": list(usual), "extra_structure": json.dumps(structure)}
+
+    def add(self, parsed: pa.Table) -> None:
+        """Count the non-empty `extra_keys` lists of a parsed chunk."""
+        lists = pl.from_arrow(parsed.column(EXTRA_KEYS))
+        assert isinstance(lists, pl.Series)
+        for keys, count in lists.filter(lists.list.len() > 0).value_counts().iter_rows():
+            self.counts[tuple(keys)] += count
+
+
+def _binds_extras(statement: str) -> bool:
+    """Whether a parse statement uses the `UsualExtras` parameters."""
+    return re.search(r"\$extra_structure\b", re.sub(r"--[^\n]*", "", statement)) is not None
 
 
 @dataclass
@@ -118,16 +160,26 @@ def ingest_partition(
     reader = RawLineReader(sorted(raw_paths), root=raw_root)
     workdir = working_dir(source)
     sink = _Sink(source, workdir, bronze_exclude, DEDUP_RULES.get((source, table)))
+    extras = UsualExtras() if _binds_extras(statement) else None
     con = connect()
+
+    def parse(lines: pa.Table) -> pa.Table:
+        con.register("raw_lines", lines)
+        bound = dict(params or {}) | (extras.params() if extras is not None else {})
+        parsed = con.execute(statement, bound).to_arrow_table()
+        con.unregister("raw_lines")
+        if extras is not None:
+            extras.add(parsed)
+        return parsed
+
     try:
         # a parse returns its rows in input order (a projection of the lines); chunks come in
         # input order too, which is what first-occurrence de-duplication relies on
         con.execute("SET preserve_insertion_order = true")
-        for chunk in prefetched(reader.chunks(CHUNK_BYTES, ROW_GROUP_SIZE)):
-            con.register("raw_lines", chunk)
-            parsed = con.execute(statement, dict(params or {})).to_arrow_table()
-            con.unregister("raw_lines")
-            sink.put(chunk, parsed)
+        for number, chunk in enumerate(prefetched(reader.chunks(CHUNK_BYTES, ROW_GROUP_SIZE))):
+            if extras is not None and number == 0:
+                parse(chunk.slice(0, PRIMING_LINES))
+            sink.put(chunk, parse(chunk))
         sink.close(problem_table(reader.stats.problems, source))
     except BaseException:
         sink.abandon()
@@ -164,7 +216,7 @@ class _Sink:
         self.source = source
         self.bronze_path = workdir / "bronze.parquet"
         self.quarantine_path = workdir / "quarantine.parquet"
-        self.hidden = {REASON, DETAIL, KEY, *bronze_exclude}
+        self.hidden = {REASON, DETAIL, KEY, EXTRA_KEYS, *bronze_exclude}
         self.dedup = Deduplicator(dedup) if dedup is not None else None
         self.bronze: RowGroupWriter | None = None
         self.quarantine = RowGroupWriter(

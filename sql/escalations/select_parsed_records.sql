@@ -6,7 +6,8 @@
 -- for its keys. The first failing rule names the reason; `dedup_key` is the id of an accepted record (a
 -- later record with an id seen before is a `duplicate_id`: contracts.escalations.DEDUP).
 -- Parameters (from contracts.escalations.parse_parameters): $known_fields, $iso_pattern,
--- $offset_pattern, $max_unix_seconds, $domains, $reasoning_types, $field_structure.
+-- $offset_pattern, $max_unix_seconds, $domains, $reasoning_types, $field_structure; from the
+-- ingest (defs.ingest.UsualExtras): $extra_sequence, $extra_structure.
 WITH lines AS (
     SELECT
         source_file,
@@ -189,14 +190,18 @@ SELECT
     s_task_type AS task_type,
     v_complexity AS complexity,
     s_reasoning_type AS reasoning_type,
-    -- the document without its contract fields (one parse, not one per extra key)
+    -- the document without its contract fields: the usual unknown fields read by one
+    -- json_transform, others by a merge patch of the whole document (same text; defs.ingest)
     CASE
+        WHEN len(extra_keys) > 0 AND extra_keys = $extra_sequence
+            THEN CAST(to_json(json_transform(line, $extra_structure)) AS VARCHAR)
         WHEN len(extra_keys) > 0 THEN CAST(json_merge_patch(
             line,
             '{' || array_to_string(list_transform($known_fields, lambda k: to_json(k) || ':null'), ',')
                 || '}'
         ) AS VARCHAR)
     END AS extra,
+    extra_keys,
     invalid_reason AS quarantine_reason,
     CASE
         WHEN invalid_reason = 'not_an_object' THEN 'json ' || lower(top_kind)

@@ -4,7 +4,8 @@
 -- `dedup_key` is the (turn_id, iteration) of an accepted line: a second line for the same key is
 -- quarantined as duplicate_validation, the first one in (source_file, line_no) order is kept
 -- (contracts.revisions.DEDUP). Reads the view `raw_lines` (one chunk of a partition, in order);
--- output in the same order.
+-- output in the same order. Parameters from the ingest (defs.ingest.UsualExtras):
+-- $extra_sequence, $extra_structure.
 WITH lines AS (
     SELECT
         source_file,
@@ -48,6 +49,10 @@ typed AS (
         json_kind(f.query) AS query_type,
         json_kind(f.revision_hints) AS hints_type,
         json_kind(f.revision_focus) AS focus_type,
+        list_filter(keys, lambda k: NOT list_contains([
+            'turn_id', 'ts', 'iteration', 'decision', 'response', 'query', 'revision_hints',
+            'revision_focus'
+        ], k)) AS extra_keys,
         json_value_text(f.turn_id) AS turn_id_text,
         json_value_text(f.ts) AS ts_text,
         CASE WHEN json_kind(f.revision_hints) = 'ARRAY'
@@ -144,15 +149,19 @@ SELECT
     list_filter(hints_value, lambda h: h <> '') AS revision_hints,
     CASE WHEN focus_type = 'VARCHAR' THEN nullif(trim(json_text(f.revision_focus)), '') END
         AS revision_focus,
-    CASE WHEN len(list_filter(keys, lambda k: NOT list_contains([
-        'turn_id', 'ts', 'iteration', 'decision', 'response', 'query', 'revision_hints',
-        'revision_focus'
-    ], k))) > 0
-        THEN json_merge_patch(
-        doc,
-        '{"turn_id":null,"ts":null,"iteration":null,"query":null,"response":null,'
-        || '"decision":null,"revision_hints":null,"revision_focus":null}'
-    )::VARCHAR WHEN doc_type = 'OBJECT' THEN '{}' END AS extra,
+    -- the usual unknown fields read by one json_transform, others by a merge patch of the
+    -- whole document (the same text; defs.ingest.UsualExtras)
+    CASE
+        WHEN len(extra_keys) > 0 AND extra_keys = $extra_sequence
+            THEN CAST(to_json(json_transform(doc, $extra_structure)) AS VARCHAR)
+        WHEN len(extra_keys) > 0 THEN CAST(json_merge_patch(
+            doc,
+            '{"turn_id":null,"ts":null,"iteration":null,"query":null,"response":null,'
+            || '"decision":null,"revision_hints":null,"revision_focus":null}'
+        ) AS VARCHAR)
+        WHEN doc_type = 'OBJECT' THEN '{}'
+    END AS extra,
+    extra_keys,
     contract_reason AS quarantine_reason,
     CASE
         WHEN contract_reason = 'invalid_json' THEN 'line is not valid JSON'

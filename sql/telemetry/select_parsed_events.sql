@@ -10,6 +10,7 @@
 --                           structure reading each one's JSON text
 --   $dialogue_structure     likewise for the dialogue_turn payload fields
 --   $ts_min, $ts_max        plausible unix-second bounds of client_ts / server_ts
+--   $extra_sequence, $extra_structure  the usual unknown fields (bound by defs.ingest.UsualExtras)
 -- `line` is the line as quarantine keeps it (a valid record may yet be a duplicate), with every
 -- occurrence of the player id replaced by its key (the id is found as the `player_id` value,
 -- parsed or, in broken JSON, by pattern; a line that holds an id under no `player_id` key is kept
@@ -427,7 +428,8 @@ identified AS (
             WHEN player_id_kind IN ('VARCHAR', 'BIGINT', 'UBIGINT', 'DOUBLE')
                 AND trim(player_id_raw) <> '' THEN player_id_raw
             ELSE nullif(raw_id_text, '')
-        END AS redact_id
+        END AS redact_id,
+        list_filter(keys, lambda k: NOT list_contains($envelope_fields, k)) AS extra_keys
     FROM detailed
 ),
 keyed AS (
@@ -441,8 +443,13 @@ keyed AS (
             substr(to_json(redact_id)::VARCHAR, 2, length(to_json(redact_id)::VARCHAR) - 2)
         END AS redact_json,
         payload_doc::VARCHAR AS payload_raw,
-        CASE WHEN len(list_filter(keys, lambda k: NOT list_contains($envelope_fields, k))) > 0
-            THEN nullif(json_merge_patch(doc, $envelope_patch)::VARCHAR, '{}')
+        -- the usual unknown fields read by one json_transform, others by a merge patch of the
+        -- whole document (the same text; defs.ingest.UsualExtras)
+        CASE
+            WHEN len(extra_keys) > 0 AND extra_keys = $extra_sequence
+                THEN CAST(to_json(json_transform(doc, $extra_structure)) AS VARCHAR)
+            WHEN len(extra_keys) > 0
+                THEN nullif(json_merge_patch(doc, $envelope_patch)::VARCHAR, '{}')
         END AS extra_raw
     FROM identified
 ),
@@ -495,6 +502,7 @@ SELECT
             player_key
         )
     END AS line,
+    extra_keys,
     reason AS quarantine_reason,
     invalid_detail AS quarantine_detail,
     CASE WHEN reason IS NULL THEN event_id END AS dedup_key

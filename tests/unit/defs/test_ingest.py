@@ -8,6 +8,7 @@ import zlib
 from pathlib import Path
 
 import polars as pl
+import pyarrow as pa
 import pytest
 
 from distill_assets.contracts.escalations import parse_parameters
@@ -155,3 +156,97 @@ def test_a_truncated_archive_keeps_the_records_before_the_damage(tmp_path: Path)
     raw = ingest.count_raw_records(list_raw_files(str(tmp_path), "escalations", DAY)).records
     assert raw == bronze.height + quarantine.height == 1201 + b_kept + 1
     assert b_lines[b_kept].startswith(b_cut)
+
+
+# unknown fields appended to valid records: the usual list (most lines), the same fields in the
+# other order, values whose text changes when re-serialized, nested values and nulls, a repeat
+_EXTRAS = (
+    ', "zz_usual": 7, "aa_usual": "x"',
+    ', "zz_usual": 7, "aa_usual": "x"',
+    ', "zz_usual": 7, "aa_usual": "x"',
+    ', "aa_usual": "x", "zz_usual": 7',
+    ', "zz_usual": 1e2, "aa_usual": "\\u00e9\\n\\"q\\/"',
+    ', "zz_usual": {"a": [1, null, true, -0.50]}, "aa_usual": null',
+    ', "zz_usual": 1, "zz_usual": 2, "aa_usual": 3',
+    ', "zz_usual": 7, "aa_usual": "x", "other": []',
+)
+
+
+def _with_extras(root: Path, source: str) -> None:
+    """Append `_EXTRAS` in turn to the JSON objects of the day's plain raw files."""
+    for path in (root / source / DAY).glob("*.jsonl"):
+        lines = path.read_text(encoding="utf-8").split("\n")
+        changed = []
+        for number, line in enumerate(lines):
+            try:
+                is_object = isinstance(json.loads(line), dict) and line.rstrip().endswith("}")
+            except ValueError:
+                is_object = False
+            extra = _EXTRAS[number % len(_EXTRAS)] if is_object else ""
+            changed.append(line.rstrip()[:-1] + extra + "}" if extra else line)
+        path.write_text("\n".join(changed), encoding="utf-8")
+
+
+@pytest.mark.parametrize("source", sorted(SOURCES))
+def test_usual_extra_fields_give_the_merge_patch_text(
+    source: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    generator, _, _ = SOURCES[source]
+    generator.generate_day(tmp_path, DAY, 2, 3)
+    _with_extras(tmp_path, source)
+    learned: list[list[str]] = []
+    params = ingest.UsualExtras.params
+
+    def spy(self: ingest.UsualExtras) -> dict[str, object]:
+        bound = params(self)
+        learned.append(bound["extra_sequence"])  # type: ignore[arg-type]
+        return bound
+
+    monkeypatch.setattr(ingest.UsualExtras, "params", spy)
+    bronze, quarantine, reasons = _ingest(source, tmp_path)
+    # the first parse (the priming lines) has learned nothing, every later one a usual list
+    assert learned[0] == [] and len(learned) > 1 and all(learned[1:])
+    monkeypatch.setattr(
+        ingest.UsualExtras,
+        "params",
+        lambda self: {
+            "extra_sequence": [],
+            "extra_structure": '{"-": "JSON"}',
+        },
+    )
+    patched_bronze, patched_quarantine, patched_reasons = _ingest(source, tmp_path)
+    assert bronze.equals(patched_bronze)
+    assert quarantine.equals(patched_quarantine)
+    assert reasons == patched_reasons
+    texts = bronze.get_column("extra").drop_nulls()
+    for ending in (
+        '"zz_usual":7,"aa_usual":"x"}',
+        '"aa_usual":"x","zz_usual":7}',
+        '"zz_usual":100.0,"aa_usual":"\u00e9\\n\\"q/"}',
+        '"zz_usual":{"a":[1,null,true,-0.5]},"aa_usual":null}',
+        '"zz_usual":7,"aa_usual":"x","other":[]}',
+    ):
+        assert texts.str.ends_with(ending).any(), ending
+
+
+def test_usual_extras_are_the_most_common_list_whatever_the_order_seen() -> None:
+    first, second = ingest.UsualExtras(), ingest.UsualExtras()
+    chunks = [
+        pa.table({"extra_keys": [["b"], ["a"], [], None]}),
+        pa.table({"extra_keys": [["a"], ["b", "c"], ["b", "c"]]}),
+    ]
+    for chunk in chunks:
+        first.add(chunk)
+    for chunk in reversed(chunks):
+        second.add(chunk)
+    assert first.counts == {("a",): 2, ("b",): 1, ("b", "c"): 2}
+    # a tie between ("a",) and ("b", "c"): the smallest wins, in whichever order they came
+    assert (
+        first.params()
+        == second.params()
+        == {
+            "extra_sequence": ["a"],
+            "extra_structure": '{"a": "JSON"}',
+        }
+    )
+    assert ingest.UsualExtras().params()["extra_sequence"] == []

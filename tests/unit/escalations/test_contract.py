@@ -19,6 +19,7 @@ from distill_assets.contracts.escalations import (
     parse_parameters,
 )
 from distill_assets.defs.escalations.records import ingest_records
+from distill_assets.defs.ingest import UsualExtras
 from distill_assets.lib.rawfiles import RawLineReader
 from distill_assets.lib.sql import connect, load_sql
 
@@ -177,7 +178,8 @@ def test_iso_parsing_does_not_depend_on_the_session_time_zone(tmp_path: Path) ->
         con.execute(f"SET TimeZone = '{zone}'")
         con.register("raw_lines", RawLineReader([str(path)]).reader())
         statement = load_sql("escalations/select_parsed_records")
-        frame = pl.from_arrow(con.sql(statement, params=parse_parameters()).to_arrow_table())
+        params = parse_parameters() | UsualExtras().params()
+        frame = pl.from_arrow(con.sql(statement, params=params).to_arrow_table())
         results.append(frame.get_column("created_at").to_list())
     expected = [parse_iso_timestamp("2026-11-19T08:15:00"), 1795068900.0]
     assert results == [expected] * 3
