@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import dagster as dg
+import duckdb
 import numpy as np
 import polars as pl
 import pyarrow as pa
@@ -95,19 +96,24 @@ class UsualExtras:
     """The most common list of unknown fields seen so far, as a parse's `$extra_*` parameters.
 
     Counts the `extra_keys` lists of every parsed chunk (non-empty ones); the parameters name the
-    most common (ties: the smallest, so the choice does not depend on the order they were met in).
+    most common list a struct can hold (ties: the smallest, so the choice does not depend on the
+    order they were met in). A struct cannot hold a repeated key (the merge patch keeps both), and
+    DuckDB rejects some structures (an empty key, keys equal but for case): `con` tries each
+    candidate's structure once, and a list it rejects is never used.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
         """Start with nothing seen (no record takes the struct path)."""
+        self.con = con
         self.counts: Counter[tuple[str, ...]] = Counter()
+        self.usable: dict[tuple[str, ...], bool] = {}
 
     def params(self) -> dict[str, object]:
         """Bind `$extra_sequence` (the usual list) and `$extra_structure` (its struct of JSON)."""
-        usual = min(self.counts, key=lambda keys: (-self.counts[keys], keys), default=())
+        ranked = sorted(self.counts, key=lambda keys: (-self.counts[keys], keys))
+        usual = next((keys for keys in ranked if self._usable(keys)), ())
         # an empty list matches no record; the placeholder structure only keeps the statement valid
-        structure = dict.fromkeys(usual, "JSON") if usual else {"-": "JSON"}
-        return {"extra_sequence": list(usual), "extra_structure": json.dumps(structure)}
+        return {"extra_sequence": list(usual), "extra_structure": _structure(usual or ("-",))}
 
     def add(self, parsed: pa.Table) -> None:
         """Count the non-empty `extra_keys` lists of a parsed chunk."""
@@ -115,6 +121,22 @@ class UsualExtras:
         assert isinstance(lists, pl.Series)
         for keys, count in lists.filter(lists.list.len() > 0).value_counts().iter_rows():
             self.counts[tuple(keys)] += count
+
+    def _usable(self, keys: tuple[str, ...]) -> bool:
+        if keys not in self.usable:
+            usable = len(set(keys)) == len(keys)
+            if usable:
+                try:
+                    self.con.execute("SELECT json_transform('{}', ?)", [_structure(keys)])
+                except duckdb.Error:
+                    usable = False
+            self.usable[keys] = usable
+        return self.usable[keys]
+
+
+def _structure(keys: tuple[str, ...]) -> str:
+    """Return the `json_transform` structure reading each of `keys` as its JSON text."""
+    return json.dumps(dict.fromkeys(keys, "JSON"))
 
 
 def _binds_extras(statement: str) -> bool:
@@ -160,8 +182,8 @@ def ingest_partition(
     reader = RawLineReader(sorted(raw_paths), root=raw_root)
     workdir = working_dir(source)
     sink = _Sink(source, workdir, bronze_exclude, DEDUP_RULES.get((source, table)))
-    extras = UsualExtras() if _binds_extras(statement) else None
     con = connect()
+    extras = UsualExtras(con) if _binds_extras(statement) else None
 
     def parse(lines: pa.Table) -> pa.Table:
         con.register("raw_lines", lines)

@@ -17,6 +17,7 @@ from distill_assets.defs.telemetry.assets import parse_params
 from distill_assets.defs.telemetry.resources import PlayerIdHasher
 from distill_assets.lib import rawfiles
 from distill_assets.lib.rawfiles import list_raw_files
+from distill_assets.lib.sql import connect
 from distill_assets.samples import escalations, revisions, telemetry
 
 DAY = "2026-11-19"
@@ -230,7 +231,8 @@ def test_usual_extra_fields_give_the_merge_patch_text(
 
 
 def test_usual_extras_are_the_most_common_list_whatever_the_order_seen() -> None:
-    first, second = ingest.UsualExtras(), ingest.UsualExtras()
+    con = connect()
+    first, second = ingest.UsualExtras(con), ingest.UsualExtras(con)
     chunks = [
         pa.table({"extra_keys": [["b"], ["a"], [], None]}),
         pa.table({"extra_keys": [["a"], ["b", "c"], ["b", "c"]]}),
@@ -249,4 +251,31 @@ def test_usual_extras_are_the_most_common_list_whatever_the_order_seen() -> None
             "extra_structure": '{"a": "JSON"}',
         }
     )
-    assert ingest.UsualExtras().params()["extra_sequence"] == []
+    assert ingest.UsualExtras(con).params()["extra_sequence"] == []
+
+
+def test_lists_a_struct_cannot_hold_are_never_the_usual_list() -> None:
+    extras = ingest.UsualExtras(connect())
+    # more common than ("ok",): a repeated key, an empty key, keys equal but for case
+    extras.add(pa.table({"extra_keys": [["x", "x"]] * 4 + [[""]] * 3 + [["A", "a"]] * 2}))
+    assert extras.params()["extra_sequence"] == []
+    extras.add(pa.table({"extra_keys": [["ok"]]}))
+    assert extras.params() == {"extra_sequence": ["ok"], "extra_structure": '{"ok": "JSON"}'}
+    assert extras.usable == {("x", "x"): False, ("",): False, ("A", "a"): False, ("ok",): True}
+
+
+def test_a_usual_list_of_repeated_or_case_equal_keys_keeps_the_merge_patch_text(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "revisions" / DAY
+    folder.mkdir(parents=True)
+    record = (
+        '{{"turn_id": "t{n}", "ts": 1795082400, "iteration": 1, "decision": "REVISE", '
+        '"response": "r"{extra}}}'
+    )
+    extras = [', "x": 1, "x": 2', ', "": 1', ', "A": 1, "a": 2']
+    lines = [record.format(n=n, extra=extras[n % 3]) for n in range(30)]
+    (folder / "a.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    bronze, quarantine, _ = _ingest("revisions", tmp_path)
+    assert quarantine.height == 0
+    assert bronze.get_column("extra").to_list()[:3] == ['{"x":1,"x":2}', '{"":1}', '{"A":1,"a":2}']

@@ -178,7 +178,7 @@ def test_iso_parsing_does_not_depend_on_the_session_time_zone(tmp_path: Path) ->
         con.execute(f"SET TimeZone = '{zone}'")
         con.register("raw_lines", RawLineReader([str(path)]).reader())
         statement = load_sql("escalations/select_parsed_records")
-        params = parse_parameters() | UsualExtras().params()
+        params = parse_parameters() | UsualExtras(con).params()
         frame = pl.from_arrow(con.sql(statement, params=params).to_arrow_table())
         results.append(frame.get_column("created_at").to_list())
     expected = [parse_iso_timestamp("2026-11-19T08:15:00"), 1795068900.0]
