@@ -182,7 +182,7 @@ def ingest_partition(
     reader = RawLineReader(sorted(raw_paths), root=raw_root)
     workdir = working_dir(source)
     sink = _Sink(source, workdir, bronze_exclude, DEDUP_RULES.get((source, table)))
-    con = connect()
+    con = connect(private=True)
     extras = UsualExtras(con) if _binds_extras(statement) else None
 
     def parse(lines: pa.Table) -> pa.Table:

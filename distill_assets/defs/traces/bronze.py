@@ -186,7 +186,7 @@ def ingest_events(
     statement = (
         f"SELECT {', '.join(_PARSED_COLUMNS)} FROM ({load_sql('traces/select_parsed_events')})"
     )
-    con = connect()
+    con = connect(private=True)
     try:
         # the parse returns its rows in input order: the sink pairs them with the input lines
         con.execute("SET preserve_insertion_order = true")

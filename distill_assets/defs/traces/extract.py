@@ -131,7 +131,7 @@ class Extraction:
         self.options = options
         self.slice_event_bytes = slice_event_bytes
         self.events_file = str(events_file)
-        self.con = connect()
+        self.con = connect(private=True)
         # every output has an ORDER BY on unique keys: intermediate row order need not be kept
         self.con.execute("SET preserve_insertion_order = false")
         # bronze rows are in (file, line) order: file_row_number orders them
