@@ -81,10 +81,10 @@ DEDUP_RULES: dict[tuple[str, str], Dedup] = {
 # statement once per chunk (~0.1 s for the largest, telemetry's) costs little
 CHUNK_BYTES = 32 << 20
 # the parse runs as a DB-API statement: planned once per chunk where a relation (`con.sql`) is
-# planned twice, for the extra copy of its result this warns about (cheaper than the second plan)
-warnings.filterwarnings(
-    "ignore", message="Arrow output on a DB-API result makes an extra copy", category=UserWarning
-)
+# planned twice, for the extra copy of its result DuckDB warns about (cheaper than the second
+# plan); the warning is silenced where the result is fetched (a filter set at import would not
+# outlive Dagster's loading of the definitions, which restores the filters it found)
+_EXTRA_COPY_WARNING = "Arrow output on a DB-API result makes an extra copy"
 _PENDING_CHUNKS = 1
 # columns with few distinct values per row group are dictionary-encoded (others are not)
 _DICTIONARY = ["source", "source_file", "reason", "event_type", "domain", "decision"]
@@ -188,7 +188,9 @@ def ingest_partition(
     def parse(lines: pa.Table) -> pa.Table:
         con.register("raw_lines", lines)
         bound = dict(params or {}) | (extras.params() if extras is not None else {})
-        parsed = con.execute(statement, bound).to_arrow_table()
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=_EXTRA_COPY_WARNING, category=UserWarning)
+            parsed = con.execute(statement, bound).to_arrow_table()
         con.unregister("raw_lines")
         if extras is not None:
             extras.add(parsed)

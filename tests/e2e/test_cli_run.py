@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -46,6 +47,9 @@ def published(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
     cmd = [str(BIN / "distill"), "run", "--samples", str(samples)]
     first = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=tmp_path, check=False)
     assert first.returncode == 0, first.stdout + first.stderr
+    # a run on good data shows no Python warning (Dagster's own log lines are not warnings)
+    warned = [line for line in first.stderr.splitlines() if re.search(r"\w+Warning: ", line)]
+    assert warned == [], "\n".join(warned)
     return tmp_path / "data" / "hub" / "distill", env, first.stdout
 
 
