@@ -71,17 +71,10 @@ def _process_database(pid: int, remote_root: str | None) -> duckdb.DuckDBPyConne
 def _new_database(remote_root: str | None) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
     if remote_root is not None:
-        register_lake_filesystem(con, UPath(remote_root))
+        # DuckDB's own `httpfs` extension is a download, which an offline machine cannot make: the
+        # root's fsspec filesystem (credentials and endpoint from the environment) reads its paths
+        # instead, registered once per database (DuckDB refuses a second registration)
+        con.register_filesystem(UPath(remote_root).fs)
     for macro in sorted((sql_root() / "macros").glob("*.sql")):
         con.execute(macro.read_text(encoding="utf-8"))
     return con
-
-
-def register_lake_filesystem(con: duckdb.DuckDBPyConnection, root: UPath) -> None:
-    """Let `con` read a remote lake root's `s3://` (or other fsspec) paths through fsspec.
-
-    DuckDB's own `httpfs` extension is a download, which an offline machine cannot make; the
-    root's fsspec filesystem (credentials and endpoint from the environment) is registered
-    instead (once per database: DuckDB refuses a second registration). A local lake needs nothing.
-    """
-    con.register_filesystem(root.fs)
