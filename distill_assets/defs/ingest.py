@@ -88,7 +88,8 @@ _EXTRA_COPY_WARNING = "Arrow output on a DB-API result makes an extra copy"
 _PENDING_CHUNKS = 1
 # columns with few distinct values per row group are dictionary-encoded (others are not)
 _DICTIONARY = ["source", "source_file", "reason", "event_type", "domain", "decision"]
-# lines parsed once, before the first chunk, to learn the usual unknown fields
+# the first lines of a partition (at most half its first chunk), parsed before the rest of the
+# chunk to learn the usual unknown fields
 PRIMING_LINES = 4096
 
 
@@ -201,9 +202,12 @@ def ingest_partition(
         # input order too, which is what first-occurrence de-duplication relies on
         con.execute("SET preserve_insertion_order = true")
         for number, chunk in enumerate(prefetched(reader.chunks(CHUNK_BYTES, ROW_GROUP_SIZE))):
-            if extras is not None and number == 0:
-                parse(chunk.slice(0, PRIMING_LINES))
-            sink.put(chunk, parse(chunk))
+            # the first lines are parsed on their own, so the rest of the chunk uses what they hold
+            priming = extras is not None and number == 0
+            head = min(PRIMING_LINES, chunk.num_rows // 2) if priming else 0
+            pieces = [chunk.slice(0, head), chunk.slice(head)] if head else [chunk]
+            for piece in pieces:
+                sink.put(piece, parse(piece))
         sink.close(problem_table(reader.stats.problems, source))
     except BaseException:
         sink.abandon()

@@ -246,12 +246,20 @@ def read_parquet_table(path: UPath, columns: list[str] | None = None) -> pa.Tabl
 
 def parquet_row_count(path: UPath) -> int:
     """Return the number of rows recorded in a Parquet file's footer."""
-    with path.open("rb") as handle:
-        return pq.ParquetFile(handle).metadata.num_rows
+    with parquet_file(path) as footer:
+        return footer.metadata.num_rows
 
 
 def parquet_columns(path: UPath) -> list[tuple[str, str]]:
     """Return (name, Arrow type) of every top-level column of a Parquet file, from its footer."""
-    with path.open("rb") as handle:
-        schema = pq.ParquetFile(handle).schema_arrow
+    with parquet_file(path) as footer:
+        schema = footer.schema_arrow
     return [(field.name, str(field.type)) for field in schema]
+
+
+def parquet_key_values(path: UPath) -> dict[bytes, bytes]:
+    """Return the key-value metadata of a Parquet file's footer (empty when there is no file)."""
+    if not path.exists():
+        return {}
+    with parquet_file(path) as footer:
+        return dict(footer.schema_arrow.metadata or {})

@@ -19,13 +19,19 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import polars as pl
-import pyarrow.parquet as pq
 from upath import UPath
 
 from distill_assets.contracts.published import published_schema
 from distill_assets.defs.curation.products import ProductRefresh, read_products
 from distill_assets.defs.curation.scrub import placeholder_counts, scrubbed_columns
-from distill_assets.lib.lake import global_path, partition_path, table_dir, write_parquet_atomic
+from distill_assets.lib.lake import (
+    global_path,
+    parquet_file,
+    parquet_key_values,
+    partition_path,
+    table_dir,
+    write_parquet_atomic,
+)
 
 GROUP = "curation"
 CURATED_FORMAT = "1"
@@ -94,8 +100,7 @@ def stored_partitions(lake_root: str, config: str) -> list[CuratedPartition]:
     """Return a config's curated partition files as last written, from their footers only."""
     partitions = []
     for path in curated_files(lake_root, config):
-        with path.open("rb") as handle:
-            footer = pq.ParquetFile(handle)
+        with parquet_file(path) as footer:
             stored = footer.schema_arrow.metadata or {}
             rows = footer.metadata.num_rows
         partitions.append(
@@ -142,13 +147,6 @@ def partition_key(version: str, fingerprint: str, digest: str) -> str:
     """Return the key of a curated partition file (see the module docstring)."""
     parts = [CURATED_FORMAT, version, fingerprint, digest]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
-
-
-def _stored_metadata(path: UPath) -> dict[bytes, bytes]:
-    if not path.exists():
-        return {}
-    with path.open("rb") as handle:
-        return dict(pq.read_schema(handle).metadata or {})
 
 
 def write_partition(
@@ -206,7 +204,7 @@ def refresh_curated(
         path = partition_path(lake_root, GROUP, config, day)
         key = partition_key(version, fingerprint, digests.get(day, ""))
         decisions = by_partition.get((day,), empty).select(DECISION_COLUMNS)
-        stored = _stored_metadata(path)
+        stored = parquet_key_values(path)
         # a file of an earlier layout without the content digest is rewritten once
         rewritten = stored.get(KEY_METADATA) != key.encode() or CONTENT_METADATA not in stored
         placeholders, content = (

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 import pyarrow as pa
-import pyarrow.parquet as pq
 from upath import UPath
 
 from distill_assets.contracts.published import (
@@ -42,6 +41,7 @@ from distill_assets.lib.embed import Embedder
 from distill_assets.lib.lake import (
     is_remote,
     parquet_file,
+    parquet_key_values,
     partition_path,
     read_parquet_table,
     table_dir,
@@ -212,14 +212,6 @@ def day_feed_files(lake_root: str, config: str) -> dict[str, list[tuple[str, str
     return dict(sorted(days.items()))
 
 
-def _stored_keys(path: UPath) -> dict[bytes, bytes]:
-    """Return the key-value metadata of a stored product (empty when absent or unreadable)."""
-    if not path.exists():
-        return {}
-    with path.open("rb") as handle:
-        return dict(pq.read_schema(handle).metadata or {})
-
-
 @dataclass(frozen=True)
 class ProductRefresh:
     """The product files of a config after a refresh, and which days were (re)computed.
@@ -250,7 +242,7 @@ def refresh_products(
     for day, files in days.items():
         path = partition_path(lake_root, "curation", table, day)
         fingerprint = feed_fingerprint([file for _, _, file in files])
-        stored = _stored_keys(path)
+        stored = parquet_key_values(path)
         if (
             stored.get(VERSION_KEY) == context.version.encode()
             and stored.get(FINGERPRINT_KEY) == fingerprint.encode()
@@ -368,8 +360,6 @@ class LakeVectors:
 
 def matrix(column: pl.Series, dtype: type[np.generic]) -> np.ndarray:
     """Return a column as a NumPy array of `dtype`: 2-D for an Array column, else 1-D."""
-    if not isinstance(column.dtype, pl.Array):
-        return np.ascontiguousarray(column.to_numpy(), dtype=dtype)
-    if column.is_empty():
+    if isinstance(column.dtype, pl.Array) and column.is_empty():
         return np.zeros((0, column.dtype.size), dtype=dtype)
     return np.ascontiguousarray(column.to_numpy(), dtype=dtype)

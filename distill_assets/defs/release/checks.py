@@ -20,7 +20,6 @@ from pathlib import Path
 
 import dagster as dg
 import polars as pl
-import pyarrow.parquet as pq
 from upath import UPath
 
 from distill_assets.contracts.published import published_schema
@@ -38,7 +37,13 @@ from distill_assets.defs.release.candidate import (
 )
 from distill_assets.defs.release.layout import DATA_DIR, README, arrow_schema
 from distill_assets.defs.resources import DistillSettings
-from distill_assets.lib.lake import global_path, read_parquet_table, write_parquet_atomic
+from distill_assets.lib.lake import (
+    global_path,
+    parquet_file,
+    parquet_row_count,
+    read_parquet_table,
+    write_parquet_atomic,
+)
 from distill_assets.rules import rules_version
 from distill_assets.rules.curation import SPLIT_BY_GROUP
 
@@ -158,8 +163,7 @@ def files_match_manifest(settings: DistillSettings) -> dg.AssetCheckResult:
             continue
         with path.open("rb") as handle:
             digest = hashlib.file_digest(handle, "sha256").hexdigest()
-        with path.open("rb") as handle:
-            rows = pq.ParquetFile(handle).metadata.num_rows
+        rows = parquet_row_count(path)
         if digest != entry.sha256 or rows != entry.rows:
             failures[entry.path] = {"sha256": digest, "rows": rows}
     listed = {entry.path for entry in manifest.files}
@@ -189,8 +193,8 @@ def matches_contract(settings: DistillSettings) -> dg.AssetCheckResult:
     schemas: dict[str, object] = {}
     for entry in manifest.files:
         expected = arrow_schema(published_schema(entry.config))
-        with (folder / entry.path).open("rb") as handle:
-            actual = pq.read_schema(handle).remove_metadata()
+        with parquet_file(folder / entry.path) as footer:
+            actual = footer.schema_arrow.remove_metadata()
         if not actual.equals(expected):
             schemas[entry.path] = {"schema": str(actual), "expected": str(expected)}
     if schemas:
