@@ -10,8 +10,8 @@ invocation and on the same files:
 - `bronze`: the shared raw ingest alone (`records.ingest_records`: bronze + quarantine), part of
   the pipeline, for reference;
 - `pipeline`: what the partition's assets do — `records.ingest_records` (bronze + quarantine),
-  `examples.distillation_examples` (every extraction rule, flags, score) and `exports.export_rows`
-  for the four formats, each written to Parquet.
+  `examples.example_batches` (every extraction rule, flags, score, in batches) written with
+  `lake.write_frames`, and `exports.write_export` for the four formats.
 
 Each step runs in its own process (wall time covers the work, not start-up and imports; peak
 RSS is that process's own `ru_maxrss`), `repeats` times interleaved, and the fastest run counts.
@@ -77,21 +77,23 @@ def _step(name: str, root: Path, work: Path) -> dict[str, int]:
             f"ignore_errors=true)) TO '{target}' (FORMAT parquet)"
         )
         return {"rows": int(con.execute(f"SELECT count(*) FROM '{target}'").fetchone()[0])}
-    from distill_assets.defs.escalations.examples import distillation_examples
-    from distill_assets.defs.escalations.exports import FORMATS, export_rows
+    from distill_assets.contracts.escalations import RECORD_SCHEMA
+    from distill_assets.defs.escalations.examples import LEGACY_COLUMNS, example_batches
+    from distill_assets.defs.escalations.exports import FORMATS, write_export
     from distill_assets.defs.escalations.records import ingest_records
+    from distill_assets.lib.lake import write_frames
 
     result = ingest_records(_files(root), raw_root=str(root))
     if name == "bronze":
         return {"rows": result.bronze_rows + result.quarantine_rows}
-    examples = distillation_examples(pl.scan_parquet(result.bronze.path)).collect()
-    examples.write_parquet(work / "distillation_examples.parquet")
-    rows = {"examples": examples.height}
+    no_legacy = pl.LazyFrame(schema={**RECORD_SCHEMA, **LEGACY_COLUMNS})
+    examples_path = work / "distillation_examples.parquet"
+    batches = example_batches(pl.scan_parquet(result.bronze.path), no_legacy)
+    rows = {"examples": write_frames(batches, examples_path)}
     for export in FORMATS:
-        feed, _ = export_rows(examples, export)
-        feed.write_parquet(work / f"{export}.parquet")
-        rows[export] = feed.height
-    return {"rows": examples.height + result.quarantine_rows, **rows}
+        written = write_export(pl.scan_parquet(examples_path), export, work / f"{export}.parquet")
+        rows[export] = written.rows
+    return {"rows": rows["examples"] + result.quarantine_rows, **rows}
 
 
 def _child(name: str, root: Path, work: Path) -> None:

@@ -8,10 +8,11 @@ a partition replaces it whole.
 
 from __future__ import annotations
 
+import itertools
 import os
 import tempfile
 import uuid
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -219,6 +220,43 @@ class RowGroupWriter:
             self.rows += self.pending_rows
         self.writer.close()
         return self.rows
+
+
+def frame_batches(frame: pl.LazyFrame, rows: int) -> Iterator[pl.DataFrame]:
+    """Yield `frame` in order, `rows` rows at a time (one empty frame when it has no row).
+
+    Runs on Polars' streaming engine, so only a few batches are in memory at once.
+    """
+    empty = True
+    for batch in frame.collect_batches(chunk_size=rows):
+        if batch.height:
+            empty = False
+            yield batch
+    if empty:
+        yield frame.head(0).collect()
+
+
+def write_frames(frames: Iterable[pl.DataFrame], path: Path) -> int:
+    """Write `frames` to a local Parquet file as they come and return the rows written.
+
+    Memory holds one frame and one row group, whatever the total. The first frame (it may be
+    empty, and there must be one) sets the file's schema; every later frame is cast to it. Row
+    groups of `ROW_GROUP_SIZE` rows, `PARQUET_COMPRESSION`, dictionary encoding where it pays:
+    the layout `write_parquet_atomic` gives a whole frame.
+    """
+    iterator = iter(frames)
+    first = next(iterator, None)
+    if first is None:
+        raise ValueError(f"write_frames({path}) got no frame: pass at least an empty one")
+    schema = first.to_arrow().schema
+    writer = RowGroupWriter(path, schema, PARQUET_COMPRESSION, dictionary=schema.names)
+    try:
+        for frame in itertools.chain([first], iterator):
+            for batch in frame.to_arrow().cast(schema).to_batches():
+                writer.write(batch)
+    finally:
+        rows = writer.close()
+    return rows
 
 
 @contextmanager

@@ -9,6 +9,8 @@ Layers, one daily partition (ingest date) each:
   `cot_examples` (`cot`), `preference_pairs` (`dpo`), `correction_examples` (`correction`).
 """
 
+from collections import Counter
+
 import dagster as dg
 import polars as pl
 from upath import UPath
@@ -21,8 +23,8 @@ from distill_assets.defs.escalations.compat import (
     with_export_counts,
     write_seed_sqlite,
 )
-from distill_assets.defs.escalations.examples import distillation_examples as build_examples
-from distill_assets.defs.escalations.exports import FORMATS, export_rows
+from distill_assets.defs.escalations.examples import example_batches
+from distill_assets.defs.escalations.exports import FORMATS, write_export
 from distill_assets.defs.escalations.legacy import STORED_TABLES, migrate_databases
 from distill_assets.defs.escalations.llm_extraction import extract_with_llm
 from distill_assets.defs.escalations.records import RECORDS, SOURCE, ingest_records
@@ -34,12 +36,13 @@ from distill_assets.defs.escalations.review import (
     scan_examples,
     write_review_files,
 )
-from distill_assets.defs.escalations.stats import stats_metadata
+from distill_assets.defs.escalations.stats import STATS_COLUMNS, stats_metadata
 from distill_assets.defs.ingest import QUARANTINE_TABLE, bronze_outs, ingest_metadata
 from distill_assets.defs.jobs import GLOBAL_TAG
 from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.resources import DistillSettings, LlmResource, StagedParquet
-from distill_assets.lib.lake import global_path
+from distill_assets.lib.cleanup import working_dir
+from distill_assets.lib.lake import global_path, write_frames
 from distill_assets.lib.metadata import column_counts, funnel, histogram, preview, reason_counts
 from distill_assets.lib.rawfiles import list_raw_files
 from distill_assets.rules import escalations as rules
@@ -185,7 +188,7 @@ def distillation_examples(
     llm: LlmResource,
     records: pl.LazyFrame,
     legacy_records: pl.LazyFrame,
-) -> pl.DataFrame:
+) -> StagedParquet:
     """Seed 000 canonical distillation examples: one per escalation record.
 
     Reasoning type from the seed's CoT/tool/correction indicator regexes, numbered reasoning steps,
@@ -193,11 +196,11 @@ def distillation_examples(
     With an LLM endpoint configured, steps, corrections and principles come from the model where
     it answered well (fallbacks counted). Review decisions (`distill review`) are applied:
     `human_reviewed` 1/-1 and the notes; `export_count` / `last_exported_at` come from
-    `escalations/export_history` (the releases published so far).
+    `escalations/export_history` (the releases published so far). Records are processed and
+    written in batches (metadata `batches`), so memory does not grow with the size of the day.
     """
-    offline = build_examples(pl.concat([records, legacy_records], how="diagonal")).collect()
-    built, extraction = extract_with_llm(offline, llm.client())
     cfg = settings.resolved()
+    client = llm.client()
     decisions = read_decisions(distilled_root(cfg.data_dir))
     history_path = global_path(cfg.lake_root, SOURCE, EXPORT_HISTORY)
     history = (
@@ -205,29 +208,43 @@ def distillation_examples(
         if history_path.exists()
         else pl.DataFrame(schema=HISTORY_SCHEMA)
     )
-    examples = with_export_counts(apply_decisions(built, decisions), history)
+    by_extractor: Counter[str] = Counter()
+    fallbacks: Counter[str] = Counter()
+    batches = 0
+
+    def finished(offline: pl.DataFrame) -> pl.DataFrame:
+        nonlocal batches
+        batches += 1
+        built, extraction = extract_with_llm(offline, client)
+        by_extractor.update(
+            extraction.rows_by_extractor if extraction else {"offline": offline.height}
+        )
+        fallbacks.update(extraction.fallbacks if extraction else {})
+        return with_export_counts(apply_decisions(built, decisions), history)
+
+    target = working_dir(SOURCE) / f"{EXAMPLES}.parquet"
+    rows = write_frames(map(finished, example_batches(records, legacy_records)), target)
+    summary = pl.read_parquet(target, columns=list(STATS_COLUMNS))
     context.add_output_metadata(
         {
-            "rows": examples.height,
-            "reasoning_types": column_counts(examples, "reasoning_type"),
-            "domains": column_counts(examples, "domain"),
+            "rows": rows,
+            "batches": batches,
+            "reasoning_types": column_counts(summary, "reasoning_type"),
+            "domains": column_counts(summary, "domain"),
             "quality_flags": column_counts(
-                examples.select(pl.col("quality_flags").explode()).drop_nulls(),
+                summary.select(pl.col("quality_flags").explode()).drop_nulls(),
                 "quality_flags",
                 "quality flag",
             ),
-            "quality_score": histogram(examples.get_column("quality_score")),
-            **stats_metadata(examples),
-            "rows_by_extractor": funnel(
-                extraction.rows_by_extractor if extraction else {"offline": examples.height},
-                "extractor",
-            ),
-            "llm_fallbacks": funnel(extraction.fallbacks if extraction else {}),
-            "preview": preview(examples.select(PREVIEW_COLUMNS)),
+            "quality_score": histogram(summary.get_column("quality_score")),
+            **stats_metadata(summary),
+            "rows_by_extractor": funnel(dict(by_extractor), "extractor"),
+            "llm_fallbacks": funnel(dict(fallbacks)),
+            "preview": preview(pl.read_parquet(target, columns=list(PREVIEW_COLUMNS), n_rows=5)),
             **rules_metadata(SOURCE),
         }
     )
-    return examples
+    return StagedParquet(target)
 
 
 def build_export_asset(name: str) -> dg.AssetsDefinition:
@@ -247,20 +264,25 @@ def build_export_asset(name: str) -> dg.AssetsDefinition:
             f"rules' minimum) and the `{name}` condition; drop reasons counted (exports.py)."
         ),
     )
-    def export_feed(context: dg.AssetExecutionContext, examples: pl.DataFrame) -> pl.DataFrame:
-        feed, dropped = export_rows(examples, name)
+    def export_feed(context: dg.AssetExecutionContext, examples: pl.LazyFrame) -> StagedParquet:
+        target = working_dir(SOURCE) / f"{export.table}.parquet"
+        written = write_export(examples, name, target)
         context.add_output_metadata(
             {
-                "rows": feed.height,
-                "input_examples": examples.height,
-                "dropped_by_reason": funnel(dropped),
+                "rows": written.rows,
+                "input_examples": written.examples,
+                "dropped_by_reason": funnel(written.dropped),
                 "min_quality_score": rules.INSTRUCTION_MIN_QUALITY,
-                "quality_score": histogram(feed.get_column("quality_score")),
-                "preview": preview(feed.select("id", "source_ref", "quality_score")),
+                "quality_score": histogram(
+                    pl.read_parquet(target, columns=["quality_score"]).get_column("quality_score")
+                ),
+                "preview": preview(
+                    pl.read_parquet(target, columns=["id", "source_ref", "quality_score"], n_rows=5)
+                ),
                 **rules_metadata(SOURCE),
             }
         )
-        return feed
+        return StagedParquet(target)
 
     return export_feed
 

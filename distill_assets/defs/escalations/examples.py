@@ -14,12 +14,14 @@ stored; those win over what is extracted from the text. JSONL records get the co
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 import polars as pl
 
 from distill_assets.contracts.escalations import DistillationExample
 from distill_assets.defs.escalations import extraction
 from distill_assets.defs.escalations.gate import training_ready
+from distill_assets.lib.lake import frame_batches
 from distill_assets.rules import escalations as rules
 
 SOURCE = "escalations"
@@ -71,6 +73,11 @@ LEGACY_COLUMNS: dict[str, pl.DataType] = {
     "legacy_corrections": CORRECTIONS_DTYPE,
     "legacy_principles": pl.List(PRINCIPLE_DTYPE),
 }
+
+# Records are processed in batches of this many rows (memory is bounded by a batch).
+BATCH_ROWS = 65_536
+# The order of records, bronze's (the shared ingest's) and the legacy migration's.
+ORDER = ("source_file", "line_no")
 
 _RESPONSE = pl.col("claude_response")
 _NULL_STR = pl.lit(None, dtype=pl.String)
@@ -344,3 +351,44 @@ def distillation_examples(records: pl.LazyFrame) -> pl.LazyFrame:
         .with_columns(training_ready().alias("training_ready"))
         .select(EXAMPLE_COLUMNS)
     )
+
+
+def _aligned(frame: pl.LazyFrame, schema: pl.Schema) -> pl.LazyFrame:
+    present = frame.collect_schema()
+    missing = [pl.lit(None, dtype=d).alias(n) for n, d in schema.items() if n not in present]
+    return frame.with_columns(missing).select(pl.col(n).cast(d) for n, d in schema.items())
+
+
+def _check_order(batch: pl.DataFrame, previous: pl.DataFrame) -> None:
+    keys = pl.concat([previous, batch.select(ORDER)])
+    file, line = pl.col(ORDER[0]), pl.col(ORDER[1])
+    after = (file > file.shift()) | ((file == file.shift()) & (line > line.shift()))
+    if not keys.select(after.slice(1).all()).item():
+        raise ValueError(
+            f"escalation records are not in strictly increasing {ORDER} order: "
+            "the examples are built in batches of records in that order"
+        )
+
+
+def example_batches(
+    records: pl.LazyFrame, legacy_records: pl.LazyFrame, rows: int = BATCH_ROWS
+) -> Iterator[pl.DataFrame]:
+    """Yield the `distillation_examples` of bronze and legacy records, `rows` records at a time.
+
+    Both inputs are in (`source_file`, `line_no`) order (bronze by the shared ingest's contract,
+    legacy records as the migration numbers them); they are merged in that order and streamed,
+    so memory is bounded by a batch whatever the size of the day, and the rows come out in the
+    order one `distillation_examples` over the whole day gives. Raises `ValueError` when the
+    records are not in that order. An empty input gives one empty batch (the table's schema).
+    """
+    schema = pl.Schema(
+        {**records.collect_schema(), **legacy_records.collect_schema(), **LEGACY_COLUMNS}
+    )
+    merged = _aligned(records, schema).merge_sorted(
+        _aligned(legacy_records, schema).sort(ORDER), list(ORDER)
+    )
+    previous = pl.DataFrame(schema={k: schema[k] for k in ORDER})
+    for batch in frame_batches(merged, rows):
+        _check_order(batch, previous)
+        previous = batch.select(ORDER).tail(1)
+        yield distillation_examples(batch.lazy()).collect()

@@ -23,13 +23,17 @@ Row id: `stable_id(example id, <the format's content columns>)`; `split_group` i
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 
 import polars as pl
 
 from distill_assets.contracts.published import SUBJECT_COLUMN, feed_schema
+from distill_assets.defs.escalations.examples import BATCH_ROWS
 from distill_assets.defs.escalations.gate import gate_reason
 from distill_assets.lib.hashing import with_stable_id
+from distill_assets.lib.lake import frame_batches, write_frames
 from distill_assets.rules import escalations as rules
 
 SOURCE = "escalations"
@@ -49,6 +53,15 @@ class ExportFormat:
     config: str
     condition: pl.Expr
     columns: dict[str, pl.Expr]
+
+
+@dataclass(frozen=True)
+class ExportWritten:
+    """What `write_export` wrote: feed rows, examples read, and the drops by reason."""
+
+    rows: int
+    examples: int
+    dropped: dict[str, int]
 
 
 def _has_error() -> pl.Expr:
@@ -159,9 +172,12 @@ def drop_reason(export: ExportFormat) -> pl.Expr:
 
 
 def export_rows(examples: pl.DataFrame, name: str) -> tuple[pl.DataFrame, dict[str, int]]:
-    """Return the feed rows of export `name` (in its config's feed schema + `subject`) and drops."""
+    """Return the feed rows of export `name` (in its config's feed schema + `subject`) and drops.
+
+    Rows keep the order of `examples`; drops are counted by reason.
+    """
     export = FORMATS[name]
-    decided = examples.sort("source_ref").with_columns(drop_reason(export).alias("drop_reason"))
+    decided = examples.with_columns(drop_reason(export).alias("drop_reason"))
     dropped = decided.filter(pl.col("drop_reason").is_not_null())
     counts = {str(r): int(n) for r, n in sorted(dropped.group_by("drop_reason").len().iter_rows())}
     kept = decided.filter(pl.col("drop_reason").is_null()).select(
@@ -180,3 +196,24 @@ def export_rows(examples: pl.DataFrame, name: str) -> tuple[pl.DataFrame, dict[s
         pl.col("example_id").alias(SUBJECT_COLUMN),
     )
     return feed, counts
+
+
+def write_export(examples: pl.LazyFrame, name: str, target: Path) -> ExportWritten:
+    """Write the feed of export `name` to the local Parquet file `target`, batch by batch.
+
+    `examples` (a partition of `distillation_examples`) is read `BATCH_ROWS` rows at a time, so
+    memory does not grow with the size of the day; the rows are those `export_rows` gives for
+    the whole partition, in the same order.
+    """
+    dropped: Counter[str] = Counter()
+    inputs = 0
+
+    def feed(batch: pl.DataFrame) -> pl.DataFrame:
+        nonlocal inputs
+        inputs += batch.height
+        rows, counts = export_rows(batch, name)
+        dropped.update(counts)
+        return rows
+
+    rows = write_frames(map(feed, frame_batches(examples, BATCH_ROWS)), target)
+    return ExportWritten(rows, inputs, dict(sorted(dropped.items())))

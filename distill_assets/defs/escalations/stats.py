@@ -21,6 +21,16 @@ DIMENSIONS: tuple[str, ...] = (
     "quality_flag",
 )
 
+# The columns of `distillation_examples` the stats are computed from.
+STATS_COLUMNS: tuple[str, ...] = (
+    "domain",
+    "reasoning_type",
+    "training_format",
+    "quality_score",
+    "human_reviewed",
+    "quality_flags",
+)
+
 
 def quality_tier() -> pl.Expr:
     """Return the rules' quality tier of `quality_score`."""

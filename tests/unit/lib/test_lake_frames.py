@@ -1,0 +1,77 @@
+"""`lake.frame_batches` and `lake.write_frames`: a table streamed through in batches."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pyarrow.parquet as pq
+import pytest
+
+from distill_assets.lib.lake import ROW_GROUP_SIZE, frame_batches, write_frames
+
+
+def test_frame_batches_yield_every_row_in_order_in_batches_of_the_size() -> None:
+    frame = pl.LazyFrame({"n": range(10)})
+
+    batches = list(frame_batches(frame, 4))
+
+    assert [b.get_column("n").to_list() for b in batches] == [
+        [0, 1, 2, 3],
+        [4, 5, 6, 7],
+        [8, 9],
+    ]
+
+
+def test_frame_batches_of_an_empty_frame_are_one_empty_frame_with_its_schema() -> None:
+    frame = pl.LazyFrame(schema={"n": pl.Int64, "s": pl.String})
+
+    batches = list(frame_batches(frame, 4))
+
+    assert len(batches) == 1
+    assert batches[0].height == 0
+    assert batches[0].schema == pl.Schema({"n": pl.Int64, "s": pl.String})
+
+
+def test_write_frames_writes_every_frame_in_full_row_groups(tmp_path: Path) -> None:
+    rows = ROW_GROUP_SIZE + 100
+    frames = [
+        pl.DataFrame({"n": range(start, min(start + 3000, rows)), "s": "x"})
+        for start in range(0, rows, 3000)
+    ]
+    target = tmp_path / "t.parquet"
+
+    written = write_frames(iter(frames), target)
+
+    assert written == rows
+    assert pl.read_parquet(target).equals(pl.concat(frames))
+    meta = pq.ParquetFile(target).metadata
+    assert [meta.row_group(i).num_rows for i in range(meta.num_row_groups)] == [
+        ROW_GROUP_SIZE,
+        100,
+    ]
+    assert meta.row_group(0).column(0).compression == "ZSTD"
+
+
+def test_write_frames_casts_later_frames_to_the_first_frames_schema(tmp_path: Path) -> None:
+    first = pl.DataFrame({"n": [1]}, schema={"n": pl.Int64})
+    later = pl.DataFrame({"n": [2]}, schema={"n": pl.Int32})
+    target = tmp_path / "t.parquet"
+
+    write_frames([first, later], target)
+
+    assert pl.read_parquet(target).equals(pl.DataFrame({"n": [1, 2]}, schema={"n": pl.Int64}))
+
+
+def test_write_frames_of_one_empty_frame_is_an_empty_table_with_the_schema(
+    tmp_path: Path,
+) -> None:
+    target = tmp_path / "t.parquet"
+
+    assert write_frames([pl.DataFrame(schema={"n": pl.Int64})], target) == 0
+    assert pl.read_parquet(target).schema == pl.Schema({"n": pl.Int64})
+
+
+def test_write_frames_needs_at_least_one_frame(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="got no frame"):
+        write_frames([], tmp_path / "t.parquet")
