@@ -17,6 +17,7 @@ import polars as pl
 
 from distill_assets.defs.escalations.review import (
     PENDING_COLUMNS,
+    REVIEW_COLUMNS,
     append_decision,
     apply_decisions,
     distilled_root,
@@ -26,6 +27,8 @@ from distill_assets.defs.escalations.review import (
 from distill_assets.lib.settings import Settings
 
 QUERY_WIDTH = 60
+# What `list` shows of each example (all it reads: not the extracted structures).
+LISTED_COLUMNS = tuple(dict.fromkeys([*PENDING_COLUMNS, *REVIEW_COLUMNS, "partition"]))
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -45,8 +48,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def _examples(settings: Settings) -> pl.DataFrame:
-    examples = scan_examples(settings.lake_root).collect()
+def _examples(settings: Settings, example_id: str | None = None) -> pl.DataFrame:
+    """Every example's listed columns, or every column of the one example `example_id`."""
+    if example_id is None:
+        examples = scan_examples(settings.lake_root, LISTED_COLUMNS).collect()
+    else:
+        examples = scan_examples(settings.lake_root).filter(pl.col("id") == example_id).collect()
     if examples.is_empty():
         return examples
     return apply_decisions(examples, read_decisions(distilled_root(settings.data_dir)))
@@ -68,7 +75,7 @@ def _table(rows: pl.DataFrame) -> str:
 def run(args: argparse.Namespace) -> int:
     """Run one review action; exit 1 with a one-line error for an unknown id."""
     settings = Settings.resolve()
-    examples = _examples(settings)
+    examples = _examples(settings, None if args.action == "list" else args.id)
     if args.action == "list":
         rows = (
             examples

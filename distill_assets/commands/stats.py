@@ -11,12 +11,13 @@ import argparse
 import json
 
 from distill_assets.defs.escalations.review import (
+    REVIEW_COLUMNS,
     apply_decisions,
     distilled_root,
     read_decisions,
     scan_examples,
 )
-from distill_assets.defs.escalations.stats import escalation_stats
+from distill_assets.defs.escalations.stats import STATS_COLUMNS, escalation_stats
 from distill_assets.lib.settings import Settings
 
 
@@ -32,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Print the stats as tables, or JSON with `--json`."""
     settings = Settings.resolve()
-    examples = scan_examples(settings.lake_root).collect()
+    examples = scan_examples(settings.lake_root, [*STATS_COLUMNS, *REVIEW_COLUMNS]).collect()
     if not examples.is_empty():
         examples = apply_decisions(examples, read_decisions(distilled_root(settings.data_dir)))
     stats = escalation_stats(examples) if not examples.is_empty() else {"examples": {"total": 0}}

@@ -15,6 +15,7 @@ import dagster as dg
 import polars as pl
 from upath import UPath
 
+from distill_assets.contracts.escalations import SEED_SQLITE_COLUMNS
 from distill_assets.contracts.release import ReleaseManifest
 from distill_assets.defs.escalations.compat import (
     HISTORY_SCHEMA,
@@ -23,17 +24,18 @@ from distill_assets.defs.escalations.compat import (
     with_export_counts,
     write_seed_sqlite,
 )
-from distill_assets.defs.escalations.examples import example_batches
+from distill_assets.defs.escalations.examples import BATCH_ROWS, example_batches
 from distill_assets.defs.escalations.exports import FORMATS, write_export
 from distill_assets.defs.escalations.legacy import STORED_TABLES, migrate_databases
 from distill_assets.defs.escalations.llm_extraction import extract_with_llm
 from distill_assets.defs.escalations.records import RECORDS, SOURCE, ingest_records
 from distill_assets.defs.escalations.review import (
+    REVIEW_FILE_COLUMNS,
     apply_decisions,
     distilled_root,
+    example_partitions,
     read_decisions,
     review_exclusions,
-    scan_examples,
     write_review_files,
 )
 from distill_assets.defs.escalations.stats import STATS_COLUMNS, stats_metadata
@@ -331,10 +333,9 @@ def review_state(
     cfg = settings.resolved()
     root = distilled_root(cfg.data_dir)
     decisions = read_decisions(root)
-    examples = scan_examples(cfg.lake_root).collect()
-    written = {"pending": 0, "reviewed": 0}
-    if not examples.is_empty():
-        written = write_review_files(root, examples, decisions)
+    written = write_review_files(
+        root, example_partitions(cfg.lake_root, REVIEW_FILE_COLUMNS), decisions
+    )
     exclusions = review_exclusions(decisions)
     context.add_output_metadata(
         {
@@ -386,12 +387,15 @@ def export_history(context: dg.AssetExecutionContext, settings: DistillSettings)
         history = merge_history(
             history, release_rows(manifest.version, manifest.newest_partition, rows)
         )
-    examples = scan_examples(cfg.lake_root).collect()
-    written = 0
+    decisions = read_decisions(distilled_root(cfg.data_dir))
     database = distilled_root(cfg.data_dir) / "distillation.db"
-    if not examples.is_empty():
-        reviewed = apply_decisions(examples, read_decisions(distilled_root(cfg.data_dir)))
-        written = write_seed_sqlite(with_export_counts(reviewed, history), database)
+    written = write_seed_sqlite(
+        (
+            with_export_counts(apply_decisions(batch, decisions), history)
+            for batch in example_partitions(cfg.lake_root, SEED_SQLITE_COLUMNS, BATCH_ROWS)
+        ),
+        database,
+    )
     context.add_output_metadata(
         {
             "versions": history.get_column("version").n_unique(),

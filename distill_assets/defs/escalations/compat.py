@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 import polars as pl
@@ -85,30 +86,47 @@ def _json_text(column: str) -> pl.Expr:
     return pl.when(pl.col(column).is_null()).then(None).otherwise(text).alias(column)
 
 
-def write_seed_sqlite(examples: pl.DataFrame, path: Path) -> int:
-    """Write `examples` into a fresh seed-schema SQLite database at `path`; return the rows."""
-    latest = examples.sort("partition", "id").unique("id", keep="last", maintain_order=True)
-    table = latest.select(
-        *(
-            _json_text(c) if c in SEED_SQLITE_JSON_COLUMNS else pl.col(c)
-            for c in SEED_SQLITE_COLUMNS
-        )
-    ).sort("created_at", "id")
+def write_seed_sqlite(batches: Iterable[pl.DataFrame], path: Path) -> int:
+    """Write examples into a fresh seed-schema SQLite database at `path`; return the rows.
+
+    `batches` hold every partition's examples (`SEED_SQLITE_COLUMNS` and `partition`, review
+    decisions and export counts applied), in any number of batches. They are staged on disk in
+    a scratch database next to `path`, then SQLite keeps the latest partition's row per id and
+    inserts them in (`created_at`, `id`) order, so memory holds one batch however long the
+    history. No batch at all gives an empty database.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, tmp = tempfile.mkstemp(prefix=".distillation-", suffix=".db", dir=path.parent)
     os.close(handle)
+    staged = Path(f"{tmp}.staged")
+    columns = ", ".join(SEED_SQLITE_COLUMNS)
     try:
         con = sqlite3.connect(tmp)
         try:
             con.executescript(SEED_SQLITE_DDL)
-            marks = ", ".join("?" * len(SEED_SQLITE_COLUMNS))
-            con.executemany(
-                f"INSERT INTO distillation_examples VALUES ({marks})", table.iter_rows()
-            )
+            con.execute("ATTACH DATABASE ? AS staged", (str(staged),))
+            con.execute(f"CREATE TABLE staged.examples ({columns}, from_partition)")
+            marks = ", ".join("?" * (len(SEED_SQLITE_COLUMNS) + 1))
+            for batch in batches:
+                rows = batch.select(
+                    *(
+                        _json_text(c) if c in SEED_SQLITE_JSON_COLUMNS else pl.col(c)
+                        for c in SEED_SQLITE_COLUMNS
+                    ),
+                    pl.col("partition").alias("from_partition"),
+                )
+                con.executemany(f"INSERT INTO staged.examples VALUES ({marks})", rows.iter_rows())
+            written = con.execute(
+                f"INSERT INTO distillation_examples SELECT {columns} FROM (SELECT *, "
+                "row_number() OVER (PARTITION BY id ORDER BY from_partition DESC) AS latest "
+                "FROM staged.examples) WHERE latest = 1 ORDER BY created_at, id"
+            ).rowcount
             con.commit()
+            con.execute("DETACH DATABASE staged")
         finally:
             con.close()
         Path(tmp).replace(path)
     finally:
         Path(tmp).unlink(missing_ok=True)
-    return table.height
+        staged.unlink(missing_ok=True)
+    return written

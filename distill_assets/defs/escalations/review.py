@@ -19,12 +19,14 @@ leaves every config at the next release even before its partition is re-material
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 import polars as pl
+from upath import UPath
 
 from distill_assets.defs.escalations.gate import training_ready
-from distill_assets.lib.lake import scan_partitions
+from distill_assets.lib.lake import frame_batches, partition_files, scan_partitions
 
 SOURCE = "escalations"
 EXAMPLES = "distillation_examples"
@@ -52,6 +54,22 @@ PENDING_COLUMNS = (
     "sam_attempt",
     "claude_response",
 )
+# The columns of a reviewed example in `approved/reviewed_YYYYMMDD.jsonl` (with `id`).
+_REVIEWED_SCHEMA = pl.Schema(
+    {
+        "source_ref": pl.String(),
+        "decision": pl.String(),
+        "notes": pl.String(),
+        "reviewer": pl.String(),
+        "ts": pl.Float64(),
+        "query": pl.String(),
+        "claude_response": pl.String(),
+    }
+)
+# What `apply_decisions` reads and sets (with `id`).
+REVIEW_COLUMNS = ("id", "human_reviewed", "reviewer_notes", "quality_flags", "quality_score")
+# What `write_review_files` reads of each example.
+REVIEW_FILE_COLUMNS = tuple(dict.fromkeys([*PENDING_COLUMNS, *REVIEW_COLUMNS]))
 
 
 def distilled_root(data_dir: str) -> Path:
@@ -116,9 +134,38 @@ def apply_decisions(examples: pl.DataFrame, decisions: pl.DataFrame) -> pl.DataF
     )
 
 
-def scan_examples(lake_root: str) -> pl.LazyFrame:
-    """Lazily read every partition of `distillation_examples` (with its `partition`)."""
-    return scan_partitions(lake_root, SOURCE, EXAMPLES)
+def scan_examples(lake_root: str, columns: Sequence[str] | None = None) -> pl.LazyFrame:
+    """Lazily read every partition of `distillation_examples` (with its `partition`).
+
+    With `columns`, only those (and `partition`) are read: the answers' texts and the extracted
+    structures are most of the table, and most readers need a few columns of every example.
+    Before the first partition the frame is empty (and has no columns without `columns`).
+    """
+    names = list(dict.fromkeys([*(columns or ()), "partition"]))
+    if columns is not None and not partition_files(lake_root, SOURCE, EXAMPLES):
+        return pl.LazyFrame(schema=dict.fromkeys(names, pl.Null()))
+    examples = scan_partitions(lake_root, SOURCE, EXAMPLES)
+    return examples if columns is None else examples.select(names)
+
+
+def example_partitions(
+    lake_root: str, columns: Sequence[str], batch_rows: int | None = None
+) -> Iterator[pl.DataFrame]:
+    """Yield each partition of `distillation_examples`, oldest first: `columns` and `partition`.
+
+    With `batch_rows`, a partition comes in batches of that many rows. Memory holds one
+    partition's (or batch's) columns, however long the history.
+    """
+    for path in partition_files(lake_root, SOURCE, EXAMPLES):
+        partition = (
+            pl.scan_parquet(path)
+            .select(*columns)
+            .with_columns(pl.lit(UPath(path).stem).alias("partition"))
+        )
+        if batch_rows is None:
+            yield partition.collect()
+        else:
+            yield from frame_batches(partition, batch_rows)
 
 
 def review_exclusions(decisions: pl.DataFrame) -> pl.DataFrame:
@@ -131,23 +178,35 @@ def review_exclusions(decisions: pl.DataFrame) -> pl.DataFrame:
 
 
 def write_review_files(
-    root: Path, examples: pl.DataFrame, decisions: pl.DataFrame
+    root: Path, partitions: Iterable[pl.DataFrame], decisions: pl.DataFrame
 ) -> dict[str, int]:
-    """Rewrite the pending batches and reviewed files from all examples and decisions.
+    """Rewrite the pending batches and reviewed files from every partition's examples.
 
-    Returns the number of examples written per kind (`pending`, `reviewed`).
+    `partitions` are the examples of one partition each (`REVIEW_FILE_COLUMNS` and `partition`,
+    e.g. `example_partitions`): a partition's pending batch is written as it comes, and only
+    the reviewed examples (as many as decisions) are kept until the end. Returns the number of
+    examples written per kind (`pending`, `reviewed`).
     """
-    reviewed = examples.join(decisions, on="id", how="inner").sort("ts", "id")
-    pending = examples.join(decisions, on="id", how="anti").filter(pl.col("human_reviewed") == 0)
     for folder in ("pending_review", "approved"):
         target = root / folder
         target.mkdir(parents=True, exist_ok=True)
         for old in target.glob("*.json*"):
             old.unlink()
-    for (partition,), batch in pending.sort("id").group_by("partition", maintain_order=True):
-        path = root / "pending_review" / f"batch_{str(partition).replace('-', '')}.json"
-        rows = batch.select(PENDING_COLUMNS).to_dicts()
-        path.write_text(json.dumps(rows, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    pending_rows = 0
+    reviewed_parts = [pl.DataFrame(schema={"id": pl.String(), **_REVIEWED_SCHEMA})]
+    for examples in partitions:
+        pending = examples.join(decisions, on="id", how="anti").filter(
+            pl.col("human_reviewed") == 0
+        )
+        pending_rows += pending.height
+        for (partition,), batch in pending.sort("id").group_by("partition", maintain_order=True):
+            path = root / "pending_review" / f"batch_{str(partition).replace('-', '')}.json"
+            rows = batch.select(PENDING_COLUMNS).to_dicts()
+            path.write_text(json.dumps(rows, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        reviewed_parts.append(
+            examples.join(decisions, on="id", how="inner").select("id", *_REVIEWED_SCHEMA)
+        )
+    reviewed = pl.concat(reviewed_parts).sort("ts", "id")
     days = reviewed.with_columns(
         pl.from_epoch(pl.col("ts").cast(pl.Int64), time_unit="s")
         .dt.strftime("%Y%m%d")
@@ -159,4 +218,4 @@ def write_review_files(
             "id", "source_ref", "decision", "notes", "reviewer", "ts", "query", "claude_response"
         ).to_dicts()
         path.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows), "utf-8")
-    return {"pending": pending.height, "reviewed": reviewed.height}
+    return {"pending": pending_rows, "reviewed": reviewed.height}
