@@ -111,10 +111,9 @@ def _distill(raw_root: Path, lake_root: Path, laps: dict[str, float]) -> dict[st
     write_parquet_atomic(validation, partition_path(str(lake_root), "telemetry", "validation", DAY))
     lap("validation")
     no_one = pl.LazyFrame(schema={"player_key": pl.String()})
-    silver = privacy.accepted_events(events, validation.lazy(), no_one)
-    write_parquet_atomic(
-        silver, partition_path(str(lake_root), "telemetry", "accepted_events", DAY)
-    )
+    staged = Path(lake_root) / "silver.parquet"
+    silver_rows = privacy.write_accepted_events(path("events"), validation.lazy(), no_one, staged)
+    move_into_place(staged, partition_path(str(lake_root), "telemetry", "accepted_events", DAY))
     silver_lazy = pl.scan_parquet(path("accepted_events")).with_columns(
         pl.lit(DAY).alias("partition")
     )
@@ -146,7 +145,7 @@ def _distill(raw_root: Path, lake_root: Path, laps: dict[str, float]) -> dict[st
         "bronze": result.bronze_rows,
         "quarantine": result.quarantine_rows,
         "validation": validation.height,
-        "accepted_events": silver.height,
+        "accepted_events": silver_rows,
         "triage": triaged.height,
         "dialogues": dialogues.height,
         "exclusions": exclusions.height,

@@ -20,7 +20,7 @@ from distill_assets.defs.ingest import (
 )
 from distill_assets.defs.jobs import GLOBAL_TAG
 from distill_assets.defs.partitions import daily_partitions
-from distill_assets.defs.resources import DistillSettings
+from distill_assets.defs.resources import DistillSettings, StagedParquet
 from distill_assets.defs.telemetry import deletion, privacy
 from distill_assets.defs.telemetry.dialogues import DROP_REASONS, build_dialogues
 from distill_assets.defs.telemetry.events import BRONZE_SCHEMA, SILVER_SCHEMA
@@ -29,7 +29,8 @@ from distill_assets.defs.telemetry.resources import DEVELOPMENT_SOURCE, PlayerId
 from distill_assets.defs.telemetry.triage import PASS_DECISIONS, TRIAGE_SCHEMA, pass_rates, triage
 from distill_assets.defs.telemetry.trust import player_quality, trust_signals, trust_walk
 from distill_assets.defs.telemetry.validation import VALIDATION_SCHEMA, validate_events
-from distill_assets.lib.lake import global_path, scan_partitions
+from distill_assets.lib.cleanup import working_dir
+from distill_assets.lib.lake import global_path, local_file, partition_path, scan_partitions
 from distill_assets.lib.metadata import column_counts, funnel, histogram, preview
 from distill_assets.lib.rawfiles import list_raw_files
 from distill_assets.lib.sql import json_fields_structure
@@ -224,36 +225,40 @@ def telemetry_validation(
     group_name=SOURCE,
     kinds={"duckdb", "parquet"},
     code_version=rules_version("telemetry_privacy"),
-    ins={
-        "events": dg.AssetIn(key=[SOURCE, EVENTS]),
-        "validation": dg.AssetIn(key=[SOURCE, VALIDATION]),
-    },
+    ins={"validation": dg.AssetIn(key=[SOURCE, VALIDATION])},
+    deps=[dg.AssetKey([SOURCE, EVENTS])],
 )
 def telemetry_accepted_events(
     context: dg.AssetExecutionContext,
     settings: DistillSettings,
-    events: pl.LazyFrame,
     validation: pl.LazyFrame,
-) -> pl.DataFrame:
+) -> StagedParquet:
     """Silver telemetry: the events validation did not reject, de-identified (seed 004 privacy).
 
     Columns: event_id, event_type, player_key, session_id, event_time (server time floored to the
     privacy bucket), event_seq (order within the partition), payload (precise location removed),
     location_cell (generalised grid cell), flagged + flag_checks (validation flags kept for review),
     source_ref (bronze file:line). No client clock, no unknown envelope fields. Players a deletion
-    request removed are left out. Rules: `rules/telemetry_privacy.py`.
+    request removed are left out. Rules: `rules/telemetry_privacy.py`. DuckDB reads bronze and
+    writes silver out of core (`privacy.write_accepted_events`): memory does not grow with the day.
     """
-    deleted = _deleted_players(settings.resolved().lake_root)
-    rows = privacy.accepted_events(events, validation, deleted)
+    cfg = settings.resolved()
+    target = working_dir(SOURCE) / f"{ACCEPTED}.parquet"
+    bronze = partition_path(cfg.lake_root, SOURCE, EVENTS, context.partition_key)
+    with local_file(bronze) as events:
+        rows = privacy.write_accepted_events(
+            events, validation, _deleted_players(cfg.lake_root), target
+        )
+    summary = pl.read_parquet(target, columns=["event_type", "flagged"])
     context.add_output_metadata(
         {
             **rules_metadata("telemetry_privacy"),
-            "accepted_events": rows.height,
-            "flagged_events": int(rows.get_column("flagged").sum()),
-            "by_event_type": column_counts(rows, "event_type"),
+            "accepted_events": rows,
+            "flagged_events": int(summary.get_column("flagged").sum()),
+            "by_event_type": column_counts(summary, "event_type"),
         }
     )
-    return rows
+    return StagedParquet(target)
 
 
 @dg.asset(

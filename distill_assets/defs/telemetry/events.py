@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from distill_assets.lib.lake import frame_batches
 from distill_assets.lib.sql import connect
 
 # bronze `telemetry/events` (sql/telemetry/select_parsed_events.sql, without `line`)
@@ -44,6 +45,8 @@ SILVER_SCHEMA = pl.Schema(
         "source_ref": pl.String(),
     }
 )
+# events whose payloads `payload_fields` parses at a time
+PAYLOAD_BATCH_ROWS = 65_536
 # the order of silver events: bucketed time, then the exact order within the ingest partition
 SILVER_ORDER = ("event_time", "event_seq", "event_id")
 
@@ -55,31 +58,32 @@ def payload_fields(
 
     A field name is a dotted path under the payload (`action.action_type`); its column is the path
     with `_` for dots. Strings stay strings (an object or array as its JSON text), other types are
-    cast (non-strict: a mismatch is null). DuckDB parses each payload once for all the paths.
+    cast (non-strict: a mismatch is null). DuckDB parses each payload once for all the paths. The
+    events are read `PAYLOAD_BATCH_ROWS` at a time, so only one batch of payloads is in memory.
     """
     types = [event_type] if isinstance(event_type, str) else list(event_type)
-    selected = events.filter(pl.col("event_type").is_in(types)).collect()
+    selected = events.filter(pl.col("event_type").is_in(types))
     paths = [f"$.{path}" for path in fields]
-    con = connect()
-    try:
-        con.register("selected", selected.select("payload").to_arrow())
-        values = pl.from_arrow(
-            con.sql(
-                "SELECT json_extract_string(payload, $paths) AS v FROM selected",
-                params={"paths": paths},
-            ).to_arrow_table()
-        )
-    finally:
-        con.close()
     lifted = []
     for i, (path, dtype) in enumerate(fields.items()):
         raw = pl.col("v").list.get(i)
         value = raw if dtype == pl.String else _cast(raw, dtype)
         lifted.append(value.alias(path.replace(".", "_")))
-    column = values.get_column("v") if values.height else pl.Series("v", [], pl.List(pl.String))
-    return (
-        selected.with_columns(column.alias("v")).select(pl.exclude("payload", "v"), *lifted).lazy()
-    )
+    con = connect()
+    try:
+        parts = []
+        for batch in frame_batches(selected, PAYLOAD_BATCH_ROWS):
+            con.register("selected", batch.select("payload").to_arrow())
+            values = con.sql(
+                "SELECT json_extract_string(payload, $paths) AS v FROM selected",
+                params={"paths": paths},
+            ).to_arrow_table()
+            con.unregister("selected")
+            column = pl.Series("v", values.column("v"), dtype=pl.List(pl.String))
+            parts.append(batch.with_columns(column).select(pl.exclude("payload", "v"), *lifted))
+    finally:
+        con.close()
+    return pl.concat(parts).lazy()
 
 
 def _cast(raw: pl.Expr, dtype: pl.DataType) -> pl.Expr:

@@ -18,11 +18,15 @@ Bronze keeps only the HMAC pseudonym (no raw id) and is the replayable record; i
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 import polars as pl
 
 from distill_assets.contracts.published import EXCLUSION_SCHEMA
 from distill_assets.defs.telemetry.events import payload_fields
+from distill_assets.lib.cleanup import working_dir
+from distill_assets.lib.lake import PARQUET_COMPRESSION, ROW_GROUP_SIZE
 from distill_assets.lib.sql import connect, load_sql
 from distill_assets.rules import telemetry_privacy as rules
 
@@ -58,6 +62,22 @@ CONSENT_SCHEMA = pl.Schema(
         "event_id": pl.String(),
     }
 )
+# the bronze columns silver reads
+BRONZE_COLUMNS = (
+    "event_id",
+    "event_type",
+    "player_key",
+    "session_id",
+    "server_ts",
+    "payload",
+    "source_file",
+    "line_no",
+)
+# what the silver statement may hold in memory before its sort spills to disk
+SILVER_MEMORY_LIMIT = "1GB"
+COPY_PARQUET = (
+    f"(FORMAT parquet, COMPRESSION {PARQUET_COMPRESSION}, ROW_GROUP_SIZE {ROW_GROUP_SIZE})"
+)
 EXCLUDED_BY_DELETION = "deletion_request"
 EXCLUDED_BY_CONSENT = "no_consent"
 
@@ -72,26 +92,25 @@ def subject(data_type: str, player_key: pl.Expr) -> pl.Expr:
     return pl.lit(f"{data_type}:") + player_key
 
 
-def accepted_events(
-    events: pl.LazyFrame, validation: pl.LazyFrame, deleted: pl.LazyFrame
-) -> pl.DataFrame:
-    """Return the silver events of a partition (`sql/telemetry/select_accepted_events.sql`)."""
-    bronze = events.select(
-        "event_id",
-        "event_type",
-        "player_key",
-        "session_id",
-        "server_ts",
-        "payload",
-        "source_file",
-        "line_no",
-    ).collect()
+def write_accepted_events(
+    events_file: Path, validation: pl.LazyFrame, deleted: pl.LazyFrame, target: Path
+) -> int:
+    """Write the silver events of a partition to `target` and return the rows written.
+
+    `events_file` is the partition's bronze Parquet file (local). DuckDB reads it and writes
+    the result (`sql/telemetry/select_accepted_events.sql`) with `COPY`, so the payloads are
+    never held in Python, and its sort spills to a scratch folder beyond `SILVER_MEMORY_LIMIT`:
+    memory does not grow with the size of the day.
+    """
     checks = validation.select("event_id", "check", "decision").collect()
     rejected = checks.filter(pl.col("decision") == "reject").select("event_id")
     flags = checks.filter(pl.col("decision") == "flag").select("event_id", "check")
-    con = connect()
+    spill = working_dir("silver-spill")
+    con = connect(private=True)
     try:
-        con.register("events", bronze.to_arrow())
+        con.execute(f"SET memory_limit = '{SILVER_MEMORY_LIMIT}'")
+        con.execute(f"SET temp_directory = '{spill}'")
+        con.read_parquet(str(events_file)).select(*BRONZE_COLUMNS).create_view("events")
         con.register("rejected", rejected.to_arrow())
         con.register("flags", flags.to_arrow())
         con.register("deleted", deleted.select("player_key").collect().to_arrow())
@@ -101,12 +120,12 @@ def accepted_events(
             "patch": json.dumps({"location": None}),
             "step_patch": json.dumps({"location": None, "observation": {"location": None}}),
         }
-        table = con.sql(
-            load_sql("telemetry/select_accepted_events"), params=params
-        ).to_arrow_table()
+        query = load_sql("telemetry/select_accepted_events")
+        rows = con.execute(f"COPY ({query}) TO '{target}' {COPY_PARQUET}", params).fetchone()
     finally:
         con.close()
-    return pl.from_arrow(table)
+        shutil.rmtree(spill, ignore_errors=True)
+    return int(rows[0]) if rows else 0
 
 
 def deletion_requests(events: pl.LazyFrame) -> pl.DataFrame:

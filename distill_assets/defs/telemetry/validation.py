@@ -147,14 +147,10 @@ def _transition_checks(events: pl.LazyFrame, steps: pl.LazyFrame) -> list[pl.Laz
             ).alias("reason"),
         )
     )
-    decisions = payload_fields(events, "decision", {"chosen_option": pl.String()}).join(
-        events.select("event_id", "payload"), on="event_id"
+    decisions = payload_fields(
+        events, "decision", {"chosen_option": pl.String(), "options": pl.String()}
     )
-    offered = (
-        pl.col("payload")
-        .str.json_path_match("$.options")
-        .str.json_decode(pl.List(pl.Struct({"option_id": pl.String()})))
-    )
+    offered = pl.col("options").str.json_decode(pl.List(pl.Struct({"option_id": pl.String()})))
     not_offered = (
         decisions.with_columns(
             offered.list.eval(pl.element().struct.field("option_id")).alias("ids")

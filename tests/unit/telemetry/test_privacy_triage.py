@@ -1,10 +1,11 @@
 """Silver generalisation (location, time) and the triage rules on tiny inline events."""
 
 import json
+from pathlib import Path
 
 import polars as pl
 
-from distill_assets.defs.telemetry.privacy import accepted_events, consent_state, exclusions
+from distill_assets.defs.telemetry.privacy import consent_state, exclusions, write_accepted_events
 from distill_assets.defs.telemetry.triage import triage
 from distill_assets.lib.hashing import split_bucket
 from distill_assets.rules import telemetry_triage as rules
@@ -28,6 +29,18 @@ def bronze(rows: list[tuple[str, str, str, float, dict]]) -> pl.LazyFrame:
     )
 
 
+def accepted_events(
+    events: pl.LazyFrame, checks: pl.LazyFrame, deleted: pl.LazyFrame, folder: Path
+) -> pl.DataFrame:
+    """Write `events` as a bronze file, run silver on it and read what it wrote."""
+    bronze_file, target = folder / "events.parquet", folder / "accepted_events.parquet"
+    events.collect().write_parquet(bronze_file)
+    rows = write_accepted_events(bronze_file, checks, deleted, target)
+    silver = pl.read_parquet(target)
+    assert rows == silver.height
+    return silver
+
+
 NO_CHECKS = pl.LazyFrame(schema={"event_id": pl.String, "check": pl.String, "decision": pl.String})
 NO_ONE = pl.LazyFrame(schema={"player_key": pl.String})
 
@@ -46,7 +59,9 @@ def step(index: int, action_type: str = "wheel_manipulation", **state: float) ->
     }
 
 
-def test_silver_generalises_location_and_time_and_drops_rejected_and_deleted() -> None:
+def test_silver_generalises_location_and_time_and_drops_rejected_and_deleted(
+    tmp_path: Path,
+) -> None:
     events = bronze(
         [
             ("e1", "trajectory_step", "p", T0 + 59.9, step(0)),
@@ -69,7 +84,7 @@ def test_silver_generalises_location_and_time_and_drops_rejected_and_deleted() -
         }
     )
     deleted = pl.LazyFrame({"player_key": ["gone"]})
-    silver = accepted_events(events, checks, deleted)
+    silver = accepted_events(events, checks, deleted, tmp_path)
     assert silver.select(
         "event_id", "event_time", "event_seq", "location_cell", "flag_checks"
     ).rows() == [
@@ -125,7 +140,7 @@ def decision(scenario: str, state_hash: str, ambiguity: float = 0.1) -> dict:
     }
 
 
-def test_triage_skip_and_sample_rules() -> None:
+def test_triage_skip_and_sample_rules(tmp_path: Path) -> None:
     events = bronze(
         [
             ("d1", "decision", "p", T0, decision("famine", "h1")),
@@ -136,7 +151,7 @@ def test_triage_skip_and_sample_rules() -> None:
             ("s2", "trajectory_step", "p", T0 + 5, step(2, "walk", moisture=0.9)),
         ]
     )
-    silver = accepted_events(events, NO_CHECKS, NO_ONE).lazy()
+    silver = accepted_events(events, NO_CHECKS, NO_ONE, tmp_path).lazy()
     verdicts = dict(
         triage(silver)
         .select("event_id", pl.concat_str("decision", "reason", separator=":"))
