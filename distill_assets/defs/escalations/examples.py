@@ -287,7 +287,12 @@ def _training_format() -> pl.Expr:
 
 
 def distillation_examples(records: pl.LazyFrame) -> pl.LazyFrame:
-    """Turn bronze `escalations/records` rows into `distillation_examples` rows (same order)."""
+    """Turn bronze `escalations/records` rows into `distillation_examples` rows, in their order.
+
+    One example per record, row for row: the records' order is the caller's (`example_batches`
+    gives bronze's (`source_file`, `line_no`) order; sorting here would move every text column
+    of every batch once more).
+    """
     prelabelled = pl.concat_list(
         [
             pl.when(pl.col(f).is_not_null()).then(pl.lit(f)).otherwise(_NULL_STR)
@@ -301,8 +306,7 @@ def distillation_examples(records: pl.LazyFrame) -> pl.LazyFrame:
         if name not in present
     ]
     return (
-        records.sort("source_file", "line_no")
-        .with_columns(legacy)
+        records.with_columns(legacy)
         .with_columns(prelabelled.alias("prelabelled"))
         .with_columns(_measures())
         .pipe(extraction.with_relevance)

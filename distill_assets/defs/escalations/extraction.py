@@ -207,8 +207,7 @@ def with_principles(frame: pl.LazyFrame) -> pl.LazyFrame:
         )
     )
     return (
-        base.join(grouped, on="_row", how="left")
-        .sort("_row")
+        base.join(grouped, on="_row", how="left", maintain_order="left")
         .with_columns(pl.col("principles").fill_null(pl.lit([], dtype=pl.List(PRINCIPLE_DTYPE))))
         .drop("_row")
     )
@@ -251,8 +250,7 @@ def with_relevance(frame: pl.LazyFrame) -> pl.LazyFrame:
         )
     )
     return (
-        base.join(pairs, on="_row", how="left")
-        .sort("_row")
+        base.join(pairs, on="_row", how="left", maintain_order="left")
         .with_columns(
             pl.col("query_terms").fill_null(0),
             (pl.col("_shared") / pl.col("query_terms")).alias("query_overlap"),

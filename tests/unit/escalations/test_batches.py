@@ -15,6 +15,7 @@ import pytest
 
 from distill_assets.defs.escalations import exports
 from distill_assets.defs.escalations.examples import (
+    ORDER,
     distillation_examples,
     example_batches,
 )
@@ -42,7 +43,8 @@ def test_batches_give_the_whole_days_examples_in_order(
 ) -> None:
     bronze, legacy = inputs
     assert (bronze.height, legacy.height) == (84, 5)
-    whole = distillation_examples(pl.concat([bronze, legacy], how="diagonal").lazy()).collect()
+    records = pl.concat([bronze, legacy], how="diagonal").sort(ORDER)
+    whole = distillation_examples(records.lazy()).collect()
 
     batches = list(example_batches(bronze.lazy(), legacy.lazy(), rows=8))
 
