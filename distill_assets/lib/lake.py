@@ -23,6 +23,10 @@ from upath import UPath
 
 PARQUET_COMPRESSION = "zstd"
 ROW_GROUP_SIZE = 8192
+# the same layout as the options of a DuckDB `COPY … TO` (for tables DuckDB writes itself)
+DUCKDB_COPY_PARQUET = (
+    f"(FORMAT parquet, COMPRESSION {PARQUET_COMPRESSION}, ROW_GROUP_SIZE {ROW_GROUP_SIZE})"
+)
 
 
 def table_dir(lake_root: str, source: str, table: str) -> UPath:

@@ -26,7 +26,7 @@ import polars as pl
 from distill_assets.contracts.published import EXCLUSION_SCHEMA
 from distill_assets.defs.telemetry.events import payload_fields
 from distill_assets.lib.cleanup import working_dir
-from distill_assets.lib.lake import PARQUET_COMPRESSION, ROW_GROUP_SIZE
+from distill_assets.lib.lake import DUCKDB_COPY_PARQUET
 from distill_assets.lib.sql import connect, load_sql
 from distill_assets.rules import telemetry_privacy as rules
 
@@ -75,9 +75,6 @@ BRONZE_COLUMNS = (
 )
 # what the silver statement may hold in memory before its sort spills to disk
 SILVER_MEMORY_LIMIT = "1GB"
-COPY_PARQUET = (
-    f"(FORMAT parquet, COMPRESSION {PARQUET_COMPRESSION}, ROW_GROUP_SIZE {ROW_GROUP_SIZE})"
-)
 EXCLUDED_BY_DELETION = "deletion_request"
 EXCLUDED_BY_CONSENT = "no_consent"
 
@@ -121,7 +118,7 @@ def write_accepted_events(
             "step_patch": json.dumps({"location": None, "observation": {"location": None}}),
         }
         query = load_sql("telemetry/select_accepted_events")
-        rows = con.execute(f"COPY ({query}) TO '{target}' {COPY_PARQUET}", params).fetchone()
+        rows = con.execute(f"COPY ({query}) TO '{target}' {DUCKDB_COPY_PARQUET}", params).fetchone()
     finally:
         con.close()
         shutil.rmtree(spill, ignore_errors=True)
