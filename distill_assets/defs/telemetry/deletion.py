@@ -9,6 +9,7 @@ release that first excluded them.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import polars as pl
@@ -16,7 +17,14 @@ from upath import UPath
 
 from distill_assets.contracts.release import ReleaseManifest
 from distill_assets.defs.telemetry.privacy import DELETABLE_TABLES, SOURCE
-from distill_assets.lib.lake import partition_files, write_parquet_atomic
+from distill_assets.lib.cleanup import working_dir
+from distill_assets.lib.lake import (
+    PARQUET_COMPRESSION,
+    ROW_GROUP_SIZE,
+    local_file,
+    move_into_place,
+    partition_files,
+)
 
 LOG_SCHEMA = pl.Schema(
     {
@@ -33,11 +41,29 @@ LOG_SCHEMA = pl.Schema(
 MANIFEST = "release.json"
 
 
+def _rewrite_without(path: UPath, involved: pl.Expr) -> None:
+    """Rewrite the partition file `path` without the rows `involved` selects, atomically.
+
+    The kept rows stream from the old file to a local staged one (Polars' streaming sink), so
+    memory does not grow with the partition; the staged file then replaces `path`.
+    """
+    work = working_dir("deletion")
+    try:
+        staged = work / path.name
+        with local_file(path) as local:
+            pl.scan_parquet(local).filter(~involved).sink_parquet(
+                staged, compression=PARQUET_COMPRESSION, row_group_size=ROW_GROUP_SIZE
+            )
+        move_into_place(staged, path)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def remove_players(lake_root: str, players: list[str]) -> pl.DataFrame:
     """Remove `players`' rows from every partition of `DELETABLE_TABLES`; return what was removed.
 
     Returns `(table, player_key, rows)` per table and player with removed rows. A partition without
-    such rows is not touched; one with them is rewritten whole to a temporary name and renamed.
+    such rows is not touched; one with them is rewritten, streamed, and replaced atomically.
     """
     removed: list[pl.DataFrame] = []
     if not players:
@@ -60,8 +86,7 @@ def remove_players(lake_root: str, players: list[str]) -> pl.DataFrame:
             )
             if hits.height == 0:
                 continue
-            kept = pl.read_parquet(path).filter(~involved)
-            write_parquet_atomic(kept, UPath(path))
+            _rewrite_without(UPath(path), involved)
             removed.append(hits.with_columns(pl.lit(f"{SOURCE}/{table}").alias("table")))
     if not removed:
         return pl.DataFrame(schema={"table": pl.String, "player_key": pl.String, "rows": pl.Int64})
