@@ -240,7 +240,7 @@ def telemetry_accepted_events(
     location_cell (generalised grid cell), flagged + flag_checks (validation flags kept for review),
     source_ref (bronze file:line). No client clock, no unknown envelope fields. Players a deletion
     request removed are left out. Rules: `rules/telemetry_privacy.py`. DuckDB reads bronze and
-    writes silver out of core (`privacy.write_accepted_events`): memory does not grow with the day.
+    writes silver (`privacy.write_accepted_events`): the payloads never pass through Python.
     """
     cfg = settings.resolved()
     target = working_dir(SOURCE) / f"{ACCEPTED}.parquet"

@@ -73,8 +73,6 @@ BRONZE_COLUMNS = (
     "source_file",
     "line_no",
 )
-# what the silver statement may hold in memory before its sort spills to disk
-SILVER_MEMORY_LIMIT = "1GB"
 EXCLUDED_BY_DELETION = "deletion_request"
 EXCLUDED_BY_CONSENT = "no_consent"
 
@@ -96,8 +94,10 @@ def write_accepted_events(
 
     `events_file` is the partition's bronze Parquet file (local). DuckDB reads it and writes
     the result (`sql/telemetry/select_accepted_events.sql`) with `COPY`, so the payloads are
-    never held in Python, and its sort spills to a scratch folder beyond `SILVER_MEMORY_LIMIT`:
-    memory does not grow with the size of the day.
+    never copied into Python. Its sort by event time holds the day's rows, up to DuckDB's
+    memory limit (80 % of RAM by default), and spills beyond it to a scratch folder. A fixed
+    smaller limit is not safe: the sort then fails with DuckDB's out-of-memory error once the
+    day outgrows it (a 500 MB day needs more than 256 MB).
     """
     checks = validation.select("event_id", "check", "decision").collect()
     rejected = checks.filter(pl.col("decision") == "reject").select("event_id")
@@ -105,7 +105,6 @@ def write_accepted_events(
     spill = working_dir("silver-spill")
     con = connect(private=True)
     try:
-        con.execute(f"SET memory_limit = '{SILVER_MEMORY_LIMIT}'")
         con.execute(f"SET temp_directory = '{spill}'")
         con.read_parquet(str(events_file)).select(*BRONZE_COLUMNS).create_view("events")
         con.register("rejected", rejected.to_arrow())
