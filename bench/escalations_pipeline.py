@@ -77,8 +77,7 @@ def _step(name: str, root: Path, work: Path) -> dict[str, int]:
             f"ignore_errors=true)) TO '{target}' (FORMAT parquet)"
         )
         return {"rows": int(con.execute(f"SELECT count(*) FROM '{target}'").fetchone()[0])}
-    from distill_assets.contracts.escalations import RECORD_SCHEMA
-    from distill_assets.defs.escalations.examples import LEGACY_COLUMNS, example_batches
+    from distill_assets.defs.escalations.examples import example_batches
     from distill_assets.defs.escalations.exports import FORMATS, write_export
     from distill_assets.defs.escalations.records import ingest_records
     from distill_assets.lib.lake import write_frames
@@ -86,9 +85,8 @@ def _step(name: str, root: Path, work: Path) -> dict[str, int]:
     result = ingest_records(_files(root), raw_root=str(root))
     if name == "bronze":
         return {"rows": result.bronze_rows + result.quarantine_rows}
-    no_legacy = pl.LazyFrame(schema={**RECORD_SCHEMA, **LEGACY_COLUMNS})
     examples_path = work / "distillation_examples.parquet"
-    batches = example_batches(pl.scan_parquet(result.bronze.path), no_legacy)
+    batches = example_batches(pl.scan_parquet(result.bronze.path))
     rows = {"examples": write_frames(batches, examples_path)}
     for export in FORMATS:
         written = write_export(pl.scan_parquet(examples_path), export, work / f"{export}.parquet")

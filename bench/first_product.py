@@ -40,12 +40,10 @@ def _product(source: str, bronze: Path, out: Path) -> int:
     import polars as pl
 
     if source == "escalations":
-        from distill_assets.contracts.escalations import RECORD_SCHEMA
-        from distill_assets.defs.escalations.examples import LEGACY_COLUMNS, example_batches
+        from distill_assets.defs.escalations.examples import example_batches
         from distill_assets.lib.lake import write_frames
 
-        no_legacy = pl.LazyFrame(schema={**RECORD_SCHEMA, **LEGACY_COLUMNS})
-        batches = example_batches(pl.scan_parquet(bronze), no_legacy)
+        batches = example_batches(pl.scan_parquet(bronze))
         return write_frames(batches, out / "distillation_examples.parquet")
     from distill_assets.defs.revisions.pairing import pair_turns
 

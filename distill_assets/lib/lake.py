@@ -59,15 +59,20 @@ def scan_partitions(
 
     With no partition written yet, return an empty frame of `schema` (if given).
     """
-    files = partition_files(lake_root, source, table)
-    if not files:
+    frames = partition_scans(lake_root, source, table)
+    if not frames:
         return pl.LazyFrame(schema=schema or {}).with_columns(
             pl.lit(None, dtype=pl.String).alias("partition")
         )
-    frames = [
-        pl.scan_parquet(f).with_columns(pl.lit(Path(f).stem).alias("partition")) for f in files
-    ]
     return pl.concat(frames, how="diagonal_relaxed")
+
+
+def partition_scans(lake_root: str, source: str, table: str) -> list[pl.LazyFrame]:
+    """Lazily scan each partition of a table, oldest first, adding its `partition` (YYYY-MM-DD)."""
+    return [
+        pl.scan_parquet(f).with_columns(pl.lit(Path(f).stem).alias("partition"))
+        for f in partition_files(lake_root, source, table)
+    ]
 
 
 def scan_partition(lake_root: str, source: str, table: str, partition: str) -> pl.LazyFrame:

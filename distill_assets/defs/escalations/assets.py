@@ -269,18 +269,15 @@ def build_export_asset(name: str) -> dg.AssetsDefinition:
     def export_feed(context: dg.AssetExecutionContext, examples: pl.LazyFrame) -> StagedParquet:
         target = working_dir(SOURCE) / f"{export.table}.parquet"
         written = write_export(examples, name, target)
+        summary = pl.read_parquet(target, columns=["id", "source_ref", "quality_score"])
         context.add_output_metadata(
             {
                 "rows": written.rows,
                 "input_examples": written.examples,
                 "dropped_by_reason": funnel(written.dropped),
                 "min_quality_score": rules.INSTRUCTION_MIN_QUALITY,
-                "quality_score": histogram(
-                    pl.read_parquet(target, columns=["quality_score"]).get_column("quality_score")
-                ),
-                "preview": preview(
-                    pl.read_parquet(target, columns=["id", "source_ref", "quality_score"], n_rows=5)
-                ),
+                "quality_score": histogram(summary.get_column("quality_score")),
+                "preview": preview(summary),
                 **rules_metadata(SOURCE),
             }
         )

@@ -375,7 +375,7 @@ def _check_order(batch: pl.DataFrame, previous: pl.DataFrame) -> None:
 
 
 def example_batches(
-    records: pl.LazyFrame, legacy_records: pl.LazyFrame, rows: int = BATCH_ROWS
+    records: pl.LazyFrame, legacy_records: pl.LazyFrame | None = None, rows: int = BATCH_ROWS
 ) -> Iterator[pl.DataFrame]:
     """Yield the `distillation_examples` of bronze and legacy records, `rows` records at a time.
 
@@ -384,7 +384,10 @@ def example_batches(
     so memory is bounded by a batch whatever the size of the day, and the rows come out in the
     order one `distillation_examples` over the whole day gives. Raises `ValueError` when the
     records are not in that order. An empty input gives one empty batch (the table's schema).
+    No `legacy_records`: the partition has no legacy database.
     """
+    if legacy_records is None:
+        legacy_records = pl.LazyFrame(schema={**records.collect_schema(), **LEGACY_COLUMNS})
     schema = pl.Schema(
         {**records.collect_schema(), **legacy_records.collect_schema(), **LEGACY_COLUMNS}
     )

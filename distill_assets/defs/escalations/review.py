@@ -23,10 +23,14 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 import polars as pl
-from upath import UPath
 
 from distill_assets.defs.escalations.gate import training_ready
-from distill_assets.lib.lake import frame_batches, partition_files, scan_partitions
+from distill_assets.lib.lake import (
+    frame_batches,
+    partition_files,
+    partition_scans,
+    scan_partitions,
+)
 
 SOURCE = "escalations"
 EXAMPLES = "distillation_examples"
@@ -156,12 +160,8 @@ def example_partitions(
     With `batch_rows`, a partition comes in batches of that many rows. Memory holds one
     partition's (or batch's) columns, however long the history.
     """
-    for path in partition_files(lake_root, SOURCE, EXAMPLES):
-        partition = (
-            pl.scan_parquet(path)
-            .select(*columns)
-            .with_columns(pl.lit(UPath(path).stem).alias("partition"))
-        )
+    for scan in partition_scans(lake_root, SOURCE, EXAMPLES):
+        partition = scan.select(*columns, "partition")
         if batch_rows is None:
             yield partition.collect()
         else:
