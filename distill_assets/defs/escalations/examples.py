@@ -112,8 +112,25 @@ def trimmed_unit_pattern() -> str:
     return f"{edge}{run}{{{rules.REPETITION_MIN_UNIT_CHARS - 2},}}{edge}"
 
 
+def has_tokens(text: pl.Expr, count: int) -> pl.Expr:
+    r"""Return whether `text` holds at least `count` tokens (`rules.TOKEN_PATTERN` matches).
+
+    A search that stops at the `count`-th token, where counting them all reads the whole text;
+    tokens are runs of non-space characters (`\S+`), so `count` of them are runs separated by
+    spaces.
+    """
+    if rules.TOKEN_PATTERN != r"\S+":
+        raise ValueError(f"has_tokens reads tokens as \\S+ runs, not {rules.TOKEN_PATTERN}")
+    return text.str.contains(rf"\S+(?:\s+\S+){{{count - 1}}}")
+
+
+def _repetition_units() -> pl.Expr:
+    """Return the prose's repetition units, lower-cased (a column of its own: it is read twice)."""
+    return pl.col("prose").str.to_lowercase().str.extract_all(trimmed_unit_pattern())
+
+
 def _repetition() -> pl.Expr:
-    units = pl.col("prose").str.to_lowercase().str.extract_all(trimmed_unit_pattern())
+    units = pl.col("repetition_units")
     total = units.list.len()
     repeated = total - units.list.n_unique()
     return (total >= rules.REPETITION_MIN_UNITS) & (repeated >= rules.REPETITION_MIN_SHARE * total)
@@ -226,9 +243,7 @@ def _quality_flags() -> pl.Expr:
         "too_short": pl.col("token_count") < rules.TOO_SHORT_TOKENS,
         "too_long": pl.col("token_count") > rules.TOO_LONG_TOKENS,
         "code_only": pl.col("has_code")
-        & (
-            pl.col("prose").str.count_matches(rules.TOKEN_PATTERN) < rules.CODE_ONLY_MAX_PROSE_WORDS
-        ),
+        & ~has_tokens(pl.col("prose"), rules.CODE_ONLY_MAX_PROSE_WORDS),
         "refusal": pl.col("refusal_hits") > 0,
         "uncertain": pl.col("uncertainty_hits") > 0,
         "outdated": extraction.any_match(_RESPONSE, rules.OUTDATED_INDICATORS),
@@ -310,7 +325,10 @@ def distillation_examples(records: pl.LazyFrame) -> pl.LazyFrame:
         .with_columns(prelabelled.alias("prelabelled"))
         .with_columns(_measures())
         .pipe(extraction.with_relevance)
-        .with_columns(_detected_reasoning_type().alias("detected_reasoning_type"))
+        .with_columns(
+            _detected_reasoning_type().alias("detected_reasoning_type"),
+            _repetition_units().alias("repetition_units"),
+        )
         .with_columns(_classification())
         .with_columns(
             _quality_flags().alias("quality_flags"),

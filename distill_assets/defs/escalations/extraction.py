@@ -26,25 +26,44 @@ def any_match(text: pl.Expr, patterns: tuple[str, ...]) -> pl.Expr:
 
 
 def reasoning_steps() -> pl.Expr:
-    """Numbered steps of the answer with `action`, `content` and `reasoning` (rules: steps)."""
-    step = pl.element().str.replace(rules.STEP_PREFIX, "").str.strip_chars()
-    header = step.str.extract(rules.STEP_HEADER, 1).str.strip_chars()
-    rest = step.str.extract(rules.STEP_HEADER, 2).str.strip_chars()
-    content = pl.coalesce(header, step.str.replace_all(r"\*\*", "").str.strip_chars())
-    verb = (
-        content.str.extract(r"^([A-Za-z]+)", 1)
-        .str.to_lowercase()
-        .replace(rules.STEP_ACTION_ALIASES)
+    """Numbered steps of the answer with `action`, `content` and `reasoning` (rules: steps).
+
+    Built in nested `list.eval` passes, each reading the fields the previous one materialized:
+    within one pass an expression used twice is computed twice (the header match would run
+    three times per step), so each value is computed once.
+    """
+    item = pl.element()
+    steps = RESPONSE.str.extract_all(rules.STEP_LINE).list.eval(
+        item.str.replace(rules.STEP_PREFIX, "").str.strip_chars()
     )
-    action = (
-        pl.when(verb.is_in(list(rules.STEP_ACTION_VERBS)))
-        .then(verb)
-        .otherwise(pl.lit(rules.STEP_DEFAULT_ACTION))
+    parts = steps.list.eval(pl.struct(step=item, header=item.str.extract_groups(rules.STEP_HEADER)))
+    header = item.struct.field("header")
+    texts = parts.list.eval(
+        pl.struct(
+            content=pl.coalesce(
+                header.struct.field("1").str.strip_chars(),
+                item.struct.field("step").str.replace_all(r"\*\*", "").str.strip_chars(),
+            ),
+            rest=header.struct.field("2").str.strip_chars(),
+        )
     )
-    return RESPONSE.str.extract_all(rules.STEP_LINE).list.eval(
+    content, rest = item.struct.field("content"), item.struct.field("rest")
+    verbs = texts.list.eval(
+        pl.struct(
+            content=content,
+            rest=rest,
+            verb=content.str.extract(r"^([A-Za-z]+)", 1)
+            .str.to_lowercase()
+            .replace(rules.STEP_ACTION_ALIASES),
+        )
+    )
+    verb = item.struct.field("verb")
+    return verbs.list.eval(
         pl.struct(
             step_num=pl.int_range(1, pl.len() + 1, dtype=pl.Int64),
-            action=action,
+            action=pl.when(verb.is_in(list(rules.STEP_ACTION_VERBS)))
+            .then(verb)
+            .otherwise(pl.lit(rules.STEP_DEFAULT_ACTION)),
             content=content,
             reasoning=pl.when(rest.str.len_chars() > 0).then(rest).otherwise(NULL_STR),
         )
@@ -130,7 +149,10 @@ def corrections() -> pl.Expr:
         .str.strip_chars()
         .str.slice(0, rules.SAM_ERROR_TEXT_MAX_CHARS),
         what_was_wrong=_what_was_wrong(),
-        correct_answer=RESPONSE.str.extract(r"(?s)^\s*(.*?)(?:\n\s*\n|\z)", 1)
+        # the first paragraph: cut at the first blank line after the leading whitespace (a plain
+        # search; extracting it with a lazy capture group costs three times as much)
+        correct_answer=RESPONSE.str.strip_chars_start()
+        .str.replace(r"(?s)\n\s*\n.*", "")
         .str.strip_chars()
         .str.slice(0, rules.SAM_ERROR_TEXT_MAX_CHARS),
     )

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from distill_assets.contracts.escalations import DistillationExample
-from distill_assets.defs.escalations import examples
+from distill_assets.defs.escalations import examples, extraction
 from distill_assets.rules import escalations as rules
 from distill_assets.samples.escalations.scenarios import SCENARIOS
 from tests.unit.escalations.frames import example_frame
@@ -326,3 +326,75 @@ def test_trimmed_unit_pattern_finds_the_stripped_units_of_the_minimum_length() -
         "x abc  def ghi jkl\tmno",
         "bbbbbbbbbbbb\u2003cc\u00a0dd",
     ]
+
+
+def test_has_tokens_agrees_with_counting_the_tokens() -> None:
+    texts = [
+        "one two three",
+        " one\u2003two\nthree\t",
+        "one two",
+        "",
+        "   ",
+        None,
+        "a-b.c,d",
+        "x " * 10,
+        "x " * 9 + "\u00a0",
+    ]
+    frame = pl.DataFrame({"text": texts})
+    for count in (1, 3, 10):
+        counted = pl.col("text").str.count_matches(rules.TOKEN_PATTERN) >= count
+        searched = examples.has_tokens(pl.col("text"), count)
+        assert frame.select(counted).equals(frame.select(searched)), count
+    assert frame.select(examples.has_tokens(pl.col("text"), 3)).to_series().to_list() == [
+        True,
+        True,
+        False,
+        False,
+        False,
+        None,
+        False,
+        True,
+        True,
+    ]
+
+
+def test_reasoning_steps_read_each_step_once() -> None:
+    response = (
+        "Intro.\n"
+        "1. **Check the logs**: they show the crash\n"
+        "2) Reproduce it locally\n"
+        "Step 3: verify: the fix holds\n"
+        "   4. Fixed **it** now\n"
+        "5. 42 is the answer\n"
+    )
+    frame = pl.DataFrame({"claude_response": [response, "no steps", None]})
+    steps = frame.select(extraction.reasoning_steps()).to_series().to_list()
+    assert steps[0] == [
+        {
+            "step_num": 1,
+            "action": "check",
+            "content": "Check the logs",
+            "reasoning": "they show the crash",
+        },
+        {
+            "step_num": 2,
+            "action": "reproduce",
+            "content": "Reproduce it locally",
+            "reasoning": None,
+        },
+        {"step_num": 3, "action": "verify", "content": "verify", "reasoning": "the fix holds"},
+        {
+            "step_num": 4,
+            "action": rules.STEP_DEFAULT_ACTION,
+            "content": "Fixed it now",
+            "reasoning": None,
+        },
+        {
+            "step_num": 5,
+            "action": rules.STEP_DEFAULT_ACTION,
+            "content": "42 is the answer",
+            "reasoning": None,
+        },
+    ]
+    assert steps[1] == []
+    assert steps[2] is None
