@@ -21,6 +21,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from upath import UPath
 
+from distill_assets.lib.threads import Drain
+
 PARQUET_COMPRESSION = "zstd"
 ROW_GROUP_SIZE = 8192
 # the same layout as the options of a DuckDB `COPY … TO` (for tables DuckDB writes itself)
@@ -248,10 +250,12 @@ def frame_batches(frame: pl.LazyFrame, rows: int) -> Iterator[pl.DataFrame]:
 def write_frames(frames: Iterable[pl.DataFrame], path: Path) -> int:
     """Write `frames` to a local Parquet file as they come and return the rows written.
 
-    Memory holds one frame and one row group, whatever the total. The first frame (it may be
-    empty, and there must be one) sets the file's schema; every later frame is cast to it. Row
-    groups of `ROW_GROUP_SIZE` rows, `PARQUET_COMPRESSION`, dictionary encoding where it pays:
-    the layout `write_parquet_atomic` gives a whole frame.
+    A background thread encodes and writes each frame while the next one is produced (Arrow's
+    Parquet writer uses one core, and releases the GIL), so memory holds at most three frames and
+    one row group, whatever the total. The first frame (it may be empty, and there must be one)
+    sets the file's schema; every later frame is cast to it. Row groups of `ROW_GROUP_SIZE` rows,
+    `PARQUET_COMPRESSION`, dictionary encoding where it pays: the layout `write_parquet_atomic`
+    gives a whole frame.
     """
     iterator = iter(frames)
     first = next(iterator, None)
@@ -259,12 +263,20 @@ def write_frames(frames: Iterable[pl.DataFrame], path: Path) -> int:
         raise ValueError(f"write_frames({path}) got no frame: pass at least an empty one")
     schema = first.to_arrow().schema
     writer = RowGroupWriter(path, schema, PARQUET_COMPRESSION, dictionary=schema.names)
+
+    def write(frame: pl.DataFrame) -> None:
+        for batch in frame.to_arrow().cast(schema).to_batches():
+            writer.write(batch)
+
+    drain: Drain[pl.DataFrame] = Drain(write, pending=1)
     try:
         for frame in itertools.chain([first], iterator):
-            for batch in frame.to_arrow().cast(schema).to_batches():
-                writer.write(batch)
+            drain.put(frame)
     finally:
-        rows = writer.close()
+        try:
+            drain.close()
+        finally:
+            rows = writer.close()
     return rows
 
 

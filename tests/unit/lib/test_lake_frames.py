@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import polars as pl
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -75,3 +78,24 @@ def test_write_frames_of_one_empty_frame_is_an_empty_table_with_the_schema(
 def test_write_frames_needs_at_least_one_frame(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="got no frame"):
         write_frames([], tmp_path / "t.parquet")
+
+
+def test_write_frames_raises_what_the_producer_raised_and_stops_writing(tmp_path: Path) -> None:
+    def frames() -> Iterator[pl.DataFrame]:
+        yield pl.DataFrame({"n": [1, 2]})
+        raise RuntimeError("batch 2 failed")
+
+    threads = threading.active_count()
+
+    with pytest.raises(RuntimeError, match="batch 2 failed"):
+        write_frames(frames(), tmp_path / "t.parquet")
+    assert threading.active_count() == threads
+
+
+def test_write_frames_raises_what_the_writer_failed_with(tmp_path: Path) -> None:
+    frames = [pl.DataFrame({"n": [1]}), pl.DataFrame({"n": ["not a number"]})]
+    threads = threading.active_count()
+
+    with pytest.raises(pa.ArrowInvalid):
+        write_frames(frames, tmp_path / "t.parquet")
+    assert threading.active_count() == threads
