@@ -30,7 +30,7 @@ from pathlib import Path
 import polars as pl
 
 from distill_assets.contracts.published import SUBJECT_COLUMN, feed_schema
-from distill_assets.defs.escalations.examples import BATCH_ROWS
+from distill_assets.defs.escalations.examples import BATCH_ROWS, EXAMPLE_COLUMNS
 from distill_assets.defs.escalations.gate import gate_reason
 from distill_assets.lib.hashing import with_stable_id
 from distill_assets.lib.lake import frame_batches, write_frames
@@ -171,16 +171,8 @@ def drop_reason(export: ExportFormat) -> pl.Expr:
     )
 
 
-def export_rows(examples: pl.DataFrame, name: str) -> tuple[pl.DataFrame, dict[str, int]]:
-    """Return the feed rows of export `name` (in its config's feed schema + `subject`) and drops.
-
-    Rows keep the order of `examples`; drops are counted by reason.
-    """
-    export = FORMATS[name]
-    decided = examples.with_columns(drop_reason(export).alias("drop_reason"))
-    dropped = decided.filter(pl.col("drop_reason").is_not_null())
-    counts = {str(r): int(n) for r, n in sorted(dropped.group_by("drop_reason").len().iter_rows())}
-    kept = decided.filter(pl.col("drop_reason").is_null()).select(
+def _feed_columns(export: ExportFormat) -> list[pl.Expr]:
+    return [
         pl.col("id").alias("example_id"),
         pl.lit(SOURCE).alias("source"),
         pl.col("source_ref"),
@@ -189,7 +181,31 @@ def export_rows(examples: pl.DataFrame, name: str) -> tuple[pl.DataFrame, dict[s
         *(expr.alias(column) for column, expr in export.columns.items()),
         pl.coalesce("session_id", "id").alias("split_group"),
         pl.col("created_at").alias("event_time"),
-    )
+    ]
+
+
+def input_columns(name: str) -> list[str]:
+    """Return the `distillation_examples` columns export `name` reads, in the table's order."""
+    export = FORMATS[name]
+    used = {
+        column
+        for expr in (drop_reason(export), *_feed_columns(export))
+        for column in expr.meta.root_names()
+    }
+    return [column for column in EXAMPLE_COLUMNS if column in used]
+
+
+def export_rows(examples: pl.DataFrame, name: str) -> tuple[pl.DataFrame, dict[str, int]]:
+    """Return the feed rows of export `name` (in its config's feed schema + `subject`) and drops.
+
+    `examples` needs the `input_columns` of the export. Rows keep the order of `examples`; drops
+    are counted by reason.
+    """
+    export = FORMATS[name]
+    decided = examples.with_columns(drop_reason(export).alias("drop_reason"))
+    dropped = decided.filter(pl.col("drop_reason").is_not_null())
+    counts = {str(r): int(n) for r, n in sorted(dropped.group_by("drop_reason").len().iter_rows())}
+    kept = decided.filter(pl.col("drop_reason").is_null()).select(_feed_columns(export))
     schema = feed_schema(export.config)
     feed = with_stable_id(kept, ["example_id", *export.columns]).select(
         *(pl.col(column).cast(dtype) for column, dtype in schema.items()),
@@ -201,9 +217,9 @@ def export_rows(examples: pl.DataFrame, name: str) -> tuple[pl.DataFrame, dict[s
 def write_export(examples: pl.LazyFrame, name: str, target: Path) -> ExportWritten:
     """Write the feed of export `name` to the local Parquet file `target`, batch by batch.
 
-    `examples` (a partition of `distillation_examples`) is read `BATCH_ROWS` rows at a time, so
-    memory does not grow with the size of the day; the rows are those `export_rows` gives for
-    the whole partition, in the same order.
+    `examples` (a partition of `distillation_examples`) is read `BATCH_ROWS` rows at a time, and
+    only its `input_columns`, so memory does not grow with the size of the day; the rows are
+    those `export_rows` gives for the whole partition, in the same order.
     """
     dropped: Counter[str] = Counter()
     inputs = 0
@@ -215,5 +231,6 @@ def write_export(examples: pl.LazyFrame, name: str, target: Path) -> ExportWritt
         dropped.update(counts)
         return rows
 
-    rows = write_frames(map(feed, frame_batches(examples, BATCH_ROWS)), target)
+    batches = frame_batches(examples.select(input_columns(name)), BATCH_ROWS)
+    rows = write_frames(map(feed, batches), target)
     return ExportWritten(rows, inputs, dict(sorted(dropped.items())))
