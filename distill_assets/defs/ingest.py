@@ -1,21 +1,24 @@
 """Shared raw → bronze ingest: stream raw lines through a source's parse SQL into two tables.
 
 Every source's bronze asset is a multi-asset `(<source>/<bronze table>, <source>/quarantine)`. Its
-parse statement `sql/<source>/select_parsed_<table>.sql` reads the view `raw_lines`
-(`source_file, line_no, line, utf8_replaced, is_last_line`, see `lib.rawfiles`) and returns one row
-per raw record with the bronze columns plus `quarantine_reason` (NULL for a good record) and
-`quarantine_detail`, in (`source_file`, `line_no`) order. A parse that does not rewrite the raw
-line leaves `line` out: the sink takes it from the input (Arrow views into the blocks read, never
-copied out of DuckDB; only quarantined lines are copied). The raw files are read in chunks of about
-`CHUNK_BYTES` of lines (in a background thread, while the last chunk is parsed); DuckDB parses each
-chunk with all its threads, and a background thread splits the parsed rows into the bronze file and
-the quarantine file (`source, source_file, line_no, reason, detail, raw_line`) as they stream, so
-every record lands in exactly one of them and memory is bounded by a few chunks whatever the size
-of the partition. A source whose records carry a key unique within a partition (`DEDUP_RULES`)
-names the key of each record its parse accepts in `dedup_key`; the splitting thread keeps the first
-record of each key and quarantines the later ones (`lib.seen`: vectorized, across chunks, in
-amortized O(log n) per key), so the parse itself is a row-wise projection of the lines, in their
-order, with no window, join or sort.
+parse statement `sql/<source>/select_parsed_<table>.sql` reads the view `raw_lines` (`source_file,
+line_no, line, utf8_replaced, is_last_line`, see `lib.rawfiles`) and returns one row per raw record
+with the bronze columns plus `quarantine_reason` (NULL for a good record) and `quarantine_detail`,
+in (`source_file`, `line_no`) order. A parse that does not rewrite the raw line leaves `line` out:
+the sink takes it from the input (Arrow views into the blocks read, never copied out of DuckDB; only
+quarantined lines are copied). A parse that rewrites it (telemetry redacts the player id) returns
+`line` only for the records it quarantines; a record it accepts that the sink quarantines as a
+repeat gets its line from the source's `LINE_REWRITES` statement, fed the input line and the parse's
+`rewrite_*` columns (never in bronze). The raw files are read in chunks of about `CHUNK_BYTES` of
+lines (in a background thread, while the last chunk is parsed); DuckDB parses each chunk with all
+its threads, and a background thread splits the parsed rows into the bronze file and the quarantine
+file (`source, source_file, line_no, reason, detail, raw_line`) as they stream, so every record
+lands in exactly one of them and memory is bounded by a few chunks whatever the size of the
+partition. A source whose records carry a key unique within a partition (`DEDUP_RULES`) names the
+key of each record its parse accepts in `dedup_key`; the splitting thread keeps the first record of
+each key and quarantines the later ones (`lib.seen`: vectorized, across chunks, in amortized O(log
+n) per key), so the parse itself is a row-wise projection of the lines, in their order, with no
+window, join or sort.
 A parse that keeps a record's unknown fields (bronze `extra`) returns their names, in document
 order, as `extra_keys` and binds `$extra_sequence` / `$extra_structure` (`UsualExtras`): the most
 common such list seen so far in the partition (learned on the first lines, then chunk by chunk).
@@ -77,6 +80,13 @@ DEDUP_RULES: dict[tuple[str, str], Dedup] = {
     ("revisions", "validations"): revisions.DEDUP,
     ("telemetry", "events"): telemetry.DEDUP,
 }
+# statements giving the quarantine line of records a parse accepted and the sink quarantined as
+# repeats, for parses that rewrite the line: they read the view `repeated_lines` (`line` and the
+# parse's columns of those records) and return `line`, in the same order
+LINE_REWRITES: dict[tuple[str, str], str] = {
+    ("telemetry", "events"): "telemetry/select_repeated_lines",
+}
+REWRITE_PREFIX = "rewrite_"
 # small enough that a chunk's parse holds little memory, large enough that planning the parse
 # statement once per chunk (~0.1 s for the largest, telemetry's) costs little
 CHUNK_BYTES = 32 << 20
@@ -182,7 +192,14 @@ def ingest_partition(
     statement = parse_sql or load_sql(f"{source}/select_parsed_{table}")
     reader = RawLineReader(sorted(raw_paths), root=raw_root)
     workdir = working_dir(source)
-    sink = _Sink(source, workdir, bronze_exclude, DEDUP_RULES.get((source, table)))
+    rewrite = LINE_REWRITES.get((source, table))
+    sink = _Sink(
+        source,
+        workdir,
+        bronze_exclude,
+        DEDUP_RULES.get((source, table)),
+        load_sql(rewrite) if rewrite is not None else None,
+    )
     con = connect(private=True)
     extras = UsualExtras(con) if _binds_extras(statement) else None
 
@@ -230,7 +247,9 @@ class _Sink:
     The thread that drives DuckDB only hands parsed chunks over (at most `_PENDING_CHUNKS` wait),
     so DuckDB parses the next chunk while the last one is de-duplicated, split, encoded and
     compressed (Polars and Arrow release the GIL for most of that work). The bronze file's schema
-    is the parse's columns without the quarantine and de-duplication columns and `bronze_exclude`.
+    is the parse's columns without the quarantine, de-duplication and `rewrite_*` columns and
+    `bronze_exclude`. `rewrite`: the statement giving the lines of repeats the parse accepted
+    (`LINE_REWRITES`), for a parse that returns `line` only for the records it quarantines.
     """
 
     def __init__(
@@ -239,6 +258,7 @@ class _Sink:
         workdir: Path,
         bronze_exclude: tuple[str, ...],
         dedup: Dedup | None,
+        rewrite: str | None = None,
     ) -> None:
         """Start the thread; the files are opened with the first chunk."""
         self.source = source
@@ -246,6 +266,8 @@ class _Sink:
         self.quarantine_path = workdir / "quarantine.parquet"
         self.hidden = {REASON, DETAIL, KEY, EXTRA_KEYS, *bronze_exclude}
         self.dedup = Deduplicator(dedup) if dedup is not None else None
+        self.rewrite = rewrite
+        self.rewrite_con: duckdb.DuckDBPyConnection | None = None
         self.bronze: RowGroupWriter | None = None
         self.quarantine = RowGroupWriter(
             self.quarantine_path, PROBLEM_SCHEMA, PARQUET_COMPRESSION, dictionary=_DICTIONARY
@@ -260,15 +282,20 @@ class _Sink:
 
     def _split(self, chunk: tuple[pa.Table, pa.Table]) -> None:
         lines, parsed = chunk
+        raw = self._input_lines(lines, parsed)
         if "line" in parsed.column_names:
             line = parsed.column("line").combine_chunks()
         else:
-            line = self._input_lines(lines, parsed)
+            line = raw
             if "line" not in self.hidden:
                 parsed = parsed.append_column("line", line.cast(pa.string()))
         if self.dedup is not None:
-            parsed = self._quarantine_repeats(parsed, line)
-        bronze_names = [n for n in parsed.column_names if n not in self.hidden]
+            parsed = self._quarantine_repeats(parsed, raw)
+        bronze_names = [
+            n
+            for n in parsed.column_names
+            if n not in self.hidden and not n.startswith(REWRITE_PREFIX)
+        ]
         if self.bronze is None:
             schema = pa.schema([parsed.schema.field(n) for n in bronze_names])
             self.bronze = RowGroupWriter(
@@ -283,6 +310,8 @@ class _Sink:
         if len(rows):
             rejected = parsed.select(["source_file", "line_no", REASON, DETAIL]).take(rows)
             raw_line = take_lines(line, rows) if line.type == pa.string_view() else line.take(rows)
+            if self.rewrite is not None:
+                raw_line = self._rewritten(raw_line, raw, parsed, rows)
             quarantined = pa.table(
                 {
                     "source": pa.array([self.source] * len(rows), pa.string()),
@@ -294,6 +323,30 @@ class _Sink:
                 }
             ).cast(PROBLEM_SCHEMA)
             self._quarantine(quarantined)
+
+    def _rewritten(
+        self, quarantined: pa.Array, raw: pa.Array, parsed: pa.Table, rows: np.ndarray
+    ) -> pa.Array:
+        """Fill the lines the parse left NULL (records it accepted, quarantined as repeats)."""
+        missing = quarantined.is_null().to_numpy(zero_copy_only=False)
+        if not missing.any():
+            return quarantined
+        picked = rows[missing]
+        columns = [n for n in parsed.column_names if n != "line"]
+        repeated = parsed.select(columns).take(picked)
+        repeated = repeated.append_column("line", take_lines(raw, picked).cast(pa.string()))
+        if self.rewrite_con is None:
+            self.rewrite_con = connect(private=True)
+        self.rewrite_con.register("repeated_lines", repeated)
+        try:
+            lines = self.rewrite_con.execute(self.rewrite).to_arrow_table().column("line")
+        finally:
+            self.rewrite_con.unregister("repeated_lines")
+        if lines.null_count:
+            raise RuntimeError(f"{self.source}: the line rewrite returned NULL lines")
+        return pc.replace_with_mask(
+            quarantined, pa.array(missing), lines.combine_chunks().cast(quarantined.type)
+        )
 
     def _input_lines(self, lines: pa.Table, parsed: pa.Table) -> pa.Array:
         """Return the input's `line` column (the parse must return one row per line, in order)."""
@@ -341,6 +394,8 @@ class _Sink:
     def close(self, problems: pa.Table) -> None:
         """Finish the queued chunks, add the reader's `problems` and close both files."""
         self.drain.close()
+        if self.rewrite_con is not None:
+            self.rewrite_con.close()
         if problems.num_rows:
             self._quarantine(problems)
         self.bronze_rows = self.bronze.close() if self.bronze is not None else 0
@@ -350,6 +405,8 @@ class _Sink:
         """Stop after a failure: wait for the thread, whatever it raised, and close the files."""
         with contextlib.suppress(BaseException):
             self.drain.close()
+        if self.rewrite_con is not None:
+            self.rewrite_con.close()
         for writer in (self.bronze, self.quarantine):
             if writer is not None:
                 with contextlib.suppress(BaseException):

@@ -11,13 +11,14 @@
 --   $dialogue_structure     likewise for the dialogue_turn payload fields
 --   $ts_min, $ts_max        plausible unix-second bounds of client_ts / server_ts
 --   $extra_sequence, $extra_structure  the usual unknown fields (bound by defs.ingest.UsualExtras)
--- `line` is the line as quarantine keeps it (a valid record may yet be a duplicate), with every
--- occurrence of the player id replaced by its key (the id is found as the `player_id` value,
+-- `line` is the line of a quarantined record as quarantine keeps it, with every occurrence of the
+-- player id replaced by its key (macro redact_line; the id is found as the `player_id` value,
 -- parsed or, in broken JSON, by pattern; a line that holds an id under no `player_id` key is kept
--- as is); the caller keeps `line` out of bronze. `dedup_key` is the event id of a valid record: the first valid record of an id (by
--- source_file, line_no) is kept, later ones are quarantined as duplicate_event_id
--- (contracts.telemetry.DEDUP). `raw_lines` is one chunk of a partition (in order); output in the
--- same order.
+-- as is), NULL for an accepted record; the caller keeps `line` out of bronze. `dedup_key` is the
+-- event id of a valid record: the first valid record of an id (by source_file, line_no) is kept,
+-- later ones are quarantined as duplicate_event_id (contracts.telemetry.DEDUP), their line
+-- redacted from `rewrite_id` / `rewrite_id_json` (defs.ingest.LINE_REWRITES). `raw_lines` is one
+-- chunk of a partition (in order); output in the same order.
 WITH lines AS (
     SELECT
         source_file,
@@ -495,13 +496,14 @@ SELECT
     CASE WHEN reason IS NULL THEN server_ts END AS server_ts,
     CASE WHEN reason IS NULL THEN payload END AS payload,
     CASE WHEN reason IS NULL THEN extra END AS extra,
-    CASE WHEN redact_id IS NULL THEN line
-        ELSE replace(
-            replace(replace(line, redact_id, player_key), redact_json, player_key),
-            coalesce(raw_id_text, ''),
-            player_key
-        )
+    -- the redacted line of a record quarantined here; an accepted record may still be quarantined
+    -- as a repeat, and the ingest then redacts its line from the two `rewrite_` columns
+    -- (select_repeated_lines.sql): redacting every accepted line here would copy each one twice
+    CASE WHEN reason IS NOT NULL
+        THEN redact_line(line, redact_id, redact_json, raw_id_text, player_key)
     END AS line,
+    CASE WHEN reason IS NULL THEN redact_id END AS rewrite_id,
+    CASE WHEN reason IS NULL THEN redact_json END AS rewrite_id_json,
     extra_keys,
     reason AS quarantine_reason,
     invalid_detail AS quarantine_detail,

@@ -267,6 +267,24 @@ def test_an_id_that_cannot_be_replaced_without_breaking_json_is_quarantined(
     assert not any("4417093265" in line for line in quarantine.get_column("raw_line"))
 
 
+def test_a_repeated_valid_record_is_quarantined_redacted(tmp_path: Path) -> None:
+    quoted = 'p_"7f\\3a'
+    mentioned = with_payload(text=f"I am {PID}, say hi")
+    first = json.dumps({**mentioned, "referrer": f"friend of {PID}"})
+    odd = json.dumps(envelope(event_id="e2", player_id=quoted, session_id=f"s-{quoted}"))
+    bronze, quarantine = ingest(tmp_path, [first, odd, first, odd, GOOD])
+    assert bronze.get_column("line_no").to_list() == [1, 2, 5]
+    assert quarantine.select("line_no", "reason").rows() == [
+        (3, "duplicate_event_id"),
+        (4, "duplicate_event_id"),
+    ]
+    key, quoted_key = player_key(KEY.encode(), PID), player_key(KEY.encode(), quoted)
+    assert quarantine.get_column("raw_line").to_list() == [
+        first.replace(PID, key),
+        odd.replace(json.dumps(quoted)[1:-1], quoted_key),
+    ]
+
+
 def test_duplicate_event_id_keeps_the_first_valid_record(tmp_path: Path) -> None:
     invalid_first = json.dumps(envelope(event_id="dup", server_ts="never"))
     first = json.dumps(envelope(event_id="dup"))
