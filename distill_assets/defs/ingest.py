@@ -339,7 +339,7 @@ class _Sink:
             self.rewrite_con = connect(private=True)
         self.rewrite_con.register("repeated_lines", repeated)
         try:
-            lines = self.rewrite_con.execute(self.rewrite).to_arrow_table().column("line")
+            lines = self.rewrite_con.sql(self.rewrite).to_arrow_table().column("line")
         finally:
             self.rewrite_con.unregister("repeated_lines")
         if lines.null_count:
