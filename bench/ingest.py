@@ -90,7 +90,8 @@ def _size(root: Path) -> int:
     return sum(p.stat().st_size for p in root.rglob("*.jsonl*") if p.is_file())
 
 
-def _files(root: Path, source: str) -> list[str]:
+def jsonl_files(root: Path, source: str) -> list[str]:
+    """The uncompressed `.jsonl` files of a source's bench day (what both steps read), sorted."""
     return sorted(str(p) for p in (root / source / DAY).iterdir() if p.name.endswith(".jsonl"))
 
 
@@ -111,7 +112,7 @@ def _work(step: str, source: str, root: Path, out: Path) -> int:
     """Run one step in this process; return the rows it wrote (bronze + quarantine for bronze)."""
     import duckdb
 
-    files = _files(root, source)
+    files = jsonl_files(root, source)
     if step == "copy":
         con = duckdb.connect()
         con.execute(
@@ -126,14 +127,14 @@ def _work(step: str, source: str, root: Path, out: Path) -> int:
     else:
         from distill_assets.defs.ingest import ingest_partition
 
-        table, params = _parse_inputs(source)
+        table, params = parse_inputs(source)
         result = ingest_partition(
             source, table, files, raw_root=str(root), params=params, bronze_exclude=("line",)
         )
     return result.bronze_rows + result.quarantine_rows
 
 
-def _parse_inputs(source: str) -> tuple[str, dict[str, object]]:
+def parse_inputs(source: str) -> tuple[str, dict[str, object]]:
     """The bronze table and parse parameters of a shared-ingest source (as its asset binds them)."""
     if source == "escalations":
         from distill_assets.contracts.escalations import parse_parameters

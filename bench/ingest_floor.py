@@ -1,0 +1,133 @@
+"""Where the validated sources' bronze step spends its time, against a bare DuckDB COPY.
+
+Issue 17's target (1.5 times COPY) for escalations, revisions and telemetry, decomposed on the
+escalations partition of the ingest benchmark (`bench.ingest.dataset`, 250 MB; `--quick` 2 MB;
+its `.jsonl` files), all in one process, best of two:
+
+- `copy`: `COPY (SELECT * FROM read_json(files, format='newline_delimited', ignore_errors=true))
+  TO '…parquet'`;
+- `read_json`: the same read alone (one parse per line, straight into typed vectors);
+- `reader`: the raw line reader alone (`lib.rawfiles.RawLineReader.chunks`);
+- `minimal parse`: what any validating parse in DuckDB must compute per line — `json_valid`,
+  `json_transform` of the contract fields to their JSON texts, `json_keys` (unknown fields) —
+  with no check, reason or output column, over the reader's chunks;
+- `bronze`: the whole bronze step (`defs.ingest.ingest_partition`).
+
+`python -m bench.ingest_floor` prints the table; `python -m bench --only ingest_floor` also
+writes it to `bench/results/`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from bench.ingest import dataset, jsonl_files, parse_inputs
+
+SOURCE = "escalations"
+FULL_SIZE_MB = 250
+QUICK_SIZE_MB = 2
+REPEATS = 2
+MINIMAL_PARSE = (
+    "SELECT CASE WHEN ok THEN json_transform(line, $structure) END AS fields, "
+    "CASE WHEN ok THEN json_keys(line) END AS keys "
+    "FROM (SELECT *, json_valid(line) AND starts_object(line) AS ok FROM raw_lines)"
+)
+
+
+def _clock() -> tuple[float, float]:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return time.perf_counter(), usage.ru_utime + usage.ru_stime
+
+
+def _best(work: Callable[[], object]) -> tuple[float, float]:
+    """Return the (wall, CPU) seconds of the run of `work` with the least CPU."""
+    runs = []
+    for _ in range(REPEATS):
+        wall0, cpu0 = _clock()
+        work()
+        wall1, cpu1 = _clock()
+        runs.append((wall1 - wall0, cpu1 - cpu0))
+    return min(runs, key=lambda run: run[1])
+
+
+def measure(size_mb: int) -> dict[str, tuple[float, float]]:
+    """Measure every row of the table on the escalations partition of `size_mb`."""
+    import duckdb
+
+    from distill_assets.defs.ingest import CHUNK_BYTES, ingest_partition
+    from distill_assets.lib.lake import ROW_GROUP_SIZE
+    from distill_assets.lib.rawfiles import RawLineReader
+    from distill_assets.lib.sql import connect
+
+    root = dataset(SOURCE, size_mb)
+    files = jsonl_files(root, SOURCE)
+    table, params = parse_inputs(SOURCE)
+    chunks = []
+    results: dict[str, tuple[float, float]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = duckdb.connect()
+        scan = f"read_json({files!r}, format='newline_delimited', ignore_errors=true)"
+        target = Path(tmp) / "copy.parquet"
+        results["copy"] = _best(
+            lambda: copy.execute(f"COPY (SELECT * FROM {scan}) TO '{target}' (FORMAT parquet)")
+        )
+        results["read_json"] = _best(
+            lambda: copy.execute(f"SELECT count(*) FROM (SELECT * FROM {scan})").fetchall()
+        )
+        copy.close()
+
+    def read() -> None:
+        reader = RawLineReader(files, root=str(root))
+        chunks[:] = list(reader.chunks(CHUNK_BYTES, ROW_GROUP_SIZE))
+
+    results["reader"] = _best(read)
+    con = connect(private=True)
+
+    def parse() -> None:
+        for chunk in chunks:
+            con.register("raw_lines", chunk)
+            con.sql(MINIMAL_PARSE, params={"structure": params["field_structure"]}).to_arrow_table()
+            con.unregister("raw_lines")
+
+    results["minimal parse"] = _best(parse)
+    con.close()
+    results["bronze"] = _best(
+        lambda: ingest_partition(
+            SOURCE, table, files, raw_root=str(root), params=params, bronze_exclude=("line",)
+        )
+    )
+    return results
+
+
+def run(quick: bool = False, size_mb: int | None = None) -> str:
+    """Run the benchmark and return its Markdown section."""
+    size = size_mb or (QUICK_SIZE_MB if quick else FULL_SIZE_MB)
+    results = measure(size)
+    copy_cpu = results["copy"][1]
+    lines = [
+        f"### Bronze floor: escalations, {size} MB partition (`.jsonl` files)",
+        "",
+        "| what | wall s | CPU s | × COPY CPU |",
+        "| --- | ---: | ---: | ---: |",
+    ]
+    lines += [
+        f"| {name} | {wall:.2f} | {cpu:.2f} | {cpu / copy_cpu:.2f} |"
+        for name, (wall, cpu) in results.items()
+    ]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    """`python -m bench.ingest_floor [MB]`: print the table for one size."""
+    parser = argparse.ArgumentParser(prog="python -m bench.ingest_floor")
+    parser.add_argument("size_mb", nargs="?", type=int, default=None)
+    print(run(size_mb=parser.parse_args().size_mb))
+
+
+if __name__ == "__main__":
+    main()
