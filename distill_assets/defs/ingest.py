@@ -267,6 +267,9 @@ class _Sink:
         self.hidden = {REASON, DETAIL, KEY, EXTRA_KEYS, *bronze_exclude}
         self.dedup = Deduplicator(dedup) if dedup is not None else None
         self.rewrite = rewrite
+        if rewrite is not None:
+            # the parse's `line` is NULL for the records it accepts: never a bronze column
+            self.hidden.add("line")
         self.rewrite_con: duckdb.DuckDBPyConnection | None = None
         self.bronze: RowGroupWriter | None = None
         self.quarantine = RowGroupWriter(
