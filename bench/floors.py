@@ -1,8 +1,8 @@
-"""Where the validated sources' bronze step spends its time, against a bare DuckDB COPY.
+"""What the validated paths cannot go below with DuckDB and Polars, against a bare DuckDB COPY.
 
-Issue 17's target (1.5 times COPY) for escalations, revisions and telemetry, decomposed on the
-escalations partition of the ingest benchmark (`bench.ingest.dataset`, 250 MB; `--quick` 2 MB;
-its `.jsonl` files), all in one process, best of two:
+Issues 17 (bronze within 1.5 times COPY) and 9 (escalations' whole path within 2 times COPY),
+decomposed on the escalations partition of the ingest benchmark (`bench.ingest.dataset`, 250 MB;
+`--quick` 2 MB; its `.jsonl` files), all in one process, best of two by CPU:
 
 - `copy`: `COPY (SELECT * FROM read_json(files, format='newline_delimited', ignore_errors=true))
   TO '…parquet'`;
@@ -11,10 +11,13 @@ its `.jsonl` files), all in one process, best of two:
 - `minimal parse`: what any validating parse in DuckDB must compute per line — `json_valid`,
   `json_transform` of the contract fields to their JSON texts, `json_keys` (unknown fields) —
   with no check, reason or output column, over the reader's chunks;
-- `bronze`: the whole bronze step (`defs.ingest.ingest_partition`).
+- `bronze`: the whole bronze step (`defs.ingest.ingest_partition`);
+- `seed rule checks`: only testing each answer of that bronze against the seed 000 pattern lists
+  and rules the examples apply to it (`RULE_PATTERN_LISTS` of `rules.escalations`: one Polars
+  `str.contains` each), no extraction, scoring or writing.
 
-`python -m bench.ingest_floor` prints the table; `python -m bench --only ingest_floor` also
-writes it to `bench/results/`.
+`python -m bench.floors [MB]` prints the table; `python -m bench --only floors` also writes it to
+`bench/results/`.
 """
 
 from __future__ import annotations
@@ -32,6 +35,19 @@ SOURCE = "escalations"
 FULL_SIZE_MB = 250
 QUICK_SIZE_MB = 2
 REPEATS = 2
+# the seed's pattern lists the examples test every answer against (rules.escalations)
+RULE_PATTERN_LISTS = (
+    "COT_INDICATORS",
+    "TOOL_INDICATORS",
+    "CORRECTION_INDICATORS",
+    "UNCERTAINTY_INDICATORS",
+    "REFLECTION_INDICATORS",
+    "REFUSAL_INDICATORS",
+    "OUTDATED_INDICATORS",
+    "HALLUCINATION_INDICATORS",
+    "USER_CHATTER_INDICATORS",
+    "ERROR_PAGE_INDICATORS",
+)
 MINIMAL_PARSE = (
     "SELECT CASE WHEN ok THEN json_transform(line, $structure) END AS fields, "
     "CASE WHEN ok THEN json_keys(line) END AS keys "
@@ -58,6 +74,7 @@ def _best(work: Callable[[], object]) -> tuple[float, float]:
 def measure(size_mb: int) -> dict[str, tuple[float, float]]:
     """Measure every row of the table on the escalations partition of `size_mb`."""
     import duckdb
+    import polars as pl
 
     from distill_assets.defs.ingest import CHUNK_BYTES, ingest_partition
     from distill_assets.lib.lake import ROW_GROUP_SIZE
@@ -96,12 +113,32 @@ def measure(size_mb: int) -> dict[str, tuple[float, float]]:
 
     results["minimal parse"] = _best(parse)
     con.close()
-    results["bronze"] = _best(
-        lambda: ingest_partition(
+    staged = []
+
+    def bronze() -> None:
+        result = ingest_partition(
             SOURCE, table, files, raw_root=str(root), params=params, bronze_exclude=("line",)
         )
-    )
+        staged[:] = [result.bronze.path]
+
+    results["bronze"] = _best(bronze)
+    answers = pl.read_parquet(staged[0], columns=["claude_response"])
+    checks = [
+        pl.col("claude_response").str.contains(pattern).alias(f"rule_{number}")
+        for number, pattern in enumerate(rule_patterns())
+    ]
+    results["seed rule checks"] = _best(lambda: answers.select(checks))
     return results
+
+
+def rule_patterns() -> list[str]:
+    """Return every seed 000 pattern the examples test each answer against."""
+    from distill_assets.rules import escalations as rules
+
+    patterns = [p for name in RULE_PATTERN_LISTS for p in getattr(rules, name)]
+    patterns += [pattern for _, pattern in rules.SAM_ERROR_RULES]
+    patterns += [answer for _, answer, _ in rules.IMPROVEMENT_RULES]
+    return patterns + [pattern for _, pattern in rules.SUBDOMAIN_RULES]
 
 
 def run(quick: bool = False, size_mb: int | None = None) -> str:
@@ -110,7 +147,7 @@ def run(quick: bool = False, size_mb: int | None = None) -> str:
     results = measure(size)
     copy_cpu = results["copy"][1]
     lines = [
-        f"### Bronze floor: escalations, {size} MB partition (`.jsonl` files)",
+        f"### Floors: escalations, {size} MB partition (`.jsonl` files)",
         "",
         "| what | wall s | CPU s | × COPY CPU |",
         "| --- | ---: | ---: | ---: |",
@@ -123,8 +160,8 @@ def run(quick: bool = False, size_mb: int | None = None) -> str:
 
 
 def main() -> None:
-    """`python -m bench.ingest_floor [MB]`: print the table for one size."""
-    parser = argparse.ArgumentParser(prog="python -m bench.ingest_floor")
+    """`python -m bench.floors [MB]`: print the table for one size."""
+    parser = argparse.ArgumentParser(prog="python -m bench.floors")
     parser.add_argument("size_mb", nargs="?", type=int, default=None)
     print(run(size_mb=parser.parse_args().size_mb))
 
