@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import bench
+from distill_assets.lib.cleanup import remove_orphaned_workdirs
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -31,6 +32,9 @@ def main(argv: list[str] | None = None) -> int:
         section = module.run(quick=args.quick)
         (RESULTS / f"{name}{'-quick' if args.quick else ''}.md").write_text(section + "\n")
         print(section)
+        # the steps' processes leave the ingest's staged folders behind (they exit without
+        # moving the files into a lake): remove those of processes that are gone
+        remove_orphaned_workdirs()
     return 0
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import resource
+import shutil
 import tempfile
 import time
 from collections.abc import Callable
@@ -113,16 +114,18 @@ def measure(size_mb: int) -> dict[str, tuple[float, float]]:
 
     results["minimal parse"] = _best(parse)
     con.close()
-    staged = []
+    staged: list[Path] = []
 
     def bronze() -> None:
         result = ingest_partition(
             SOURCE, table, files, raw_root=str(root), params=params, bronze_exclude=("line",)
         )
-        staged[:] = [result.bronze.path]
+        staged.append(result.bronze.path)
 
     results["bronze"] = _best(bronze)
-    answers = pl.read_parquet(staged[0], columns=["claude_response"])
+    answers = pl.read_parquet(staged[-1], columns=["claude_response"])
+    for path in staged:
+        shutil.rmtree(path.parent, ignore_errors=True)
     checks = [
         pl.col("claude_response").str.contains(pattern).alias(f"rule_{number}")
         for number, pattern in enumerate(rule_patterns())
