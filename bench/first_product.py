@@ -30,7 +30,8 @@ FULL_SIZE_MB = 250
 QUICK_SIZE_MB = 2
 
 
-def _clock() -> tuple[float, float]:
+def clock() -> tuple[float, float]:
+    """Return this process's wall clock and CPU time (user + system, all threads) in seconds."""
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return time.perf_counter(), usage.ru_utime + usage.ru_stime
 
@@ -58,16 +59,16 @@ def _child(source: str, root: str, out: str) -> None:
     from distill_assets.defs.ingest import ingest_partition
 
     files = sorted(str(p) for p in (Path(root) / source / DAY).iterdir())
-    wall0, cpu0 = _clock()
+    wall0, cpu0 = clock()
     if source == "escalations":
         result = ingest_records(files, raw_root=root)
     else:
         result = ingest_partition(
             source, "validations", files, raw_root=root, bronze_exclude=("line",)
         )
-    wall1, cpu1 = _clock()
+    wall1, cpu1 = clock()
     rows = _product(source, result.bronze.path, Path(out))
-    wall2, cpu2 = _clock()
+    wall2, cpu2 = clock()
     print(
         json.dumps(
             {

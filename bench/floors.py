@@ -23,13 +23,12 @@ decomposed on the escalations partition of the ingest benchmark (`bench.ingest.d
 from __future__ import annotations
 
 import argparse
-import resource
 import shutil
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
+from bench.first_product import clock
 from bench.ingest import dataset, jsonl_files, parse_inputs
 
 SOURCE = "escalations"
@@ -56,18 +55,13 @@ MINIMAL_PARSE = (
 )
 
 
-def _clock() -> tuple[float, float]:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return time.perf_counter(), usage.ru_utime + usage.ru_stime
-
-
 def _best(work: Callable[[], object]) -> tuple[float, float]:
     """Return the (wall, CPU) seconds of the run of `work` with the least CPU."""
     runs = []
     for _ in range(REPEATS):
-        wall0, cpu0 = _clock()
+        wall0, cpu0 = clock()
         work()
-        wall1, cpu1 = _clock()
+        wall1, cpu1 = clock()
         runs.append((wall1 - wall0, cpu1 - cpu0))
     return min(runs, key=lambda run: run[1])
 
