@@ -2,13 +2,18 @@
 
 POSIX cannot atomically replace a non-empty folder, so a swap is two renames (old aside, new in)
 within the same parent folder; a reader sees either the old or the new complete folder, or (for the
-instant between the renames) none. Folders are never half-written in place. Object stores (lake
-roots such as `s3://`) have no folder rename: there a folder is uploaded under a temporary name
-and moved, which is as close as they allow.
+instant between the renames) none. Folders are never half-written in place. A name readers must
+always find (the hub's `latest`) is therefore a symlink instead (`point_link`): a new link made
+beside it replaces it in one `rename(2)`, so a reader, or a crash, sees the old target or the new
+one, never no `latest`. Windows is not a target (POSIX symlinks and renames are assumed).
+Object stores (lake roots such as `s3://`) have no folder rename: there a folder is uploaded
+under a temporary name and moved, which is as close as they allow.
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import os
 import shutil
 import tempfile
@@ -19,7 +24,6 @@ from pathlib import Path
 
 from upath import UPath
 
-from distill_assets.defs.release.layout import link_or_copy
 from distill_assets.lib.lake import is_remote
 
 
@@ -37,18 +41,50 @@ def swap_folder(new: Path, target: Path) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
-def copy_folder(source: Path, target: Path) -> None:
-    """Replace folder `target` by a copy of `source`, copied aside first then swapped in.
+# Linux renameat2(2) flag that swaps two names in one step (glibc >= 2.28)
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
 
-    Files are hard-linked where possible (`layout.link_or_copy`).
+
+def exchange(first: Path, second: Path) -> bool:
+    """Swap two existing names in one atomic step (Linux `renameat2`); False where unsupported."""
+    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+    renameat2 = getattr(libc, "renameat2", None)
+    if renameat2 is None:
+        return False
+    done = renameat2(
+        _AT_FDCWD, os.fsencode(first), _AT_FDCWD, os.fsencode(second), _RENAME_EXCHANGE
+    )
+    return done == 0
+
+
+def point_link(link: Path, target: str) -> None:
+    """Make `link` a symlink to `target` (relative to its folder), atomically.
+
+    A new link is made under a hidden sibling name and renamed over `link`: readers see the old
+    target or the new one at every instant. A real folder at `link` (a `latest/` copy written by
+    releases before links were used) is migrated by exchanging the two names in one step where
+    the kernel can (Linux), else by moving it aside and the link in, then removed.
     """
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = sibling(target, "tmp")
+    link.parent.mkdir(parents=True, exist_ok=True)
+    if link.is_symlink() and os.readlink(link) == target:
+        return
+    tmp = sibling(link, "tmp")
+    os.symlink(target, tmp)
     try:
-        shutil.copytree(source, tmp, copy_function=link_or_copy)
-        swap_folder(tmp, target)
+        if not (link.is_dir() and not link.is_symlink()):
+            os.replace(tmp, link)
+        elif not exchange(tmp, link):
+            old = sibling(link, "old")
+            os.replace(link, old)
+            os.replace(tmp, link)
+            shutil.rmtree(old, ignore_errors=True)
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        # after an exchange the old folder is under the temporary name
+        if tmp.is_dir() and not tmp.is_symlink():
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            tmp.unlink(missing_ok=True)
 
 
 def upload_folder(local: Path, target: UPath, copies: dict[str, str] | None = None) -> None:

@@ -1,8 +1,9 @@
 """Publishing a built version: to the local hub folder (default) or the Hugging Face Hub.
 
 `LocalPublisher` keeps `<hub root>/<name>/versions/<version>/` (immutable: an existing version is
-never rewritten) and `<hub root>/<name>/latest/`, a real folder (not a symlink, so it can be
-copied, synced or uploaded as is) replaced by a copy built beside it and swapped in.
+never rewritten) and `<hub root>/<name>/latest`, a relative symlink to `versions/<version>`
+replaced in one atomic rename (`folders.point_link`), so `latest` is never absent, not even for a
+crash mid-publish. Copy or sync it with links followed (`cp -rL`, `rsync -L`).
 
 `HubPublisher` uploads the same folder to a dataset repository's main branch and tags the commit
 with the version, so `load_dataset(repo, config, revision=version)` pins it; an existing tag means
@@ -26,7 +27,7 @@ import dagster as dg
 from upath import UPath
 
 from distill_assets.contracts.release import ReleaseManifest
-from distill_assets.defs.release.folders import copy_folder, sibling
+from distill_assets.defs.release.folders import point_link, sibling
 from distill_assets.defs.release.layout import DATA_DIR, MANIFEST, link_or_copy
 from distill_assets.lib.lake import is_remote
 from distill_assets.lib.settings import Settings
@@ -77,7 +78,7 @@ class Publisher(ABC):
 
 
 class LocalPublisher(Publisher):
-    """Versions under `<hub root>/<name>/versions/`, the latest copied to `<name>/latest`."""
+    """Versions under `<hub root>/<name>/versions/`; `<name>/latest` links to the latest."""
 
     def __init__(self, hub_root: str | Path, name: str) -> None:
         self.repo = Path(hub_root) / name
@@ -97,7 +98,7 @@ class LocalPublisher(Publisher):
         return folder if (folder / MANIFEST).is_file() else None
 
     def publish(self, folder: Path, version: str) -> PublishedRelease:
-        """Copy `folder` to `versions/<version>` unless it exists, then make it `latest`.
+        """Copy `folder` to `versions/<version>` unless it exists, then point `latest` at it.
 
         Files are hard-linked where the filesystem allows (published files are never modified in
         place), so unchanged data files cost no space or copy time.
@@ -117,8 +118,7 @@ class LocalPublisher(Publisher):
                 created = False
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
-        if self._latest_bytes() != (target / MANIFEST).read_bytes():
-            copy_folder(target, self.latest)
+        point_link(self.latest, f"{self.versions.name}/{version}")
         return PublishedRelease(
             version=version,
             location=str(target),
@@ -126,10 +126,6 @@ class LocalPublisher(Publisher):
             revision=None,
             created=created,
         )
-
-    def _latest_bytes(self) -> bytes | None:
-        path = self.latest / MANIFEST
-        return path.read_bytes() if path.is_file() else None
 
 
 class HubApi(Protocol):

@@ -1,7 +1,15 @@
+import os
+
 import pytest
 from upath import UPath
 
-from distill_assets.defs.release.folders import copy_folder, local_folder, staged_folder
+from distill_assets.defs.release import folders
+from distill_assets.defs.release.folders import (
+    exchange,
+    local_folder,
+    point_link,
+    staged_folder,
+)
 
 
 def write(folder, files):
@@ -43,9 +51,61 @@ def test_remote_targets_are_uploaded_and_fetched_back(tmp_path):
         assert (local / "README.md").read_text() == "card 2"
 
 
-def test_copy_folder_swaps_in_a_copy(tmp_path):
-    write(tmp_path / "src", {"x.txt": "new"})
-    write(tmp_path / "dst", {"old.txt": "old"})
-    copy_folder(tmp_path / "src", tmp_path / "dst")
-    assert [p.name for p in (tmp_path / "dst").iterdir()] == ["x.txt"]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["dst", "src"]
+def test_point_link_replaces_the_link_in_one_rename(tmp_path):
+    write(tmp_path / "versions", {"v1/x.txt": "one", "v2/x.txt": "two"})
+    latest = tmp_path / "latest"
+    point_link(latest, "versions/v1")
+    assert (latest / "x.txt").read_text() == "one"
+    point_link(latest, "versions/v2")
+    assert os.readlink(latest) == "versions/v2"
+    assert (latest / "x.txt").read_text() == "two"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["latest", "versions"]
+
+
+def test_a_crash_at_any_step_of_the_swap_leaves_latest_whole(tmp_path, monkeypatch):
+    """Kill the swap after the new link is made, then at the rename: latest stays the old one."""
+    write(tmp_path / "versions", {"v1/x.txt": "one", "v2/x.txt": "two"})
+    latest = tmp_path / "latest"
+    point_link(latest, "versions/v1")
+    real_symlink = os.symlink
+
+    def symlink_then_die(target, name):
+        real_symlink(target, name)
+        raise KeyboardInterrupt("killed after the new link was made")
+
+    monkeypatch.setattr(os, "symlink", symlink_then_die)
+    with pytest.raises(KeyboardInterrupt):
+        point_link(latest, "versions/v2")
+    assert (latest / "x.txt").read_text() == "one"
+    monkeypatch.setattr(os, "symlink", real_symlink)
+
+    def die(*_args):
+        raise KeyboardInterrupt("killed at the rename")
+
+    monkeypatch.setattr(os, "replace", die)
+    with pytest.raises(KeyboardInterrupt):
+        point_link(latest, "versions/v2")
+    assert (latest / "x.txt").read_text() == "one"
+    monkeypatch.undo()
+    point_link(latest, "versions/v2")
+    assert (latest / "x.txt").read_text() == "two"
+
+
+@pytest.mark.parametrize("kernel_exchange", [True, False])
+def test_a_real_latest_folder_of_older_releases_migrates_to_a_link(
+    tmp_path, monkeypatch, kernel_exchange
+):
+    write(tmp_path / "versions", {"v2/x.txt": "two"})
+    write(tmp_path / "latest", {"x.txt": "one"})
+    if not kernel_exchange:
+        monkeypatch.setattr(folders, "exchange", lambda *_: False)
+    point_link(tmp_path / "latest", "versions/v2")
+    assert os.readlink(tmp_path / "latest") == "versions/v2"
+    assert (tmp_path / "latest" / "x.txt").read_text() == "two"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["latest", "versions"]
+
+
+def test_exchange_swaps_two_names_in_one_step(tmp_path):
+    write(tmp_path, {"a/x.txt": "a", "b/x.txt": "b"})
+    assert exchange(tmp_path / "a", tmp_path / "b")
+    assert (tmp_path / "a" / "x.txt").read_text() == "b"

@@ -1,3 +1,5 @@
+import os
+
 import pytest
 from upath import UPath
 
@@ -28,7 +30,7 @@ def snapshot(folder):
     return {name: (folder / name).read_bytes() for name in tree(folder)}
 
 
-def test_local_publish_creates_an_immutable_version_and_a_real_latest_folder(tmp_path, builds):
+def test_local_publish_creates_an_immutable_version_and_a_latest_link(tmp_path, builds):
     (folder, manifest), (folder2, manifest2) = builds
     publisher = LocalPublisher(tmp_path / "hub", "distill")
     assert publisher.latest_manifest() is None
@@ -42,7 +44,7 @@ def test_local_publish_creates_an_immutable_version_and_a_real_latest_folder(tmp
         str(latest),
     )
     assert published.load_snippet("sft") == f'load_dataset("{latest}", "sft")'
-    assert not latest.is_symlink() and latest.is_dir()
+    assert os.readlink(latest) == f"versions/{manifest.version}" and latest.is_dir()
     assert snapshot(version_dir) == snapshot(folder) == snapshot(latest)
     assert publisher.latest_manifest() == manifest
 
