@@ -77,7 +77,8 @@ class Redaction:
     # how many times the rule is applied; a pattern that consumes a delimiter on both sides
     # misses every second item of a list like `a b c` in one pass, never in two
     passes: int = 1
-    # a validator a match must pass to be redacted (`luhn`), computed only on the candidates
+    # a validator a match must pass to be redacted (`luhn`, `iban`), computed only on the
+    # distinct candidates
     check: str = ""
 
 
@@ -90,14 +91,30 @@ PRIVATE_KEY = Redaction(
 )
 API_KEY = Redaction(
     "api_key",
+    # Vendor key formats, as a class: the prefixes of detect-secrets' vendor plugins (AWS,
+    # GitHub, GitLab, Slack tokens and webhooks, Stripe live and test keys, Square, SendGrid,
+    # Twilio, Mailchimp, npm, PyPI, Discord, Telegram, Artifactory, OpenAI) plus Anthropic,
+    # Google and Hugging Face. Test-mode keys (`sk_test_…`) are redacted too: they open a real
+    # account's sandbox.
     r"\bsk-(?:proj-|ant-(?:api\d\d-)?)?[A-Za-z0-9_-]{20,}"
     r"|\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}"
     r"|\bgithub_pat_[A-Za-z0-9_]{22,}"
-    r"|\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"
+    r"|\bgl(?:pat|dt|ptt|rt|soat|cbt|ft|imt|agent)-[A-Za-z0-9_-]{20,}"
+    r"|\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"
     r"|\bAIza[0-9A-Za-z_-]{35}"
-    r"|\bxox[abposr]-[A-Za-z0-9-]{10,}"
+    r"|\bxox[abposre]-[A-Za-z0-9-]{10,}"
+    r"|hooks\.slack\.com/services/T[A-Za-z0-9_]+/B[A-Za-z0-9_]+/[A-Za-z0-9_]+"
     r"|\bhf_[A-Za-z0-9]{30,}"
-    r"|\b[rs]k_live_[A-Za-z0-9]{20,}",
+    r"|\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}"
+    r"|\bsq0(?:atp|csp)-[0-9A-Za-z_-]{22,43}"
+    r"|\bSG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}"
+    r"|\b(?:AC|SK)[a-f0-9]{32}\b"
+    r"|\b[0-9a-f]{32}-us[0-9]{1,2}\b"
+    r"|\bnpm_[A-Za-z0-9]{36}\b"
+    r"|\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}"
+    r"|\b[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,}"
+    r"|\b\d{8,10}:AA[0-9A-Za-z_-]{33}\b"
+    r"|\bAKC[A-Za-z0-9]{10,}",
     "[REDACTED_API_KEY]",
 )
 JWT = Redaction(
@@ -110,9 +127,24 @@ BEARER_TOKEN = Redaction(
     r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/-]{16,}=*",
     "${1}[REDACTED_TOKEN]",
 )
+AUTH_HEADER = Redaction(
+    "auth_header",
+    # The credentials of an `Authorization`/`Proxy-Authorization` header (or a `headers` entry)
+    # in any scheme (`Basic <base64>`, `Digest …`, `token …`, `ApiKey …`): 6+ characters; with
+    # no scheme, 6+ characters holding a digit or symbol (`Authorization: required` stays).
+    r"(?i)\b((?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?"
+    r"(?:basic|bearer|digest|token|negotiate|ntlm|apikey|api-key|sso-key|key|hmac)\s+)"
+    r"[A-Za-z0-9._~+/=:,-]{6,}"
+    r"|\b((?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?)"
+    r"[A-Za-z._~-]*[0-9+/=:][A-Za-z0-9._~+/=:,-]{5,}",
+    "${1}${2}[REDACTED_TOKEN]",
+)
 EMAIL = Redaction(
     "email",
-    r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}",
+    # The `@` plain or encoded, as a class: URL (`%40`), HTML entities (`&#64;`, `&#x40;`,
+    # `&commat;`) and JSON/JavaScript escapes (`\u0040`).
+    r"[A-Za-z0-9._%+-]+(?:@|%40|&#0*64;|(?i:&#x0*40;|&commat;|\\u0040))"
+    r"[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}",
     "[REDACTED_EMAIL]",
 )
 PHONE = Redaction(
@@ -128,19 +160,31 @@ URL_CREDENTIALS = Redaction(
     "url_credentials",
     # `scheme://user:password@host` with any host (a name, an IP address, localhost): the user
     # and password go, the scheme and host stay. `scheme://user@host` (ssh://git@…) is kept.
-    r"(?i)\b([a-z][a-z0-9+.-]*://)[^\s/:@\[\]]+:[^\s/@]+@",
+    # The password may itself hold `@` (the last `@` before the path ends the user info).
+    r"(?i)\b([a-z][a-z0-9+.-]*://)[^\s/:@\[\]]+:[^\s/]+@",
     "${1}[REDACTED_CREDENTIALS]@",
 )
+# no `&` or `;`: they end a value in query and connection strings
+_SECRET_VALUE_CHARS = r"A-Za-z0-9+/=_!#$%^*~@?-"
+_SECRET_SYMBOLS = r"0-9+/=!#$%^*~@?"
 SECRET_ASSIGNMENT = Redaction(
     "secret_assignment",
-    # `password=…`, `token: …`, `"api_key": "…"`: a value of 7+ characters holding at least one
-    # digit or symbol (a high-entropy proxy). Values made of letters only (`token: tokenizer`) and
+    # `key=value` secrets, quoted or not, in code, env files, INI, YAML, headers and connection
+    # strings (`Server=…;Password=…;`, `host=… password=…`, `?user=…&password=…`). The key is any
+    # name ending in a secret word (`aws_secret_access_key`, `DB_PASSWORD`, `x-api-key`,
+    # `AccountKey`); `max_tokens` or `token_count` end in another word and stay. The value must
+    # hold a digit or symbol (a high-entropy proxy): 4+ characters for a password
+    # (`password=abc123`), 7+ for other secrets. Letters-only values (`token: tokenizer`) and
     # code (`password = os.environ["PW"]`, `secret=get_secret()`) carry training value and stay.
-    r"(?i)\b((?:password|passwd|pwd|passphrase|secret|client_secret|token|access_token|"
-    r"refresh_token|auth_token|api[_-]?key|access[_-]?key|private[_-]?key)[\"']?\s*[:=]\s*[\"']?)"
-    r"(?:[A-Za-z_-]*[0-9+/=!#$%^&*~][A-Za-z0-9+/=_!#$%^&*~-]{6,}"
-    r"|[A-Za-z_-]{6,}[0-9+/=!#$%^&*~][A-Za-z0-9+/=_!#$%^&*~-]*)",
-    "${1}[REDACTED_SECRET]",
+    r"(?i)\b((?:[\w.-]*?(?:password|passwd|pwd|passphrase))[\"']?\s*[:=]\s*[\"']?)"
+    rf"(?:[A-Za-z_-]*[{_SECRET_SYMBOLS}][{_SECRET_VALUE_CHARS}]{{2,}}"
+    rf"|[A-Za-z_-]{{3,}}[{_SECRET_SYMBOLS}][{_SECRET_VALUE_CHARS}]*)"
+    r"|\b((?:[\w.-]*?(?:secret|token|api[_-]?key|access[_-]?key|private[_-]?key|"
+    r"account[_-]?key|shared[_-]?access[_-]?key|signing[_-]?key|encryption[_-]?key|"
+    r"master[_-]?key|credentials?))[\"']?\s*[:=]\s*[\"']?)"
+    rf"(?:[A-Za-z_-]*[{_SECRET_SYMBOLS}][{_SECRET_VALUE_CHARS}]{{6,}}"
+    rf"|[A-Za-z_-]{{6,}}[{_SECRET_SYMBOLS}][{_SECRET_VALUE_CHARS}]*)",
+    "${1}${2}[REDACTED_SECRET]",
 )
 HOME_PATH = Redaction(
     "home_path",
@@ -152,40 +196,48 @@ HOME_PATH = Redaction(
 IBAN = Redaction(
     "iban",
     # A country code of the IBAN registry, two check digits, then 11-30 alphanumerics, plain or
-    # in groups of four (`DE89 3704 0044 0532 0130 00`). Checked before cards and phones, whose
-    # patterns would otherwise take its digits.
-    r"\b(?:AD|AE|AL|AT|AZ|BA|BE|BG|BH|BR|BY|CH|CR|CY|CZ|DE|DK|DO|EE|EG|ES|FI|FO|FR|GB|GE|GI|GL|"
+    # in groups of four separated by a space, dot or dash (`DE89 3704 0044 0532 0130 00`), in
+    # either case (`de89370400440532013000`); a candidate must have its country's length
+    # (`IBAN_LENGTHS`) and pass the ISO 13616 mod-97 check. Checked before cards and phones,
+    # whose patterns would otherwise take its digits.
+    r"(?i)\b(?:AD|AE|AL|AT|AZ|BA|BE|BG|BH|BR|BY|CH|CR|CY|CZ|DE|DK|DO|EE|EG|ES|FI|FO|FR|GB|GE|GI|GL|"
     r"GR|GT|HR|HU|IE|IL|IQ|IS|IT|JO|KW|KZ|LB|LC|LI|LT|LU|LV|MC|MD|ME|MK|MR|MT|MU|NL|NO|PK|PL|PS|"
     r"PT|QA|RO|RS|SA|SC|SE|SI|SK|SM|ST|SV|TL|TN|TR|UA|VA|VG|XK)\d{2}"
-    r"(?:[ ]?[A-Z0-9]{4}){2,7}(?:[ ]?[A-Z0-9]{1,3})?\b",
+    r"(?:[ .-]?[A-Z0-9]{4}){2,7}(?:[ .-]?[A-Z0-9]{1,3})?\b",
     "[REDACTED_IBAN]",
+    check="iban",
 )
 PAYMENT_CARD = Redaction(
     "payment_card",
     # 13-19 digits starting 2-6 (the card networks' ranges), plain or in the printed groupings
-    # (4-4-4-4[-3], 4-6-4/5), and only if the Luhn check passes. The networks' published test
+    # (4-4-4-4[-3], 4-6-4/5) separated by spaces, dashes or dots, and only if the Luhn check
+    # passes. The networks' published test
     # numbers (`TEST_CARD_NUMBERS`) are no one's card: code and docs that print them keep them.
-    r"\b[2-6]\d{3}(?:[ -]?\d{4}){3}(?:[ -]?\d{3})?\b|\b[2-6]\d{3}[ -]?\d{6}[ -]?\d{4,5}\b"
+    r"\b[2-6]\d{3}(?:[ .-]?\d{4}){3}(?:[ .-]?\d{3})?\b|\b[2-6]\d{3}[ .-]?\d{6}[ .-]?\d{4,5}\b"
     r"|\b[2-6]\d{12,18}\b",
     "[REDACTED_CARD]",
     check="luhn",
 )
 US_SSN = Redaction(
     "us_ssn",
-    # Dashed only: nine plain digits are too often an id or a count.
-    r"\b\d{3}-\d{2}-\d{4}\b",
+    # Dashed only: nine plain digits are too often an id or a count. Numbers the SSA never
+    # issues (area 000, 666 or 9xx, group 00, serial 0000) are not SSNs.
+    r"\b(?:00[1-9]|0[1-9]\d|[1-578]\d\d|6[0-57-9]\d|66[0-57-9])-(?:0[1-9]|[1-9]\d)"
+    r"-(?:000[1-9]|00[1-9]\d|0[1-9]\d\d|[1-9]\d{3})\b",
     "[REDACTED_SSN]",
 )
 IPV6 = Redaction(
     "ipv6",
     # The full form (8 groups) or a compressed form with `::` and at least three groups.
     # Loopback `::1` and two-group forms (`fe80::1`, indistinguishable from code like
-    # `Add::Beef`) are not treated as addresses.
+    # `Add::Beef`) are not treated as addresses; the documentation prefix 2001:db8::/32 is
+    # kept (`keep`).
     r"(?i)\b(?:(?:[0-9a-f]{1,4}:){7}[0-9a-f]{1,4}"
     r"|(?:[0-9a-f]{1,4}:){2,6}(?::[0-9a-f]{1,4}){1,5}"
     r"|(?:[0-9a-f]{1,4}:){1,5}(?::[0-9a-f]{1,4}){2,6}"
     r"|(?:[0-9a-f]{1,4}:){3,7}:)(?:\b|$)",
     "[REDACTED_IPV6]",
+    keep=r"(?i)(^|[^\w:])(2001:0{0,1}db8)(:[0-9a-f:]*)",
 )
 _OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
 IPV4 = Redaction(
@@ -205,6 +257,7 @@ REDACTIONS: tuple[Redaction, ...] = (
     API_KEY,
     JWT,
     BEARER_TOKEN,
+    AUTH_HEADER,
     URL_CREDENTIALS,
     SECRET_ASSIGNMENT,
     EMAIL,
@@ -216,6 +269,19 @@ REDACTIONS: tuple[Redaction, ...] = (
     IPV4,
     PHONE,
 )
+
+# IBAN length per country (ISO 13616 registry), the `iban` check's first test.
+IBAN_LENGTHS: dict[str, int] = {
+    "AD": 24, "AE": 23, "AL": 28, "AT": 20, "AZ": 28, "BA": 20, "BE": 16, "BG": 22, "BH": 22,
+    "BR": 29, "BY": 28, "CH": 21, "CR": 22, "CY": 28, "CZ": 24, "DE": 22, "DK": 18, "DO": 28,
+    "EE": 20, "EG": 29, "ES": 24, "FI": 18, "FO": 18, "FR": 27, "GB": 22, "GE": 22, "GI": 23,
+    "GL": 18, "GR": 27, "GT": 28, "HR": 21, "HU": 28, "IE": 22, "IL": 23, "IQ": 23, "IS": 26,
+    "IT": 27, "JO": 30, "KW": 30, "KZ": 20, "LB": 28, "LC": 32, "LI": 21, "LT": 20, "LU": 20,
+    "LV": 21, "MC": 27, "MD": 24, "ME": 22, "MK": 19, "MR": 27, "MT": 31, "MU": 30, "NL": 18,
+    "NO": 15, "PK": 24, "PL": 28, "PS": 29, "PT": 25, "QA": 29, "RO": 24, "RS": 22, "SA": 24,
+    "SC": 31, "SE": 24, "SI": 19, "SK": 24, "SM": 27, "ST": 25, "SV": 28, "TL": 23, "TN": 24,
+    "TR": 26, "UA": 29, "VA": 22, "VG": 24, "XK": 20,
+}  # fmt: skip
 
 # Card numbers the networks publish for testing (digits only): never redacted.
 TEST_CARD_NUMBERS: frozenset[str] = frozenset(

@@ -9,11 +9,13 @@ Two rule options need more than one regex replacement, still without per-row Pyt
 - `keep`: matches of the keep pattern get a private-use marker (U+E000) between its head and tail,
   so the rule's pattern cannot match them; the marker is removed after the rule (a U+E000 already
   in the input is removed with it);
-- `check="luhn"`: the distinct matches of the pattern over all texts are collected first (one
-  extra pass), the Luhn sum of each is computed with one digit expression per position, and
-  those that pass (and are not a published test number) are replaced as literal strings
-  (Aho-Corasick), so the check runs once per distinct candidate, never per row. A valid number
-  is also replaced where it appears inside a longer digit run (over-redaction, never a leak).
+- `check="luhn"` / `check="iban"`: the distinct matches of the pattern over all texts are
+  collected first (one extra pass), the check of each is computed with one expression per
+  character position (the Luhn sum; the country's IBAN length and the ISO 13616 mod-97
+  remainder), and those that pass (and are not a published test card number) are replaced as
+  literal strings (Aho-Corasick), so the check runs once per distinct candidate, never per row.
+  A valid number is also replaced where it appears inside a longer run (over-redaction, never a
+  leak).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from distill_assets.defs.curation.text import (
     text_leaves,
 )
 from distill_assets.rules.curation import (
+    IBAN_LENGTHS,
     REDACTIONS,
     TEST_CARD_NUMBERS,
     UNSCRUBBED_COLUMNS,
@@ -40,6 +43,7 @@ from distill_assets.rules.curation import (
 REDACTED_PREFIX = "redacted_"
 PROTECT_MARKER = "\ue000"
 _LUHN_MAX_DIGITS = 19
+_IBAN_MAX_CHARS = 34
 
 
 def scrubbed_columns(schema: Mapping[str, pl.DataType]) -> dict[str, pl.DataType]:
@@ -69,6 +73,31 @@ def luhn_valid(candidate: pl.Expr) -> pl.Expr:
     return (total % 10 == 0) & ~digits.is_in(list(TEST_CARD_NUMBERS))
 
 
+def iban_valid(candidate: pl.Expr) -> pl.Expr:
+    """Return whether each string (separators ignored, any case) is an IBAN.
+
+    It must have its country's length (`IBAN_LENGTHS`) and, with the first four characters
+    moved to the end and letters read as 10-35, leave remainder 1 modulo 97 (ISO 13616).
+    """
+    compact = candidate.str.replace_all(r"[ .-]", "").str.to_uppercase()
+    length = compact.str.len_chars()
+    expected = compact.str.slice(0, 2).replace_strict(
+        IBAN_LENGTHS, default=0, return_dtype=pl.UInt32
+    )
+    # leading zeros leave the remainder unchanged: padding makes every position a character,
+    # so each step refers to the previous remainder once (the expression grows linearly)
+    moved = (compact.str.slice(4) + compact.str.slice(0, 4)).str.pad_start(_IBAN_MAX_CHARS, "0")
+    remainder = pl.lit(0, dtype=pl.Int64)
+    for position in range(_IBAN_MAX_CHARS):
+        code = moved.str.slice(position, 1).str.encode("hex").str.to_integer(base=16, strict=False)
+        value = pl.when(code < ord("A")).then(code - ord("0")).otherwise(code - ord("A") + 10)
+        remainder = (remainder * pl.when(value > 9).then(100).otherwise(10) + value) % 97
+    return (length == expected) & (remainder == 1)
+
+
+CHECKS = {"luhn": luhn_valid, "iban": iban_valid}
+
+
 def checked_candidates(
     frame: pl.LazyFrame, columns: Mapping[str, pl.DataType], redaction: Redaction
 ) -> list[str]:
@@ -83,7 +112,7 @@ def checked_candidates(
         .explode("candidate")
         .drop_nulls()
         .unique()
-        .filter(luhn_valid(pl.col("candidate")))
+        .filter(CHECKS[redaction.check](pl.col("candidate")))
         .collect(engine="streaming")
     )
     return sorted(found.get_column("candidate").to_list())

@@ -5,7 +5,10 @@ misses: secrets are found by the `detect-secrets` plugins (every plugin but the 
 high-entropy ones, which flag the hex content hashes every row carries), phone numbers by
 `phonenumbers` (numbers valid for their region), and the other personal data by candidate
 patterns of its own followed by a validator: `ipaddress` for IPv4/IPv6, network prefix, length and
-Luhn for payment cards, the SSA rules for US SSNs, ISO 13616 mod 97 for IBANs. It applies the
+Luhn for payment cards, the SSA rules for US SSNs, ISO 13616 mod 97 for IBANs; secrets the
+plugins leave to quoted code (unquoted `key=value` secrets, connection-string passwords,
+`Authorization` headers, vendor test keys) by checks of its own. Personal data is also looked for
+in the decoded form of each line (URL `%xx`, HTML entities, `\\u0040`). It applies the
 documented keep decisions of the scrubber as policy, not as patterns: loopback, unspecified,
 link-local, multicast and documentation addresses and the networks' published test card numbers
 are not findings.
@@ -16,8 +19,10 @@ plugins run in Python once per distinct line (a release check, not an ingest pat
 
 from __future__ import annotations
 
+import html
 import ipaddress
 import re
+import urllib.parse
 from collections.abc import Callable, Iterator, Mapping
 
 import phonenumbers
@@ -37,9 +42,29 @@ FINDING_SCHEMA = {"id": pl.String(), "column": pl.String(), "type": pl.String()}
 _EMAIL = re.compile(r"(?<![\w.+%-])[\w.+%-]+@(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,}(?![\w-])")
 _IPV4 = re.compile(r"(?<![\w.])\d{1,3}(?:\.\d{1,3}){3}(?![\w]|\.\d)")
 _IPV6 = re.compile(r"(?<![\w:.])[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?![\w:])")
-_CARD = re.compile(r"(?<![\d.-])\d(?:[ -]?\d){12,18}(?![\d])")
+_CARD = re.compile(r"(?<![\d.-])\d(?:[ .-]?\d){12,18}(?![\d])")
 _SSN = re.compile(r"(?<![\d-])(\d{3})[- ](\d{2})[- ](\d{4})(?![\d-])")
 _IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b")
+# lowercase or dotted/dashed IBANs: only compact or in groups of four (prose is not an IBAN)
+_IBAN_ANY_CASE = re.compile(
+    r"(?<![\w.-])[A-Za-z]{2}\d{2}(?:[ .-]?[A-Za-z0-9]{4}){2,7}(?:[ .-]?[A-Za-z0-9]{1,3})?(?![\w])"
+)
+# `<name ending in a secret word> = <value>`, quoted or not; the word is group 1, the value 2
+_ASSIGNMENT = re.compile(
+    r"(?<![\w])[\w.-]*?(password|passwd|pwd|passphrase|secret|token|api[_-]?key|access[_-]?key|"
+    r"private[_-]?key|account[_-]?key|credentials?)[\"']?[ \t]*[:=][ \t]*[\"']?([^\s\"'`;&,]+)",
+    re.I,
+)
+_PASSWORD_WORDS = frozenset({"password", "passwd", "pwd", "passphrase"})
+_AUTH_HEADER = re.compile(
+    r"authorization[\"']?\s*[:=]\s*[\"']?(?:([A-Za-z][\w-]*)\s+(?=\S))?([^\s\"',;]+)", re.I
+)
+# vendor keys the detect-secrets plugins do not know: Stripe test mode (the plugin knows live
+# keys), OpenAI project and Anthropic keys, Hugging Face, Google API keys, bare npm tokens
+_VENDOR_KEY = re.compile(
+    r"\b(?:(?:sk|rk)_test_[0-9A-Za-z]{16,}|sk-(?:proj-|ant-)[\w-]{20,}|hf_[A-Za-z0-9]{30,}"
+    r"|AIza[\w-]{35}|npm_[A-Za-z0-9]{36})"
+)
 _HOME = re.compile(r"(?:/home/|/Users/|\b[A-Za-z]:\\{1,2}Users\\{1,2})([^/\\\s\"'<>|]+)", re.I)
 _URL_USERINFO = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://([^\s/@]+):([^\s/@]+)@")
 _PLACEHOLDER = re.compile(r"^\[REDACTED_[A-Z_]+\]$")
@@ -95,6 +120,42 @@ def is_iban(candidate: str) -> bool:
     return int("".join(str(int(c, 36)) for c in moved)) % 97 == 1
 
 
+def _is_any_case_iban(match: re.Match[str]) -> bool:
+    if _IBAN.fullmatch(match.group()):
+        return False  # the uppercase pattern already judged it
+    candidate = re.sub(r"[ .-]", "", match.group())
+    digits = sum(c.isdigit() for c in candidate[4:])
+    return digits * 2 >= len(candidate) - 4 and is_iban(candidate.upper())
+
+
+def is_secret_value(word: str, value: str) -> bool:
+    """Whether a value assigned to a name ending in `word` is a secret, not code or a word.
+
+    Passwords: 4+ characters, secrets and keys: 8+; with a digit or symbol; no placeholder,
+    call, index, template or variable (`os.environ[`, `get()`, `${X}`, `<pw>`).
+    """
+    minimum = 4 if word.lower() in _PASSWORD_WORDS else 8
+    return (
+        len(value) >= minimum
+        and not value.startswith("[REDACTED")
+        and not any(c in value for c in "()[]{}<>$")
+        and any(not c.isalpha() for c in value)
+        and not value.replace(".", "").isdigit()
+    )
+
+
+def is_auth_credentials(scheme: str | None, value: str) -> bool:
+    """Whether an `Authorization` header value is credentials (not a placeholder or a word)."""
+    if value.startswith("[REDACTED") or len(value) < 6:
+        return False
+    return scheme is not None or any(not c.isalpha() for c in value)
+
+
+def decoded(line: str) -> str:
+    r"""Return `line` with URL escapes, HTML entities and `\u0040` decoded (for PII checks)."""
+    return html.unescape(urllib.parse.unquote(line)).replace("\\u0040", "@")
+
+
 def is_personal_address(candidate: str) -> bool:
     """Whether an IP address identifies a host (not loopback/documentation/link-local/...)."""
     try:
@@ -126,13 +187,26 @@ VALIDATORS: tuple[tuple[str, re.Pattern[str], Callable[[re.Match[str]], bool]], 
     ("payment_card", _CARD, lambda m: is_card_number(m.group())),
     ("us_ssn", _SSN, lambda m: is_ssn(*m.groups())),
     ("iban", _IBAN, lambda m: is_iban(m.group())),
+    ("iban", _IBAN_ANY_CASE, _is_any_case_iban),
     ("home_path", _HOME, lambda m: not m.group(1).startswith("[REDACTED")),
     ("url_credentials", _URL_USERINFO, lambda m: not _PLACEHOLDER.match(m.group(1))),
 )
 
 
+# secrets the detect-secrets plugins leave out, with the check a match must pass
+SECRET_CHECKS: tuple[tuple[str, re.Pattern[str], Callable[[re.Match[str]], bool]], ...] = (
+    ("secret:assignment", _ASSIGNMENT, lambda m: is_secret_value(m.group(1), m.group(2))),
+    ("secret:auth_header", _AUTH_HEADER, lambda m: is_auth_credentials(m.group(1), m.group(2))),
+    ("secret:vendor_key", _VENDOR_KEY, lambda _m: True),
+)
+
+
 def pii_findings(text: str) -> Iterator[str]:
-    """Yield the type of every personal datum the validators and phonenumbers find in `text`."""
+    """Yield the type of every personal datum the validators and phonenumbers find in `text`.
+
+    The validators read the decoded text (`decoded`): `jane%40example.org` is an e-mail.
+    """
+    text = decoded(text)
     for kind, pattern, valid in VALIDATORS:
         for match in pattern.finditer(text):
             if valid(match):
@@ -149,6 +223,10 @@ def secret_findings(text: str) -> Iterator[str]:
     for line in text.splitlines():
         for secret in scan_line(line):
             yield f"secret:{secret.type}"
+        for kind, pattern, valid in SECRET_CHECKS:
+            for match in pattern.finditer(line):
+                if valid(match):
+                    yield kind
 
 
 def detect_secrets_settings() -> transient_settings:

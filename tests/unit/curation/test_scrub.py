@@ -70,7 +70,7 @@ def scrub_text(text: str) -> tuple[str, dict[str, int]]:
             {"ipv4": 4},
         ),
         (
-            "from 2001:0db8:85a3:0000:0000:8a2e:0370:7334 via fe80::1ff:fe23:4567:890a",
+            "from 2a00:0db8:85a3:0000:0000:8a2e:0370:7334 via fe80::1ff:fe23:4567:890a",
             "from [REDACTED_IPV6] via [REDACTED_IPV6]",
             {"ipv6": 2},
         ),
