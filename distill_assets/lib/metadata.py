@@ -1,4 +1,7 @@
-"""Materialization metadata a data engineer reads in the UI: funnels, histograms, previews."""
+"""Materialization metadata a data engineer reads in the UI: funnels, histograms, previews.
+
+Previews are scrubbed like published text (`preview`).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +9,8 @@ from collections.abc import Mapping
 
 import dagster as dg
 import polars as pl
+
+from distill_assets.lib.scrub import scrub
 
 HISTOGRAM_BINS = 10
 
@@ -53,9 +58,14 @@ def histogram(values: pl.Series, lo: float = 0.0, hi: float = 1.0) -> dg.Metadat
 
 
 def preview(frame: pl.DataFrame, rows: int = 5, width: int = 80) -> dg.MetadataValue:
-    """Render the first rows as Markdown, long cells cut to `width` characters."""
+    """Render the first rows as Markdown, scrubbed, long cells cut to `width` characters.
+
+    A preview is stored in the Dagster instance (run storage, shown in the UI), which is not a
+    scrubbed place: every cell goes through the release's scrubber (`lib/scrub.py`) before it
+    is cut, so no secret or personal datum, nor the start of one, is stored.
+    """
     # Lists and structs (e.g. chat `messages`) cannot be cast to String: show them as JSON.
-    head = frame.head(rows).with_columns(
+    text = frame.head(rows).select(
         (
             pl.struct(pl.col(name).alias("v"))
             .struct.json_encode()
@@ -63,10 +73,14 @@ def preview(frame: pl.DataFrame, rows: int = 5, width: int = 80) -> dg.MetadataV
             .str.strip_suffix("}")
             if dtype.is_nested()
             else pl.col(name).cast(pl.String, strict=False)
-        )
-        .str.slice(0, width)
-        .alias(name)
+        ).alias(name)
         for name, dtype in frame.schema.items()
+    )
+    columns = dict.fromkeys(text.columns, pl.String())
+    head = (
+        scrub(text.lazy(), columns)
+        .select(pl.col(name).str.slice(0, width) for name in text.columns)
+        .collect()
     )
     if head.is_empty():
         return dg.MetadataValue.md("no rows")

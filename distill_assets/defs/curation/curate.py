@@ -39,9 +39,9 @@ from distill_assets.defs.curation.products import (
     read_products,
     refresh_products,
 )
-from distill_assets.defs.curation.scrub import redaction_column
 from distill_assets.lib.embed import load_embedder
 from distill_assets.lib.lake import global_path, partition_files, scan_partition
+from distill_assets.lib.scrub import redaction_column
 from distill_assets.rules.curation import EXACT_DEDUP_ONLY, REDACTIONS, REMOVAL_REASONS
 
 # Audit columns kept in the curated lake table beside the published ones; the release drops them.

@@ -23,7 +23,6 @@ from upath import UPath
 
 from distill_assets.contracts.published import published_schema
 from distill_assets.defs.curation.products import ProductRefresh, read_products
-from distill_assets.defs.curation.scrub import placeholder_counts, scrubbed_columns
 from distill_assets.lib.lake import (
     global_path,
     parquet_file,
@@ -32,6 +31,7 @@ from distill_assets.lib.lake import (
     table_dir,
     write_parquet_atomic,
 )
+from distill_assets.lib.scrub import placeholder_counts, scrubbed_columns
 
 GROUP = "curation"
 CURATED_FORMAT = "1"

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 import polars as pl
 from upath import UPath
 
-from distill_assets.defs.curation.text import core_text
 from distill_assets.lib.lake import read_parquet_table
 from distill_assets.lib.minhash import shingle_hashes, word_hashes
+from distill_assets.lib.text import core_text
 from distill_assets.rules.curation import CONTAMINATION_NGRAM_WORDS, EVAL_SET_SUFFIXES
 
 NGRAM_SCHEMA = {"ngram": pl.UInt64(), "eval_file": pl.String()}

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 
 import polars as pl
 
-from distill_assets.defs.curation.text import map_text
 from distill_assets.lib.sql import connect, load_sql
+from distill_assets.lib.text import map_text
 from distill_assets.rules.curation import CONTENT_HASH_HEX_DIGITS, WHITESPACE_PATTERN
 
 

@@ -33,9 +33,7 @@ from distill_assets.contracts.published import (
 from distill_assets.defs.curation.decide import near_keys, semantic_keys
 from distill_assets.defs.curation.decontaminate import EvalNgrams, contaminated_by
 from distill_assets.defs.curation.dedup import content_hashes, content_key
-from distill_assets.defs.curation.scrub import redaction_column, scrub, scrubbed_columns
 from distill_assets.defs.curation.splits import key_buckets
-from distill_assets.defs.curation.text import core_text
 from distill_assets.lib.cosine_lsh import bound_parts
 from distill_assets.lib.embed import Embedder
 from distill_assets.lib.lake import (
@@ -48,6 +46,8 @@ from distill_assets.lib.lake import (
     write_parquet_atomic,
 )
 from distill_assets.lib.minhash import shingled, text_signatures
+from distill_assets.lib.scrub import redaction_column, scrub, scrubbed_columns
+from distill_assets.lib.text import core_text
 from distill_assets.rules import rules_version
 from distill_assets.rules.curation import (
     MINHASH_BINS,

@@ -37,7 +37,6 @@ from distill_assets.contracts.release import (
     ScoreSummary,
     SplitSummary,
 )
-from distill_assets.defs.curation.scrub import placeholder_counts, placeholders, scrubbed_columns
 from distill_assets.defs.release.card import render_card
 from distill_assets.defs.release.extras import write_extras
 from distill_assets.defs.release.layout import (
@@ -50,6 +49,7 @@ from distill_assets.defs.release.layout import (
     shard_count,
     write_data_file,
 )
+from distill_assets.lib.scrub import placeholder_counts, placeholders, scrubbed_columns
 from distill_assets.rules import rules_version
 from distill_assets.rules.curation import SPLITS
 

@@ -24,9 +24,7 @@ from upath import UPath
 
 from distill_assets.contracts.published import published_schema
 from distill_assets.contracts.release import ReleaseFile, ReleaseManifest
-from distill_assets.defs.curation import scrub
 from distill_assets.defs.curation.curated import read_curated
-from distill_assets.defs.curation.scrub import leak_counts, scrubbed_columns
 from distill_assets.defs.release import scan
 from distill_assets.defs.release.assets import CANDIDATE_KEY
 from distill_assets.defs.release.candidate import (
@@ -37,6 +35,7 @@ from distill_assets.defs.release.candidate import (
 )
 from distill_assets.defs.release.layout import DATA_DIR, README, arrow_schema
 from distill_assets.defs.resources import DistillSettings
+from distill_assets.lib import scrub
 from distill_assets.lib.lake import (
     global_path,
     parquet_file,
@@ -44,6 +43,7 @@ from distill_assets.lib.lake import (
     read_parquet_table,
     write_parquet_atomic,
 )
+from distill_assets.lib.scrub import leak_counts, scrubbed_columns
 from distill_assets.rules import rules_version
 from distill_assets.rules.curation import SPLIT_BY_GROUP
 

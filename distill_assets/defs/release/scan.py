@@ -1,4 +1,4 @@
-"""The independent scan of a release candidate for secrets and personal data.
+r"""The independent scan of a release candidate for secrets and personal data.
 
 It shares no pattern with the scrubber (`rules/curation.py`), so it can catch what the scrubber
 misses: secrets are found by the `detect-secrets` plugins (every plugin but the two generic
@@ -8,7 +8,7 @@ patterns of its own followed by a validator: `ipaddress` for IPv4/IPv6, network 
 Luhn for payment cards, the SSA rules for US SSNs, ISO 13616 mod 97 for IBANs; secrets the
 plugins leave to quoted code (unquoted `key=value` secrets, connection-string passwords,
 `Authorization` headers, vendor test keys) by checks of its own. Personal data is also looked for
-in the decoded form of each line (URL `%xx`, HTML entities, `\\u0040`). It applies the
+in the decoded form of each line (URL `%xx`, HTML entities, `\u0040`). It applies the
 documented keep decisions of the scrubber as policy, not as patterns: loopback, unspecified,
 link-local, multicast and documentation addresses and the networks' published test card numbers
 are not findings.
@@ -31,7 +31,7 @@ from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_cla
 from detect_secrets.core.scan import scan_line
 from detect_secrets.settings import transient_settings
 
-from distill_assets.defs.curation.text import text_leaves
+from distill_assets.lib.text import text_leaves
 from distill_assets.rules.curation import TEST_CARD_NUMBERS
 
 # detect-secrets plugins left out: they flag any long hex/base64 string (ids, content hashes)

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from distill_assets.defs.curation.scrub import scrub
 from distill_assets.defs.release.scan import scan_frame
+from distill_assets.lib.scrub import scrub
 
 POSITIVES: dict[str, tuple[str, ...]] = {
     "api_key": (

@@ -3,7 +3,7 @@
 import polars as pl
 import pytest
 
-from distill_assets.defs.curation.scrub import redaction_column, scrub
+from distill_assets.lib.scrub import redaction_column, scrub
 from tests.unit.curation.pii_corpus import NEGATIVES, POSITIVES, measure
 
 # the known false positive of both: `git@github.com` in an ssh URL reads as an e-mail address

@@ -2,7 +2,7 @@ import polars as pl
 import pytest
 
 from distill_assets.contracts.published import published_schema
-from distill_assets.defs.curation.scrub import (
+from distill_assets.lib.scrub import (
     leak_counts,
     redaction_column,
     scrub,

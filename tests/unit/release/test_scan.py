@@ -2,7 +2,6 @@ import polars as pl
 import pytest
 
 from distill_assets.contracts.published import published_schema
-from distill_assets.defs.curation.scrub import scrub, scrubbed_columns
 from distill_assets.defs.release.scan import (
     detect_secrets_settings,
     is_card_number,
@@ -11,6 +10,7 @@ from distill_assets.defs.release.scan import (
     scan_frame,
     secret_findings,
 )
+from distill_assets.lib.scrub import scrub, scrubbed_columns
 
 
 @pytest.mark.parametrize(

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 
 import polars as pl
 
-from distill_assets.defs.curation.text import (
+from distill_assets.lib.text import (
     StringFn,
     map_text,
     sum_columns,
