@@ -13,6 +13,7 @@ import dagster as dg
 from upath import UPath
 
 from distill_assets.defs.release.objectstore import load_hint
+from distill_assets.defs.release.withhold import read_withheld, withheld_lines
 from distill_assets.lib.cleanup import remove_orphaned_workdirs
 from distill_assets.lib.rawfiles import list_partitions
 from distill_assets.lib.runlock import LockHeld, fail_orphaned_runs, run_lock
@@ -146,7 +147,14 @@ def run_locked(args: argparse.Namespace, settings: Settings) -> int:
             print("[distill] ingest failed: not publishing (see the run in `make ui`)")
             return 1
         result = execute(definitions, RELEASE_JOB, instance, verbose=args.verbose)
-    if not result.success:
+    return release_outcome(settings, result.success)
+
+
+def release_outcome(settings: Settings, success: bool) -> int:
+    """Print the rows the release withheld and, if it succeeded, where it is; return the status."""
+    for line in withheld_lines(read_withheld(settings.lake_root)):
+        print(f"[distill] {line}")
+    if not success:
         return 1
     latest = UPath(settings.hub_root) / settings.dataset_name / "latest"
     manifest = latest / "release.json"

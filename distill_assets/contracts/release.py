@@ -62,6 +62,14 @@ class SplitSummary(BaseModel):
     sources: dict[str, int] = Field(description="source -> rows")
 
 
+class WithheldRow(BaseModel):
+    """A row the independent scan withheld from the release: where, never the value."""
+
+    id: str
+    column: str
+    kind: str = Field(description="the finding's type, e.g. email or secret:AWS Access Key")
+
+
 class ConfigSummary(BaseModel):
     """What one published config holds."""
 
@@ -77,6 +85,10 @@ class ConfigSummary(BaseModel):
     redactions: dict[str, int] = Field(
         default_factory=dict,
         description="placeholder (e.g. REDACTED_EMAIL) -> occurrences in the published rows",
+    )
+    withheld: list[WithheldRow] = Field(
+        default_factory=list,
+        description="rows left out because the independent scan found a secret or personal datum",
     )
 
 

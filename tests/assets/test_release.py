@@ -12,6 +12,7 @@ from distill_assets.contracts.published import CONFIG_FEEDS
 from distill_assets.contracts.release import ReleaseManifest
 from distill_assets.defs.release import checks as release_checks
 from distill_assets.lib.settings import Settings
+from distill_assets.rules.curation import WITHHELD_MAX_ROWS
 from tests.conftest import materialize
 from tests.unit.curation.feeds import feed_frame, feed_row, write_feed
 
@@ -226,11 +227,47 @@ def blocked_by_the_independent_scan(result: dg.ExecuteInProcessResult) -> bool:
     )
 
 
-def test_independent_scan_blocks_what_the_scrubber_misses(distill_env: Settings) -> None:
+def test_a_scan_finding_withholds_its_row_and_the_rest_is_published(distill_env: Settings) -> None:
     land_ssn_leak(
         distill_env,
         DAY1,
         feed_row("instruction", "ok", "a plain question", source="escalations", group="a"),
+    )
+    result = run_unchecked(SELECTION)
+    assert result.success
+    outcome = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
+    assert outcome["independent_pii_scan"] is True
+    latest = repo(distill_env) / "latest"
+    published = pl.concat(
+        pl.read_parquet(p) for p in (latest / "data/instruction").rglob("*.parquet")
+    )
+    assert published["id"].to_list() == ["ok"]
+    withheld = manifest_of(latest).configs["instruction"].withheld
+    assert [(w.id, w.column, w.kind) for w in withheld] == [
+        ("leak", "instruction", "us_ssn"),
+        ("leak", "output", "us_ssn"),
+    ]
+    card = (latest / "README.md").read_text()
+    assert "| `instruction` | `leak` | `output` | us_ssn |" in card
+    assert "219 09" not in card
+
+
+def test_more_withheld_rows_than_the_threshold_block_the_release(distill_env: Settings) -> None:
+    leaks = [
+        feed_row(
+            "instruction", f"leak{i:02d}", f"ssn 219 09 99{i:02d}", source="escalations", group="b"
+        )
+        for i in range(1, WITHHELD_MAX_ROWS + 2)
+    ]
+    write_feed(
+        distill_env.lake_root,
+        "escalations",
+        "instruction_examples",
+        DAY1,
+        feed_frame(
+            "instruction",
+            [feed_row("instruction", "ok", "a question", source="escalations", group="a"), *leaks],
+        ),
     )
     result = run_unchecked(SELECTION)
     assert blocked_by_the_independent_scan(result)
@@ -238,10 +275,7 @@ def test_independent_scan_blocks_what_the_scrubber_misses(distill_env: Settings)
         e for e in result.get_asset_check_evaluations() if e.check_name == "independent_pii_scan"
     )
     assert failed.metadata["failures"].value == {
-        "instruction": {
-            "findings": {"us_ssn": 2},
-            "rows": [["leak", "instruction", "us_ssn"], ["leak", "output", "us_ssn"]],
-        }
+        "instruction": {"withheld_rows": WITHHELD_MAX_ROWS + 1, "threshold": WITHHELD_MAX_ROWS}
     }
     assert result.asset_materializations_for_node("release__dataset") == []
     assert not repo(distill_env).exists()
@@ -269,9 +303,14 @@ def test_text_checks_read_only_files_they_did_not_pass_under_the_same_checks(
     monkeypatch.setattr(release_checks, "checks_version", lambda: "another-version")
     assert read_counts(materialize(SELECTION)) == dict.fromkeys(text_checks, (listed, 0))
 
-    # a new day with a leak the scrubber misses: its file is read and blocks; the old ones not
-    land_ssn_leak(distill_env, DAY2)
+    # a new day with a leak the scrubber misses and a clean row: the leak is withheld, the new
+    # day's file is read (and passes), the old ones not
+    land_ssn_leak(
+        distill_env,
+        DAY2,
+        feed_row("instruction", "ok2", "another question", source="escalations", group="c"),
+    )
     result = run_unchecked(SELECTION)
-    assert blocked_by_the_independent_scan(result)
+    assert result.success
     assert read_counts(result)["independent_pii_scan"] == (1, listed)
-    assert len(manifest_of(repo(distill_env) / "latest").files) == listed
+    assert len(manifest_of(repo(distill_env) / "latest").files) == listed + 1

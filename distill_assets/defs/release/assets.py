@@ -16,6 +16,12 @@ from distill_assets.defs.release.build import PreviousShards, build_release, pre
 from distill_assets.defs.release.candidate import candidate_dir, load_release_inputs, read_manifest
 from distill_assets.defs.release.folders import local_folder, staged_folder
 from distill_assets.defs.release.publish import PublishedRelease, PublisherResource
+from distill_assets.defs.release.withhold import (
+    find_withheld,
+    record_withheld,
+    withheld_lines,
+    withhold_inputs,
+)
 from distill_assets.defs.resources import DistillSettings
 from distill_assets.lib.cleanup import remove_orphans
 
@@ -65,32 +71,38 @@ def candidate(
     (`data/<config>/<split>/<partition>-NNNNN.parquet`, `README.md` dataset card, `release.json`
     manifest with checksums) built from every curated table's partition files; data files whose
     curated partition did not change are linked or copied from the latest published version when
-    the publisher keeps it locally (`shards_reused`). Blocking checks inspect it before
-    `release/dataset` publishes it. Its metadata also lists the raw folders not ingested because
-    their name is not a valid or complete date (`skipped_raw_folders`).
+    the publisher keeps it locally (`shards_reused`). Rows the independent scan flags in the
+    curated text are left out and listed (`withhold.py`, `withheld_rows`). Blocking checks
+    inspect it before `release/dataset` publishes it. Its metadata also lists the raw folders
+    not ingested because their name is not a valid or complete date (`skipped_raw_folders`).
     """
     cfg = settings.resolved()
     target = publisher.publisher(cfg)
     latest = target.latest_manifest()
     shards = PreviousShards(latest, target.version_folder(latest.version) if latest else None)
     inputs = load_release_inputs(cfg.lake_root, cfg.dataset_name)
+    withheld = find_withheld(cfg.lake_root, inputs.curated)
     folder = candidate_dir(cfg.lake_root)
     with staged_folder(folder) as staging:
         manifest = build_release(
-            inputs,
+            withhold_inputs(inputs, withheld),
             staging,
             previous_for=lambda version: previous_manifest(
                 latest, version, target.version_manifest
             ),
             previous_shards=shards,
         )
+        manifest = record_withheld(staging, manifest, withheld)
     context.log.info(f"staged {manifest.version} at {folder}")
+    for line in withheld_lines(withheld):
+        context.log.warning(line)
     written = sorted({f.path for f in manifest.files} - set(shards.reused))
     return dg.MaterializeResult(
         metadata={
             "path": dg.MetadataValue.path(str(folder)),
             "shards_written": dg.MetadataValue.json(written),
             "shards_reused": dg.MetadataValue.int(len(shards.reused)),
+            "withheld_rows": dg.MetadataValue.int(withheld.height),
             "skipped_raw_folders": dg.MetadataValue.json(
                 skipped_raw_folders(cfg.raw_root, last_partition_date())
             ),

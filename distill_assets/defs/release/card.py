@@ -200,6 +200,21 @@ def _redactions_section(manifest: ReleaseManifest) -> str:
     return "## Redactions\n\nPlaceholders in the published rows, per config and type.\n\n" + body
 
 
+def _withheld_section(manifest: ReleaseManifest) -> str:
+    rows = [
+        [f"`{config}`", f"`{row.id}`", f"`{row.column}`", row.kind]
+        for config, summary in manifest.configs.items()
+        for row in summary.withheld
+    ]
+    if not rows:
+        return ""
+    return (
+        "## Withheld rows\n\nRows left out of this version because the independent scan found "
+        "a secret or personal datum the scrubber missed (the value is never recorded).\n\n"
+        + _table(["config", "row id", "column", "finding"], rows)
+    )
+
+
 def _rules_section(manifest: ReleaseManifest) -> str:
     rows = [[f"`{name}`", f"`{version}`"] for name, version in manifest.rules.items()]
     return "## Rules versions\n\n" + _table(["rules module", "version"], rows)
@@ -281,6 +296,7 @@ def render_card(manifest: ReleaseManifest) -> str:
         _curation_section(),
         _funnel_section(manifest),
         _redactions_section(manifest),
+        _withheld_section(manifest),
         _inputs_section(manifest),
         _rules_section(manifest),
         _changes_section(manifest),

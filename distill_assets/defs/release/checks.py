@@ -34,6 +34,7 @@ from distill_assets.defs.release.candidate import (
     read_manifest,
 )
 from distill_assets.defs.release.layout import DATA_DIR, README, arrow_schema
+from distill_assets.defs.release.withhold import read_withheld
 from distill_assets.defs.resources import DistillSettings
 from distill_assets.lib import scrub
 from distill_assets.lib.lake import (
@@ -45,7 +46,7 @@ from distill_assets.lib.lake import (
 )
 from distill_assets.lib.scrub import leak_counts, scrubbed_columns
 from distill_assets.rules import rules_version
-from distill_assets.rules.curation import SPLIT_BY_GROUP
+from distill_assets.rules.curation import SPLIT_BY_GROUP, WITHHELD_MAX_ROWS
 
 
 def checks_version() -> str:
@@ -288,9 +289,20 @@ def independent_pii_scan(settings: DistillSettings) -> dg.AssetCheckResult:
     """Scan every published text with detectors independent of the scrubber; any hit blocks.
 
     detect-secrets plugins, phonenumbers and validators (ipaddress, Luhn, SSA, IBAN mod 97) — see
-    `defs/release/scan.py`. Failures name the config, row ids and finding types. Files passed
-    before under the same checks version are not read again (module docstring).
+    `defs/release/scan.py`. The candidate already left out the rows the same scan flagged in the
+    curated text (`withhold.py`), so a hit here is text the release built itself. More than
+    `WITHHELD_MAX_ROWS` withheld rows in one config also block (a systematic scrubber failure).
+    Failures name the config, row ids, columns and finding types. Files passed before under the
+    same checks version are not read again (module docstring).
     """
+    withheld = read_withheld(settings.resolved().lake_root)
+    per_config = dict(withheld.group_by("config").agg(pl.col("id").n_unique()).iter_rows())
+    over = {c: n for c, n in sorted(per_config.items()) if n > WITHHELD_MAX_ROWS}
+    if over:
+        return _result(
+            {c: {"withheld_rows": n, "threshold": WITHHELD_MAX_ROWS} for c, n in over.items()},
+            withheld_rows=dg.MetadataValue.int(withheld.height),
+        )
 
     def findings_of(config: str, rows: pl.DataFrame) -> dict[str, object] | None:
         findings = scan.scan_frame(rows, scrubbed_columns(published_schema(config)))

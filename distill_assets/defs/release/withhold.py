@@ -1,0 +1,207 @@
+"""A finding withholds a row, not the release.
+
+Before the candidate is built, the independent scan (`scan.py`) reads the published text columns
+of every curated partition file. A row with a finding is withheld: the release reads its parts
+without it (`withhold`), and `<lake>/release/withheld.parquet` records it as
+`(config, partition, id, column, kind)` — never the value. The card lists the same rows
+(`## Withheld rows`) and `distill run` prints them. More than `WITHHELD_MAX_ROWS` withheld rows
+in a config means the scrubber is failing systematically: the blocking check
+`independent_pii_scan` then fails and nothing is published.
+
+The scan is not repeated for a partition file it already read: what it found per part
+(`config`, content fingerprint, and the `scan_version`) is kept in
+`<lake>/release/scanned_parts.parquet`, with one marker row (null id) per part scanned.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections.abc import Mapping
+from importlib.metadata import version
+from pathlib import Path
+
+import polars as pl
+from upath import UPath
+
+from distill_assets.contracts.published import published_schema
+from distill_assets.contracts.release import ReleaseManifest, WithheldRow
+from distill_assets.defs.release import scan
+from distill_assets.defs.release.build import CuratedPart, ReadRows, ReleaseInputs
+from distill_assets.defs.release.card import render_card
+from distill_assets.defs.release.layout import MANIFEST, README
+from distill_assets.lib.lake import global_path, read_parquet_table, write_parquet_atomic
+from distill_assets.lib.scrub import scrubbed_columns
+
+WITHHELD_TABLE = "withheld"
+SCANNED_TABLE = "scanned_parts"
+WITHHELD_SCHEMA: dict[str, pl.DataType] = {
+    "config": pl.String(),
+    "partition": pl.String(),
+    "id": pl.String(),
+    "column": pl.String(),
+    "kind": pl.String(),
+}
+SCANNED_SCHEMA: dict[str, pl.DataType] = {
+    "scan_version": pl.String(),
+    "fingerprint": pl.String(),
+    **WITHHELD_SCHEMA,
+}
+
+
+def scan_version() -> str:
+    """Return a digest of the scan's source and its detector libraries' versions."""
+    digest = hashlib.sha256(Path(scan.__file__).read_bytes())
+    for library in ("detect-secrets", "phonenumbers"):
+        digest.update(f"{library}=={version(library)}".encode())
+    return digest.hexdigest()[:16]
+
+
+def _read(path: UPath) -> pl.DataFrame:
+    table = pl.from_arrow(read_parquet_table(path))
+    assert isinstance(table, pl.DataFrame)
+    return table
+
+
+def scan_part(config: str, part: CuratedPart) -> pl.DataFrame:
+    """Return the findings of one curated part's published text columns (`WITHHELD_SCHEMA`)."""
+    rows = part.read(None)
+    columns = {
+        name: dtype
+        for name, dtype in scrubbed_columns(published_schema(config)).items()
+        if name in rows.columns
+    }
+    findings = scan.scan_frame(rows, columns).unique()
+    return findings.select(
+        pl.lit(config).alias("config"),
+        pl.lit(part.partition).alias("partition"),
+        pl.col("id"),
+        pl.col("column"),
+        pl.col("type").alias("kind"),
+    ).sort("id", "column", "kind")
+
+
+def find_withheld(lake_root: str, curated: Mapping[str, list[CuratedPart]]) -> pl.DataFrame:
+    """Scan every curated part not scanned before; return and record the rows to withhold.
+
+    Writes `release/withheld.parquet` (every withheld row of this release) and updates
+    `release/scanned_parts.parquet` (what was found per part), both atomically.
+    """
+    memory_path = global_path(lake_root, "release", SCANNED_TABLE)
+    current = scan_version()
+    memory = pl.DataFrame(schema=SCANNED_SCHEMA)
+    if memory_path.exists():
+        memory = _read(memory_path).filter(pl.col("scan_version") == current)
+    known = set(memory.select("config", "fingerprint").unique().iter_rows())
+    kept: list[pl.DataFrame] = []
+    for config in sorted(curated):
+        for part in curated[config]:
+            if part.fingerprint is not None and (config, part.fingerprint) in known:
+                kept.append(
+                    memory.filter(
+                        (pl.col("config") == config) & (pl.col("fingerprint") == part.fingerprint)
+                    )
+                )
+                continue
+            found = scan_part(config, part)
+            marker = pl.DataFrame({"config": [config], "partition": [part.partition]}).with_columns(
+                pl.lit(None, dtype=pl.String()).alias(c) for c in ("id", "column", "kind")
+            )
+            kept.append(
+                pl.concat([marker, found]).select(
+                    pl.lit(current).alias("scan_version"),
+                    pl.lit(part.fingerprint, dtype=pl.String()).alias("fingerprint"),
+                    *WITHHELD_SCHEMA,
+                )
+            )
+    remembered = pl.concat(kept) if kept else pl.DataFrame(schema=SCANNED_SCHEMA)
+    write_parquet_atomic(remembered.filter(pl.col("fingerprint").is_not_null()), memory_path)
+    withheld = (
+        remembered.drop_nulls("id")
+        .select(*WITHHELD_SCHEMA)
+        .unique()
+        .sort("config", "partition", "id", "column", "kind")
+    )
+    write_parquet_atomic(withheld, global_path(lake_root, "release", WITHHELD_TABLE))
+    return withheld
+
+
+def read_withheld(lake_root: str) -> pl.DataFrame:
+    """Return the rows the last candidate withheld (empty before any candidate was built)."""
+    path = global_path(lake_root, "release", WITHHELD_TABLE)
+    return _read(path) if path.exists() else pl.DataFrame(schema=WITHHELD_SCHEMA)
+
+
+def withhold(config: str, parts: list[CuratedPart], withheld: pl.DataFrame) -> list[CuratedPart]:
+    """Return `parts` reading without the withheld rows of `config`.
+
+    A part that loses rows gets a fingerprint that names them, so the release never reuses a
+    data file written before they were withheld.
+    """
+    out = []
+    for part in parts:
+        ids = sorted(
+            withheld.filter((pl.col("config") == config) & (pl.col("partition") == part.partition))[
+                "id"
+            ]
+            .unique()
+            .to_list()
+        )
+        if not ids:
+            out.append(part)
+            continue
+        fingerprint = (
+            hashlib.sha256("\n".join([part.fingerprint, *ids]).encode()).hexdigest()[:16]
+            if part.fingerprint is not None
+            else None
+        )
+        out.append(
+            CuratedPart(
+                partition=part.partition,
+                fingerprint=fingerprint,
+                placeholders=part.placeholders,
+                read=lambda columns, read=part.read, ids=ids: _without(read, columns, ids),
+            )
+        )
+    return out
+
+
+def _without(read: ReadRows, columns: list[str] | None, ids: list[str]) -> pl.DataFrame:
+    wanted = None if columns is None else list(dict.fromkeys([*columns, "id"]))
+    rows = read(wanted).filter(~pl.col("id").is_in(ids))
+    return rows if columns is None else rows.select(columns)
+
+
+def withhold_inputs(inputs: ReleaseInputs, withheld: pl.DataFrame) -> ReleaseInputs:
+    """Return `inputs` whose curated parts read without the withheld rows."""
+    curated = {c: withhold(c, parts, withheld) for c, parts in inputs.curated.items()}
+    return dataclasses.replace(inputs, curated=curated)
+
+
+def record_withheld(
+    folder: Path, manifest: ReleaseManifest, withheld: pl.DataFrame
+) -> ReleaseManifest:
+    """Add the withheld rows to the manifest and card staged in `folder`; return the manifest."""
+    configs = dict(manifest.configs)
+    for config, summary in manifest.configs.items():
+        rows = withheld.filter(pl.col("config") == config)
+        configs[config] = summary.model_copy(
+            update={
+                "withheld": [
+                    WithheldRow(id=i, column=c, kind=k)
+                    for i, c, k in rows.select("id", "column", "kind").iter_rows()
+                ]
+            }
+        )
+    manifest = manifest.model_copy(update={"configs": configs})
+    (folder / MANIFEST).write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    (folder / README).write_text(render_card(manifest), encoding="utf-8")
+    return manifest
+
+
+def withheld_lines(withheld: pl.DataFrame) -> list[str]:
+    """Return one line per withheld finding: config, row id, column and kind (no value)."""
+    return [
+        f"withheld {config} row {row_id} column {column}: {kind}"
+        for config, _partition, row_id, column, kind in withheld.iter_rows()
+    ]
