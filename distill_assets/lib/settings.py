@@ -35,6 +35,17 @@ SOURCES: tuple[str, ...] = ("traces", "escalations", "revisions", "telemetry")
 DATASET_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
+def refuse_blank(variable: str, value: str) -> str:
+    """Return `value`, or raise `ValueError` if it is set but blank or only whitespace.
+
+    A secret such as `DISTILL_PLAYER_ID_KEY=" "` would be accepted by a truthiness test and give
+    a guessable key.
+    """
+    if value and not value.strip():
+        raise ValueError(f"{variable} is set but blank: set a real value or unset it")
+    return value
+
+
 class Settings(BaseModel):
     """Resolved locations, names and optional backends (see the module docstring)."""
 
@@ -62,7 +73,8 @@ class Settings(BaseModel):
     @field_validator("dataset_name")
     @classmethod
     def _plain_dataset_name(cls, name: str) -> str:
-        if not DATASET_NAME_PATTERN.match(name) or ".." in name:
+        # fullmatch: `$` would accept a trailing newline (`distill\n`)
+        if not DATASET_NAME_PATTERN.fullmatch(name) or ".." in name:
             raise ValueError(
                 f"DISTILL_DATASET_NAME={name!r} must be a plain name (letters, digits, '.', '_', "
                 "'-'; no path separators or '..')"

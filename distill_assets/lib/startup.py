@@ -24,7 +24,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from distill_assets.lib.settings import Settings
+from distill_assets.lib.settings import Settings, refuse_blank
 
 ENV_VAR = "DISTILL_ENV"
 DEVELOPMENT = "development"
@@ -94,7 +94,11 @@ def check_player_key(environ: Mapping[str, str]) -> list[str]:
 
     A key configured on the `player_id_hasher` resource is checked when the resource resolves it.
     """
-    if environ.get(PLAYER_KEY_ENV):
+    try:
+        key = refuse_blank(PLAYER_KEY_ENV, environ.get(PLAYER_KEY_ENV, ""))
+    except ValueError as exc:
+        raise SettingsError(str(exc)) from None
+    if key:
         return []
     if environ.get(ENV_VAR) != DEVELOPMENT:
         raise SettingsError(

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import dagster as dg
 
 from distill_assets.defs.telemetry.pseudonym import hmac_pads
+from distill_assets.lib.settings import refuse_blank
 from distill_assets.lib.startup import check_player_key
 
 PLAYER_ID_HASHER = "player_id_hasher"
@@ -45,9 +46,10 @@ class PlayerIdHasher(dg.ConfigurableResource):
     def resolved(self) -> ResolvedKey:
         """Return the effective key (UTF-8 bytes) and its source."""
         if self.key:
+            refuse_blank("player_id_hasher.key", self.key)
             return ResolvedKey(self.key.encode("utf-8"), "config")
         from_env = os.environ.get(KEY_ENV, "")
-        if from_env:
+        if from_env.strip():
             return ResolvedKey(from_env.encode("utf-8"), "env")
         check_player_key(os.environ)
         return ResolvedKey(DEVELOPMENT_KEY.encode("utf-8"), DEVELOPMENT_SOURCE)

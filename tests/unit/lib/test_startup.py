@@ -31,7 +31,9 @@ def test_development_key_warns_in_development_and_fails_elsewhere(tmp_path: Path
     assert check_startup(settings, {"DISTILL_PLAYER_ID_KEY": "s3cret"}) == []
 
 
-@pytest.mark.parametrize("name", ["../../x", "a/b", "..", "a\\b", ".hidden", "x..y"])
+@pytest.mark.parametrize(
+    "name", ["../../x", "a/b", "..", "a\\b", ".hidden", "x..y", "distill\n", " ", "\t"]
+)
 def test_dataset_names_with_path_parts_are_refused(
     name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -57,6 +59,21 @@ def test_hub_repo_id_needs_a_token_and_the_owner_name_form(tmp_path: Path) -> No
     assert check_startup(settings, {**env, "HF_TOKEN": "hf_x"}) == []
     with pytest.raises(SettingsError, match="must have the form owner/name"):
         check_startup(settings, {**env, "DISTILL_HUB_REPO_ID": "../x", "HF_TOKEN": "hf_x"})
+
+
+@pytest.mark.parametrize("key", [" ", "\t", " \n "])
+def test_a_blank_or_whitespace_player_key_is_refused(
+    key: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = settings_in(tmp_path)
+    with pytest.raises(SettingsError, match=r"^DISTILL_PLAYER_ID_KEY is set but blank"):
+        check_startup(settings, {"DISTILL_PLAYER_ID_KEY": key, "DISTILL_ENV": "development"})
+    monkeypatch.setenv("DISTILL_PLAYER_ID_KEY", key)
+    monkeypatch.setenv("DISTILL_ENV", "development")
+    with pytest.raises(SettingsError, match=r"^DISTILL_PLAYER_ID_KEY is set but blank"):
+        PlayerIdHasher().resolved()
+    with pytest.raises(ValueError, match=r"^player_id_hasher.key is set but blank"):
+        PlayerIdHasher(key=key).resolved()
 
 
 def test_the_player_id_hasher_refuses_the_development_key_outside_development(
