@@ -49,13 +49,13 @@ import pyarrow.compute as pc
 
 from distill_assets.contracts import escalations, revisions, telemetry
 from distill_assets.defs.partitions import daily_partitions
+from distill_assets.defs.raw_integrity import reconcile_files
 from distill_assets.defs.resources import DistillSettings, StagedParquet
 from distill_assets.lib.cleanup import working_dir
 from distill_assets.lib.lake import (
     PARQUET_COMPRESSION,
     ROW_GROUP_SIZE,
     RowGroupWriter,
-    scan_partition,
 )
 from distill_assets.lib.metadata import funnel
 from distill_assets.lib.rawfiles import (
@@ -461,7 +461,9 @@ def reconcile_check(
 ) -> dg.AssetChecksDefinition:
     """Build the blocking check `raw records = bronze rows + quarantine rows` for a partition.
 
-    `exclude`: file name endings another reader of the source owns (not counted here).
+    Checked per raw file, and the partition's `raw_files` integrity table is written on the way
+    (`raw_integrity.py`). `exclude`: file name endings another reader of the source owns (not
+    counted here).
     """
     bronze_key = dg.AssetKey([source, bronze_table])
 
@@ -479,18 +481,8 @@ def reconcile_check(
         partition = context.partition_key
         cfg = settings.resolved()
         paths = list_raw_files(cfg.raw_root, source, partition, suffixes, exclude)
-        raw = count_raw_records(paths).records
-        counts: Mapping[str, int] = {
-            name: scan_partition(cfg.lake_root, source, name, partition)
-            .select(pl.len())
-            .collect()
-            .item()
-            for name in (bronze_table, QUARANTINE_TABLE)
-        }
-        bronze, quarantine = counts[bronze_table], counts[QUARANTINE_TABLE]
-        return dg.AssetCheckResult(
-            passed=raw == bronze + quarantine,
-            metadata={"raw_records": raw, "bronze_rows": bronze, "quarantine_rows": quarantine},
-        )
+        tables = (bronze_table, QUARANTINE_TABLE)
+        passed, metadata = reconcile_files(cfg, source, partition, paths, tables)
+        return dg.AssetCheckResult(passed=passed, metadata=metadata)
 
     return _check

@@ -13,33 +13,44 @@ those that held invalid bytes carry `utf8_replaced = true`). Lines end at `\n` o
 Lines rule), so a stray `\r` inside a line stays part of it. Blank lines are not records: they
 are counted, not emitted.
 
+Compressed files are decoded frame by frame by `lib/recover.py`; what each file's compression
+showed (codec, frames, checksums present and verified, bytes lost, status) is in
+`stats.integrity` (`integrity_table`: the `raw_files` rows).
+
 No file stops a partition. What cannot be read becomes a `RawProblem` (in `stats.problems`, one
 record each, to be written to quarantine with `problem_table`) and the other files are read
 normally:
 - `unsupported_file`: a file whose name has none of `RAW_SUFFIXES` (`.json`, `.bz2`, notes…);
-- `undecodable_file`: a file that cannot be opened or decompressed (plain text named `.gz`, a
-  truncated or corrupt archive, compressed bytes in a plain `.jsonl`, unreadable); lines read
-  before the error stay records, the problem is numbered after them. A truncated archive (cut
-  anywhere: Arrow's decoders report `Truncated compressed stream`) keeps every complete line
-  decompressed before its end, exactly as if the file had ended there cleanly, and its problem
-  holds the first `QUARANTINED_PREFIX_BYTES` of the line the end cut (if any) as its raw line.
-  Arrow's decompressing stream drops the whole read that fails, so that block is read again into
-  a zero-filled buffer (the file is decompressed again up to it: only a truncated file pays
-  this): Arrow has copied what it decompressed into the buffer, which ends at the buffer's last
-  non-zero byte (JSON text holds no NUL byte; NULs ending a cut line are not kept). A corrupt
-  archive (a decoder error) loses its failed block: what a decoder gives before it detects the
-  damage can be garbage (a gzip member's CRC is only checked at its end);
+- `undecodable_file`: a file that cannot be opened or decompressed (plain text named `.gz`,
+  compressed bytes in a plain `.jsonl`, unreadable) or that ends inside a compressed frame
+  (truncated); lines read before the error stay records, the problem is numbered after them. A
+  truncated archive keeps every complete line decompressed before its end, exactly as if the
+  file had ended there cleanly, and its problem holds the first `QUARANTINED_PREFIX_BYTES` of the
+  line the end cut (if any) as its raw line;
+- `damaged_frame`: a gzip member or zstd/lz4 frame that fails to decode or to verify its
+  checksum inside an archive (`lib/recover.py`): the frame's output is dropped (a decoder can
+  emit garbage before it detects damage), one problem row stands for it (its detail: offset,
+  compressed bytes skipped, bytes lost) with the first bytes of the line it cut, and reading
+  resumes at the next intact frame, so every intact member or frame and every line before the
+  damaged frame stay records;
+- `suspect_frame`: a zstd/lz4 frame without a checksum that decoded invalid JSON lines: the
+  whole frame is dropped the same way (its other lines may be altered too);
+- `symlink_loop`: a symbolic link that never resolves to a file (`a -> b -> a`) or points at a
+  folder holding it (line 0); a dangling link or a link to another folder is an
+  `unsupported_file`;
 - `too_large`: a line over `rules.raw.MAX_RECORD_BYTES`, skipped without holding it in memory
   (its first bytes are kept as the quarantined raw line).
 """
 
 from __future__ import annotations
 
-import contextlib
+import errno
 import itertools
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import date
+from typing import BinaryIO
 
 import fsspec
 import numpy as np
@@ -48,6 +59,7 @@ import pyarrow.compute as pc
 from upath import UPath
 
 from distill_assets.lib.lake import is_remote
+from distill_assets.lib.recover import Damage, FileIntegrity, FrameReader
 from distill_assets.rules.raw import MAX_RECORD_BYTES, QUARANTINED_PREFIX_BYTES
 
 RAW_SUFFIXES: dict[str, str | None] = {
@@ -73,6 +85,7 @@ _SPACE_STARTS = np.array([0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x20, 0xC2, 0xE1, 0xE2, 
 UNSUPPORTED_FILE = "unsupported_file"
 UNDECODABLE_FILE = "undecodable_file"
 TOO_LARGE = "too_large"
+SYMLINK_LOOP = "symlink_loop"
 # leading bytes of compressed or archive formats: such a file named plain `.jsonl` is undecodable
 _MAGIC = {
     b"\x1f\x8b": "gzip",
@@ -84,8 +97,6 @@ _MAGIC = {
 }
 # what opening or decompressing a raw file can raise
 _READ_ERRORS = (OSError, pa.ArrowException, ValueError, EOFError)
-# how Arrow's decompressing stream reports a compressed file that ends inside a stream
-_TRUNCATED = "Truncated compressed stream"
 PROBLEM_SCHEMA = pa.schema(
     [
         ("source", pa.string()),
@@ -141,8 +152,13 @@ def raw_files_in(
     folder = UPath(folder)
     if not folder.exists():
         return []
+    # symlinks that are not files (loops, dangling, to folders) are listed too: the reader
+    # reports them (`symlink_loop`, `unsupported_file`) instead of skipping them silently
     found = [
-        p for p in folder.rglob("*") if p.is_file() and (not suffixes or p.name.endswith(suffixes))
+        p
+        for p in folder.rglob("*")
+        if (p.is_file() and (not suffixes or p.name.endswith(suffixes)))
+        or (not p.is_file() and p.is_symlink())
     ]
     return sorted(str(p) for p in found)
 
@@ -220,6 +236,59 @@ class ReadStats:
     utf8_replaced: int = 0
     per_file: dict[str, int] = field(default_factory=dict)
     problems: list[RawProblem] = field(default_factory=list)
+    integrity: dict[str, FileIntegrity] = field(default_factory=dict)
+
+
+INTEGRITY_SCHEMA = pa.schema(
+    [
+        ("source_file", pa.string()),
+        ("codec", pa.string()),
+        ("bytes", pa.int64()),
+        ("frames", pa.int64()),
+        ("frames_damaged", pa.int64()),
+        ("checksum_present", pa.bool_()),
+        ("checksum_verified", pa.bool_()),
+        ("lines_recovered", pa.int64()),
+        ("bytes_lost", pa.int64()),
+        ("lines_lost_estimated", pa.int64()),
+        ("status", pa.string()),
+    ]
+)
+
+
+def integrity_table(stats: ReadStats) -> pa.Table:
+    """Return one `raw_files` row per file read (`INTEGRITY_SCHEMA`).
+
+    `lines_recovered` counts the file's records (lines and problem rows); lines lost are the
+    bytes lost at the file's mean bytes per recovered line (else per line of the start of the
+    first dropped frame's output).
+    """
+    rows = []
+    for name, found in sorted(stats.integrity.items()):
+        lines = stats.per_file.get(name, 0)
+        text_lines = lines - sum(p.source_file == name for p in stats.problems)
+        # lines per byte: of the lines recovered, else of the first dropped frame's start
+        density = (
+            text_lines / found.bytes_decoded
+            if found.bytes_decoded and text_lines
+            else found.sample.count(b"\n") / max(len(found.sample), 1)
+        )
+        rows.append(
+            {
+                "source_file": name,
+                "codec": found.codec,
+                "bytes": found.bytes,
+                "frames": found.frames,
+                "frames_damaged": found.frames_damaged,
+                "checksum_present": found.checksum_present,
+                "checksum_verified": found.checksum_verified,
+                "lines_recovered": lines,
+                "bytes_lost": found.bytes_lost,
+                "lines_lost_estimated": round(found.bytes_lost * density),
+                "status": found.status,
+            }
+        )
+    return pa.Table.from_pylist(rows, schema=INTEGRITY_SCHEMA)
 
 
 def problem_table(problems: list[RawProblem], source: str) -> pa.Table:
@@ -311,6 +380,10 @@ class RawLineReader:
     def _file_batches(self, path: str) -> Iterator[pa.RecordBatch]:
         name = self.display_name(path)
         self._next_line = 1
+        link = _symlink_problem(path)
+        if link is not None:
+            self._problem(name, 0, *link)
+            return
         if not is_supported(path):
             suffixes = ", ".join(RAW_SUFFIXES)
             self._problem(name, 0, UNSUPPORTED_FILE, f"not a raw file type ({suffixes})")
@@ -327,15 +400,28 @@ class RawLineReader:
             name, self._next_line, UNDECODABLE_FILE, detail, cut_line[:QUARANTINED_PREFIX_BYTES]
         )
 
-    def _decoded_batches(self, path: str, name: str) -> Iterator[pa.RecordBatch]:
+    def _decoded_batches(self, path: str, name: str) -> Iterator[pa.RecordBatch]:  # noqa: PLR0912
         carry = b""
         first = True
         skipping: _SkippedLine | None = None
         with _open(path) as stream:
             blocks = _Blocks(path, stream)
+            self.stats.integrity[name] = blocks.integrity
             while True:
                 try:
                     chunk = blocks.read()
+                except _FrameDamaged as damaged:
+                    cut = skipping.prefix if skipping else carry
+                    self._problem(
+                        name,
+                        self._next_line,
+                        damaged.damage.reason,
+                        damaged.damage.detail,
+                        cut[:QUARANTINED_PREFIX_BYTES],
+                    )
+                    self._next_line += 1
+                    carry, skipping = b"", None
+                    continue
                 except _READ_ERRORS as exc:
                     self._undecodable(name, exc, skipping.prefix if skipping else carry)
                     return
@@ -439,56 +525,48 @@ class RawLineReader:
         return batch, len(ends)
 
 
-class _Blocks:
-    """Read the (decompressed) bytes of a raw file in blocks of `BLOCK_BYTES`.
+class _FrameDamaged(Exception):
+    """A damaged frame was dropped between the blocks read before and after it."""
 
-    A plain file starting like a compressed or archive file raises on the first read. A truncated
-    compressed file gives what its failed read decompressed before the end as its last block
-    (read again, see the module docstring), then raises the error on the next read.
+    def __init__(self, damage: Damage) -> None:
+        super().__init__(damage.detail)
+        self.damage = damage
+
+
+class _Blocks:
+    """Read the (decompressed) bytes of a raw file in blocks.
+
+    A plain file is read in blocks of `BLOCK_BYTES`; one starting like a compressed or archive
+    file raises on the first read. A compressed file gives what `FrameReader` releases; a damaged
+    frame raises `_FrameDamaged` between the blocks before and after it, a truncated file an
+    `OSError` after its last block.
     """
 
-    def __init__(self, path: str, stream: pa.NativeFile) -> None:
-        """Read `stream`, opened from `path` (opened again to recover a failed read)."""
-        self._path = path
+    def __init__(self, path: str, stream: BinaryIO) -> None:
+        """Read `stream`, opened from `path`."""
+        codec = compression_of(path)
+        self.integrity = FileIntegrity(codec or "none")
         self._stream = stream
-        self._compressed = compression_of(path) is not None
+        self._frames: Iterator[bytes | Damage] | None = None
+        if codec is not None:
+            reader = FrameReader(stream, codec)
+            self.integrity = reader.integrity
+            self._frames = reader.frames()
         self._done = 0
-        self._error: Exception | None = None
 
     def read(self) -> pa.Buffer:
         """Return the next block (empty at the end of the file)."""
-        if self._error is not None:
-            raise self._error
-        try:
-            block = self._stream.read_buffer(BLOCK_BYTES)
-        except _READ_ERRORS as exc:
-            if not (self._compressed and str(exc).startswith(_TRUNCATED)):
-                raise
-            block = self._read_again(exc)
-            self._error = exc
-        if not self._done and not self._compressed:
-            _check_magic(block)
-        self._done += 1
-        return block
-
-    def _read_again(self, exc: Exception) -> pa.Buffer:
-        """Return what the failed read decompressed before the end (raise `exc` if nothing).
-
-        The file is decompressed again up to the failed block, which is read into a zero-filled
-        buffer: Arrow copies what it decompressed into the buffer before it raises.
-        """
-        block = np.zeros(BLOCK_BYTES, dtype=np.uint8)
-        with _open(self._path) as stream:
-            for _ in range(self._done):
-                stream.read_buffer(BLOCK_BYTES)
-            with contextlib.suppress(*_READ_ERRORS):
-                stream.readinto(block)
-        size = _last_nonzero(block) + 1
-        if not size:
-            raise exc
-        # give back the unused end (in place: a block this large is its own memory mapping)
-        block.resize(size, refcheck=False)
-        return pa.py_buffer(block)
+        if self._frames is None:
+            block = pa.py_buffer(self._stream.read(BLOCK_BYTES))
+            if not self._done:
+                _check_magic(block)
+            self.integrity.bytes += len(block)
+            self._done += 1
+            return block
+        piece = next(self._frames, b"")
+        if isinstance(piece, Damage):
+            raise _FrameDamaged(piece)
+        return pa.py_buffer(piece)
 
 
 class _SkippedLine:
@@ -528,6 +606,29 @@ def take_lines(column: pa.Array, rows: np.ndarray) -> pa.Array:
     )
 
 
+def _symlink_problem(path: str) -> tuple[str, str] | None:
+    """Return (reason, detail) for a symlink that is not a readable file, else None.
+
+    A link that never resolves (`a -> b -> a`) or resolves to a folder holding it is a loop; a
+    dangling link or one to another folder is unsupported (its files would not be read).
+    """
+    location = UPath(path)
+    if is_remote(location) or not os.path.islink(location.path):
+        return None
+    try:
+        target = os.path.realpath(location.path, strict=True)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return SYMLINK_LOOP, "symbolic link loop: it never resolves to a file"
+        return UNSUPPORTED_FILE, f"dangling symbolic link ({exc.strerror})"
+    if os.path.isdir(target):
+        holder = os.path.realpath(os.path.dirname(location.path))
+        if os.path.commonpath([target, holder]) == target:
+            return SYMLINK_LOOP, "symbolic link loop: it points at a folder holding it"
+        return UNSUPPORTED_FILE, "symbolic link to a folder: its files are not read"
+    return None
+
+
 def _check_magic(chunk: pa.Buffer) -> None:
     """Raise if the first block of a plain JSONL file starts like a compressed or archive file."""
     head = chunk.slice(0, min(8, len(chunk))).to_pybytes()
@@ -536,13 +637,12 @@ def _check_magic(chunk: pa.Buffer) -> None:
             raise ValueError(f"{kind} data in a file named as plain JSON Lines")
 
 
-def _open(path: str) -> pa.NativeFile:
-    """Open a raw file as an Arrow stream (native I/O for local files, fsspec otherwise)."""
-    codec = compression_of(path)
+def _open(path: str) -> BinaryIO:
+    """Open a raw file's (compressed) bytes (local files directly, fsspec otherwise)."""
     location = UPath(path)
     if not is_remote(location):
-        return pa.input_stream(location.path, compression=codec)
-    return pa.input_stream(fsspec.open(path, "rb").open(), compression=codec)
+        return open(location.path, "rb")
+    return fsspec.open(path, "rb").open()
 
 
 def _strip_bom(data: bytes | pa.Buffer) -> bytes | pa.Buffer:
@@ -554,11 +654,6 @@ def _strip_bom(data: bytes | pa.Buffer) -> bytes | pa.Buffer:
 def _last_newline(raw: np.ndarray) -> int:
     r"""Return the position of the last `\n` in `raw`, or -1."""
     return _search_back(raw, lambda piece: piece == _NEWLINE)
-
-
-def _last_nonzero(raw: np.ndarray) -> int:
-    """Return the position of the last non-zero byte in `raw`, or -1."""
-    return _search_back(raw, lambda piece: piece != 0)
 
 
 def _search_back(raw: np.ndarray, matches: Callable[[np.ndarray], np.ndarray]) -> int:

@@ -163,7 +163,7 @@ def test_unreadable_files_become_problems_and_the_others_are_read(tmp_path: Path
         (
             "c_corrupt.jsonl.gz",
             table["source_file"].to_pylist().count("c_corrupt.jsonl.gz") + 1,
-            "undecodable_file",
+            "damaged_frame",
         ),
         ("d_export.json", 0, "unsupported_file"),
         ("e_old.jsonl.bz2", 0, "unsupported_file"),
@@ -336,19 +336,50 @@ def test_a_stream_truncated_in_its_data_keeps_what_decompressed(tmp_path: Path, 
         assert problem.raw_line == text[text.rfind(b"\n") + 1 :].decode()
 
 
-def test_a_corrupt_archive_keeps_no_line_of_its_failed_block(tmp_path: Path) -> None:
+def test_a_corrupt_archive_keeps_only_original_lines_before_the_damage(tmp_path: Path) -> None:
     lines = [f'{{"n": {n}, "text": "{"word " * (n % 50)}"}}' for n in range(1, 20001)]
-    # zlib decodes the damaged member to the end (7,422 garbled lines parse as JSON), then fails
-    # its CRC: the one block it is read in is dropped
-    data = _corrupt(_compressed("".join(f"{line}\n" for line in lines).encode(), "gzip"))
+    # zlib decodes the damaged member to the end (from line 10,005 on, 7,422 garbled lines parse
+    # as JSON), then fails its CRC: the lines before the first one that is not JSON, less the
+    # last 256 KiB of them, are kept, and each is the original line
+    text = "".join(f"{line}\n" for line in lines).encode()
+    data = _corrupt(_compressed(text, "gzip"))
     (tmp_path / "a.jsonl.gz").write_bytes(data)
     reader = RawLineReader([str(tmp_path / "a.jsonl.gz")], root=str(tmp_path))
-    assert read_all(reader).num_rows == 0
+    kept = read_all(reader)["line"].cast(pa.string()).to_pylist()
+    assert len(kept) == 8221
+    assert kept == lines[:8221]
+    lost = len(text) - sum(len(line) + 1 for line in kept)
     assert reader.stats.problems == [
         rawfiles.RawProblem(
             "a.jsonl.gz",
-            1,
-            "undecodable_file",
-            "OSError: zlib inflate failed: incorrect data check",
+            8222,
+            "damaged_frame",
+            "gzip frame at compressed byte 0 is damaged (error: Error -3 while decompressing "
+            f"data: incorrect data check); {len(data)} compressed bytes skipped, about {lost} "
+            "bytes lost",
         )
+    ]
+
+
+def test_symlink_loops_and_links_to_folders_are_reported_not_skipped(tmp_path: Path) -> None:
+    day = tmp_path / "traces" / "2026-11-19"
+    (day / "sub").mkdir(parents=True)
+    (day / "ok.jsonl").write_text('{"a": 1}\n')
+    (day / "x.jsonl").symlink_to(day / "y.jsonl")
+    (day / "y.jsonl").symlink_to(day / "x.jsonl")
+    (day / "sub" / "up").symlink_to(day)
+    (day / "elsewhere").symlink_to(tmp_path)  # a folder holding the link: a loop too
+    (tmp_path / "other").mkdir()
+    (day / "to_other").symlink_to(tmp_path / "other")
+    (day / "gone.jsonl").symlink_to(tmp_path / "missing.jsonl")
+    files = rawfiles.list_raw_files(str(tmp_path), "traces", "2026-11-19")
+    reader = RawLineReader(files, root=str(tmp_path))
+    assert read_all(reader).num_rows == 1
+    assert [(p.source_file, p.line_no, p.reason) for p in reader.stats.problems] == [
+        ("traces/2026-11-19/elsewhere", 0, "symlink_loop"),
+        ("traces/2026-11-19/gone.jsonl", 0, "unsupported_file"),
+        ("traces/2026-11-19/sub/up", 0, "symlink_loop"),
+        ("traces/2026-11-19/to_other", 0, "unsupported_file"),
+        ("traces/2026-11-19/x.jsonl", 0, "symlink_loop"),
+        ("traces/2026-11-19/y.jsonl", 0, "symlink_loop"),
     ]
