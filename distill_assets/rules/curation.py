@@ -43,6 +43,10 @@ a short eval question contaminates a row only when the row's whole text is that 
 
 Quality gates: `QUALITY_GATES` gives per config the minimum `quality_score` and the keys of the
 row's `metadata` JSON that must be `true`; a row failing either is removed as `below_threshold`.
+So is a row whose published text holds a replacement character `REPLACEMENT_CHAR` (U+FFFD: bytes
+its producer or the raw reader could not decode as UTF-8; the reader counts those lines as
+`utf8_replaced` in the ingest metadata): its text is not what was said, and a model trained on it
+learns to emit U+FFFD.
 
 Splits: a row's group key is its `split_group` (its `id` when the group is empty). In a config of
 at least `MIN_ROWS_FOR_BOTH_SPLITS` published rows, a group holding more than `MAX_GROUP_SHARE` of
@@ -359,6 +363,9 @@ class QualityGate:
     min_score: float = 0.0
     required_flags: tuple[str, ...] = ()
 
+
+# Text holding this character fails the quality gate (see the module docstring).
+REPLACEMENT_CHAR = "\ufffd"
 
 # The source rooms already apply their seeds' thresholds; these gates are the release's floor.
 QUALITY_GATES: dict[str, QualityGate] = {

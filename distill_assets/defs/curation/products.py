@@ -15,7 +15,7 @@ that partition only.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,7 +47,7 @@ from distill_assets.lib.lake import (
 )
 from distill_assets.lib.minhash import shingled, text_signatures
 from distill_assets.lib.scrub import redaction_column, scrub, scrubbed_columns
-from distill_assets.lib.text import core_text
+from distill_assets.lib.text import core_text, sum_columns
 from distill_assets.rules import rules_version
 from distill_assets.rules.curation import (
     MINHASH_BINS,
@@ -55,6 +55,7 @@ from distill_assets.rules.curation import (
     NEAR_DUPLICATE_SKIPPED_ROLES,
     QUALITY_GATES,
     REDACTIONS,
+    REPLACEMENT_CHAR,
     SHINGLE_WORDS,
     QualityGate,
 )
@@ -132,6 +133,11 @@ def gate_failed(gate: QualityGate) -> pl.Expr:
     return failed
 
 
+def replacement_chars(columns: Mapping[str, pl.DataType]) -> pl.Expr:
+    """Return each row's count of U+FFFD in `columns` (`rules.curation.REPLACEMENT_CHAR`)."""
+    return sum_columns(columns, lambda text: text.str.count_matches(REPLACEMENT_CHAR, literal=True))
+
+
 def compute_products(feeds: pl.LazyFrame, context: ProductContext) -> pl.DataFrame:
     """Return the products of the feed rows `feeds` (any number of partitions)."""
     config = context.config
@@ -145,7 +151,10 @@ def compute_products(feeds: pl.LazyFrame, context: ProductContext) -> pl.DataFra
             pl.int_range(pl.len(), dtype=pl.Int64).over("partition").alias("product_row"),
             content_key(core).alias("content_key"),
             near_duplicate_text(config).alias("near_text"),
-            gate_failed(QUALITY_GATES.get(config, QualityGate())).alias("gate_failed"),
+            (
+                gate_failed(QUALITY_GATES.get(config, QualityGate()))
+                | (replacement_chars(scrubbed_columns(published)) > 0)
+            ).alias("gate_failed"),
         )
         .collect(engine="streaming")
     )

@@ -133,3 +133,13 @@ def test_the_quality_gate_removes_low_scores_and_rows_missing_a_required_flag(mo
         ("unflagged", "below_threshold"),
     ]
     assert result.funnel["below_threshold"] == 1
+
+
+def test_rows_holding_a_replacement_character_fail_the_quality_gate():
+    rows = [
+        feed_row("dpo", "clean", "alpha", source="revisions", group="1"),
+        feed_row("dpo", "garbled", "caf\ufffd au lait", source="revisions", group="2"),
+    ]
+    result = curate(lazy("dpo", rows), "dpo")
+    assert result.curated["id"].to_list() == ["clean"]
+    assert result.duplicates.select("id", "reason").rows() == [("garbled", "below_threshold")]
