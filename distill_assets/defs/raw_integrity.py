@@ -23,9 +23,11 @@ RAW_FILES_TABLE = "raw_files"
 
 
 def reconcile_files(
-    settings: Settings, source: str, partition: str, paths: list[str], tables: tuple[str, ...]
+    settings: Settings, source: str, partition: str, paths: list[str], tables: tuple[str, str]
 ) -> tuple[bool, dict[str, object]]:
     """Read the raw files, write `raw_files`, and reconcile them file by file with `tables`.
+
+    `tables` are the bronze table and the quarantine table of the source.
 
     Returns whether every file's recovered lines equal its rows in `tables` (and the totals
     agree), and the check's metadata.
@@ -53,7 +55,8 @@ def reconcile_files(
     damaged = files.filter(~pl.col("status").is_in(["ok", "unverified"]))
     metadata: dict[str, object] = {
         "raw_records": raw,
-        **{f"{table}_rows": frame.height for table, frame in rows.items()},
+        "bronze_rows": rows[tables[0]].height,
+        "quarantine_rows": rows[tables[1]].height,
         "files": files.height,
         "files_not_ok": dict(damaged.select("source_file", "status").iter_rows()),
         "lines_lost_estimated": int(files["lines_lost_estimated"].sum()),

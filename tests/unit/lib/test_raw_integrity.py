@@ -38,6 +38,7 @@ def test_each_file_reconciles_and_the_integrity_table_is_written(tmp_path: Path)
     lake_rows(settings, "quarantine", [b])
     passed, meta = reconcile_files(settings, "revisions", DAY, paths, ("validations", "quarantine"))
     assert passed, meta
+    assert (meta["raw_records"], meta["bronze_rows"], meta["quarantine_rows"]) == (5, 4, 1)
     assert meta["files_not_ok"] == {b: "damaged"}
     assert meta["lines_lost_estimated"] == 1
     table = pl.read_parquet(str(partition_path(settings.lake_root, "revisions", "raw_files", DAY)))
