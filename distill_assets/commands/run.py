@@ -147,14 +147,23 @@ def run_locked(args: argparse.Namespace, settings: Settings) -> int:
             print("[distill] ingest failed: not publishing (see the run in `make ui`)")
             return 1
         result = execute(definitions, RELEASE_JOB, instance, verbose=args.verbose)
-    return release_outcome(settings, result.success)
+    return release_outcome(settings, result)
 
 
-def release_outcome(settings: Settings, success: bool) -> int:
-    """Print the rows the release withheld and, if it succeeded, where it is; return the status."""
+def release_outcome(settings: Settings, result: dg.ExecuteInProcessResult) -> int:
+    """Print the rows the release withheld, what failed checks found, else where it is published.
+
+    Returns the exit status. Check failures name configs, row ids, columns and kinds, never a
+    value.
+    """
     for line in withheld_lines(read_withheld(settings.lake_root)):
         print(f"[distill] {line}")
-    if not success:
+    for evaluation in result.get_asset_check_evaluations():
+        failures = evaluation.metadata.get("failures")
+        if not evaluation.passed and failures is not None:
+            found = json.dumps(failures.value, sort_keys=True)
+            print(f"[distill] check {evaluation.asset_check_key.name} failed: {found}")
+    if not result.success:
         return 1
     latest = UPath(settings.hub_root) / settings.dataset_name / "latest"
     manifest = latest / "release.json"
