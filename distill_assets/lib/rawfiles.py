@@ -380,6 +380,8 @@ class RawLineReader:
     def _file_batches(self, path: str) -> Iterator[pa.RecordBatch]:
         name = self.display_name(path)
         self._next_line = 1
+        # replaced by the decoder's record once the file is opened
+        self.stats.integrity[name] = FileIntegrity("none", unreadable=True)
         link = _symlink_problem(path)
         if link is not None:
             self._problem(name, 0, *link)
@@ -396,6 +398,8 @@ class RawLineReader:
     def _undecodable(self, name: str, exc: Exception, cut_line: bytes = b"") -> None:
         """Record a file that failed to open or decompress after the lines already read."""
         detail = f"{type(exc).__name__}: {exc}".splitlines()[0]
+        found = self.stats.integrity[name]
+        found.unreadable = not found.truncated
         self._problem(
             name, self._next_line, UNDECODABLE_FILE, detail, cut_line[:QUARANTINED_PREFIX_BYTES]
         )

@@ -79,10 +79,12 @@ class FileIntegrity:
     sample: bytes = b""
     frames_suspect: int = 0
     truncated: bool = False
+    # not a raw file, or not readable at all (no frame at its start, unsupported, a symlink loop)
+    unreadable: bool = False
 
     @property
     def status(self) -> str:
-        """Return `damaged`, `suspect`, `truncated`, `unverified` or `ok`.
+        """Return `damaged`, `suspect`, `truncated`, `unreadable`, `unverified` or `ok`.
 
         `damaged`: frames lost; `suspect`: frames without a checksum dropped for invalid lines;
         `unverified`: frames without a checksum (a flipped bit could pass unseen). A plain
@@ -94,6 +96,8 @@ class FileIntegrity:
             return "suspect"
         if self.truncated:
             return "truncated"
+        if self.unreadable:
+            return "unreadable"
         if self.codec == "none":
             return "ok"
         return "ok" if self.checksum_verified else "unverified"
