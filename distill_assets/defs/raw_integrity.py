@@ -4,9 +4,9 @@
 (`lib.rawfiles.INTEGRITY_SCHEMA`): codec, compressed bytes, frames (gzip members, zstd/lz4
 frames), whether every frame carried a checksum and whether every checksum verified, the lines
 recovered (records: lines and problem rows), the bytes lost in damaged or suspect frames with an
-estimate of the lines they held, and a status (`ok`, `unverified`, `truncated`, `suspect`,
-`damaged`). The blocking `raw_reconciles` check writes it while it reads the raw files, then
-checks every file, not only the partition's total: the lines the reader recovered from a file
+estimate of the lines they held, and a status (`ok`, `unverified`, `unreadable`, `truncated`,
+`suspect`, `damaged`). The blocking `raw_reconciles` check writes it while it reads the raw files,
+then checks every file, not only the partition's total: the lines the reader recovered from a file
 must be exactly the bronze and quarantine rows whose `source_file` is that file. Lines lost in
 damaged frames are reported (they cannot be in the lake), never silently dropped.
 """
