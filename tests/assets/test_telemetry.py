@@ -18,7 +18,16 @@ from tests.conftest import SAMPLE_DATES, materialize
 
 SELECTION = 'key:"telemetry/*"'
 DAY = "2026-11-19"
-TABLES = ("events", "quarantine", "validation", "accepted_events", "triage", "dialogues")
+# raw_files: the per-file integrity table the raw_reconciles check writes (issue 28)
+TABLES = (
+    "events",
+    "quarantine",
+    "raw_files",
+    "validation",
+    "accepted_events",
+    "triage",
+    "dialogues",
+)
 # issue 12's daily training-data tables
 TRAINING_TABLES = (
     "decisions",

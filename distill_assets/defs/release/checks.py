@@ -53,7 +53,7 @@ def checks_version() -> str:
     """Return the version the text checks run under: any change to what they apply changes it.
 
     A digest of the source of this module, of the scan (`scan.py`) and the scrubber
-    (`curation/scrub.py`), the curation rules' version and the detector libraries' versions.
+    (`lib/scrub.py`), the curation rules' version and the detector libraries' versions.
     """
     digest = hashlib.sha256()
     for module in (__file__, scan.__file__, scrub.__file__):
