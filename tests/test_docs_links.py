@@ -77,3 +77,16 @@ def test_readme_links_every_docs_page() -> None:
     }
     missing = [str(p.relative_to(ROOT)) for p in sorted(DOCS.rglob("*.md")) if p not in linked]
     assert not missing, f"README.md does not link: {missing}"
+
+
+def test_seed_citation_targets_exist() -> None:
+    """`tools/seed_citations.tsv` maps each code citation of a seed or DESIGN.md to a page here."""
+    table = ROOT / "tools" / "seed_citations.tsv"
+    rows = [line.split("\t") for line in table.read_text(encoding="utf-8").splitlines()[1:]]
+    broken = []
+    for citation, target, where in rows:
+        file_part, _, anchor = target.partition("#")
+        dest = ROOT / file_part
+        if not dest.exists() or (anchor and anchor not in anchors(dest)):
+            broken.append(f"{where}: {citation!r} -> {target}")
+    assert not broken, "\n".join(broken)
