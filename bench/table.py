@@ -60,17 +60,18 @@ def _run(path: Path) -> dict[str, object]:
     run["measured_on"] = str(data.get("measured_on") or str(data.get("measured_at", ""))[:10])
     run["file"] = path.name
     rows = []
-    for r in data["rows"]:
-        if "input" not in r:  # the ingest benchmark's own row keys
+    for raw in data["rows"]:
+        r = raw
+        if "input" not in raw:  # the ingest benchmark's own row keys
             r = {
-                "input": f"{r['size_mb']} MB {r['source']}",
-                "step": r["step"],
-                "wall_s": r["wall_s"],
-                "cpu_s": r["cpu_s"],
-                "mb_per_s": r["mb_per_s"],
-                "peak_rss_mib": r["peak_rss_mib"],
-                "x_baseline_wall": r["x_copy_wall"],
-                "x_baseline_cpu": r["x_copy_cpu"],
+                "input": f"{raw['size_mb']} MB {raw['source']}",
+                "step": raw["step"],
+                "wall_s": raw["wall_s"],
+                "cpu_s": raw["cpu_s"],
+                "mb_per_s": raw["mb_per_s"],
+                "peak_rss_mib": raw["peak_rss_mib"],
+                "x_baseline_wall": raw["x_copy_wall"],
+                "x_baseline_cpu": raw["x_copy_cpu"],
             }
         rows.append(r)
     run["rows"] = rows
@@ -87,7 +88,9 @@ def _ratio(r: dict[str, object]) -> str:
         ("speedup", "speedup"),
     ):
         if r.get(key) is not None:
-            parts.append(f"{_num(r[key])} {label}" if key != "speedup" else f"speedup {_num(r[key])}")
+            parts.append(
+                f"{_num(r[key])} {label}" if key != "speedup" else f"speedup {_num(r[key])}"
+            )
     return " / ".join(parts)
 
 
@@ -138,7 +141,8 @@ def render(history: Path = HISTORY) -> str:
                 _other(r, unit),
             ]
             lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
-        note = f"- **{run['file']}**: `{run.get('command', '')}`; baseline: {run.get('baseline', '')}"
+        note = f"- **{run['file']}**: `{run.get('command', '')}`"
+        note += f"; baseline: {run.get('baseline', '')}"
         if run.get("conditions"):
             note += f"; {run['conditions']}"
         if run.get("notes"):
