@@ -128,7 +128,7 @@ def _release() -> bool:
 
     from distill_assets.definitions import defs
     from distill_assets.defs.jobs import RELEASE_JOB
-    from distill_assets.operations.scaleout import QUIET_RUN_CONFIG
+    from distill_assets.operations.launch import QUIET_RUN_CONFIG
 
     with dg.DagsterInstance.get() as instance:
         job = defs().resolve_job_def(RELEASE_JOB)
