@@ -15,7 +15,8 @@ from distill_assets.defs.partitions import last_partition_date, skipped_raw_fold
 from distill_assets.defs.release.build import PreviousShards, build_release, previous_manifest
 from distill_assets.defs.release.candidate import candidate_dir, load_release_inputs, read_manifest
 from distill_assets.defs.release.folders import local_folder, staged_folder
-from distill_assets.defs.release.publish import PublishedRelease, PublisherResource
+from distill_assets.defs.release.publish import PublishedRelease
+from distill_assets.defs.release.resources import PublisherResource
 from distill_assets.defs.resources import DistillSettings
 from distill_assets.lib.cleanup import remove_orphans
 
