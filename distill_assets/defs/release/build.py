@@ -22,11 +22,11 @@ import hashlib
 import pkgutil
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from importlib import import_module
 from pathlib import Path
 
 import polars as pl
 
+from distill_assets import rules as rules_package
 from distill_assets.contracts.published import published_schema
 from distill_assets.contracts.release import (
     ConfigSummary,
@@ -170,8 +170,7 @@ class ReleaseInputs:
 
 def all_rules_versions() -> dict[str, str]:
     """Return the version of every module of `distill_assets.rules`, by module name."""
-    package = import_module("distill_assets.rules")
-    names = sorted(info.name for info in pkgutil.iter_modules(package.__path__))
+    names = sorted(info.name for info in pkgutil.iter_modules(rules_package.__path__))
     return {name: rules_version(name) for name in names}
 
 
