@@ -10,7 +10,7 @@ the same files:
   ROW_GROUP_SIZE 8192)`. The bad lines make a strict read_json fail, hence `ignore_errors`; and
   they make its schema detection give up and read every line as one JSON value, so `columns` is
   the schema read_json detects on the same generator's clean files (typed structs: what COPY does
-  on trace data, DESIGN.md's ~160 MB/s reference);
+  on trace data, bench/README.md's ~160 MB/s reference);
 - `copy_json`: the same COPY without `columns` (one JSON column per line), for reference;
 - `bronze`: `defs.traces.bronze.ingest_events` (the `traces/events` + `traces/quarantine` asset);
 - `sft_steps`: `defs.traces.sft_extraction.Extraction` writing `sft_steps` and `dropped_steps` (the

@@ -1,7 +1,9 @@
-"""`distill sft-extract`: seed 003's standalone extractor, on the same code path as the assets.
+"""`distill sft-extract`: the standalone trace extractor, on the same code path as the assets.
 
-Its defaults are the seed's (`rules.traces.SFT_EXTRACT_*`): every successful tool call of a
-successful run is a sample. `--exclude-recovery --dedup` gives exactly the `traces/sft_steps`
+See docs/sources/traces.md#sft-extract.
+
+Its defaults are the original extractor's (`rules.traces.SFT_EXTRACT_*`): every successful tool call
+of a successful run is a sample. `--exclude-recovery --dedup` gives exactly the `traces/sft_steps`
 samples.
 
 Reads every trace file under `--trace-dir` (`.jsonl`, `.jsonl.gz`, `.jsonl.zst`, `.jsonl.lz4`)
@@ -39,7 +41,7 @@ SKIP_LABELS = {
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the `sft-extract` subcommand."""
     parser = subparsers.add_parser(
-        "sft-extract", help="extract step-level SFT samples from agent trace logs (seed 003)"
+        "sft-extract", help="extract step-level SFT samples from agent trace logs"
     )
     parser.add_argument("--trace-dir", type=Path, required=True, help="folder of trace files")
     parser.add_argument("--output", type=Path, required=True, help="output JSONL file")

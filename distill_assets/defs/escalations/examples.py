@@ -1,4 +1,6 @@
-"""Bronze escalation records → seed 000 `distillation_examples`, as vectorized Polars expressions.
+"""Bronze escalation records → `distillation_examples`, as vectorized Polars expressions.
+
+See docs/sources/escalations.md#distillation-examples.
 
 Per record: numbered reasoning steps, indicator hits per seed pattern list, the reasoning type,
 classification (pre-labels win), SAM errors, improvements, principles, quality flags (the seed's
@@ -259,7 +261,10 @@ def _quality_flags() -> pl.Expr:
 
 
 def quality_score() -> pl.Expr:
-    """Return the seed 000 score: base 0.5 plus/minus each factor, clamped to [0, 1] and rounded."""
+    """Return the example quality score (docs/sources/escalations.md#quality-score).
+
+    Base 0.5 plus/minus each factor, clamped to [0, 1] and rounded.
+    """
     flags = pl.col("quality_flags")
 
     def term(condition: pl.Expr, weight: float) -> pl.Expr:

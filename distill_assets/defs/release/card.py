@@ -260,7 +260,7 @@ def _extra_files_table(manifest: ReleaseManifest) -> str:
     rows = [[f"`{f.path}`", f.bytes, f"`{f.sha256}`"] for f in manifest.extra_files]
     return (
         "\n\nBeside the data, sources add these files (not read by `load_dataset`; e.g. the "
-        "seed 000 JSONL exports):\n\n" + _table(["file", "bytes", "sha256"], rows)
+        "escalation JSONL exports):\n\n" + _table(["file", "bytes", "sha256"], rows)
     )
 
 

@@ -1,4 +1,6 @@
-"""Improvement principles from revision pairs (seed 002): inputs, extractors, extraction.
+"""Improvement principles from revision pairs: inputs, extractors, extraction.
+
+See docs/sources/revisions.md#principles.
 
 Every pair of `revisions/revision_pairs` is one extraction input (`extraction_inputs`): the seed's
 inputs truncated as `rules.principles` says, keyed by the pair's `principle_id` (derived from its

@@ -1,4 +1,6 @@
-"""Dataset card notes for the telemetry rows of `rlds`, `dpo` and `cot` (seed 004).
+"""Dataset card notes for the telemetry rows of `rlds`, `dpo` and `cot`.
+
+See docs/sources/telemetry.md#what-each-config-gets.
 
 Given per config to the release in `definitions.py` (`RELEASE_CONTRIBUTIONS`); the card renders
 the notes of every config the version holds (`defs/release/notes.py`).

@@ -1,4 +1,4 @@
-"""Seed 003 extraction on trace sets with known answers (the real llm-repo-agent format)."""
+"""Trace extraction on trace sets with known answers (the real llm-repo-agent format)."""
 
 from __future__ import annotations
 
