@@ -389,7 +389,9 @@ def export_history(context: dg.AssetExecutionContext, settings: DistillSettings)
     written = write_seed_sqlite(
         (
             with_export_counts(apply_decisions(batch, decisions), history)
-            for batch in example_partitions(cfg.lake_root, SEED_SQLITE_COLUMNS, BATCH_ROWS)
+            for batch in example_partitions(
+                cfg.lake_root, (*SEED_SQLITE_COLUMNS, "answer_rejection"), BATCH_ROWS
+            )
         ),
         database,
     )

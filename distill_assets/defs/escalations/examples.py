@@ -328,7 +328,9 @@ def distillation_examples(records: pl.LazyFrame) -> pl.LazyFrame:
         .with_columns(
             _detected_reasoning_type().alias("detected_reasoning_type"),
             _repetition_units().alias("repetition_units"),
+            extraction.answer_evidence().alias("answer_evidence"),
         )
+        .with_columns(extraction.answer_rejection().alias("answer_rejection"))
         .with_columns(_classification())
         .with_columns(
             _quality_flags().alias("quality_flags"),

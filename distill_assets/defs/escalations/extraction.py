@@ -281,11 +281,38 @@ def with_relevance(frame: pl.LazyFrame) -> pl.LazyFrame:
     )
 
 
-def junk_conditions() -> dict[str, pl.Expr]:
-    """Conditions of distill's junk flags (see rules: junk captures).
+def answer_evidence() -> pl.Expr:
+    """Points of answer structure in the reply (rules: answer-ness, "answer evidence").
 
-    Needs the columns `token_count`, `has_code`, `domain`, `query_terms` and `query_overlap`.
+    Needs the columns `prose`, `reasoning_steps`, `has_code` and `query_overlap`.
     """
+    prose = pl.col("prose")
+
+    def points(condition: pl.Expr, weight: int) -> pl.Expr:
+        return pl.when(condition.fill_null(False)).then(pl.lit(weight)).otherwise(pl.lit(0))
+
+    return pl.sum_horizontal(
+        prose.str.count_matches(rules.EXPLANATION_MARKERS).clip(0, rules.EVIDENCE_MAX_EXPLAIN),
+        prose.str.count_matches(rules.GUIDANCE_MARKERS).clip(0, rules.EVIDENCE_MAX_GUIDE),
+        points(pl.col("reasoning_steps").list.len() >= 2, rules.EVIDENCE_STEPS),
+        points(pl.col("has_code"), rules.EVIDENCE_CODE),
+        points(
+            prose.str.count_matches(rules.TOKEN_PATTERN) >= rules.EVIDENCE_LONG_PROSE_WORDS, 1
+        ),
+        points(pl.col("query_overlap") >= rules.EVIDENCE_OVERLAP, 1),
+    ).cast(pl.Int64)
+
+
+def _share(part: pl.Expr, whole: pl.Expr, minimum: float) -> pl.Expr:
+    return (whole > 0) & (part >= minimum * whole)
+
+
+def answer_conditions() -> dict[str, pl.Expr]:
+    """The role-cue condition of each rejection kind (rules: answer-ness), before evidence.
+
+    Needs the columns `prose`, `has_code` and `query_overlap`.
+    """
+    head = RESPONSE.str.slice(0, rules.ANSWER_HEAD_CHARS)
     unrelated = pl.col("query_overlap").fill_null(0.0) < rules.ERROR_PAGE_MAX_OVERLAP
     error_page = RESPONSE.str.contains(rules.ERROR_PAGE_START) | (
         pl.any_horizontal(
@@ -296,13 +323,52 @@ def junk_conditions() -> dict[str, pl.Expr]:
         )
         & unrelated
     )
-    chatter = (
-        any_match(RESPONSE, rules.USER_CHATTER_INDICATORS)
-        & ~pl.col("has_code")
-        & (pl.col("token_count") < rules.CHATTER_MAX_WORDS)
-    )
+    sentences = pl.col("prose").str.extract_all(rules.QUESTION_SENTENCE)
+    questions = sentences.list.eval(pl.element().str.strip_chars().str.ends_with("?")).list.sum()
+    last_is_question = sentences.list.last().str.strip_chars().str.ends_with("?")
+    lines = RESPONSE.str.count_matches(rules.NONBLANK_LINE)
+    cues = {kind: head.str.contains(pattern) for kind, pattern in rules.ANSWER_ROLE_CUES}
     return {
-        "not_an_answer": RESPONSE.str.contains(rules.ACKNOWLEDGEMENT) | error_page | chatter,
+        "acknowledgement": RESPONSE.str.contains(rules.ACKNOWLEDGEMENT),
+        "error_page": error_page,
+        "dont_know": RESPONSE.str.contains(rules.DONT_KNOW)
+        & ~RESPONSE.str.contains(rules.HEDGE_CONTINUATION),
+        "question_back": ~pl.col("has_code")
+        & _share(questions, sentences.list.len(), rules.QUESTION_BACK_MIN_SHARE)
+        & last_is_question,
+        "pasted_log": (lines >= rules.PASTED_MIN_LINES)
+        & _share(RESPONSE.str.count_matches(rules.LOG_LINE), lines, rules.PASTED_MIN_SHARE),
+        "shell_command": ~pl.col("has_code")
+        & _share(RESPONSE.str.count_matches(rules.COMMAND_LINE), lines, rules.PASTED_MIN_SHARE),
+        **cues,
+    }
+
+
+def answer_rejection() -> pl.Expr:
+    """Return the first answer-ness rejection kind whose condition holds, or null (an answer).
+
+    Needs the columns of `answer_conditions` and `answer_evidence`, and `answer_evidence` itself
+    as a column of that name.
+    """
+    conditions = answer_conditions()
+    evidence = pl.col("answer_evidence")
+    chain = None
+    for kind in rules.ANSWER_REJECTIONS:
+        condition = conditions[kind]
+        if kind in rules.MAX_EVIDENCE:
+            condition = condition & (evidence <= rules.MAX_EVIDENCE[kind])
+        condition = condition.fill_null(False)
+        chain = (pl.when if chain is None else chain.when)(condition).then(pl.lit(kind))
+    return chain.otherwise(NULL_STR)
+
+
+def junk_conditions() -> dict[str, pl.Expr]:
+    """Conditions of distill's junk flags (see rules: junk captures).
+
+    Needs the columns `answer_rejection`, `domain`, `query_terms` and `query_overlap`.
+    """
+    return {
+        "not_an_answer": pl.col("answer_rejection").is_not_null(),
         "off_topic": (pl.col("query_terms") >= rules.OFF_TOPIC_MIN_QUERY_TERMS)
         & (pl.col("query_overlap") < rules.OFF_TOPIC_MAX_OVERLAP)
         & ~pl.col("domain").is_in(list(rules.OFF_TOPIC_EXEMPT_DOMAINS)),

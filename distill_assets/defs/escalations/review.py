@@ -71,7 +71,14 @@ _REVIEWED_SCHEMA = pl.Schema(
     }
 )
 # What `apply_decisions` reads and sets (with `id`).
-REVIEW_COLUMNS = ("id", "human_reviewed", "reviewer_notes", "quality_flags", "quality_score")
+REVIEW_COLUMNS = (
+    "id",
+    "human_reviewed",
+    "reviewer_notes",
+    "quality_flags",
+    "quality_score",
+    "answer_rejection",
+)
 # What `write_review_files` reads of each example.
 REVIEW_FILE_COLUMNS = tuple(dict.fromkeys([*PENDING_COLUMNS, *REVIEW_COLUMNS]))
 

@@ -165,7 +165,15 @@ def test_score_is_clamped_at_zero() -> None:
     row = one(claude_response="Restart it now. " * 4 + "And")
     assert len(row["claude_response"]) < 100
     assert row["reasoning_type"] == "direct"
-    assert row["quality_flags"] == ["repetition", "incomplete", "no_reasoning", "too_short"]
+    # "Restart it now." is a request to the assistant, not an answer (answer-ness model)
+    assert row["quality_flags"] == [
+        "repetition",
+        "incomplete",
+        "no_reasoning",
+        "too_short",
+        "not_an_answer",
+    ]
+    assert row["answer_rejection"] == "user_request"
     assert row["quality_score"] == 0.0  # 0.5 - 0.2 - 0.1 - 0.3 - 0.2 = -0.3 → 0
 
 
