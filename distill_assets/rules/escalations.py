@@ -99,6 +99,30 @@ TOOL_ALIASES: dict[str, str] = {"py": "python", "sh": "bash", "shell": "bash"}
 # line (seed `reasoning_steps[].content`). `action`/`reasoning` are not derivable offline.
 STEP_PREFIX = r"^[ \t]*(?:\d+[.)]|Step[ \t]+\d+[:.])[ \t]+"
 STEP_LINE = r"(?m)" + STEP_PREFIX + r"\S.*$"
+# When fewer than MIN_ORDERED_STEPS lines are numbered, the steps are the answer's section headers
+# (markdown `#` headers, `Part/Phase/Stage/Step N:` lines, bold `**Step N…**` openings), else
+# its ordinal sentences ("First, …", "Then …", "Finally, …" at a sentence start), when there are
+# at least MIN_ORDERED_STEPS of them; both are read from the prose (code blocks removed). A
+# header step's text is the header line; an ordinal step's text is its sentence without the
+# ordinal. Otherwise the (0 or 1) numbered lines are the steps.
+MIN_ORDERED_STEPS = 2
+HEADER_STEP_PREFIX = (
+    r"^[ \t]*(?:#{1,6}[ \t]+(?:\d+[.)][ \t]*)?|(?:\*\*)?(?:Part|Phase|Stage|Step)[ \t]+\d+[:.)]?"
+    r"[ \t]*)"
+)
+HEADER_STEP_LINE = r"(?m)" + HEADER_STEP_PREFIX + r"\S.*$"
+ORDINAL_WORDS = (
+    r"(?:First(?:ly)?|Second(?:ly)?|Third(?:ly)?|Fourth|Fifth|Next|Then|After that|Afterwards"
+    r"|Finally|Lastly|To start|To begin|Start by)"
+)
+ORDINAL_STEP = r"(?m)(?:^|[.!?:][ \t]+)[ \t]*" + ORDINAL_WORDS + r"\b,?[ \t]+[^.!?\n]*[^.!?\n \t]"
+ORDINAL_STEP_PREFIX = r"^[.!?:]?[ \t]*" + ORDINAL_WORDS + r"\b,?[ \t]+"
+HEADER_CLEANUP = r"\*\*"
+# Nested steps (one more complexity point): ordered steps (numbered, headers or ordinals, at
+# least MIN_ORDERED_STEPS) and, under them, a second level: list items of another kind (numbered
+# or bulleted, at least MIN_ORDERED_STEPS) or indented list items.
+LIST_ITEM = r"(?m)^[ \t]*(?:\d+[.)]|[-*+])[ \t]+\S"
+INDENTED_LIST_ITEM = r"(?m)^[ \t]{2,}(?:\d+[.)]|[-*+])[ \t]+\S"
 # Sub-tasks in a query: question marks plus list-item lines.
 QUERY_SUBTASK = r"(?m)\?|^[ \t]*(?:\d+[.)]|[-*])[ \t]+\S"
 
@@ -147,12 +171,14 @@ TASK_TYPE_RULES: tuple[tuple[str, str], ...] = (
 DEFAULT_TASK_TYPE = "answer"
 
 # Complexity (1-10) when not pre-labelled: 1, plus one per COMPLEXITY_WORDS_PER_POINT words of the
-# answer (at most COMPLEXITY_MAX_LENGTH_POINTS), plus one for each of: >= 3 numbered steps,
-# >= 6 numbered steps, a fenced code block, a non-empty query context, a query of more than
-# COMPLEXITY_LONG_QUERY_WORDS words. Clamped to [1, 10].
+# answer (at most COMPLEXITY_MAX_LENGTH_POINTS), plus one for each COMPLEXITY_STEP_THRESHOLDS
+# the number of ordered steps reaches (the most of numbered lines, headers and ordinal sentences),
+# one for nested steps (see above), one for each of: a fenced code block, a non-empty query
+# context, a query of more than COMPLEXITY_LONG_QUERY_WORDS words. Clamped to [1, 10]. So a
+# four-step explanation is at least 3, as SAM's own tests expect of multi-step reasoning.
 COMPLEXITY_WORDS_PER_POINT = 150
 COMPLEXITY_MAX_LENGTH_POINTS = 4
-COMPLEXITY_STEP_THRESHOLDS: tuple[int, ...] = (3, 6)
+COMPLEXITY_STEP_THRESHOLDS: tuple[int, ...] = (3, 4, 6)
 COMPLEXITY_LONG_QUERY_WORDS = 40
 
 # --- Quality flags (seed 000 "Quality Flags") -----------------------------------------------------
@@ -397,7 +423,10 @@ HALLUCINATION_INDICATORS: tuple[str, ...] = (
 #   not_an_answer  the answer-ness model below names a reason (column `answer_rejection`)
 #   off_topic      the query has >= OFF_TOPIC_MIN_QUERY_TERMS content terms and the reply shares
 #                  fewer than OFF_TOPIC_MAX_OVERLAP of them (lexical overlap, see below); not for
-#                  OFF_TOPIC_EXEMPT_DOMAINS (a poem need not repeat its prompt's words)
+#                  OFF_TOPIC_EXEMPT_DOMAINS (a poem need not repeat its prompt's words), and not
+#                  when the reply has the structure of an answer (more than OFF_TOPIC_MAX_EVIDENCE
+#                  points of answer evidence, see answer-ness: code or steps need not repeat the
+#                  query's words either)
 # Content terms of the query: lower-cased words of >= 4 letters/digits (RELEVANCE_TERM) not in
 # RELEVANCE_STOPWORDS, truncated to their first RELEVANCE_STEM_CHARS characters (a crude stem, so
 # "fixing"/"fixed" meet), unique; a term is shared when the lower-cased reply contains it.
@@ -506,7 +535,7 @@ LOG_LINE = (
     r"|\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}|\[?\d{2}:\d{2}:\d{2}"
     r"|\[?(?:ERROR|WARN(?:ING)?|INFO|DEBUG|FATAL|CRITICAL|TRACE)\b|npm (?:ERR!|WARN)"
     r"|error(?:\[E\d+\])?:|warning:|fatal:|panic:|Caused by:|\$ |> |~?/[\w.@-]+/[\w./@-]+"
-    r"|[A-Z]:\\|\.{3} \d+ more|\^+[ \t]*$)"
+    r"|[A-Z]:\\|\.{3} \d+ more|\^+[ \t]*$|-->|\d+[ \t]+\||\|[ \t]*$|\|[ \t]+[-^]+)"
 )
 COMMAND_LINE = (
     r"(?m)^[ \t]*(?:\$[ \t]*)?(?:sudo[ \t]+)?(?:cd|ls|git|npm|npx|yarn|pnpm|pip3?|python3?|node"
@@ -568,6 +597,7 @@ RELEVANCE_STOPWORDS: tuple[str, ...] = (
 OFF_TOPIC_MIN_QUERY_TERMS = 3
 OFF_TOPIC_MAX_OVERLAP = 0.15
 OFF_TOPIC_EXEMPT_DOMAINS: tuple[str, ...] = ("creative",)
+OFF_TOPIC_MAX_EVIDENCE = 1
 
 # --- Export gate and training readiness (seed 000 tasks 1.1.6 and 1.1.8) -------------------------
 

@@ -193,7 +193,7 @@ def _heuristic_domain() -> pl.Expr:
 
 
 def _heuristic_complexity() -> pl.Expr:
-    steps = pl.col("reasoning_steps").list.len()
+    steps = pl.col("ordered_steps")
     length_points = (pl.col("token_count") // rules.COMPLEXITY_WORDS_PER_POINT).clip(
         0, rules.COMPLEXITY_MAX_LENGTH_POINTS
     )
@@ -205,6 +205,7 @@ def _heuristic_complexity() -> pl.Expr:
             1
             + length_points
             + step_points
+            + pl.col("nested_steps").cast(pl.Int64)
             + pl.col("has_code").cast(pl.Int64)
             + pl.col("has_context").cast(pl.Int64)
             + (pl.col("query_words") > rules.COMPLEXITY_LONG_QUERY_WORDS).cast(pl.Int64)
@@ -329,6 +330,7 @@ def distillation_examples(records: pl.LazyFrame) -> pl.LazyFrame:
             _detected_reasoning_type().alias("detected_reasoning_type"),
             _repetition_units().alias("repetition_units"),
             extraction.answer_evidence().alias("answer_evidence"),
+            **extraction.step_structure(),
         )
         .with_columns(extraction.answer_rejection().alias("answer_rejection"))
         .with_columns(_classification())

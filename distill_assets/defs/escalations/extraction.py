@@ -26,15 +26,35 @@ def any_match(text: pl.Expr, patterns: tuple[str, ...]) -> pl.Expr:
 
 
 def reasoning_steps() -> pl.Expr:
-    """Numbered steps of the answer with `action`, `content` and `reasoning` (rules: steps).
+    """Ordered steps of the answer with `action`, `content` and `reasoning` (rules: steps).
+
+    Numbered lines, else section headers, else ordinal sentences ("First, … Then … Finally …").
 
     Built in nested `list.eval` passes, each reading the fields the previous one materialized:
     within one pass an expression used twice is computed twice (the header match would run
     three times per step), so each value is computed once.
     """
     item = pl.element()
-    steps = RESPONSE.str.extract_all(rules.STEP_LINE).list.eval(
+    numbered = RESPONSE.str.extract_all(rules.STEP_LINE).list.eval(
         item.str.replace(rules.STEP_PREFIX, "").str.strip_chars()
+    )
+    prose = RESPONSE.str.replace_all(rules.CODE_BLOCK, " ")
+    headers = prose.str.extract_all(rules.HEADER_STEP_LINE).list.eval(
+        item.str.replace(rules.HEADER_STEP_PREFIX, "")
+        .str.replace_all(rules.HEADER_CLEANUP, "")
+        .str.strip_chars()
+    )
+    ordinals = prose.str.extract_all(rules.ORDINAL_STEP).list.eval(
+        item.str.replace(rules.ORDINAL_STEP_PREFIX, "").str.strip_chars()
+    )
+    steps = (
+        pl.when(numbered.list.len() >= rules.MIN_ORDERED_STEPS)
+        .then(numbered)
+        .when(headers.list.len() >= rules.MIN_ORDERED_STEPS)
+        .then(headers)
+        .when(ordinals.list.len() >= rules.MIN_ORDERED_STEPS)
+        .then(ordinals)
+        .otherwise(numbered)
     )
     parts = steps.list.eval(pl.struct(step=item, header=item.str.extract_groups(rules.STEP_HEADER)))
     header = item.struct.field("header")
@@ -296,11 +316,30 @@ def answer_evidence() -> pl.Expr:
         prose.str.count_matches(rules.GUIDANCE_MARKERS).clip(0, rules.EVIDENCE_MAX_GUIDE),
         points(pl.col("reasoning_steps").list.len() >= 2, rules.EVIDENCE_STEPS),
         points(pl.col("has_code"), rules.EVIDENCE_CODE),
-        points(
-            prose.str.count_matches(rules.TOKEN_PATTERN) >= rules.EVIDENCE_LONG_PROSE_WORDS, 1
-        ),
+        points(prose.str.count_matches(rules.TOKEN_PATTERN) >= rules.EVIDENCE_LONG_PROSE_WORDS, 1),
         points(pl.col("query_overlap") >= rules.EVIDENCE_OVERLAP, 1),
     ).cast(pl.Int64)
+
+
+def step_structure() -> dict[str, pl.Expr]:
+    """Return `ordered_steps` (the most of numbered, header and ordinal steps) and `nested_steps`.
+
+    Needs the column `prose` (rules: steps, nested steps).
+    """
+    prose = pl.col("prose")
+    numbered = RESPONSE.str.count_matches(rules.STEP_LINE)
+    headers = prose.str.count_matches(rules.HEADER_STEP_LINE)
+    ordinals = prose.str.count_matches(rules.ORDINAL_STEP)
+    items = prose.str.count_matches(rules.LIST_ITEM)
+    enough = rules.MIN_ORDERED_STEPS
+    outer = (headers >= enough) | (ordinals >= enough)
+    nested = (outer & (items >= enough)) | (
+        (numbered >= enough) & prose.str.contains(rules.INDENTED_LIST_ITEM)
+    )
+    return {
+        "ordered_steps": pl.max_horizontal(numbered, headers, ordinals).cast(pl.Int64),
+        "nested_steps": nested.fill_null(False),
+    }
 
 
 def _share(part: pl.Expr, whole: pl.Expr, minimum: float) -> pl.Expr:
@@ -308,7 +347,7 @@ def _share(part: pl.Expr, whole: pl.Expr, minimum: float) -> pl.Expr:
 
 
 def answer_conditions() -> dict[str, pl.Expr]:
-    """The role-cue condition of each rejection kind (rules: answer-ness), before evidence.
+    """Return the role-cue condition of each rejection kind (rules: answer-ness), before evidence.
 
     Needs the columns `prose`, `has_code` and `query_overlap`.
     """
@@ -365,11 +404,13 @@ def answer_rejection() -> pl.Expr:
 def junk_conditions() -> dict[str, pl.Expr]:
     """Conditions of distill's junk flags (see rules: junk captures).
 
-    Needs the columns `answer_rejection`, `domain`, `query_terms` and `query_overlap`.
+    Needs the columns `answer_rejection`, `answer_evidence`, `domain`, `query_terms` and
+    `query_overlap`.
     """
     return {
         "not_an_answer": pl.col("answer_rejection").is_not_null(),
         "off_topic": (pl.col("query_terms") >= rules.OFF_TOPIC_MIN_QUERY_TERMS)
         & (pl.col("query_overlap") < rules.OFF_TOPIC_MAX_OVERLAP)
-        & ~pl.col("domain").is_in(list(rules.OFF_TOPIC_EXEMPT_DOMAINS)),
+        & ~pl.col("domain").is_in(list(rules.OFF_TOPIC_EXEMPT_DOMAINS))
+        & (pl.col("answer_evidence") <= rules.OFF_TOPIC_MAX_EVIDENCE),
     }

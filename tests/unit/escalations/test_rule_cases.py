@@ -95,7 +95,7 @@ SINGLE_PATTERNS: list[tuple[str, str, str]] = [
     ("INCOMPLETE_ENDING", "and then the", "and that is all."),
     ("DONT_KNOW", "I don't know.", "I know: use a set."),
     ("HEDGE_CONTINUATION", "not sure, but probably 30", "not sure."),
-    ("LOG_LINE", "  File \"app.py\", line 3", "The file is app.py"),
+    ("LOG_LINE", '  File "app.py", line 3', "The file is app.py"),
     ("COMMAND_LINE", "$ git push origin main", "Push with git."),
     ("EXPLANATION_MARKERS", "it fails because the lock is held", "it fails"),
     ("GUIDANCE_MARKERS", "you can pass a timeout", "a timeout"),
