@@ -45,11 +45,18 @@ CORRECTION_INDICATORS: tuple[str, ...] = (
 )
 # distill's own: the seed's `meta_cognitive` type is "self-reflection, uncertainty".
 UNCERTAINTY_INDICATORS: tuple[str, ...] = (
-    r"(?i)\bI(?:'m| am) not (?:entirely |completely |100% )?(?:sure|certain)\b",
-    r"(?i)\bI (?:don't|do not) (?:know|have (?:enough|reliable) information)\b",
-    r"(?i)\b(?:I|we) (?:can't|cannot) (?:be certain|know for sure|predict)\b",
-    r"(?i)\bI (?:might|may|could) be wrong\b",
-    r"(?i)\b(?:it's|it is) (?:hard|difficult|impossible) to (?:say|know|predict)\b",
+    r"(?i)\bI(?:['’]m| am) not (?:entirely |completely |100% |quite )?(?:sure|certain)\b",
+    r"(?i)\bI (?:don['’]t|do not) (?:really |actually |honestly )?(?:know|have (?:enough|reliable)"
+    r" information)\b",
+    r"(?i)\b(?:I|we) (?:can['’]t|cannot) (?:be (?:certain|sure)|know for sure|predict)\b",
+    r"(?i)\b(?:I|this) (?:might|may|could) (?:well )?be (?:completely |totally |entirely )?wrong\b",
+    r"(?i)\b(?:it['’]s|it is) (?:hard|difficult|impossible) to (?:say|know|predict)\b",
+    # distill, issue 27: hedges SAM's own tests expect to raise `uncertain`
+    r"(?i)\bI(?:['’]m| am) (?:very |quite |a bit |a little |somewhat |rather )?"
+    r"(?:uncertain|unsure)\b",
+    r"(?i)^\W*not (?:entirely |completely |100% |quite )?(?:sure|certain)\b",
+    r"(?i)\b(?:pure|just|only) speculation\b|\bI(?:['’]m| am) (?:just )?guessing\b"
+    r"|\bmy (?:best )?guess is\b",
 )
 REFLECTION_INDICATORS: tuple[str, ...] = (
     r"(?i)\b(?:let me|I should|I need to) (?:reconsider|double-check|re-check|re-examine)\b",
@@ -70,6 +77,7 @@ REASONING_TYPES: tuple[str, ...] = (
 )
 # The first type whose condition holds wins; `direct` when none does.
 #   correction       SAM made an attempt and >= MIN_CORRECTION_HITS correction indicators match
+#                    (a value correction, SAM_ERROR_RULES' `wrong_value`, counts as one more hit)
 #   tool_use         >= MIN_TOOL_HITS tool indicators match
 #   multi_step       the query asks >= MULTI_STEP_MIN_SUBTASKS things and the answer has
 #                    >= MULTI_STEP_MIN_STEPS numbered steps
@@ -290,6 +298,8 @@ TOOL_OUTPUT_HANDLING = "read the output and continue from it"
 # the FIRST matching rule names `error_type`. Patterns run over Claude's answer, except
 # `incomplete`, which compares lengths: the attempt has fewer than INCOMPLETE_MAX_LENGTH_RATIO times
 # the answer's words and the answer has >= INCOMPLETE_MIN_ANSWER_STEPS numbered steps or code.
+#   wrong_value      the answer corrects a value, limit or expiry (a TTL, timeout, quota, size,
+#                    default, version: "should be 300, not 60", "won't handle TTL expiration")
 #   factual          the answer says the attempt's claim is wrong
 #   wrong_approach   the answer proposes a different approach
 #   missing_context  the answer says the right answer depends on context SAM did not consider
@@ -297,6 +307,17 @@ TOOL_OUTPUT_HANDLING = "read the output and continue from it"
 # An attempt that met none of them, but whose example is a correction (reasoning_type
 # `correction`, detected by the seed's indicators or pre-labelled), gets SAM_ERROR_FALLBACK.
 SAM_ERROR_RULES: tuple[tuple[str, str], ...] = (
+    (
+        "wrong_value",
+        r"(?i)\b(?:TTL|time-?to-?live|expir\w*|time-?outs?|limits?|quotas?|max(?:imum)?"
+        r"|min(?:imum)?|defaults?|rate|size|port|version|retries|interval|duration|threshold)\b"
+        r"[^.\n]{0,60}?\b(?:should be|must be|needs to be|has to be|is actually|defaults? to"
+        r"|is set to|is only|is not|isn't)\b[^.\n]{0,40}?\d"
+        r"|\b\d+(?:\.\d+)?[ \t]*(?:ms|s|secs?|seconds?|mins?|minutes?|h|hours?|days?|[KMG]B|%)?,?"
+        r" not \d|\b(?:won't|will not|doesn't|does not|can't|cannot|never) (?:handle|support"
+        r"|respect|enforce|expire|evict|apply)\b[^.\n]{0,40}?\b(?:TTL|time-?to-?live|expir\w*"
+        r"|time-?outs?|limits?|quotas?)",
+    ),
     (
         "factual",
         r"(?i)\b(?:that's (?:not|in)correct|that is (?:not|in)correct|is incorrect|is wrong"
@@ -642,8 +663,8 @@ LLM_SYSTEM_PROMPT = (
     "You extract training data from an escalation: a user's query, a small model's (SAM's) "
     "attempt and a large model's answer. Reply with one JSON object and nothing else, with keys "
     '"reasoning_steps": [{"step_num": int, "action": verb, "content": str, "reasoning": str}], '
-    '"corrections": null or {"sam_errors": [{"error_type": one of incomplete, factual, '
-    'missing_context, wrong_approach, "what_sam_said": str, "what_was_wrong": str, '
+    '"corrections": null or {"sam_errors": [{"error_type": one of incomplete, wrong_value, '
+    'factual, missing_context, wrong_approach, "what_sam_said": str, "what_was_wrong": str, '
     '"correct_answer": str}], "improvements": [str]}, '
     '"principles": [{"principle": str, "context": str, "importance": number 0..1}].'
 )

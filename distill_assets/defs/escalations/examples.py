@@ -169,7 +169,11 @@ def _detected_reasoning_type() -> pl.Expr:
     steps = pl.col("reasoning_steps").list.len()
     conditions = {
         "correction": pl.col("has_sam_attempt")
-        & (pl.col("correction_hits") >= rules.MIN_CORRECTION_HITS),
+        & (
+            pl.col("correction_hits")
+            + _RESPONSE.str.contains(dict(rules.SAM_ERROR_RULES)["wrong_value"]).cast(pl.Int64)
+            >= rules.MIN_CORRECTION_HITS
+        ),
         "tool_use": pl.col("tool_hits") >= rules.MIN_TOOL_HITS,
         "multi_step": (pl.col("query_subtasks") >= rules.MULTI_STEP_MIN_SUBTASKS)
         & (steps >= rules.MULTI_STEP_MIN_STEPS),
