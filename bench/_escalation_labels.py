@@ -11,7 +11,8 @@ acknowledgement, "I don't know", a question back).
 Deterministic: every row comes from one template and one topic chosen by index arithmetic
 (`generate()` gives the same rows every time). Each kind has two template families: `tune`
 (looked at while the rules were adjusted) and `holdout` (written apart and only measured), so the
-report shows both. Rows: `id, kind, label ("answer" | "junk"), split, query, claude_response`.
+report shows both; `fresh` is a second, smaller holdout
+(see FRESH_GENUINE). Rows: `id, kind, label ("answer" | "junk"), split, query, claude_response`.
 """
 
 from __future__ import annotations
@@ -410,6 +411,22 @@ def _explanation_holdout(t: Topic, variant: int) -> str:
     return f"The key point is that {t.fact}. Be aware that {t.caveat}."
 
 
+def _conversational(t: Topic, variant: int) -> str:
+    forms = (
+        "Sure! {Fact}.",
+        "Good catch - {fact}. Note that {caveat}.",
+        "Yes, {fact}.",
+        "Let's look at it: {fact}.",
+        "Okay, so {fact}; {caveat}.",
+    )
+    return forms[variant % len(forms)].format(Fact=_cap(t.fact), fact=t.fact, caveat=t.caveat)
+
+
+def _conversational_holdout(t: Topic, variant: int) -> str:
+    forms = ("Great question! {Fact}.", "No - {fact}, and {caveat}.")
+    return forms[variant % len(forms)].format(Fact=_cap(t.fact), fact=t.fact, caveat=t.caveat)
+
+
 # --- junk (the user's next message, or a reply that is no answer) ---------------------------------
 
 USER_REQUEST = (
@@ -427,6 +444,8 @@ USER_REQUEST = (
     "could you make the {term} load faster",
     "try again but keep my changes",
     "go ahead",
+    "can you change this so it retries?\n```python\nresp = requests.get(url)\n```",
+    'please make it use this instead:\n```json\n{{"theme": "dark", "font": 14}}\n```',
 )
 USER_REQUEST_HOLDOUT = (
     "alright, ship it",
@@ -435,6 +454,7 @@ USER_REQUEST_HOLDOUT = (
     "ok now make it look nicer",
     "proceed with option 2",
     "would you change the colors of the {term} to match the logo",
+    "use this config for it\n```yaml\nmodel: qwen2.5-7b\ncontext: 8192\n```",
 )
 USER_WISH = (
     "I want it to remember the last project I opened",
@@ -475,6 +495,9 @@ BUG_REPORT = (
     "there is still a bug in the {term}, it shows old data",
     "this throws a KeyError now",
     "it won't start anymore",
+    'it crashes when I run it:\nTraceback (most recent call last):\n  File "sam.py", line 9\n'
+    "KeyError: 'model'",
+    "still getting this:\n```\nTypeError: Cannot read properties of undefined (reading 'map')\n```",
 )
 BUG_REPORT_HOLDOUT = (
     "now the {term} flickers every time I type",
@@ -483,6 +506,7 @@ BUG_REPORT_HOLDOUT = (
     "the app quits as soon as I open the {term}",
     "weird, the {term} shows yesterday's messages",
     "memory usage goes up to 8GB and stays there",
+    "same thing happens with the new build:\n```\nSegmentation fault: 11\n```",
 )
 PASTED_LOG = (
     'Traceback (most recent call last):\n  File "/Users/dave/sam/main.py", line 42, in <module>\n'
@@ -574,6 +598,7 @@ GENUINE: tuple[tuple[str, Template, Template], ...] = (
     ("markdown_headers", _headers, _headers_holdout),
     ("hedged", _hedged, _hedged_holdout),
     ("explanation", _explanation, _explanation_holdout),
+    ("conversational", _conversational, _conversational_holdout),
 )
 # (kind, tune texts, holdout texts) of the junk replies
 JUNK: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
@@ -586,8 +611,61 @@ JUNK: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("dont_know", DONT_KNOW, DONT_KNOW_HOLDOUT),
     ("question_back", QUESTION_BACK, QUESTION_BACK_HOLDOUT),
 )
+# `fresh`: a second holdout written after the holdout had been measured once (and the user_wish
+# cue narrowed because of it); measured, never tuned on.
+FRESH_GENUINE: dict[str, Template] = {
+    "short_factual": lambda t, n: f"Right, {t.fact}. Nothing else is needed.",
+    "code_with_prose": lambda t, n: (
+        f"Try this one:\n\n```{t.lang}\n{t.code}\n```\n\nIt should behave the same everywhere."
+    ),
+    "code_only": lambda t, n: f"```{t.lang}\n{t.code}\n\n```",
+    "numbered_steps": lambda t, n: (
+        "Here's the sequence I'd follow:\n"
+        + "\n".join(f"  {i}. {s}" for i, s in enumerate(t.steps, start=1))
+    ),
+    "first_then_finally": lambda t, n: (
+        f"Firstly, {t.steps[0]}. Next, {t.steps[1]}. Lastly, {t.steps[3]}."
+    ),
+    "markdown_headers": lambda t, n: f"# Why\n{_cap(t.fact)}.\n\n# How\n{_cap(t.steps[1])}.",
+    "hedged": lambda t, n: f"I could be wrong, but {t.fact}. Double-check it on your version.",
+    "explanation": lambda t, n: f"{_cap(t.fact)}. In practice {t.caveat}.",
+    "conversational": lambda t, n: f"Ah, that one. {_cap(t.fact)}.",
+}
+FRESH_JUNK: dict[str, tuple[str, ...]] = {
+    "user_request": (
+        "yes. and no more confirmations please",
+        "could u also rename the {term}",
+        "redo it with fewer files",
+        "now do the same for the {term}",
+    ),
+    "user_wish": (
+        "I'd really like SAM to keep a history of my prompts",
+        "would be awesome if the {term} had tabs",
+        "we should have a settings export",
+        "I need it to start faster",
+    ),
+    "bug_report": (
+        "the {term} doesn't open anymore after the update",
+        "it failed again on the same file",
+        "I'm still seeing the old icon",
+        "nothing happens when I click it",
+    ),
+    "pasted_log": (
+        "ERROR 2026-11-21 08:00:02 worker-3 Timeout after 30000ms\n"
+        "ERROR 2026-11-21 08:00:05 worker-3 Timeout after 30000ms",
+        'Traceback (most recent call last):\n  File "/Users/dave/sam/cli.py", line 5, in main\n'
+        "ImportError: cannot import name 'Router'",
+    ),
+    "shell_command": (
+        "git checkout -b fix/menu && git push -u origin fix/menu",
+        "npm run build\nnpm run start",
+    ),
+    "acknowledgement": ("nice, thanks", "ok cool thx"),
+    "dont_know": ("no clue", "dunno"),
+    "question_back": ("is that the right folder?", "do I need to restart?"),
+}
 # rows per genuine kind and split
-GENUINE_ROWS = {"tune": 16, "holdout": 6}
+GENUINE_ROWS = {"tune": 16, "holdout": 6, "fresh": 4}
 
 
 def generate() -> list[dict[str, str]]:
@@ -607,12 +685,14 @@ def generate() -> list[dict[str, str]]:
         )
 
     for kind, tune, holdout in GENUINE:
-        for split, template in (("tune", tune), ("holdout", holdout)):
+        splits = (("tune", tune), ("holdout", holdout), ("fresh", FRESH_GENUINE[kind]))
+        for split, template in splits:
             for n in range(GENUINE_ROWS[split]):
                 topic = TOPICS[(n * 7 + len(kind)) % len(TOPICS)]
                 add(kind, "answer", split, topic, template(topic, n))
     for kind, tune_texts, holdout_texts in JUNK:
-        for split, texts in (("tune", tune_texts), ("holdout", holdout_texts)):
+        splits = (("tune", tune_texts), ("holdout", holdout_texts), ("fresh", FRESH_JUNK[kind]))
+        for split, texts in splits:
             for n, text in enumerate(texts):
                 for repeat in range(2 if len(texts) < 10 else 1):
                     topic = TOPICS[(n * 5 + repeat * 3 + len(kind)) % len(TOPICS)]

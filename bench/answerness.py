@@ -19,7 +19,7 @@ import polars as pl
 
 from bench._escalation_labels import generate
 
-SPLITS = ("tune", "holdout")
+SPLITS = ("tune", "holdout", "fresh")
 
 
 def _records(rows: list[dict[str, str]]) -> pl.LazyFrame:
@@ -70,7 +70,11 @@ def kind_table(decided: pl.DataFrame) -> pl.DataFrame:
             pl.col("answerness_out").mean().alias("answerness_out"),
             pl.col("export_out").mean().alias("export_out"),
         )
-        .sort("split", "label", "kind", descending=[True, True, False])
+        .with_columns(
+            pl.col("split").replace_strict({s: i for i, s in enumerate(SPLITS)}).alias("_o")
+        )
+        .sort("_o", "label", "kind", descending=[False, True, False])
+        .drop("_o")
     )
 
 

@@ -493,7 +493,9 @@ ERROR_PAGE_INDICATORS: tuple[str, ...] = (
 #   shell_command    no fenced code; at least PASTED_MIN_SHARE of its non-blank lines COMMAND_LINE
 #   user_request, user_wish, bug_report
 #                    the kind's ANSWER_ROLE_CUES pattern matches the opening
-# and, for every kind but the first two, the reply has at most MAX_EVIDENCE[kind] points. A
+# and, for every kind but the first two, the reply has at most MAX_EVIDENCE[kind] points; for
+# the kinds in CODE_IS_PASTED_FOR a fenced block earns no points (a request or bug report that
+# opens the reply brings its code or error along). Lines are counted without fence lines. A
 # reviewer's approval overturns a rejection (see the export gate).
 ANSWER_HEAD_CHARS = 160
 # Interjections a user's message may open with before the request itself.
@@ -505,9 +507,10 @@ ANSWER_ROLE_CUES: tuple[tuple[str, str], ...] = (
     (
         "user_request",
         _OPENING + r"(?:(?:can|could|would|will|won't|can't) (?:you|u)\b|please\b|pls\b|plz\b"
-        r"|i (?:want|need|'d like|would like) you\b|let'?s\b|go ahead\b"
+        r"|i (?:want|need|'d like|would like) you\b|go ahead\b"
+        r"|let'?s (?:do|go|try|ship|continue|move on|just|switch|keep|finish)\b"
         r"|do (?:it|that|this|the same)\b|just (?:do|fix|make|use|run|go|add|change|remove|push"
-        r"|commit|ship|finish)\b|try (?:again|it|that|this|harder)\b|keep going\b|continue\b"
+        r"|commit|ship|finish)\b|try (?:again|harder)\b|keep going\b|continue\b"
         r"|proceed\b|carry on\b|(?:fix|change|remove|update|revert|undo|redo|rewrite|implement"
         r"|build|ship|finish|commit|push|deploy|test|rerun|restart) (?:it|this|that|them"
         r"|everything|all)\b|make (?:it|this|that|them) \w+|stop (?:asking|doing|prompting"
@@ -519,7 +522,8 @@ ANSWER_ROLE_CUES: tuple[tuple[str, str], ...] = (
         "user_wish",
         r"(?i)\b(?:i (?:really )?(?:want|wish|need) (?:it|this|the \w+|sam|us|to (?:be able"
         r"|have|see|get))|i'?d (?:really )?(?:like|love) (?:it|this|the|to|a|an|sam)"
-        r"|(?:it|this|sam) (?:should|needs to|must) (?:also |be able to |always |never |just )?\w+"
+        r"|(?:it|sam) (?:should|needs to|must) (?:also|be able to|always|never|remember|show"
+        r"|support|sync|let me|have an?|open|stay)"
         r"|(?:can|could) we (?:add|have|make|get|support)|we (?:need|should) (?:to )?(?:add|have"
         r"|make|support)|feature request|would be (?:nice|great|cool|awesome|good) (?:if|to)"
         r"|what if (?:it|we|sam)|it would be (?:nice|great|cool|awesome|better))\b",
@@ -532,7 +536,8 @@ ANSWER_ROLE_CUES: tuple[tuple[str, str], ...] = (
         r"|doesn't|does not|didn't|did not|isn't|is not|throws|threw|errors? out)"
         r"|\bi(?:'m| am) (?:still )?(?:getting|seeing|stuck)"
         r"|\bi (?:still |now )?(?:get|got|see|saw|keep getting) (?:this|an|the|a|same|that)\b"
-        r"|\b(?:still|again) (?:broken|failing|not working|crashing|the same)|\bnot working\b"
+        r"|\b(?:still|again) (?:broken|failing|not working|crashing|the same|getting|seeing"
+        r"|having)\b|\bnot working\b"
         r"|\bnothing happens\b|\bsame (?:error|problem|issue|thing|crash)\b"
         r"|\b(?:there's|there is) (?:a|still a) bug\b)",
     ),
@@ -565,6 +570,7 @@ COMMAND_LINE = (
     r"|echo|touch|sed|awk|find|tar)[ \t]+\S"
 )
 NONBLANK_LINE = r"(?m)^[ \t]*\S"
+FENCE_LINE = r"(?m)^[ \t]*```"
 PASTED_MIN_LINES = 2
 PASTED_MIN_SHARE = 0.5
 EXPLANATION_MARKERS = (
@@ -595,6 +601,7 @@ MAX_EVIDENCE: dict[str, int] = {
     "user_wish": 1,
     "bug_report": 1,
 }
+CODE_IS_PASTED_FOR: tuple[str, ...] = ("user_request", "user_wish", "bug_report")
 ANSWER_REJECTIONS: tuple[str, ...] = (
     "acknowledgement",
     "error_page",

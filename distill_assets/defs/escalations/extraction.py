@@ -365,7 +365,9 @@ def answer_conditions() -> dict[str, pl.Expr]:
     sentences = pl.col("prose").str.extract_all(rules.QUESTION_SENTENCE)
     questions = sentences.list.eval(pl.element().str.strip_chars().str.ends_with("?")).list.sum()
     last_is_question = sentences.list.last().str.strip_chars().str.ends_with("?")
-    lines = RESPONSE.str.count_matches(rules.NONBLANK_LINE)
+    lines = RESPONSE.str.count_matches(rules.NONBLANK_LINE) - RESPONSE.str.count_matches(
+        rules.FENCE_LINE
+    )
     cues = {kind: head.str.contains(pattern) for kind, pattern in rules.ANSWER_ROLE_CUES}
     return {
         "acknowledgement": RESPONSE.str.contains(rules.ACKNOWLEDGEMENT),
@@ -391,11 +393,13 @@ def answer_rejection() -> pl.Expr:
     """
     conditions = answer_conditions()
     evidence = pl.col("answer_evidence")
+    without_code = evidence - pl.col("has_code").cast(pl.Int64) * rules.EVIDENCE_CODE
     chain = None
     for kind in rules.ANSWER_REJECTIONS:
         condition = conditions[kind]
         if kind in rules.MAX_EVIDENCE:
-            condition = condition & (evidence <= rules.MAX_EVIDENCE[kind])
+            points = without_code if kind in rules.CODE_IS_PASTED_FOR else evidence
+            condition = condition & (points <= rules.MAX_EVIDENCE[kind])
         condition = condition.fill_null(False)
         chain = (pl.when if chain is None else chain.when)(condition).then(pl.lit(kind))
     return chain.otherwise(NULL_STR)
