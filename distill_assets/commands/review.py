@@ -1,5 +1,8 @@
 """`distill review`: list, show, approve and reject escalation examples (seed 000 human review).
 
+`list` shows, per example, why it is held back from the exports (`held_back`: the gate's reason,
+e.g. `not_an_answer:user_request`); approving an example overturns an answer-ness rejection.
+
 Reads `distillation_examples` from the lake (every partition) with the decisions made so far
 applied; a decision is appended to `<data dir>/distilled/review/decisions.jsonl` and reaches the
 release at the next materialization (`defs/escalations/review.py`).
@@ -15,6 +18,7 @@ import time
 
 import polars as pl
 
+from distill_assets.defs.escalations.gate import gate_reason
 from distill_assets.defs.escalations.review import (
     PENDING_COLUMNS,
     REVIEW_COLUMNS,
@@ -56,18 +60,23 @@ def _examples(settings: Settings, example_id: str | None = None) -> pl.DataFrame
         examples = scan_examples(settings.lake_root).filter(pl.col("id") == example_id).collect()
     if examples.is_empty():
         return examples
-    return apply_decisions(examples, read_decisions(distilled_root(settings.data_dir)))
+    decided = apply_decisions(examples, read_decisions(distilled_root(settings.data_dir)))
+    return decided.with_columns(gate_reason().alias("held_back"))
 
 
 def _table(rows: pl.DataFrame) -> str:
-    header = f"{'id':16}  {'date':10}  {'format':11}  {'score':>5}  {'flags':24}  query"
+    header = (
+        f"{'id':16}  {'date':10}  {'format':11}  {'score':>5}  {'flags':24}  "
+        f"{'held back (approve to overturn)':30}  query"
+    )
     lines = [header, "-" * len(header)]
     for row in rows.iter_rows(named=True):
         query = " ".join(row["query"].split())
         flags = ",".join(row["quality_flags"])
+        held = row["held_back"] or "-"
         lines.append(
             f"{row['id']:16}  {row['partition']:10}  {row['training_format']:11}  "
-            f"{row['quality_score']:5.2f}  {flags[:24]:24}  {query[:QUERY_WIDTH]}"
+            f"{row['quality_score']:5.2f}  {flags[:24]:24}  {held[:30]:30}  {query[:QUERY_WIDTH]}"
         )
     return "\n".join(lines)
 
@@ -84,7 +93,14 @@ def run(args: argparse.Namespace) -> int:
         )
         rows = rows.sort("partition", "id") if not rows.is_empty() else rows
         if args.json:
-            columns = [*PENDING_COLUMNS, "partition", "human_reviewed", "reviewer_notes"]
+            columns = [
+                *PENDING_COLUMNS,
+                "partition",
+                "human_reviewed",
+                "reviewer_notes",
+                "answer_rejection",
+                "held_back",
+            ]
             print(json.dumps(rows.select(columns).to_dicts() if rows.height else [], indent=2))
         else:
             print(_table(rows) if rows.height else "no examples awaiting review")

@@ -21,6 +21,7 @@ import polars as pl
 from distill_assets.contracts.escalations import DistillationExample
 from distill_assets.defs.escalations import extraction
 from distill_assets.defs.escalations.gate import training_ready
+from distill_assets.defs.escalations.working_store import DB_REF
 from distill_assets.lib.lake import frame_batches
 from distill_assets.rules import escalations as rules
 
@@ -368,9 +369,11 @@ def distillation_examples(records: pl.LazyFrame) -> pl.LazyFrame:
                 meta_cognitive=pl.col("uncertainty_hits") + pl.col("reflection_hits"),
             ).alias("indicator_hits"),
             pl.lit(SOURCE).alias("source"),
-            pl.coalesce("legacy_source_ref", pl.format("{}:{}", "source_file", "line_no")).alias(
-                "source_ref"
-            ),
+            pl.coalesce(
+                "legacy_source_ref",
+                pl.col("extra").str.json_path_match(f"$.{DB_REF}"),
+                pl.format("{}:{}", "source_file", "line_no"),
+            ).alias("source_ref"),
             pl.col("legacy_human_reviewed").fill_null(0).alias("human_reviewed"),
             pl.col("legacy_reviewer_notes").alias("reviewer_notes"),
             pl.lit(0, dtype=pl.Int64).alias("training_ready"),
