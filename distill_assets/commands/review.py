@@ -2,6 +2,9 @@
 
 `list` shows, per example, why it is held back from the exports (`held_back`: the gate's reason,
 e.g. `not_an_answer:user_request`); approving an example overturns an answer-ness rejection.
+`edit ID --response-file F` records a corrected answer, used from the next materialization of
+the example's partition. Reviews and edits made directly in `distilled/distillation.db` count
+the same (`defs/escalations/working_store.py`); the latest timestamp wins.
 
 Reads `distillation_examples` from the lake (every partition) with the decisions made so far
 applied; a decision is appended to `<data dir>/distilled/review/decisions.jsonl` and reaches the
@@ -15,6 +18,7 @@ import getpass
 import json
 import sys
 import time
+from pathlib import Path
 
 import polars as pl
 
@@ -44,11 +48,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     listing.add_argument("--all", action="store_true", help="include reviewed examples")
     show = actions.add_parser("show", help="one example in full")
     show.add_argument("id")
-    for action in ("approve", "reject"):
-        decide = actions.add_parser(action, help=f"{action} an example")
+    for action in ("approve", "reject", "edit"):
+        decide = actions.add_parser(
+            action,
+            help="correct an example's answer" if action == "edit" else f"{action} an example",
+        )
         decide.add_argument("id")
         decide.add_argument("--notes", default=None, help="reviewer notes")
         decide.add_argument("--reviewer", default=None, help="who decides (default: $USER)")
+        if action == "edit":
+            decide.add_argument(
+                "--response-file", required=True, help="file holding the corrected answer"
+            )
     parser.set_defaults(func=run)
 
 
@@ -113,6 +124,9 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(found.row(0, named=True), indent=2, sort_keys=True, default=str))
         return 0
     reviewer = args.reviewer or getpass.getuser()
+    response = (
+        Path(args.response_file).read_text(encoding="utf-8") if args.action == "edit" else None
+    )
     line = append_decision(
         distilled_root(settings.data_dir),
         args.id,
@@ -120,6 +134,7 @@ def run(args: argparse.Namespace) -> int:
         notes=args.notes,
         reviewer=reviewer,
         ts=time.time(),
+        response=response,
     )
     print(
         f"{args.action.rstrip('e')}ed {args.id} by {reviewer}"
