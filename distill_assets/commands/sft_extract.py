@@ -6,9 +6,9 @@ samples.
 
 Reads every trace file under `--trace-dir` (`.jsonl`, `.jsonl.gz`, `.jsonl.zst`, `.jsonl.lz4`)
 through the same bronze parse (`defs.traces.bronze.ingest_events`) and the same extraction
-(`defs.traces.extract.Extraction`) as the `traces/events` and `traces/sft_steps` assets, and writes
-the samples as chat JSONL in the order of `traces/sft_steps`: by the position of each step's
-`llm_action` in the files (file path, then line).
+(`defs.traces.sft_extraction.Extraction`) as the `traces/events` and `traces/sft_steps` assets,
+and writes the samples as chat JSONL in the order of `traces/sft_steps`: by the position of each
+step's `llm_action` in the files (file path, then line).
 """
 
 import argparse
@@ -17,7 +17,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-from distill_assets.defs.traces.extract import FORMATS, Extraction, ExtractOptions, FileProgress
+from distill_assets.defs.traces.sft_extraction import (
+    FORMATS,
+    Extraction,
+    ExtractOptions,
+    FileProgress,
+)
 from distill_assets.lib.rawfiles import raw_files_in
 from distill_assets.rules import traces as rules
 

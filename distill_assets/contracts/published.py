@@ -274,21 +274,6 @@ CONFIG_FEEDS: dict[str, list[tuple[str, str]]] = {
     "rlds": [("telemetry", "episodes")],
 }
 
-# config -> markdown notes for the dataset card ("module:ATTRIBUTE"), shown when the config is in
-# the version (defs/release/notes.py)
-CARD_NOTES: dict[str, list[str]] = {
-    "rlds": ["distill_assets.defs.telemetry.card_notes:RLDS_NOTES"],
-    "dpo": ["distill_assets.defs.telemetry.card_notes:DPO_NOTES"],
-    "cot": ["distill_assets.defs.telemetry.card_notes:COT_NOTES"],
-}
-
-# Release extras: writers ("module:function") that add files to every version folder beside
-# `data/`, called as `function(curated rows by config, newest partition, folder) -> [paths]`.
-RELEASE_EXTRAS: list[str] = [
-    "distill_assets.defs.escalations.seed_exports:write_seed_exports",
-    "distill_assets.defs.telemetry.tfrecord:write_release_files",
-]
-
 
 def published_schema(config: str) -> pl.Schema:
     """Return the exact published column order and types of a config."""

@@ -3,7 +3,7 @@
 Per record: numbered reasoning steps, indicator hits per seed pattern list, the reasoning type,
 classification (pre-labels win), SAM errors, improvements, principles, quality flags (the seed's
 ten plus distill's junk flags) and the seed's quality score. The rules are data in
-`distill_assets.rules.escalations`; this module and `extraction.py` only turn them into
+`distill_assets.rules.escalations`; this module and `offline_extraction.py` only turn them into
 expressions.
 
 Records migrated from a legacy SQLite database (`legacy.py`) carry `LEGACY_COLUMNS`: their own
@@ -19,7 +19,7 @@ from collections.abc import Iterator
 import polars as pl
 
 from distill_assets.contracts.escalations import DistillationExample
-from distill_assets.defs.escalations import extraction
+from distill_assets.defs.escalations import offline_extraction as extraction
 from distill_assets.defs.escalations.gate import training_ready
 from distill_assets.defs.escalations.working_store import DB_REF
 from distill_assets.lib.lake import frame_batches

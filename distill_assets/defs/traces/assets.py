@@ -13,7 +13,7 @@ from distill_assets.defs.ingest import bronze_outs, ingest_metadata
 from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.resources import DistillSettings, StagedParquet
 from distill_assets.defs.traces.bronze import ingest_events
-from distill_assets.defs.traces.extract import Extraction, ExtractOptions
+from distill_assets.defs.traces.sft_extraction import Extraction, ExtractOptions
 from distill_assets.lib.cleanup import working_dir
 from distill_assets.lib.lake import local_file, partition_path
 from distill_assets.lib.metadata import funnel, histogram, preview
