@@ -32,6 +32,7 @@ from distill_assets.defs.escalations.records import RECORDS, SOURCE, ingest_reco
 from distill_assets.defs.escalations.review import (
     REVIEW_FILE_COLUMNS,
     apply_decisions,
+    decisions_path,
     distilled_root,
     example_partitions,
     read_decisions,
@@ -396,7 +397,7 @@ def export_history(context: dg.AssetExecutionContext, settings: DistillSettings)
     known = set(
         scan_examples(cfg.lake_root, ["id"]).select("id").collect().get_column("id").to_list()
     )
-    harvested = harvest(root, cfg.raw_root, known)
+    harvested = harvest(root, decisions_path(root), cfg.raw_root, known)
     kept = inserted_rows(root).filter(~pl.col("id").is_in(list(known)))
     decisions = read_decisions(root)
     database = database_path(root)

@@ -26,6 +26,7 @@ from pathlib import Path
 import polars as pl
 
 from distill_assets.defs.escalations.gate import training_ready
+from distill_assets.defs.escalations.working_store import database_decisions
 from distill_assets.lib.lake import (
     frame_batches,
     partition_files,
@@ -134,8 +135,6 @@ def read_decisions(root: Path) -> pl.DataFrame:
     later line on a tie): `decision` = the latest approve/reject (null when there are only
     edits), `notes` and `response` = the latest given, `reviewer`/`via` = the latest line's.
     """
-    from distill_assets.defs.escalations.working_store import database_decisions
-
     path = decisions_path(root)
     parts = [database_decisions(root).select(DECISION_SCHEMA.names())]
     if path.exists() and path.stat().st_size > 0:

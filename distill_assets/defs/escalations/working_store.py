@@ -199,17 +199,14 @@ def _landed_name(lines: str) -> str:
     return f"{LANDED_PREFIX}{hashlib.sha256(lines.encode('utf-8')).hexdigest()[:16]}.jsonl"
 
 
-def harvest(root: Path, raw_root: str, known_ids: set[str]) -> dict[str, int]:
+def harvest(root: Path, path: Path, raw_root: str, known_ids: set[str]) -> dict[str, int]:
     """Carry the database's changes over before it is rewritten; return what was carried.
 
-    Decisions are appended to `review/decisions.jsonl` unless already there (same id, ts and
+    Decisions are appended to the decisions file `path` unless already there (same id, ts and
     `via`); inserted rows whose id the lake does not know (`known_ids`) land as raw JSONL per
     created_at date (UTC) under `<raw_root>/escalations/`.
     """
-    from distill_assets.defs.escalations.review import decisions_path
-
     decisions = database_decisions(root)
-    path = decisions_path(root)
     seen: set[tuple[str, float]] = set()
     if path.exists():
         for line in path.read_text(encoding="utf-8").splitlines():

@@ -136,8 +136,14 @@ def test_harvest_carries_changes_once_and_lands_inserted_rows_as_raw_lines(
             ),
         ),
     )
-    assert harvest(root, str(raw), known_ids={"a"}) == {"decisions": 1, "inserted": 1}
-    assert harvest(root, str(raw), known_ids={"a"}) == {"decisions": 0, "inserted": 1}
+    assert harvest(root, decisions_path(root), str(raw), known_ids={"a"}) == {
+        "decisions": 1,
+        "inserted": 1,
+    }
+    assert harvest(root, decisions_path(root), str(raw), known_ids={"a"}) == {
+        "decisions": 0,
+        "inserted": 1,
+    }
     [line] = [json.loads(x) for x in decisions_path(root).read_text().splitlines()]
     assert (line["id"], line["decision"], line["notes"], line["via"]) == (
         "a",
