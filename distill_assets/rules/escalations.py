@@ -673,5 +673,9 @@ LLM_SYSTEM_PROMPT = (
     '"corrections": null or {"sam_errors": [{"error_type": one of incomplete, wrong_value, '
     'factual, missing_context, wrong_approach, "what_sam_said": str, "what_was_wrong": str, '
     '"correct_answer": str}], "improvements": [str]}, '
-    '"principles": [{"principle": str, "context": str, "importance": number 0..1}].'
+    '"principles": [{"principle": str, "context": str, "importance": number 0..1}], '
+    '"not_an_answer": null when claude_response answers the query, else why not, one of '
+    + ", ".join(ANSWER_REJECTIONS)
+    + " (the log may have stored the user's next message, a pasted log or an acknowledgement "
+    "as the answer)."
 )
