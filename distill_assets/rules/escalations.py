@@ -486,8 +486,8 @@ ERROR_PAGE_INDICATORS: tuple[str, ...] = (
 #   error_page       ERROR_PAGE_START, or an ERROR_PAGE_INDICATORS cue the query does not contain
 #                    while the reply shares fewer than ERROR_PAGE_MAX_OVERLAP of the query's terms
 #   dont_know        the reply opens with DONT_KNOW and never goes on with HEDGE_CONTINUATION
-#   question_back    no code; at least QUESTION_BACK_MIN_SHARE of its sentences (QUESTION_SENTENCE)
-#                    are questions, and its last one is
+#   question_back    no code; at least QUESTION_BACK_MIN_SHARE of its prose's sentences are
+#                    questions, and its last one is
 #   pasted_log       at least PASTED_MIN_LINES non-blank lines, at least PASTED_MIN_SHARE of them
 #                    LOG_LINE
 #   shell_command    no fenced code; at least PASTED_MIN_SHARE of its non-blank lines COMMAND_LINE
@@ -552,7 +552,11 @@ HEDGE_CONTINUATION = (
     r"|my guess|it (?:may|might|could)|could be|usually|typically|in most|one option"
     r"|you (?:can|could|might))\b"
 )
-QUESTION_SENTENCE = r"[^.!?\n]*[^.!?\s][^.!?\n]*[.!?]*"
+# Sentences are counted by their ends (SENTENCE_END; trailing text without one is one more
+# sentence, UNTERMINATED_END), questions by QUESTION_END: counts, no list per reply.
+SENTENCE_END = r"[.!?]+(?:\s|$)"
+QUESTION_END = r"\?[.!?]*(?:\s|$)"
+UNTERMINATED_END = r"[^.!?\s]\s*$"
 QUESTION_BACK_MIN_SHARE = 0.5
 # A pasted log / trace / path line, and a shell command line (searched line by line).
 LOG_LINE = (

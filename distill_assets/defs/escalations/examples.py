@@ -81,6 +81,8 @@ BATCH_ROWS = 65_536
 ORDER = ("source_file", "line_no")
 
 _RESPONSE = pl.col("claude_response")
+# the answer without code blocks: one expression for `prose` and the steps (computed once: CSE)
+_PROSE = _RESPONSE.str.replace_all(rules.CODE_BLOCK, " ")
 _NULL_STR = pl.lit(None, dtype=pl.String)
 
 
@@ -142,7 +144,7 @@ def _measures() -> list[pl.Expr]:
     return [
         pl.when(pl.col("legacy_steps").list.len() > 0)
         .then(pl.col("legacy_steps"))
-        .otherwise(extraction.reasoning_steps())
+        .otherwise(extraction.reasoning_steps(_PROSE))
         .alias("reasoning_steps"),
         extraction.tool_usage().alias("tool_usage"),
         indicator_hits(_RESPONSE, rules.COT_INDICATORS).alias("cot_hits"),
@@ -152,7 +154,7 @@ def _measures() -> list[pl.Expr]:
         indicator_hits(_RESPONSE, rules.REFLECTION_INDICATORS).alias("reflection_hits"),
         indicator_hits(_RESPONSE, rules.REFUSAL_INDICATORS).alias("refusal_hits"),
         _RESPONSE.str.count_matches(rules.TOKEN_PATTERN).cast(pl.Int64).alias("token_count"),
-        _RESPONSE.str.replace_all(rules.CODE_BLOCK, " ").alias("prose"),
+        _PROSE.alias("prose"),
         _RESPONSE.str.contains(rules.CODE_FENCE, literal=True).alias("has_code"),
         _RESPONSE.str.count_matches(rules.CODE_FENCE, literal=True).alias("fences"),
         pl.col("query").str.count_matches(rules.QUERY_SUBTASK).alias("query_subtasks"),

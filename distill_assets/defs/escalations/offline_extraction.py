@@ -25,10 +25,11 @@ def any_match(text: pl.Expr, patterns: tuple[str, ...]) -> pl.Expr:
     return pl.any_horizontal([text.str.contains(p) for p in patterns]).fill_null(False)
 
 
-def reasoning_steps() -> pl.Expr:
+def reasoning_steps(prose: pl.Expr | None = None) -> pl.Expr:
     """Ordered steps of the answer with `action`, `content` and `reasoning` (rules: steps).
 
-    Numbered lines, else section headers, else ordinal sentences ("First, … Then … Finally …").
+    Numbered lines, else section headers, else ordinal sentences ("First, … Then … Finally …"),
+    the last two from `prose` (the answer without code blocks; computed here when not given).
 
     Built in nested `list.eval` passes, each reading the fields the previous one materialized:
     within one pass an expression used twice is computed twice (the header match would run
@@ -38,7 +39,8 @@ def reasoning_steps() -> pl.Expr:
     numbered = RESPONSE.str.extract_all(rules.STEP_LINE).list.eval(
         item.str.replace(rules.STEP_PREFIX, "").str.strip_chars()
     )
-    prose = RESPONSE.str.replace_all(rules.CODE_BLOCK, " ")
+    if prose is None:
+        prose = RESPONSE.str.replace_all(rules.CODE_BLOCK, " ")
     headers = prose.str.extract_all(rules.HEADER_STEP_LINE).list.eval(
         item.str.replace(rules.HEADER_STEP_PREFIX, "")
         .str.replace_all(rules.HEADER_CLEANUP, "")
@@ -362,9 +364,12 @@ def answer_conditions() -> dict[str, pl.Expr]:
         )
         & unrelated
     )
-    sentences = pl.col("prose").str.extract_all(rules.QUESTION_SENTENCE)
-    questions = sentences.list.eval(pl.element().str.strip_chars().str.ends_with("?")).list.sum()
-    last_is_question = sentences.list.last().str.strip_chars().str.ends_with("?")
+    prose = pl.col("prose")
+    sentences = prose.str.count_matches(rules.SENTENCE_END) + prose.str.contains(
+        rules.UNTERMINATED_END
+    ).cast(pl.UInt32)
+    questions = prose.str.count_matches(rules.QUESTION_END)
+    last_is_question = prose.str.strip_chars_end().str.ends_with("?")
     lines = RESPONSE.str.count_matches(rules.NONBLANK_LINE) - RESPONSE.str.count_matches(
         rules.FENCE_LINE
     )
@@ -375,7 +380,7 @@ def answer_conditions() -> dict[str, pl.Expr]:
         "dont_know": RESPONSE.str.contains(rules.DONT_KNOW)
         & ~RESPONSE.str.contains(rules.HEDGE_CONTINUATION),
         "question_back": ~pl.col("has_code")
-        & _share(questions, sentences.list.len(), rules.QUESTION_BACK_MIN_SHARE)
+        & _share(questions, sentences, rules.QUESTION_BACK_MIN_SHARE)
         & last_is_question,
         "pasted_log": (lines >= rules.PASTED_MIN_LINES)
         & _share(RESPONSE.str.count_matches(rules.LOG_LINE), lines, rules.PASTED_MIN_SHARE),
