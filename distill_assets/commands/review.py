@@ -109,7 +109,6 @@ def run(args: argparse.Namespace) -> int:
                 "partition",
                 "human_reviewed",
                 "reviewer_notes",
-                "answer_rejection",
                 "held_back",
             ]
             print(json.dumps(rows.select(columns).to_dicts() if rows.height else [], indent=2))

@@ -261,6 +261,9 @@ def test_a_review_written_into_distillation_db_changes_the_next_release_like_dis
     released: Settings, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Issue 27: the seed's database is a working store, not only an output."""
+    assert main(["review", "list", "--json"]) == 0
+    held = {r["id"]: r["held_back"] for r in json.loads(capsys.readouterr().out)}
+    assert held["junk1"] == "not_an_answer:acknowledgement"  # why, so a reviewer can overturn it
     database = Path(released.data_dir) / "distilled" / "distillation.db"
     corrected = (
         '9 sheep are left. "All but 9 run away" means every sheep except 9 ran off, so the 9 '

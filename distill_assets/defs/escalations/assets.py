@@ -244,6 +244,11 @@ def distillation_examples(
                 "quality flag",
             ),
             "quality_score": histogram(summary.get_column("quality_score")),
+            "not_an_answer_by_reason": column_counts(
+                pl.read_parquet(target, columns=["answer_rejection"]).drop_nulls(),
+                "answer_rejection",
+                "not an answer: reason",
+            ),
             **stats_metadata(summary),
             "rows_by_extractor": funnel(dict(by_extractor), "extractor"),
             "llm_fallbacks": funnel(dict(fallbacks)),

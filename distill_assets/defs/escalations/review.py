@@ -58,6 +58,7 @@ PENDING_COLUMNS = (
     "training_format",
     "quality_score",
     "quality_flags",
+    "answer_rejection",
     "query",
     "sam_attempt",
     "claude_response",
