@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from distill_assets.contracts.published import RLDS_STEPS_DTYPE
+import pytest
+from pydantic import ValidationError
+
+from distill_assets.contracts.published import RLDS_STEPS_DTYPE, RldsRow
 from distill_assets.defs.telemetry.episodes import rlds_steps
 from distill_assets.rules import action_tokens as rules
 from tests.unit.telemetry.rlds_frames import POTTERY_TOKENS, episodes_frame
@@ -46,3 +49,22 @@ def test_the_final_step_repeats_the_last_observation_without_an_action() -> None
 
 def test_steps_keep_the_published_dtype() -> None:
     assert rlds_steps(episodes_frame(EPISODES)).dtype == RLDS_STEPS_DTYPE
+
+
+def test_the_published_contract_accepts_rlds_steps_and_rejects_short_tokens() -> None:
+    steps = rlds_steps(episodes_frame(EPISODES)).to_list()[0]
+    row = {
+        "id": "x",
+        "source": "telemetry",
+        "source_ref": "episode:ended",
+        "quality_score": 0.5,
+        "metadata": "{}",
+        "episode_id": "ended",
+        "task_description": "make a jar",
+        "success": True,
+        "steps": steps,
+    }
+    assert len(RldsRow.model_validate(row).steps) == 4
+    steps[0]["action"]["action_tokens"] = [153, 332, 640]  # the old variable length
+    with pytest.raises(ValidationError):
+        RldsRow.model_validate(row)
