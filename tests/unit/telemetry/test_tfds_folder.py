@@ -123,3 +123,22 @@ def _digest(folder: Path, seed: str) -> str:
 def test_the_same_episodes_give_the_same_bytes_in_any_process(tmp_path: Path) -> None:
     # protobuf map fields serialize in an unspecified order unless asked to be deterministic
     assert len({_digest(tmp_path / seed, seed) for seed in ("1", "2", "3")}) == 1
+
+
+CLASH = """
+import distill_assets.defs.release.extras
+import distill_assets.defs.telemetry.tfrecord
+from google.protobuf import descriptor_pool
+try:
+    descriptor_pool.Default().FindMessageTypeByName("tensorflow.BytesList")
+except KeyError:
+    pass
+else:
+    raise SystemExit("tensorflow.BytesList is registered: `import tensorflow` would fail")
+"""
+
+
+def test_writing_registers_no_tensorflow_protos_that_would_clash_with_tensorflow() -> None:
+    # the `tfrecord` package's generated classes made `import tensorflow` fail in the same
+    # process ("duplicate symbol 'tensorflow.BytesList'")
+    subprocess.run([sys.executable, "-c", CLASH], check=True)
