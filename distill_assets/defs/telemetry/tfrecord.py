@@ -10,8 +10,9 @@ path, dtype, shape and meaning) and `rlds/action_space.json` (token axes, ranges
 TFDS serializes an episode as one `tf.train.Example` whose keys are the feature paths joined by
 `/`: an episode field is a one-value list; a field of the nested `steps` dataset lists the
 values of every step in order (`steps/reward`: one float per step; `steps/action/action_tokens`:
-TOKENS_PER_STEP ints per step, flattened); a variable-length list per step (`inventory`) is
-`<path>/ragged_flat_values` plus `<path>/ragged_row_lengths_0`. Booleans are int64 0/1, floats
+TOKENS_PER_STEP ints per step, flattened). Every step feature has a fixed shape, so steps batch
+(`rlds.transformations.batch`, reverb patterns): the variable-length `inventory` is a JSON array
+string here (a TFDS `Sequence` would be ragged and break batching). Booleans are int64 0/1, floats
 float32, strings UTF-8 bytes. The JSON files follow what `tfds.core.DatasetInfo.write_to_directory`
 writes (`features.json` from `FeatureConnector.to_json`, `dataset_info.json` from the
 `DatasetInfo` proto as JSON).
@@ -52,13 +53,13 @@ SHARD_TEMPLATE = "{DATASET}-{SPLIT}.{FILEFORMAT}-{SHARD_X_OF_Y}"
 _FEATURES_MODULE = "tensorflow_datasets.core.features"
 _TEXT = f"{_FEATURES_MODULE}.text_feature.Text"
 _TENSOR = f"{_FEATURES_MODULE}.tensor_feature.Tensor"
-_SEQUENCE = f"{_FEATURES_MODULE}.sequence_feature.Sequence"
 _DICT = f"{_FEATURES_MODULE}.features_dict.FeaturesDict"
 _DATASET = f"{_FEATURES_MODULE}.dataset_feature.Dataset"
 
-# A leaf: (dtype, shape, meaning); dtype int64 | float32 | bool | string; shape () is a scalar,
-# (n,) a fixed-length vector, (None,) a variable-length list. A dict is a nested FeaturesDict.
-Leaf = tuple[str, tuple[int | None, ...], str]
+# A leaf: (dtype, shape, meaning); dtype int64 | float32 | bool | string | json (a string of JSON
+# text: published JSON strings as they are, lists dumped compactly); shape () is a scalar, (n,) a
+# fixed-length vector. A dict is a nested FeaturesDict.
+Leaf = tuple[str, tuple[int, ...], str]
 _VALUES_DOC = "the game's number; NaN when the step lacks it"
 STEP_FEATURES: dict[str, Any] = {
     "step_index": ("int64", (), "position in the episode, from 0"),
@@ -66,16 +67,16 @@ STEP_FEATURES: dict[str, Any] = {
     "is_last": ("bool", (), "true on the final, observation-only step (action/reward invalid)"),
     "is_terminal": ("bool", (), "true on the final step when the game ended the episode"),
     "observation": {
-        "game_state": ("string", (), "the game state as a JSON object string"),
+        "game_state": ("json", (), "the game state as a JSON object string"),
         "game_state_values": {key: ("float32", (), _VALUES_DOC) for key in rules.GAME_STATE_KEYS},
-        "skill_state": ("string", (), "the skill levels as a JSON object string"),
+        "skill_state": ("json", (), "the skill levels as a JSON object string"),
         "skill_state_values": {key: ("float32", (), _VALUES_DOC) for key in rules.SKILL_STATE_KEYS},
-        "inventory": ("string", (None,), "item names held"),
+        "inventory": ("json", (), "item names held, as a JSON array string"),
         "natural_language_instruction": ("string", (), "the current objective"),
     },
     "action": {
         "action_type": ("string", (), "category of the action; empty on the final step"),
-        "action_details": ("string", (), "continuous values as a JSON object string"),
+        "action_details": ("json", (), "continuous values as a JSON object string"),
         "action_tokens": (
             "int64",
             (rules.TOKENS_PER_STEP,),
@@ -90,7 +91,7 @@ EPISODE_FEATURES: dict[str, Any] = {
     "source": ("string", (), "always telemetry"),
     "source_ref": ("string", (), "episode:<episode_id>"),
     "quality_score": ("float32", (), "competence score in [0, 1]"),
-    "metadata": ("string", (), "JSON object of source-specific fields"),
+    "metadata": ("json", (), "JSON object of source-specific fields"),
     "episode_id": ("string", (), "the game's episode id"),
     "task_description": ("string", (), "natural-language task"),
     "success": ("bool", (), "the game reported success"),
@@ -101,11 +102,8 @@ _TENSOR_DTYPE = {"int64": "int64", "float32": "float32", "bool": "bool"}
 
 def _leaf_json(leaf: Leaf) -> dict[str, Any]:
     dtype, shape, _ = leaf
-    if dtype == "string":
-        text = {"pythonClassName": _TEXT, "text": {}}
-        if shape == ():
-            return text
-        return {"pythonClassName": _SEQUENCE, "sequence": {"feature": text, "length": "-1"}}
+    if dtype in {"string", "json"}:
+        return {"pythonClassName": _TEXT, "text": {}}
     dims = {"dimensions": [str(n) for n in shape]} if shape else {}
     return {
         "pythonClassName": _TENSOR,
@@ -146,10 +144,15 @@ def feature_spec() -> dict[str, Any]:
     return {
         "dataset": DATASET_NAME,
         "tfds_version": TFDS_VERSION,
-        "shape_note": "shapes are per episode, or per step for paths under steps/; "
-        "null is a variable length",
+        "shape_note": "shapes are per episode, or per step for paths under steps/",
         "features": [
-            {"path": path, "dtype": dtype, "shape": list(shape), "description": doc}
+            {
+                "path": path,
+                "dtype": "string" if dtype == "json" else dtype,
+                "shape": list(shape),
+                "encoding": "json" if dtype == "json" else "none",
+                "description": doc,
+            }
             for path, (dtype, shape, doc) in _leaves(EPISODE_FEATURES)
         ],
         "pad_token": rules.PAD_TOKEN,
@@ -173,8 +176,8 @@ def _field(number: int, payload: bytes) -> bytes:
 
 
 def _feature(dtype: str, values: list[Any]) -> bytes:
-    """Return a serialized `tf.train.Feature` holding `values` of `dtype`."""
-    if dtype == "string":
+    """Return a serialized `tf.train.Feature` holding `values` (encoded) of `dtype`."""
+    if dtype in {"string", "json"}:
         return _field(1, b"".join(_field(1, value) for value in values))
     if dtype == "float32":
         packed = struct.pack(f"<{len(values)}f", *values)
@@ -186,6 +189,9 @@ def _feature(dtype: str, values: list[Any]) -> bytes:
 def _encode(dtype: str, value: Any) -> Any:
     if dtype == "string":
         return value.encode()
+    if dtype == "json":
+        text = value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+        return text.encode()
     if dtype == "float32":
         return math.nan if value is None else float(value)
     return int(value)
@@ -206,12 +212,7 @@ def episode_example(row: Mapping[str, Any]) -> bytes:
     for path, (dtype, shape, _) in _leaves(STEP_FEATURES):
         per_step = [_get(step, path) for step in steps]
         key = f"steps/{path}"
-        if shape == (None,):
-            flat = [_encode(dtype, v) for values in per_step for v in values]
-            features[f"{key}/ragged_flat_values"] = _feature(dtype, flat)
-            lengths = [len(values) for values in per_step]
-            features[f"{key}/ragged_row_lengths_0"] = _feature("int64", lengths)
-        elif shape:
+        if shape:
             flat = [_encode(dtype, v) for values in per_step for v in values]
             features[key] = _feature(dtype, flat)
         else:

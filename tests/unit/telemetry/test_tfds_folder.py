@@ -85,9 +85,10 @@ def test_an_episode_is_one_example_with_nested_step_keys(tmp_path: Path) -> None
     assert a["steps/reward"] == [1.0, 0.5, 0.0]
     assert a["steps/action/action_tokens"] == [153, 332, 640, 1024] * 2 + [1024] * 4
     assert a["steps/action/action_type"] == [b"wheel_manipulation"] * 2 + [b""]
-    # a variable-length list per step: TFDS's ragged encoding
-    assert a["steps/observation/inventory/ragged_row_lengths_0"] == [0, 1, 1]
-    assert a["steps/observation/inventory/ragged_flat_values"] == [b"prepared_clay_5kg"] * 2
+    # a variable-length list per step as JSON text: a ragged feature would break step batching
+    assert a["steps/observation/inventory"] == [b"[]", b'["prepared_clay_5kg"]'] * 1 + [
+        b'["prepared_clay_5kg"]'
+    ]
     moisture = a["steps/observation/game_state_values/clay_moisture"]
     assert [round(m, 4) for m in moisture] == [0.8, 0.7, 0.7]
     symmetry = a["steps/observation/game_state_values/symmetry"]
@@ -97,7 +98,11 @@ def test_an_episode_is_one_example_with_nested_step_keys(tmp_path: Path) -> None
 def test_the_feature_spec_lists_every_step_feature_with_dtype_and_shape() -> None:
     spec = {f["path"]: (f["dtype"], f["shape"]) for f in feature_spec()["features"]}
     assert spec["steps/action/action_tokens"] == ("int64", [4])
-    assert spec["steps/observation/inventory"] == ("string", [None])
+    assert spec["steps/observation/inventory"] == ("string", [])
+    encodings = {f["path"]: f["encoding"] for f in feature_spec()["features"]}
+    assert encodings["steps/observation/inventory"] == "json"
+    assert encodings["steps/observation/game_state"] == "json"
+    assert encodings["steps/observation/natural_language_instruction"] == "none"
     assert spec["steps/observation/skill_state_values/pottery"] == ("float32", [])
     assert spec["steps/is_last"] == ("bool", [])
     assert spec["id"] == ("string", [])
