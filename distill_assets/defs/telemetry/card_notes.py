@@ -28,7 +28,7 @@ are also typed fields (`game_state_values`, `skill_state_values`; null when abse
 The same episodes and splits are a TFDS dataset folder, written without TensorFlow:
 `tfds.builder_from_directory("<version>/rlds/tfds").as_dataset(split="train")` gives episodes
 with a nested `steps` dataset that `rlds` accepts (missing numbers are NaN there, floats are
-float32). `rlds/feature_spec.json` lists every feature (path, dtype, shape, meaning) and
+float32, `inventory` is a JSON array string so every step feature has one shape). `rlds/feature_spec.json` lists every feature (path, dtype, shape, meaning) and
 `rlds/action_space.json` the token axes, ranges, bins and pad.
 
 Action tokens (RT-2 / Gato / Open X-Embodiment style): vocabulary {tokens.VOCAB_SIZE} =
