@@ -398,3 +398,7 @@ def test_card_documents_rlds_layout_tokens_and_telemetry_rows(trained: Settings)
         assert heading in notes
     assert "token = axis * 256 + min(255, floor((v + 1) / 2 * 256))" in notes
     assert "rlds/tfds/" in notes and "tfds.builder_from_directory" in notes
+    # the feature spec (issue 26: the card gave no types or shapes)
+    assert "| `steps/action/action_tokens` | int64 | (4,) |" in notes
+    assert "| `steps/observation/game_state_values/clay_moisture` | float32 | () |" in notes
+    assert "| `steps/observation/inventory` | string (JSON) | () |" in notes

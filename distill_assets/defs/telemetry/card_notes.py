@@ -4,9 +4,21 @@ Declared per config in `contracts.published.CARD_NOTES`; the release card render
 every config the version holds (`defs/release/notes.py`).
 """
 
+from distill_assets.defs.telemetry.tfrecord import feature_spec
 from distill_assets.rules import action_tokens as tokens
 from distill_assets.rules import telemetry_competence as competence
 from distill_assets.rules import telemetry_novelty as novelty
+
+
+def _feature_table() -> str:
+    """Return the TFDS folder's features (`rlds/feature_spec.json`) as a markdown table."""
+    rows = [
+        f"| `{f['path']}` | {f['dtype']}{' (JSON)' if f['encoding'] == 'json' else ''} | "
+        f"{tuple(f['shape'])} | {f['description']} |"
+        for f in feature_spec()["features"]
+    ]
+    return "\n".join(["| feature | dtype | shape | meaning |", "| --- | --- | --- | --- |", *rows])
+
 
 RLDS_NOTES = f"""### `rlds`: game trajectories (telemetry)
 
@@ -28,7 +40,8 @@ are also typed fields (`game_state_values`, `skill_state_values`; null when abse
 The same episodes and splits are a TFDS dataset folder, written without TensorFlow:
 `tfds.builder_from_directory("<version>/rlds/tfds").as_dataset(split="train")` gives episodes
 with a nested `steps` dataset that `rlds` accepts (missing numbers are NaN there, floats are
-float32, `inventory` is a JSON array string so every step feature has one shape). `rlds/feature_spec.json` lists every feature (path, dtype, shape, meaning) and
+float32, `inventory` is a JSON array string so every step feature has one shape).
+`rlds/feature_spec.json` lists every feature (path, dtype, shape, meaning) and
 `rlds/action_space.json` the token axes, ranges, bins and pad.
 
 Action tokens (RT-2 / Gato / Open X-Embodiment style): vocabulary {tokens.VOCAB_SIZE} =
@@ -43,6 +56,11 @@ Gaussian-smoothed along the episode (sigma {tokens.SMOOTHING_SIGMA} steps), then
 {tokens.PAD_TOKEN} (the pad, outside the vocabulary) where no key took the axis. Decode: `axis =
 token // {tokens.BINS}`, `v = (token % {tokens.BINS} + 0.5) / {tokens.BINS} * 2 - 1` (within one
 bin of the smoothed value; `distill_assets.defs.telemetry.tokenize.decode_token`).
+
+Features of the TFDS folder (per episode, or per step under `steps/`; the Parquet config has the
+same fields with float64 numbers, null for a missing number and `inventory` as a list):
+
+{_feature_table()}
 
 Competence (metadata `competence`, `competence_score`, `score_source`): the game's own score,
 else the embedder similarity of the episode to its task (a MineCLIP stand-in). Above

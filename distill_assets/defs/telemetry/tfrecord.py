@@ -62,7 +62,7 @@ _DATASET = f"{_FEATURES_MODULE}.dataset_feature.Dataset"
 Leaf = tuple[str, tuple[int, ...], str]
 _VALUES_DOC = "the game's number; NaN when the step lacks it"
 STEP_FEATURES: dict[str, Any] = {
-    "step_index": ("int64", (), "position in the episode, from 0"),
+    "step_index": ("int64", (), "the game's step index; the final step's is the last one + 1"),
     "is_first": ("bool", (), "true on the first step only"),
     "is_last": ("bool", (), "true on the final, observation-only step (action/reward invalid)"),
     "is_terminal": ("bool", (), "true on the final step when the game ended the episode"),
@@ -89,7 +89,7 @@ STEP_FEATURES: dict[str, Any] = {
 EPISODE_FEATURES: dict[str, Any] = {
     "id": ("string", (), "stable row id (the `rlds` config's id)"),
     "source": ("string", (), "always telemetry"),
-    "source_ref": ("string", (), "episode:<episode_id>"),
+    "source_ref": ("string", (), "`episode:` + the episode id"),
     "quality_score": ("float32", (), "competence score in [0, 1]"),
     "metadata": ("json", (), "JSON object of source-specific fields"),
     "episode_id": ("string", (), "the game's episode id"),
