@@ -17,14 +17,9 @@ float32, strings UTF-8 bytes. The JSON files follow what `tfds.core.DatasetInfo.
 writes (`features.json` from `FeatureConnector.to_json`, `dataset_info.json` from the
 `DatasetInfo` proto as JSON).
 
-The Example is encoded here in protobuf's wire format (`example.proto`: Example.features = 1,
-Features.feature = 1 (map entries key = 1, value = 2), Feature.bytes_list = 1 / float_list = 2 /
-int64_list = 3, each list's values = 1, numbers packed), feature keys in byte order as protobuf's
-deterministic serialization orders map keys, so a rerun writes identical bytes. No generated
-protobuf classes: the `tfrecord` package registers `tensorflow.BytesList` & co. in protobuf's
-global descriptor pool, and a process that also imports TensorFlow (a notebook, the client test)
-then fails with "duplicate symbol 'tensorflow.BytesList'". Records are framed and CRC-checked
-(masked CRC-32C) as TensorFlow's TFRecord writer does.
+Examples are encoded and framed by `lib/tfexample.py` (protobuf wire format and TFRecord framing
+without TensorFlow or generated protobuf classes), deterministically: a rerun writes identical
+bytes.
 """
 
 from __future__ import annotations
@@ -32,15 +27,14 @@ from __future__ import annotations
 import json
 import math
 import os
-import struct
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import crc32c
 import polars as pl
 
 from distill_assets.defs.telemetry.action_space import action_space
+from distill_assets.lib import tfexample
 from distill_assets.rules import action_tokens as rules
 
 CONFIG = "rlds"
@@ -160,30 +154,7 @@ def feature_spec() -> dict[str, Any]:
     }
 
 
-def _varint(value: int) -> bytes:
-    value &= (1 << 64) - 1  # negative int64s as protobuf writes them: ten bytes
-    out = bytearray()
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
-def _field(number: int, payload: bytes) -> bytes:
-    """Return a length-delimited field (wire type 2)."""
-    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
-
-
-def _feature(dtype: str, values: list[Any]) -> bytes:
-    """Return a serialized `tf.train.Feature` holding `values` (encoded) of `dtype`."""
-    if dtype in {"string", "json"}:
-        return _field(1, b"".join(_field(1, value) for value in values))
-    if dtype == "float32":
-        packed = struct.pack(f"<{len(values)}f", *values)
-        return _field(2, _field(1, packed) if values else b"")
-    packed = b"".join(_varint(value) for value in values)
-    return _field(3, _field(1, packed) if values else b"")
+_KIND = {"string": tfexample.BYTES, "json": tfexample.BYTES, "float32": tfexample.FLOATS}
 
 
 def _encode(dtype: str, value: Any) -> Any:
@@ -207,32 +178,16 @@ def episode_example(row: Mapping[str, Any]) -> bytes:
     """Serialize one `rlds` row (episode fields + RLDS steps) as TFDS does, deterministically."""
     features: dict[str, bytes] = {}
     for path, (dtype, _, _) in _leaves({k: v for k, v in EPISODE_FEATURES.items() if k != "steps"}):
-        features[path] = _feature(dtype, [_encode(dtype, row[path])])
+        features[path] = tfexample.feature(
+            _KIND.get(dtype, tfexample.INT64S), [_encode(dtype, row[path])]
+        )
     steps = row["steps"]
     for path, (dtype, shape, _) in _leaves(STEP_FEATURES):
         per_step = [_get(step, path) for step in steps]
-        key = f"steps/{path}"
-        if shape:
-            flat = [_encode(dtype, v) for values in per_step for v in values]
-            features[key] = _feature(dtype, flat)
-        else:
-            features[key] = _feature(dtype, [_encode(dtype, v) for v in per_step])
-    entries = b"".join(
-        _field(1, _field(1, key.encode()) + _field(2, features[key]))
-        for key in sorted(features, key=str.encode)
-    )
-    return _field(1, entries)
-
-
-def _masked_crc(data: bytes) -> bytes:
-    crc = crc32c.crc32c(data)
-    return struct.pack("<I", (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF)
-
-
-def _frame(record: bytes) -> bytes:
-    """Frame a record as TensorFlow's TFRecord writer does (length, masked CRC-32Cs)."""
-    length = struct.pack("<Q", len(record))
-    return length + _masked_crc(length) + record + _masked_crc(record)
+        flat = [v for vector in per_step for v in vector] if shape else per_step
+        kind = _KIND.get(dtype, tfexample.INT64S)
+        features[f"steps/{path}"] = tfexample.feature(kind, [_encode(dtype, v) for v in flat])
+    return tfexample.example(features)
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
@@ -283,7 +238,7 @@ def write_tfds_folder(episodes: pl.DataFrame, folder: Path) -> list[Path]:
     written, sizes = [], {}
     for split in episodes.get_column("split").unique().sort().to_list():
         rows = episodes.filter(pl.col("split") == split).sort("id")
-        data = b"".join(_frame(episode_example(row)) for row in rows.iter_rows(named=True))
+        data = b"".join(tfexample.frame(episode_example(row)) for row in rows.iter_rows(named=True))
         path = folder / shard_name(split)
         _write_atomic(path, data)
         written.append(path)
@@ -316,61 +271,6 @@ def write_release_files(
     return written
 
 
-def _fields(data: bytes) -> list[tuple[int, bytes]]:
-    """Parse a message of length-delimited fields into (field number, payload) pairs."""
-    out, offset = [], 0
-    while offset < len(data):
-        tag, offset = _read_varint(data, offset)
-        size, offset = _read_varint(data, offset)
-        out.append((tag >> 3, data[offset : offset + size]))
-        offset += size
-    return out
-
-
-def _read_varint(data: bytes, offset: int) -> tuple[int, int]:
-    value, shift = 0, 0
-    while True:
-        byte = data[offset]
-        value |= (byte & 0x7F) << shift
-        offset, shift = offset + 1, shift + 7
-        if byte < 0x80:
-            return value, offset
-
-
-def _values(kind: int, payload: bytes) -> list[Any]:
-    """Decode a BytesList (1), FloatList (2) or Int64List (3) written by `_feature`."""
-    fields = _fields(payload)
-    if kind == 1:
-        return [value for _, value in fields]
-    packed = b"".join(value for _, value in fields)
-    if kind == 2:
-        return list(struct.unpack(f"<{len(packed) // 4}f", packed))
-    values, offset = [], 0
-    while offset < len(packed):
-        value, offset = _read_varint(packed, offset)
-        values.append(value - (1 << 64) if value >= 1 << 63 else value)
-    return values
-
-
 def read_examples(path: Path) -> list[dict[str, list[Any]]]:
-    """Read a shard back (no TensorFlow): per episode, each feature key's list of values.
-
-    Checks every record's framing CRCs; a reader for tests and debugging.
-    """
-    data, offset, out = path.read_bytes(), 0, []
-    while offset < len(data):
-        length = data[offset : offset + 8]
-        (size,) = struct.unpack("<Q", length)
-        record = data[offset + 12 : offset + 12 + size]
-        if data[offset + 8 : offset + 12] != _masked_crc(length) or data[
-            offset + 12 + size : offset + 16 + size
-        ] != _masked_crc(record):
-            raise ValueError(f"{path}: bad CRC in the record at byte {offset}")
-        offset += 16 + size
-        example = {}
-        for _, entry in _fields(_fields(record)[0][1]):
-            parts = dict(_fields(entry))
-            kind, payload = _fields(parts[2])[0]
-            example[parts[1].decode()] = _values(kind, payload)
-        out.append(example)
-    return out
+    """Read a shard back (no TensorFlow): per episode, each feature key's list of values."""
+    return [tfexample.parse_example(record) for record in tfexample.read_records(path)]
