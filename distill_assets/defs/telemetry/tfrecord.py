@@ -161,7 +161,7 @@ def _encode(dtype: str, value: Any) -> Any:
     if dtype == "string":
         return value.encode()
     if dtype == "json":
-        text = value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
         return text.encode()
     if dtype == "float32":
         return math.nan if value is None else float(value)

@@ -86,8 +86,13 @@ def test_an_episode_is_one_example_with_nested_step_keys(tmp_path: Path) -> None
     assert a["steps/action/action_tokens"] == [153, 332, 640, 1024] * 2 + [1024] * 4
     assert a["steps/action/action_type"] == [b"wheel_manipulation"] * 2 + [b""]
     # a variable-length list per step as JSON text: a ragged feature would break step batching
-    assert a["steps/observation/inventory"] == [b"[]", b'["prepared_clay_5kg"]'] * 1 + [
-        b'["prepared_clay_5kg"]'
+    clay = b'["prepared_clay_5kg"]'
+    assert a["steps/observation/inventory"] == [b"[]", clay, clay]
+    assert c["steps/observation/inventory"] == [
+        b"[]",
+        clay,
+        b'["prepared_clay_5kg", "water_vessel"]',
+        b'["prepared_clay_5kg", "water_vessel"]',
     ]
     moisture = a["steps/observation/game_state_values/clay_moisture"]
     assert [round(m, 4) for m in moisture] == [0.8, 0.7, 0.7]
