@@ -79,14 +79,38 @@ def test_readme_links_every_docs_page() -> None:
     assert not missing, f"README.md does not link: {missing}"
 
 
-def test_seed_citation_targets_exist() -> None:
-    """`tools/seed_citations.tsv` maps each code citation of a seed or DESIGN.md to a page here."""
-    table = ROOT / "tools" / "seed_citations.tsv"
-    rows = [line.split("\t") for line in table.read_text(encoding="utf-8").splitlines()[1:]]
+CODE_DIRS = ("distill_assets", "sql", "bench")
+OUTSIDE = re.compile(r"seed 00|DESIGN\.md", re.IGNORECASE)
+CITATION = re.compile(r"\b(docs/[\w/.-]+\.md|README\.md(?=#))(?:#([\w-]+))?")
+
+
+def code_files() -> list[Path]:
+    return sorted(
+        path
+        for name in CODE_DIRS
+        for path in (ROOT / name).rglob("*")
+        if path.suffix in {".py", ".sql", ".md"} and "__pycache__" not in path.parts
+    )
+
+
+def test_code_cites_no_document_outside_the_repository() -> None:
+    """Code, SQL and benchmarks cite the pages here, never a seed spec or DESIGN.md."""
+    found = [
+        f"{path.relative_to(ROOT)}:{n}: {line.strip()}"
+        for path in code_files()
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if OUTSIDE.search(line)
+    ]
+    assert not found, "\n".join(found)
+
+
+def test_code_citations_of_docs_resolve() -> None:
+    """Every `docs/<page>.md#anchor` (or `README.md#anchor`) named in code exists."""
     broken = []
-    for citation, target, where in rows:
-        file_part, _, anchor = target.partition("#")
-        dest = ROOT / file_part
-        if not dest.exists() or (anchor and anchor not in anchors(dest)):
-            broken.append(f"{where}: {citation!r} -> {target}")
+    for path in code_files():
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            for page, anchor in CITATION.findall(line):
+                dest = ROOT / page
+                if not dest.exists() or (anchor and anchor not in anchors(dest)):
+                    broken.append(f"{path.relative_to(ROOT)}:{n}: {page}#{anchor}")
     assert not broken, "\n".join(broken)

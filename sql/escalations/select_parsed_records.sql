@@ -1,13 +1,14 @@
--- Parse raw escalation lines (seed 000 "Interaction", contracts/escalations.py) into bronze columns
--- plus a quarantine reason (NULL = accepted). Reads the view `raw_lines` (one chunk of a partition,
--- in (source_file, line_no) order); output in the same order. Each object is parsed once for the
--- compact JSON text of every contract field (`json_transform` to a struct of JSON, whose kinds
--- and string texts are read off their first characters: macros json_kind, json_text) and once
--- for its keys. The first failing rule names the reason; `dedup_key` is the id of an accepted record (a
--- later record with an id seen before is a `duplicate_id`: contracts.escalations.DEDUP).
--- Parameters (from contracts.escalations.parse_parameters): $known_fields, $iso_pattern,
--- $offset_pattern, $max_unix_seconds, $domains, $reasoning_types, $field_structure; from the
--- ingest (defs.ingest.UsualExtras): $extra_sequence, $extra_structure.
+-- Parse raw escalation lines (docs/sources/escalations.md#raw-contract,
+-- contracts/escalations.py) into bronze columns plus a quarantine reason (NULL = accepted). Reads
+-- the view `raw_lines` (one chunk of a partition, in (source_file, line_no) order); output in the
+-- same order. Each object is parsed once for the compact JSON text of every contract field
+-- (`json_transform` to a struct of JSON, whose kinds and string texts are read off their first
+-- characters: macros json_kind, json_text) and once for its keys. The first failing rule names the
+-- reason; `dedup_key` is the id of an accepted record (a later record with an id seen before is a
+-- `duplicate_id`: contracts.escalations.DEDUP). Parameters (from
+-- contracts.escalations.parse_parameters): $known_fields, $iso_pattern, $offset_pattern,
+-- $max_unix_seconds, $domains, $reasoning_types, $field_structure; from the ingest
+-- (defs.ingest.UsualExtras): $extra_sequence, $extra_structure.
 WITH lines AS (
     SELECT
         source_file,

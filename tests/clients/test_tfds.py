@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from distill_assets.defs.curation.curated import read_curated
+from distill_assets.defs.curation.curated_table import read_curated
 from distill_assets.lib.settings import Settings
 from tests.assets.test_telemetry_training import trained  # noqa: F401  (module fixture)
 

@@ -1,4 +1,6 @@
-"""RLDS episodes as a TFDS dataset folder, written without TensorFlow (seed 004: "RLDS TFRecord").
+"""RLDS episodes as a TFDS dataset folder, written without TensorFlow.
+
+See docs/sources/telemetry.md#tfds-folder.
 
 Each release writes `rlds/tfds/` beside `data/`: `dataset_info.json`, `features.json` and one
 shard per split, `rlds-<split>.tfrecord-00000-of-00001`, so that
@@ -212,7 +214,7 @@ def dataset_info(split_sizes: Mapping[str, tuple[int, int]]) -> dict[str, Any]:
         "name": DATASET_NAME,
         "version": TFDS_VERSION,
         "description": (
-            "distill `rlds` config: game trajectories as RLDS episodes (seed 004 Schema 3). "
+            "distill `rlds` config: game trajectories as RLDS episodes. "
             "Features: feature_spec.json; action tokens: action_space.json (beside this folder)."
         ),
         "fileFormat": "tfrecord",

@@ -234,7 +234,7 @@ def extract(folder: Any, files: dict[str, str | bytes], **options: Any) -> Extra
     import polars as pl
 
     from distill_assets.defs.traces.bronze import ingest_events
-    from distill_assets.defs.traces.extract import Extraction, ExtractOptions
+    from distill_assets.defs.traces.sft_extraction import Extraction, ExtractOptions
 
     raw = folder / "raw"
     for name, content in files.items():

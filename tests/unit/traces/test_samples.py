@@ -8,7 +8,7 @@ from pathlib import Path
 import polars as pl
 
 from distill_assets.defs.traces.bronze import ingest_events
-from distill_assets.defs.traces.extract import Extraction, ExtractOptions
+from distill_assets.defs.traces.sft_extraction import Extraction, ExtractOptions
 from distill_assets.samples.traces import generate_day
 
 DAY = "2026-11-19"

@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from distill_assets.defs.traces.bronze import ingest_events
-from distill_assets.defs.traces.extract import Extraction, ExtractOptions
+from distill_assets.defs.traces.sft_extraction import Extraction, ExtractOptions
 from distill_assets.lib import lake
 from distill_assets.samples.traces import generate_day
 
