@@ -1,6 +1,7 @@
 """`distilled/distillation.db` as a working store: what others change in it comes back (issue 27).
 
-Seed 000 makes the SQLite database the primary store: SAM's own tools review examples in it
+SAM treats the SQLite database as its primary store
+(docs/sources/escalations.md#distillation-database): its own tools review examples in it
 (`human_reviewed`, `reviewer_notes`), correct answers in it (`claude_response`) and insert rows
 into it. distill rebuilds the database from the lake at every release (`compat.write_seed_sqlite`)
 and reads those changes back first, so none is lost:
