@@ -45,10 +45,14 @@ class SftRow(PublishedRow):
 
 
 class ToolFunction(BaseModel):
-    """The function a tool call invokes; `arguments` is a JSON string (OpenAI/TRL)."""
+    """The function a tool call invokes; `arguments` is a JSON object (chat templates need one).
+
+    In the lake it is the object's JSON text; published it is an Arrow JSON column
+    (`JSON_FIELDS`), which `datasets` loads as a dict.
+    """
 
     name: str
-    arguments: str
+    arguments: dict[str, object]
 
 
 class ToolCall(BaseModel):
@@ -62,12 +66,13 @@ class ToolCall(BaseModel):
 class ToolMessage(BaseModel):
     """A chat message in the tool-calling format.
 
-    Assistant messages carry `tool_calls` (and no content), `tool` messages carry the
-    `tool_call_id` they answer.
+    Assistant messages carry `tool_calls` and content `""` (never null: several chat templates
+    fail on it), `tool` messages carry the `tool_call_id` they answer. Only the first message is a
+    `system` one: the agent's DRIVER NOTEs are user messages.
     """
 
     role: str = Field(description="system | user | assistant | tool")
-    content: str | None
+    content: str
     tool_calls: list[ToolCall] | None
     tool_call_id: str | None
 
@@ -75,12 +80,12 @@ class ToolMessage(BaseModel):
 class SftToolsRow(PublishedRow):
     """`sft_tools`: trace steps in TRL/OpenAI tool-calling form.
 
-    `tools` is the JSON array of the tools' function schemas (json.loads it for libraries that
-    want a list of dicts).
+    `tools` holds the tools' function schemas as JSON objects (Arrow JSON: `datasets` loads a list
+    of dicts), so a row goes straight to `apply_chat_template(row["messages"], tools=row["tools"])`.
     """
 
     messages: list[ToolMessage]
-    tools: str
+    tools: list[dict[str, object]]
 
 
 class DpoRow(PublishedRow):
@@ -231,7 +236,7 @@ CORE_SCHEMAS: dict[str, dict[str, pl.DataType]] = {
     "sft": {"messages": MESSAGES_DTYPE},
     "dpo": {"prompt": pl.String(), "chosen": pl.String(), "rejected": pl.String()},
     "instruction": {"instruction": pl.String(), "input": pl.String(), "output": pl.String()},
-    "sft_tools": {"messages": TOOL_MESSAGES_DTYPE, "tools": pl.String()},
+    "sft_tools": {"messages": TOOL_MESSAGES_DTYPE, "tools": pl.List(pl.String())},
     "cot": {
         "instruction": pl.String(),
         "input": pl.String(),
@@ -247,6 +252,13 @@ CORE_SCHEMAS: dict[str, dict[str, pl.DataType]] = {
         "success": pl.Boolean(),
         "steps": RLDS_STEPS_DTYPE,
     },
+}
+# config -> string fields (dotted path through struct fields; list levels are not named) that hold
+# JSON object text in the lake and are published as Arrow JSON (`arrow.json`), which `datasets`
+# (>= 4.7, its `Json` feature) loads as Python objects: chat templates need the tool-call arguments
+# and the tool schemas as mappings, and a struct cannot hold arguments whose keys differ per tool.
+JSON_FIELDS: dict[str, frozenset[str]] = {
+    "sft_tools": frozenset({"messages.tool_calls.function.arguments", "tools"}),
 }
 ROW_MODELS: dict[str, type[PublishedRow]] = {
     "sft": SftRow,

@@ -47,6 +47,7 @@ from distill_assets.defs.release.layout import (
     SHARD_ROWS,
     data_file_path,
     link_or_copy,
+    published_arrow_schema,
     shard_count,
     write_data_file,
 )
@@ -281,7 +282,7 @@ def write_config(
     Each part's split gets `shard_count` files (a split with no rows none); a part is read
     whole only when one of its files cannot be reused from `previous`.
     """
-    schema = published_schema(config)
+    schema = published_arrow_schema(config)
     files, summaries = [], []
     for part in parts:
         summary = part.read(SUMMARY_COLUMNS)

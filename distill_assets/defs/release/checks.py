@@ -35,7 +35,7 @@ from distill_assets.defs.release.candidate import (
     read_files_rows,
     read_manifest,
 )
-from distill_assets.defs.release.layout import DATA_DIR, README, arrow_schema
+from distill_assets.defs.release.layout import DATA_DIR, README, published_arrow_schema
 from distill_assets.defs.resources import DistillSettings
 from distill_assets.lib.lake import (
     global_path,
@@ -192,7 +192,7 @@ def matches_contract(settings: DistillSettings) -> dg.AssetCheckResult:
     manifest = read_manifest(folder)
     schemas: dict[str, object] = {}
     for entry in manifest.files:
-        expected = arrow_schema(published_schema(entry.config))
+        expected = published_arrow_schema(entry.config)
         with parquet_file(folder / entry.path) as footer:
             actual = footer.schema_arrow.remove_metadata()
         if not actual.equals(expected):
