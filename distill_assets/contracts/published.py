@@ -3,7 +3,8 @@
 Every published row carries `id` (stable content hash), `source`, `source_ref` (file + line or
 run/turn/episode id), `quality_score` (0..1) and `metadata` (a JSON string of source-specific
 fields). Source tables that feed a config ("feed tables") hold these columns, the config's core
-columns, and two internal columns the curation layer uses and drops before publishing:
+columns (or, for `sft` and `dpo`, the simpler `FEED_CORE_SCHEMAS` columns curation reshapes),
+and two internal columns the curation layer uses and drops before publishing:
 `split_group` (the group no split may cut: task, session, scenario, player) and `event_time`
 (unix seconds of the underlying record; the earliest wins ties in dedup).
 
@@ -39,9 +40,15 @@ class PublishedRow(BaseModel):
 
 
 class SftRow(PublishedRow):
-    """`sft`: chat messages; for traces the assistant target is the tool-call JSON (seed 003)."""
+    """`sft`: TRL's conversational prompt-completion form, so SFTTrainer trains on the target only.
 
-    messages: list[Message]
+    `prompt` is the messages before the target, `completion` the target assistant turn (for traces
+    the tool-call JSON, seed 003). Feed tables hold the whole `messages` list
+    (`FEED_CORE_SCHEMAS`); `prompt + completion` gives it back.
+    """
+
+    prompt: list[Message]
+    completion: list[Message]
 
 
 class ToolFunction(BaseModel):
@@ -89,11 +96,15 @@ class SftToolsRow(PublishedRow):
 
 
 class DpoRow(PublishedRow):
-    """`dpo`: a preference pair (TRL's prompt/chosen/rejected)."""
+    """`dpo`: a preference pair in TRL's conversational form, so the chat template is applied.
 
-    prompt: str
-    chosen: str
-    rejected: str
+    `prompt` is one user message, `chosen`/`rejected` one assistant message each. Feed tables
+    hold the plain strings (`FEED_CORE_SCHEMAS`).
+    """
+
+    prompt: list[Message]
+    chosen: list[Message]
+    rejected: list[Message]
 
 
 class InstructionRow(PublishedRow):
@@ -233,8 +244,8 @@ RLDS_STEPS_DTYPE = pl.List(
 )
 
 CORE_SCHEMAS: dict[str, dict[str, pl.DataType]] = {
-    "sft": {"messages": MESSAGES_DTYPE},
-    "dpo": {"prompt": pl.String(), "chosen": pl.String(), "rejected": pl.String()},
+    "sft": {"prompt": MESSAGES_DTYPE, "completion": MESSAGES_DTYPE},
+    "dpo": {"prompt": MESSAGES_DTYPE, "chosen": MESSAGES_DTYPE, "rejected": MESSAGES_DTYPE},
     "instruction": {"instruction": pl.String(), "input": pl.String(), "output": pl.String()},
     "sft_tools": {"messages": TOOL_MESSAGES_DTYPE, "tools": pl.List(pl.String())},
     "cot": {
@@ -252,6 +263,12 @@ CORE_SCHEMAS: dict[str, dict[str, pl.DataType]] = {
         "success": pl.Boolean(),
         "steps": RLDS_STEPS_DTYPE,
     },
+}
+# config -> the core columns its feed tables hold where they differ from the published ones;
+# curation turns them into the published columns (defs/curation/shapes.py)
+FEED_CORE_SCHEMAS: dict[str, dict[str, pl.DataType]] = {
+    "sft": {"messages": MESSAGES_DTYPE},
+    "dpo": {"prompt": pl.String(), "chosen": pl.String(), "rejected": pl.String()},
 }
 # config -> string fields (dotted path through struct fields; list levels are not named) that hold
 # JSON object text in the lake and are published as Arrow JSON (`arrow.json`), which `datasets`
@@ -308,5 +325,6 @@ def published_schema(config: str) -> pl.Schema:
 
 
 def feed_schema(config: str) -> pl.Schema:
-    """Return the columns a feed table of `config` must hold (published + internal)."""
-    return pl.Schema({**COMMON_SCHEMA, **CORE_SCHEMAS[config], **INTERNAL_SCHEMA})
+    """Return the columns a feed table of `config` must hold (feed core + common + internal)."""
+    core = FEED_CORE_SCHEMAS.get(config, CORE_SCHEMAS[config])
+    return pl.Schema({**COMMON_SCHEMA, **core, **INTERNAL_SCHEMA})

@@ -34,6 +34,7 @@ from distill_assets.defs.curation.decide import near_keys, semantic_keys
 from distill_assets.defs.curation.decontaminate import EvalNgrams, contaminated_by
 from distill_assets.defs.curation.dedup import content_hashes, content_key
 from distill_assets.defs.curation.scrub import redaction_column, scrub, scrubbed_columns
+from distill_assets.defs.curation.shapes import published_shape
 from distill_assets.defs.curation.splits import key_buckets
 from distill_assets.defs.curation.text import core_text
 from distill_assets.lib.cosine_lsh import bound_parts
@@ -60,7 +61,7 @@ from distill_assets.rules.curation import (
 )
 
 ScanDay = Callable[[str], pl.LazyFrame]
-PRODUCT_FORMAT = "5"
+PRODUCT_FORMAT = "6"
 PRODUCTS_SUFFIX = "_products"
 VERSION_KEY = b"distill.product_version"
 FINGERPRINT_KEY = b"distill.feed_fingerprint"
@@ -133,10 +134,14 @@ def gate_failed(gate: QualityGate) -> pl.Expr:
 
 
 def compute_products(feeds: pl.LazyFrame, context: ProductContext) -> pl.DataFrame:
-    """Return the products of the feed rows `feeds` (any number of partitions)."""
+    """Return the products of the feed rows `feeds` (any number of partitions).
+
+    Rows are first given the config's published shape (`shapes.published_shape`).
+    """
     config = context.config
     published = published_schema(config)
     core = {name: dtype for name, dtype in published.items() if name not in COMMON_SCHEMA}
+    feeds = published_shape(feeds, config)
     if SUBJECT_COLUMN not in feeds.collect_schema():
         feeds = feeds.with_columns(pl.lit(None, dtype=pl.String).alias(SUBJECT_COLUMN))
     scrubbed = (
