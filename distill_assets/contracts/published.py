@@ -306,9 +306,17 @@ CONFIG_FEEDS: dict[str, list[tuple[str, str]]] = {
 # config -> markdown notes for the dataset card ("module:ATTRIBUTE"), shown when the config is in
 # the version (defs/release/notes.py)
 CARD_NOTES: dict[str, list[str]] = {
+    "sft": ["distill_assets.defs.curation.card_notes:SFT_NOTES"],
+    "sft_tools": ["distill_assets.defs.curation.card_notes:SFT_TOOLS_NOTES"],
     "rlds": ["distill_assets.defs.telemetry.card_notes:RLDS_NOTES"],
-    "dpo": ["distill_assets.defs.telemetry.card_notes:DPO_NOTES"],
-    "cot": ["distill_assets.defs.telemetry.card_notes:COT_NOTES"],
+    "dpo": [
+        "distill_assets.defs.curation.card_notes:DPO_SHAPE_NOTES",
+        "distill_assets.defs.telemetry.card_notes:DPO_NOTES",
+    ],
+    "cot": [
+        "distill_assets.defs.telemetry.card_notes:COT_NOTES",
+        "distill_assets.defs.curation.card_notes:COT_OUTCOME_NOTES",
+    ],
 }
 
 # Release extras: writers ("module:function") that add files to every version folder beside

@@ -117,6 +117,13 @@ def _configs_section(manifest: ReleaseManifest) -> str:
     text = "## Configs\n\n" + _table(
         ["config", *SPLITS, "total", "test share", "duplicates removed", "core columns"], rows
     )
+    for config, summary in manifest.configs.items():
+        if summary.chosen_longer_share is not None:
+            text += (
+                f"\n\nLength bias of `{config}`: `chosen` is the longer side in "
+                f"{summary.chosen_longer_share:.1%} of pairs (a preference set that mostly "
+                "prefers the longer answer teaches length)."
+            )
     if manifest.empty_configs:
         names = ", ".join(f"`{c}`" for c in manifest.empty_configs)
         text += f"\n\nNo rows in this version (omitted): {names}."

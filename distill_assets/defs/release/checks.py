@@ -35,6 +35,7 @@ from distill_assets.defs.release.candidate import (
     read_files_rows,
     read_manifest,
 )
+from distill_assets.defs.release.continuity import allowed_drops, drop_reasons
 from distill_assets.defs.release.layout import DATA_DIR, README, published_arrow_schema
 from distill_assets.defs.resources import DistillSettings
 from distill_assets.lib.lake import (
@@ -303,6 +304,24 @@ def independent_pii_scan(settings: DistillSettings) -> dg.AssetCheckResult:
         }
 
     return _text_check(settings, "independent_pii_scan", None, findings_of)
+
+
+@dg.asset_check(asset=CANDIDATE_KEY, blocking=True)
+def keeps_previous_configs(settings: DistillSettings) -> dg.AssetCheckResult:
+    """Check that every config and split the previous version had still has rows.
+
+    A drop is reported as one line per config (`continuity.py`); configs named in
+    `DISTILL_ALLOW_DROPPED_CONFIGS` (or `*`) may be dropped on purpose.
+    """
+    resolved = settings.resolved()
+    manifest = read_manifest(candidate_dir(resolved.lake_root))
+    reasons = drop_reasons(manifest, allowed_drops(resolved.allow_dropped_configs))
+    return dg.AssetCheckResult(
+        passed=not reasons,
+        severity=dg.AssetCheckSeverity.ERROR,
+        description="; ".join(reasons.values()) or None,
+        metadata={"failures": dg.MetadataValue.json(reasons)},
+    )
 
 
 @dg.asset_check(asset=CANDIDATE_KEY, blocking=True)
