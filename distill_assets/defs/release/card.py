@@ -18,8 +18,6 @@ from distill_assets.contracts.release import ReleaseManifest
 from distill_assets.defs.release.layout import split_pattern
 from distill_assets.defs.release.notes import notes_section
 from distill_assets.rules.curation import (
-    MAX_GROUP_SHARE,
-    MIN_ROWS_FOR_BOTH_SPLITS,
     SPLITS,
     TEST_FRACTION,
     TEST_SPLIT,
@@ -189,10 +187,10 @@ def _curation_section() -> str:
         "highest quality, then earliest, then smallest id; rows sharing a 13-word n-gram with a "
         "configured evaluation set are removed as contaminated, and rows below the config's "
         "quality gate are dropped. Rows are split by a stable SHA-256 hash of their group (task, "
-        f"session, scenario, player) with {TEST_FRACTION:.0%} of groups in `test`, so no group "
-        f"spans splits, except that a group holding more than {MAX_GROUP_SHARE:.0%} of a config "
-        f"is split by row and a config of at least {MIN_ROWS_FOR_BOTH_SPLITS} rows always has "
-        "both splits. "
+        f"session, scenario, player) with {TEST_FRACTION:.0%} of groups in `test`; groups "
+        "whose rows share a normalized prompt are one group. No group and no prompt spans "
+        "splits, and a source record is in the same split in every config (a config whose "
+        "groups all fall on one side has one split). "
         "Rules: `distill_assets/rules/curation.py`."
     )
 

@@ -37,6 +37,7 @@ from distill_assets.defs.release.candidate import (
 )
 from distill_assets.defs.release.continuity import allowed_drops, drop_reasons
 from distill_assets.defs.release.layout import DATA_DIR, README, published_arrow_schema
+from distill_assets.defs.release.split_audit import config_leaks, record_leaks
 from distill_assets.defs.resources import DistillSettings
 from distill_assets.lib.lake import (
     global_path,
@@ -46,7 +47,6 @@ from distill_assets.lib.lake import (
     write_parquet_atomic,
 )
 from distill_assets.rules import rules_version
-from distill_assets.rules.curation import SPLIT_BY_GROUP
 
 
 def checks_version() -> str:
@@ -235,36 +235,32 @@ def ids_unique(settings: DistillSettings) -> dg.AssetCheckResult:
 
 @dg.asset_check(asset=CANDIDATE_KEY, blocking=True)
 def groups_within_one_split(settings: DistillSettings) -> dg.AssetCheckResult:
-    """Check that no split group (task, session, scenario, player) spans splits.
+    """Check that nothing leaks across splits: groups, prompts, source records, metadata.
 
-    Judged on the published files joined with the curated partition files' `split_group`. Rows
-    curation deliberately split by a finer key (`split_by` other than `group`: an oversized group
-    split by row, or a key moved so that both splits exist; `rules/curation.py`) are left out.
+    Judged on the published files joined with the curated partition files' `split_group`
+    (`split_audit.py` lists what is looked for). A row without a curated group fails too.
     """
     lake_root = settings.resolved().lake_root
     folder = candidate_dir(lake_root)
     manifest = read_manifest(folder)
     failures: dict[str, object] = {}
+    records = []
     for config in manifest.configs:
-        published = read_config_rows(folder, manifest, config, ["id", "source_ref"])
-        groups = read_curated(lake_root, config, ["id", "source_ref", "split_group", "split_by"])
-        joined = published.join(groups, on=["id", "source_ref"], how="left").filter(
-            pl.col("split_by").fill_null(SPLIT_BY_GROUP) == SPLIT_BY_GROUP
-        )
+        published = read_config_rows(folder, manifest, config)
+        groups = read_curated(lake_root, config, ["id", "source_ref", "split_group"])
+        joined = published.join(groups, on=["id", "source_ref"], how="left")
+        leaks = config_leaks(config, joined)
         unknown = joined.filter(pl.col("split_group").is_null()).height
-        spanning = (
-            joined.drop_nulls("split_group")
-            .group_by("split_group")
-            .agg(pl.col("split").n_unique().alias("splits"))
-            .filter(pl.col("splits") > 1)
-            .sort("split_group")
+        if unknown:
+            leaks["rows_without_group"] = unknown
+        if leaks:
+            failures[config] = leaks
+        records.append(
+            published.select(pl.lit(config).alias("config"), "source", "source_ref", "split")
         )
-        if unknown or spanning.height:
-            failures[config] = {
-                "groups_in_several_splits": spanning.height,
-                "groups": spanning["split_group"].head(5).to_list(),
-                "rows_without_group": unknown,
-            }
+    across = record_leaks(pl.concat(records, how="vertical")) if records else {}
+    if across:
+        failures["across_configs"] = across
     return _result(failures)
 
 
