@@ -62,6 +62,7 @@ def test_a_source_record_in_two_splits_across_configs_is_a_leak() -> None:
             "source": ["traces"] * 4,
             "source_ref": ["run:1b859e1944/step:0"] * 2 + ["run:2/step:1"] * 2,
             "split": ["test", "train", "train", "train"],
+            "split_by": ["group"] * 4,
         }
     )
     assert record_leaks(records) == {
@@ -70,3 +71,16 @@ def test_a_source_record_in_two_splits_across_configs_is_a_leak() -> None:
             "records": ["traces:run:1b859e1944/step:0 (sft, sft_tools)"],
         }
     }
+
+
+def test_a_record_merged_through_a_prompt_in_one_config_is_not_judged_across_configs() -> None:
+    records = pl.DataFrame(
+        {
+            "config": ["dpo", "correction"],
+            "source": ["escalations"] * 2,
+            "source_ref": ["escalations/a.jsonl:5"] * 2,
+            "split": ["test", "train"],
+            "split_by": ["prompt", "group"],
+        }
+    )
+    assert record_leaks(records) == {}
