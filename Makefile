@@ -10,7 +10,7 @@ export DISTILL_ENV ?= development
 # test files run in this many processes (pytest-xdist; a file's tests stay in one process)
 TEST_WORKERS ?= 2
 
-.PHONY: run test test-integration test-clients-tfds ui bench lint format clean stale backfill backfill-stale ui-check
+.PHONY: run test test-integration test-clients test-clients-tfds ui bench lint format clean stale backfill backfill-stale ui-check
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "distill needs Python >= 3.11"; exit 1; }
@@ -38,6 +38,19 @@ test-integration: $(VENV)/.installed-integration
 
 $(VENV)/.installed-integration: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev,test-integration]'
+	touch $@
+
+## test-clients: the sample release loaded and trained with TRL/transformers (own venv; not in `test`)
+CLIENTS_VENV := .venv-clients
+CLIENTS_RELEASE := $(DISTILL_DATA_DIR)/hub/$(or $(DISTILL_DATASET_NAME),distill)/latest
+test-clients: $(CLIENTS_VENV)/.installed $(DAGSTER_HOME)/dagster.yaml
+	$(CLIENTS_VENV)/bin/distill run
+	DISTILL_CLIENTS=1 DISTILL_CLIENTS_RELEASE=$(CLIENTS_RELEASE) $(CLIENTS_VENV)/bin/python -m pytest -q -p no:xdist tests/clients
+
+$(CLIENTS_VENV)/.installed: pyproject.toml
+	test -x $(CLIENTS_VENV)/bin/python || $(PYTHON) -m venv $(CLIENTS_VENV)
+	$(CLIENTS_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(CLIENTS_VENV)/bin/python -m pip install --quiet -e '.[dev,clients]'
 	touch $@
 
 ## test-clients-tfds: load the rlds release with tensorflow-datasets and check it with rlds (own venv)

@@ -3,7 +3,8 @@
 Every published row carries `id` (stable content hash), `source`, `source_ref` (file + line or
 run/turn/episode id), `quality_score` (0..1) and `metadata` (a JSON string of source-specific
 fields). Source tables that feed a config ("feed tables") hold these columns, the config's core
-columns, and two internal columns the curation layer uses and drops before publishing:
+columns (or, for `sft` and `dpo`, the simpler `FEED_CORE_SCHEMAS` columns curation reshapes),
+and two internal columns the curation layer uses and drops before publishing:
 `split_group` (the group no split may cut: task, session, scenario, player) and `event_time`
 (unix seconds of the underlying record; the earliest wins ties in dedup).
 
@@ -41,19 +42,26 @@ class PublishedRow(BaseModel):
 
 
 class SftRow(PublishedRow):
-    """`sft`: chat messages; for traces the assistant target is the tool-call JSON.
+    """`sft`: TRL's conversational prompt-completion form, so SFTTrainer trains on the target only.
 
-    See docs/sources/traces.md#samples.
+    `prompt` is the messages before the target, `completion` the target assistant turn (for traces
+    the tool-call JSON, docs/sources/traces.md#samples). Feed tables hold the whole `messages` list
+    (`FEED_CORE_SCHEMAS`); `prompt + completion` gives it back.
     """
 
-    messages: list[Message]
+    prompt: list[Message]
+    completion: list[Message]
 
 
 class ToolFunction(BaseModel):
-    """The function a tool call invokes; `arguments` is a JSON string (OpenAI/TRL)."""
+    """The function a tool call invokes; `arguments` is a JSON object (chat templates need one).
+
+    In the lake it is the object's JSON text; published it is an Arrow JSON column
+    (`JSON_FIELDS`), which `datasets` loads as a dict.
+    """
 
     name: str
-    arguments: str
+    arguments: dict[str, object]
 
 
 class ToolCall(BaseModel):
@@ -67,12 +75,13 @@ class ToolCall(BaseModel):
 class ToolMessage(BaseModel):
     """A chat message in the tool-calling format.
 
-    Assistant messages carry `tool_calls` (and no content), `tool` messages carry the
-    `tool_call_id` they answer.
+    Assistant messages carry `tool_calls` and content `""` (never null: several chat templates
+    fail on it), `tool` messages carry the `tool_call_id` they answer. Only the first message is a
+    `system` one: the agent's DRIVER NOTEs are user messages.
     """
 
     role: str = Field(description="system | user | assistant | tool")
-    content: str | None
+    content: str
     tool_calls: list[ToolCall] | None
     tool_call_id: str | None
 
@@ -80,20 +89,24 @@ class ToolMessage(BaseModel):
 class SftToolsRow(PublishedRow):
     """`sft_tools`: trace steps in TRL/OpenAI tool-calling form.
 
-    `tools` is the JSON array of the tools' function schemas (json.loads it for libraries that
-    want a list of dicts).
+    `tools` holds the tools' function schemas as JSON objects (Arrow JSON: `datasets` loads a list
+    of dicts), so a row goes straight to `apply_chat_template(row["messages"], tools=row["tools"])`.
     """
 
     messages: list[ToolMessage]
-    tools: str
+    tools: list[dict[str, object]]
 
 
 class DpoRow(PublishedRow):
-    """`dpo`: a preference pair (TRL's prompt/chosen/rejected)."""
+    """`dpo`: a preference pair in TRL's conversational form, so the chat template is applied.
 
-    prompt: str
-    chosen: str
-    rejected: str
+    `prompt` is one user message, `chosen`/`rejected` one assistant message each. Feed tables
+    hold the plain strings (`FEED_CORE_SCHEMAS`).
+    """
+
+    prompt: list[Message]
+    chosen: list[Message]
+    rejected: list[Message]
 
 
 class InstructionRow(PublishedRow):
@@ -268,10 +281,10 @@ RLDS_STEPS_DTYPE = pl.List(
 )
 
 CORE_SCHEMAS: dict[str, dict[str, pl.DataType]] = {
-    "sft": {"messages": MESSAGES_DTYPE},
-    "dpo": {"prompt": pl.String(), "chosen": pl.String(), "rejected": pl.String()},
+    "sft": {"prompt": MESSAGES_DTYPE, "completion": MESSAGES_DTYPE},
+    "dpo": {"prompt": MESSAGES_DTYPE, "chosen": MESSAGES_DTYPE, "rejected": MESSAGES_DTYPE},
     "instruction": {"instruction": pl.String(), "input": pl.String(), "output": pl.String()},
-    "sft_tools": {"messages": TOOL_MESSAGES_DTYPE, "tools": pl.String()},
+    "sft_tools": {"messages": TOOL_MESSAGES_DTYPE, "tools": pl.List(pl.String())},
     "cot": {
         "instruction": pl.String(),
         "input": pl.String(),
@@ -287,6 +300,19 @@ CORE_SCHEMAS: dict[str, dict[str, pl.DataType]] = {
         "success": pl.Boolean(),
         "steps": RLDS_STEPS_DTYPE,
     },
+}
+# config -> the core columns its feed tables hold where they differ from the published ones;
+# curation turns them into the published columns (defs/curation/shapes.py)
+FEED_CORE_SCHEMAS: dict[str, dict[str, pl.DataType]] = {
+    "sft": {"messages": MESSAGES_DTYPE},
+    "dpo": {"prompt": pl.String(), "chosen": pl.String(), "rejected": pl.String()},
+}
+# config -> string fields (dotted path through struct fields; list levels are not named) that hold
+# JSON object text in the lake and are published as Arrow JSON (`arrow.json`), which `datasets`
+# (>= 4.7, its `Json` feature) loads as Python objects: chat templates need the tool-call arguments
+# and the tool schemas as mappings, and a struct cannot hold arguments whose keys differ per tool.
+JSON_FIELDS: dict[str, frozenset[str]] = {
+    "sft_tools": frozenset({"messages.tool_calls.function.arguments", "tools"}),
 }
 ROW_MODELS: dict[str, type[PublishedRow]] = {
     "sft": SftRow,
@@ -321,5 +347,6 @@ def published_schema(config: str) -> pl.Schema:
 
 
 def feed_schema(config: str) -> pl.Schema:
-    """Return the columns a feed table of `config` must hold (published + internal)."""
-    return pl.Schema({**COMMON_SCHEMA, **CORE_SCHEMAS[config], **INTERNAL_SCHEMA})
+    """Return the columns a feed table of `config` must hold (feed core + common + internal)."""
+    core = FEED_CORE_SCHEMAS.get(config, CORE_SCHEMAS[config])
+    return pl.Schema({**COMMON_SCHEMA, **core, **INTERNAL_SCHEMA})

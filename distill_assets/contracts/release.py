@@ -78,6 +78,12 @@ class ConfigSummary(BaseModel):
         default_factory=dict,
         description="placeholder (e.g. REDACTED_EMAIL) -> occurrences in the published rows",
     )
+    chosen_longer_share: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description="preference configs: share of pairs whose chosen text is longer (length bias)",
+    )
 
 
 class ExtraFile(BaseModel):

@@ -19,6 +19,9 @@ understands (`s3://bucket/lake`).
   raw date present, see `defs.partitions`).
 - `future_days`: `DISTILL_FUTURE_DAYS` (default 0), how many days after the last complete UTC day
   are partitions too (1: today's still incomplete day; for producers whose clocks run ahead).
+- `allow_dropped_configs`: `DISTILL_ALLOW_DROPPED_CONFIGS`, configs (comma-separated, or `*`) a
+  release may drop although the previous version had rows in them (default: none; a release that
+  drops one is blocked, `defs/release/continuity.py`).
 - `executor`, `max_concurrent`: `DISTILL_EXECUTOR` (`in_process`, the local default, or
   `multiprocess` / `k8s`) and `DISTILL_MAX_CONCURRENT`, the steps one run executes at once.
 """
@@ -56,6 +59,9 @@ class Settings(BaseModel):
     )
     future_days: int = Field(
         default=0, ge=0, description="Days past the last complete day whose raw folders ingest"
+    )
+    allow_dropped_configs: str = Field(
+        default="", description="Configs a release may drop on purpose (comma-separated, or *)"
     )
     executor: str = Field(default="", description="in_process (default) | multiprocess | k8s")
     max_concurrent: str = Field(default="", description="Steps a run executes at once")
@@ -96,6 +102,7 @@ class Settings(BaseModel):
             llm_api_key=env.get("DISTILL_LLM_API_KEY", ""),
             partitions_start=env.get("DISTILL_PARTITIONS_START", ""),
             future_days=env.get("DISTILL_FUTURE_DAYS") or 0,
+            allow_dropped_configs=env.get("DISTILL_ALLOW_DROPPED_CONFIGS", ""),
             executor=env.get("DISTILL_EXECUTOR", ""),
             max_concurrent=env.get("DISTILL_MAX_CONCURRENT", ""),
         )

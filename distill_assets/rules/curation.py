@@ -44,16 +44,14 @@ a short eval question contaminates a row only when the row's whole text is that 
 Quality gates: `QUALITY_GATES` gives per config the minimum `quality_score` and the keys of the
 row's `metadata` JSON that must be `true`; a row failing either is removed as `below_threshold`.
 
-Splits: a row's group key is its `split_group` (its `id` when the group is empty). In a config of
-at least `MIN_ROWS_FOR_BOTH_SPLITS` published rows, a group holding more than `MAX_GROUP_SHARE` of
-them (e.g. every escalation of one capture session) is split by a finer key instead,
-`group + "/" + id`, and its rows record `split_by = "row"`. bucket = int(first 16 hex digits of
-sha256(key)) mod `SPLIT_BUCKETS` (the same function as `distill_assets.lib.hashing.split_bucket`);
-buckets below `buckets_in_test()`
-(= `TEST_FRACTION * SPLIT_BUCKETS`) are `test`, the rest `train`. A config with at least
-`MIN_ROWS_FOR_BOTH_SPLITS` rows and an empty split moves the key with the lowest bucket (test
-empty) or the highest bucket (train empty) across, recorded as `split_by = "moved"`. Except for
-these two documented cases, a group never spans splits and a row's split depends only on its key.
+Splits: a row's group key is its `split_group` (its `id` when the group is empty). Groups whose
+rows share a normalized prompt (`SPLIT_PROMPT_COLUMNS`, normalized as dedup normalizes) are one
+group, named by its smallest member (rows record `split_by = "prompt"`). bucket = int(first 16
+hex digits of sha256(name)) mod `SPLIT_BUCKETS` (the same function as
+`distill_assets.lib.hashing.split_bucket`); buckets below `buckets_in_test()`
+(= `TEST_FRACTION * SPLIT_BUCKETS`) are `test`, the rest `train`. No exceptions (issue 26): a
+group never spans splits, a source record is in one split in every config built from it, and a
+config whose groups all hash to one side has one split.
 """
 
 from __future__ import annotations
@@ -298,11 +296,18 @@ QUALITY_GATES: dict[str, QualityGate] = {
 }
 
 # Splits (see module docstring).
-MAX_GROUP_SHARE = 0.2
-MIN_ROWS_FOR_BOTH_SPLITS = 20
 SPLIT_BY_GROUP = "group"
-SPLIT_BY_ROW = "row"
-SPLIT_BY_MOVED = "moved"
+SPLIT_BY_PROMPT = "prompt"
+# config -> the published columns holding what a model is asked (for `messages`, all but the
+# last message); rows with the same normalized prompt share a split
+SPLIT_PROMPT_COLUMNS: dict[str, tuple[str, ...]] = {
+    "sft": ("prompt",),
+    "sft_tools": ("messages",),
+    "dpo": ("prompt",),
+    "instruction": ("instruction", "input"),
+    "cot": ("instruction", "input"),
+    "correction": ("input",),
+}
 
 # Removal reasons, in funnel order.
 EXACT_DUPLICATE = "exact_duplicate"

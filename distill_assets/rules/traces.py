@@ -133,8 +133,9 @@ SPLIT_BUCKETS = 10_000
 # --- formats -------------------------------------------------------------------------------------
 # `together`: a tool message becomes a user turn with this prefix; a DRIVER NOTE the agent put
 # between an assistant tool call and its tool message is appended to that user turn after the tool
-# output, separated by NOTE_SEPARATOR. `tools`: the note becomes a system message right after the
-# tool message (a tool message must directly follow its assistant tool call).
+# output, separated by NOTE_SEPARATOR. `tools`: the notes of a tool call become one user message
+# (joined by NOTE_SEPARATOR) right after its tool message (a tool message must directly follow its
+# assistant tool call, and chat templates reject a system message after the first turn).
 TOOL_RESULT_PREFIX = "[tool_result]\n"
 NOTE_SEPARATOR = "\n\n"
 # role grammars (roles joined by ","). A request the agent sent: system prompt, GOAL, then per tool
@@ -142,7 +143,7 @@ NOTE_SEPARATOR = "\n\n"
 # anywhere after the assistant message. The two output formats every written sample must match:
 REQUEST_ROLE_ORDER = r"^system,user(,assistant(,system)*,tool(,system)*)*$"
 TOGETHER_ROLE_ORDER = r"^system,user(,assistant,user)*,assistant$"
-TOOLS_ROLE_ORDER = r"^system,user(,assistant,tool(,system)*)*,assistant$"
+TOOLS_ROLE_ORDER = r"^system,user(,assistant,tool(,user)?)*,assistant$"
 # the k-th tool call of a `tools` sample gets id f"{TOOL_CALL_ID_PREFIX}{k}" (provider ids: noise)
 TOOL_CALL_ID_PREFIX = "call_"
 

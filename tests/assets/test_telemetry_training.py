@@ -225,6 +225,12 @@ def lake(settings: Settings, table: str) -> pl.DataFrame:
     return pl.read_parquet(Path(settings.lake_root) / "telemetry" / table / f"{DAY}.parquet")
 
 
+def content(rows: pl.DataFrame, column: str) -> str:
+    """Return the text of the first row's one-message `column` (dpo is conversational)."""
+    (message,) = rows.row(0, named=True)[column]
+    return message["content"]
+
+
 def curated(settings: Settings, config: str) -> pl.DataFrame:
     frame = read_curated(settings.lake_root, config)
     return frame.filter(pl.col("source") == "telemetry")
@@ -235,9 +241,9 @@ def test_ghost_replay_gives_one_dpo_row_with_the_better_outcome_chosen(trained: 
     ghosts = rows.filter(pl.col("source_ref").str.starts_with("decisions:"))
     assert ghosts.height == 1
     meta = json.loads(ghosts.item(0, "metadata"))
-    assert ghosts.item(0, "prompt") == FAMINE
-    assert ghosts.item(0, "chosen") == "Feed the temple workers."
-    assert ghosts.item(0, "rejected") == "Feed the children."
+    assert content(ghosts, "prompt") == FAMINE
+    assert content(ghosts, "chosen") == "Feed the temple workers."
+    assert content(ghosts, "rejected") == "Feed the children."
     seed_keys = {
         "chosen_policy_outcome",
         "rejected_policy_outcome",
@@ -262,8 +268,8 @@ def test_ghost_replay_gives_one_dpo_row_with_the_better_outcome_chosen(trained: 
 def test_counterfactual_pair_within_one_decision(trained: Settings) -> None:
     rows = curated(trained, "dpo").filter(pl.col("source_ref").str.starts_with("decision:"))
     assert rows.height == 1
-    assert rows.item(0, "chosen") == "Feed the temple workers."
-    assert rows.item(0, "rejected") == "Feed the sick."
+    assert content(rows, "chosen") == "Feed the temple workers."
+    assert content(rows, "rejected") == "Feed the sick."
     meta = json.loads(rows.item(0, "metadata"))
     assert meta["pair_kind"] == "counterfactual"
     assert meta["reward_diff"] == 0.75
@@ -280,7 +286,7 @@ def test_hard_negative_pairs_with_a_success_of_the_same_task(trained: Settings) 
     assert reasons["ep-bob-fail"] == "late_failure_after_high_reward"
     rows = curated(trained, "dpo").filter(pl.col("source_ref").str.starts_with("episodes:"))
     assert rows.get_column("source_ref").to_list() == ["episodes:ep-alice+ep-bob-fail"]
-    assert rows.item(0, "prompt") == TASK
+    assert content(rows, "prompt") == TASK
     meta = json.loads(rows.item(0, "metadata"))
     assert (meta["chosen_policy_outcome"], meta["rejected_policy_outcome"]) == (
         "Success",

@@ -116,9 +116,9 @@ def test_seed_example_is_published_in_cot_dpo_and_correction(released: Settings)
     dpo = seed_rows["dpo"].row(0, named=True)
     record = seed_line()
     assert (dpo["prompt"], dpo["chosen"], dpo["rejected"]) == (
-        record["query"],
-        record["claude_response"],
-        record["sam_attempt"],
+        [{"role": "user", "content": record["query"]}],
+        [{"role": "assistant", "content": record["claude_response"]}],
+        [{"role": "assistant", "content": record["sam_attempt"]}],
     )
     cot = seed_rows["cot"].row(0, named=True)
     assert cot["thought_process"][0] == (
@@ -126,8 +126,9 @@ def test_seed_example_is_published_in_cot_dpo_and_correction(released: Settings)
         "mapped?"
     )
     correction = seed_rows["correction"].row(0, named=True)
+    attempt = record["sam_attempt"].strip().rstrip(".")
     assert correction["instruction"] == (
-        "Here's what I said: [SAM's incorrect response]. What should I have said instead?"
+        f"Here's what I said: {attempt}. What should I have said instead?"
     )
     assert correction["output"].startswith("Your answer has an error. Here's what you should")
     exports = Path(released.hub_root) / released.dataset_name / "latest" / "exports"

@@ -47,6 +47,7 @@ from distill_assets.defs.release.layout import (
     SHARD_ROWS,
     data_file_path,
     link_or_copy,
+    published_arrow_schema,
     shard_count,
     write_data_file,
 )
@@ -212,6 +213,25 @@ def score_summary(scores: pl.Series) -> ScoreSummary:
     )
 
 
+def chosen_longer_share(parts: list[CuratedPart]) -> float | None:
+    """Return the share of pairs whose `chosen` messages hold more characters than `rejected`.
+
+    None for a config without preference pairs or rows. The card reports it: a preference set
+    whose chosen side is mostly the longer one teaches a length bias.
+    """
+    frames = [part.read(["chosen", "rejected"]) for part in parts]
+    pairs = pl.concat([f for f in frames if f.height], how="vertical") if frames else None
+    if pairs is None or pairs.is_empty():
+        return None
+
+    def chars(column: str) -> pl.Expr:
+        contents = pl.col(column).list.eval(pl.element().struct.field("content").str.len_chars())
+        return contents.list.sum()
+
+    longer = pairs.select((chars("chosen") > chars("rejected")).mean()).item()
+    return round(float(longer), SCORE_DECIMALS)
+
+
 def summed_placeholders(parts: list[CuratedPart]) -> dict[str, int]:
     """Return the placeholder counts of all parts (kinds in rule order, zero counts left out)."""
     totals = {name: sum(p.placeholders.get(name, 0) for p in parts) for name in placeholders()}
@@ -280,7 +300,7 @@ def write_config(
     Each part's split gets `shard_count` files (a split with no rows none); a part is read
     whole only when one of its files cannot be reused from `previous`.
     """
-    schema = published_schema(config)
+    schema = published_arrow_schema(config)
     files, summaries = [], []
     for part in parts:
         summary = part.read(SUMMARY_COLUMNS)
@@ -355,6 +375,9 @@ def build_release(
             scores=score_summary(curated.get_column("quality_score")),
             funnel=inputs.funnels.get(config, {}),
             redactions=summed_placeholders(parts),
+            chosen_longer_share=(
+                chosen_longer_share(parts) if "chosen" in published_schema(config) else None
+            ),
         )
     extras = write_extras(
         CuratedRows(inputs.curated), inputs.newest_partition, out_dir, contributions.writers

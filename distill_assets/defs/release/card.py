@@ -19,8 +19,6 @@ from distill_assets.contracts.release import ReleaseManifest
 from distill_assets.defs.release.layout import split_pattern
 from distill_assets.defs.release.notes import notes_section
 from distill_assets.rules.curation import (
-    MAX_GROUP_SHARE,
-    MIN_ROWS_FOR_BOTH_SPLITS,
     SPLITS,
     TEST_FRACTION,
     TEST_SPLIT,
@@ -118,6 +116,13 @@ def _configs_section(manifest: ReleaseManifest) -> str:
     text = "## Configs\n\n" + _table(
         ["config", *SPLITS, "total", "test share", "duplicates removed", "core columns"], rows
     )
+    for config, summary in manifest.configs.items():
+        if summary.chosen_longer_share is not None:
+            text += (
+                f"\n\nLength bias of `{config}`: `chosen` is the longer side in "
+                f"{summary.chosen_longer_share:.1%} of pairs (a preference set that mostly "
+                "prefers the longer answer teaches length)."
+            )
     if manifest.empty_configs:
         names = ", ".join(f"`{c}`" for c in manifest.empty_configs)
         text += f"\n\nNo rows in this version (omitted): {names}."
@@ -183,10 +188,10 @@ def _curation_section() -> str:
         "highest quality, then earliest, then smallest id; rows sharing a 13-word n-gram with a "
         "configured evaluation set are removed as contaminated, and rows below the config's "
         "quality gate are dropped. Rows are split by a stable SHA-256 hash of their group (task, "
-        f"session, scenario, player) with {TEST_FRACTION:.0%} of groups in `test`, so no group "
-        f"spans splits, except that a group holding more than {MAX_GROUP_SHARE:.0%} of a config "
-        f"is split by row and a config of at least {MIN_ROWS_FOR_BOTH_SPLITS} rows always has "
-        "both splits. "
+        f"session, scenario, player) with {TEST_FRACTION:.0%} of groups in `test`; groups "
+        "whose rows share a normalized prompt are one group. No group and no prompt spans "
+        "splits, and a source record is in the same split in every config (a config whose "
+        "groups all fall on one side has one split). "
         "Rules: `distill_assets/rules/curation.py`."
     )
 

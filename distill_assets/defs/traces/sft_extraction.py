@@ -281,7 +281,11 @@ class Extraction:
             }
             return load_sql("traces/select_sft_steps"), params
         if fmt == "tools":
-            params = {"call_id_prefix": rules.TOOL_CALL_ID_PREFIX, "tools": rules.tools_json()}
+            params = {
+                "call_id_prefix": rules.TOOL_CALL_ID_PREFIX,
+                "note_separator": rules.NOTE_SEPARATOR,
+                "tools": rules.tools_json(),
+            }
             return load_sql("traces/select_sft_tool_steps"), params
         raise ValueError(f"unknown format {fmt!r}; expected one of {FORMATS}")
 

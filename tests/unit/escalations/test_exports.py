@@ -95,3 +95,64 @@ def test_empty_input_gives_an_empty_feed_of_the_right_schema() -> None:
     assert feed.height == 0
     assert feed.drop("subject").schema == feed_schema("instruction")
     assert dropped == {}
+
+
+GUARDED_STEPS = (
+    "This error occurs when you call .map() on undefined:\n\n"
+    "1. **Identify the variable**: the stack trace points at `messages.map`.\n"
+    "2. **Trace the data flow**: the response has not arrived yet.\n"
+    "3. **Add a guard**:\n"
+    "   ```jsx\n"
+    "   messages?.map(item => <Row key={item.id} {...item} />)\n"
+    "   ```\n"
+    "4. **Fix the root cause**: initialize state with `useState([])`.\n\n"
+    "The guard stops the crash."
+)
+
+
+def test_cot_steps_keep_their_code_blocks_and_outcome_is_empty() -> None:
+    """Issue 26: the step "Add a guard" lost its code block."""
+    source = examples({"claude_response": GUARDED_STEPS, "sam_attempt": "use a try block"})
+    feed, _ = export_rows(source, "cot")
+    (row,) = feed.to_dicts()
+    assert row["thought_process"] == [
+        "Identify the variable: the stack trace points at `messages.map`.",
+        "Trace the data flow: the response has not arrived yet.",
+        "Add a guard\n```jsx\nmessages?.map(item => <Row key={item.id} {...item} />)\n```",
+        "Fix the root cause: initialize state with `useState([])`.",
+    ]
+    assert row["conclusion"] == "The guard stops the crash."
+    assert row["outcome"] == ""  # an escalation records no observed outcome (card: cot notes)
+
+
+def test_correction_instruction_carries_the_real_attempt() -> None:
+    """Issue 26: every row had the seed's unfilled `[SAM's incorrect response]` placeholder."""
+    source = examples(
+        {
+            "query": "Why does messages.map crash my React table?",
+            "sam_attempt": "Wrap the map call in a try block.",
+            "claude_response": GUARDED_STEPS,
+            "corrections": {
+                "sam_errors": [
+                    {
+                        "error_type": "factual",
+                        "what_sam_said": "try block",
+                        "what_was_wrong": "map on undefined is not an exception to catch",
+                        "correct_answer": "guard with ?.",
+                    }
+                ],
+                "improvements": [],
+            },
+        }
+    )
+    feed, dropped = export_rows(source, "correction")
+    assert dropped == {}
+    (row,) = feed.to_dicts()
+    assert row["instruction"] == (
+        "Here's what I said: Wrap the map call in a try block. What should I have said instead?"
+    )
+    assert "[SAM's incorrect response]" not in row["instruction"]
+    assert row["input"] == (
+        "Original question: Why does messages.map crash my React table?\n\n"
+        "My answer: Wrap the map call in a try block."
+    )

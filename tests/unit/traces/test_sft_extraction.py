@@ -121,11 +121,12 @@ def test_driver_note_between_call_and_tool_message_is_normalised(tmp_path: Path)
         "tool",
         "assistant",
         "tool",
-        "system",
+        "user",
         "assistant",
         "tool",
         "assistant",
     ]
+    assert tools[4]["content"] == ""
     assert tools[4]["tool_calls"] == [
         {
             "id": "call_2",
@@ -139,7 +140,13 @@ def test_driver_note_between_call_and_tool_message_is_normalised(tmp_path: Path)
         "tool_calls": None,
         "tool_call_id": "call_2",
     }
-    assert tools[6]["content"] == "DRIVER NOTE:\n- Pass every declared argument."
+    assert tools[6] == {
+        "role": "user",
+        "content": "DRIVER NOTE:\n- Pass every declared argument.",
+        "tool_calls": None,
+        "tool_call_id": None,
+    }
+    assert tools[-1]["content"] == ""
     assert tools[-1]["tool_calls"][0]["id"] == "call_4"
     assert json.loads(tools[-1]["tool_calls"][0]["function"]["arguments"]) == {
         "rel_path": "quicksort.py",
