@@ -38,7 +38,8 @@ from distill_assets.lib.lake import frame_batches, write_frames
 from distill_assets.rules import escalations as rules
 
 SOURCE = "escalations"
-# seed 000 format 4; `{}` stands where the seed's example shows `[SAM's incorrect response]`
+# docs/sources/escalations.md#export-formats, format 4; `{}` stands where the original shows
+# `[SAM's incorrect response]`
 CORRECTION_INSTRUCTION = "Here's what I said: {}. What should I have said instead?"
 CORRECTION_INPUT = "Original question: {}\n\nMy answer: {}"
 CORRECTION_OUTPUT = "Your answer has an error. Here's what you should have said:\n\n{}"
