@@ -156,7 +156,8 @@ def telemetry_dialogues(context: dg.AssetExecutionContext, events: pl.LazyFrame)
             "trimmed_leading_npc_turns": stats.trimmed_leading_npc_turns,
             "trimmed_trailing_player_turns": stats.trimmed_trailing_player_turns,
             "quality_score": histogram(rows.get_column("quality_score")),
-            "preview": preview(rows.select("id", "source_ref", "quality_score", "metadata")),
+            # no metadata or text: the player_key and a player's words stay out of the instance
+            "preview": preview(rows.select("id", "source_ref", "quality_score")),
         }
     )
     return rows
@@ -213,7 +214,7 @@ def telemetry_validation(
             "flagged_events": rows.filter(pl.col("decision") == "flag")
             .get_column("event_id")
             .n_unique(),
-            "preview": preview(rows),
+            "preview": preview(rows.drop("player_key")),
         }
     )
     return rows.select(VALIDATION_SCHEMA.names())
@@ -231,6 +232,7 @@ def telemetry_validation(
 def telemetry_accepted_events(
     context: dg.AssetExecutionContext,
     settings: DistillSettings,
+    player_id_hasher: PlayerIdHasher,
     validation: pl.LazyFrame,
 ) -> StagedParquet:
     """Silver telemetry: the events validation did not reject, de-identified (seed 004 privacy).
@@ -239,15 +241,26 @@ def telemetry_accepted_events(
     privacy bucket), event_seq (order within the partition), payload (precise location removed),
     location_cell (generalised grid cell), flagged + flag_checks (validation flags kept for review),
     source_ref (bronze file:line). No client clock, no unknown envelope fields. Players a deletion
-    request removed are left out. Rules: `rules/telemetry_privacy.py`. DuckDB reads bronze and
-    writes silver (`privacy.write_accepted_events`): the payloads never pass through Python.
+    request removed are left out, and so are events of a data type (dialogue → sft, decision →
+    dpo, trajectory step and episode end → rlds, reasoning → cot) their player had not consented
+    to at the event's time or withdrew later. Player ids in payload text (any known player, any
+    case, and any token of the game's id shape) are replaced by `[REDACTED_PLAYER_ID]`. Rules:
+    `rules/telemetry_privacy.py`. DuckDB reads bronze and writes silver
+    (`privacy.write_accepted_events`): the payloads never pass through Python.
     """
     cfg = settings.resolved()
     target = working_dir(SOURCE) / f"{ACCEPTED}.parquet"
     bronze = partition_path(cfg.lake_root, SOURCE, EVENTS, context.partition_key)
+    identity = privacy.SilverIdentity(
+        pads=player_id_hasher.resolved().sql_params(),
+        known=_bronze(cfg.lake_root, ("player_key",)),
+        consent_events=privacy.consent_events(
+            _bronze(cfg.lake_root, _ACCOUNT_COLUMNS).filter(pl.col("event_type") == "consent")
+        ),
+    )
     with local_file(bronze) as events:
         rows = privacy.write_accepted_events(
-            events, validation, _deleted_players(cfg.lake_root), target
+            events, validation, _deleted_players(cfg.lake_root), target, identity
         )
     summary = pl.read_parquet(target, columns=["event_type", "flagged"])
     context.add_output_metadata(
@@ -319,7 +332,12 @@ def telemetry_deletions(
     lake_root = settings.resolved().lake_root
     rows = privacy.deletion_requests(_bronze(lake_root, _ACCOUNT_COLUMNS))
     context.add_output_metadata(
-        {**rules_metadata("telemetry_privacy"), "requests": rows.height, "preview": preview(rows)}
+        {
+            **rules_metadata("telemetry_privacy"),
+            "requests": rows.height,
+            # no player_key in metadata: the Dagster instance is not erased by a deletion
+            "preview": preview(rows.drop("player_key")),
+        }
     )
     return rows
 
@@ -330,27 +348,43 @@ def telemetry_deletions(
     kinds={"polars"},
     tags=GLOBAL_TAG,
     ins={"deletions": dg.AssetIn(key=[SOURCE, DELETIONS])},
-    deps=[dg.AssetKey([SOURCE, table]) for table in privacy.DELETABLE_TABLES],
+    deps=[dg.AssetKey([SOURCE, table]) for table in deletion.ERASED_TABLES],
 )
 def telemetry_deletion_log(
     context: dg.AssetExecutionContext, settings: DistillSettings, deletions: pl.DataFrame
 ) -> pl.DataFrame:
-    """Apply deletions to every written partition past bronze and logs it (global).
+    """Apply deletions to every written partition, bronze and quarantine included, and log it.
 
-    Rewrites each partition of validation, accepted_events, triage and dialogues that still holds
-    a deleted player's rows (atomically), then logs per request: request_id, player_key, scope,
-    requested_at, rows_removed (JSON: table -> rows), rows_removed_total, release_before (latest
-    version when logged) and first_excluded_in (the first release published after it).
+    Rewrites each partition of bronze events (all but the request itself), quarantine (raw lines
+    holding the player's key), validation, accepted_events, triage, dialogues and the training
+    tables that still holds a deleted player's rows (atomically), then logs per request:
+    request_id, player_key, scope, requested_at, rows_removed (JSON: table -> rows),
+    rows_removed_total, release_before (latest version when logged), first_excluded_in (the
+    first release published after it) and rows_still_held (JSON: store -> rows found after the
+    removal, the Dagster materialization metadata included; all zero proves the erasure).
     """
     cfg = settings.resolved()
-    players = privacy.deleted_players(deletions.lazy()).collect().get_column("player_key")
-    removed = deletion.remove_players(cfg.lake_root, players.to_list())
+    players = privacy.deleted_players(deletions.lazy()).collect().get_column("player_key").to_list()
+    removed = deletion.remove_players(cfg.lake_root, players)
+    remaining = pl.concat(
+        [
+            deletion.remaining_rows(cfg.lake_root, players),
+            deletion.materializations_naming(
+                context.instance,
+                [dg.AssetKey([SOURCE, t]) for t in (*deletion.ERASED_TABLES, DELETIONS, CONSENT)],
+                players,
+            ),
+        ]
+    )
     previous_path = global_path(cfg.lake_root, SOURCE, DELETION_LOG)
     previous = pl.read_parquet(str(previous_path)) if previous_path.exists() else None
-    log = deletion.deletion_log(deletions, previous, removed, Path(cfg.hub_root) / cfg.dataset_name)
+    log = deletion.deletion_log(
+        deletions, previous, removed, Path(cfg.hub_root) / cfg.dataset_name, remaining
+    )
     context.add_output_metadata(
         {
             "requests": log.height,
+            "rows_still_held": int(remaining.get_column("rows").sum()),
             "rows_removed_now": int(removed.get_column("rows").sum()),
             "removed_by_table": funnel(
                 {
