@@ -85,6 +85,7 @@ def _distill(raw_root: Path, lake_root: Path, laps: dict[str, float]) -> dict[st
     from distill_assets.defs.telemetry.validation import validate_events
     from distill_assets.lib.lake import move_into_place, partition_path, write_parquet_atomic
     from distill_assets.lib.rawfiles import list_raw_files
+    from distill_assets.rules.telemetry_privacy import DATA_TYPES
 
     def path(table: str) -> Path:
         return Path(partition_path(str(lake_root), "telemetry", table, DAY))
@@ -117,7 +118,21 @@ def _distill(raw_root: Path, lake_root: Path, laps: dict[str, float]) -> dict[st
     lap("validation")
     no_one = pl.LazyFrame(schema={"player_key": pl.String()})
     staged = Path(lake_root) / "silver.parquet"
-    silver_rows = privacy.write_accepted_events(path("events"), validation.lazy(), no_one, staged)
+    identity = privacy.SilverIdentity(
+        pads=PlayerIdHasher(key="bench").resolved().sql_params(),
+        known=events.select("player_key"),
+        # every player consents to every data type, so silver keeps every event: the benchmark
+        # measures the whole path, not how many players of the generated day consented
+        consent_events=events.select("player_key")
+        .unique()
+        .join(pl.LazyFrame({"data_type": list(DATA_TYPES)}), how="cross")
+        .with_columns(
+            granted=pl.lit(True), server_ts=pl.lit(0.0), event_id=pl.lit("bench-consent")
+        ),
+    )
+    silver_rows = privacy.write_accepted_events(
+        path("events"), validation.lazy(), no_one, staged, identity
+    )
     move_into_place(staged, partition_path(str(lake_root), "telemetry", "accepted_events", DAY))
     silver_lazy = pl.scan_parquet(path("accepted_events")).with_columns(
         pl.lit(DAY).alias("partition")

@@ -172,14 +172,17 @@ def _deleted_players(lake_root: str) -> pl.LazyFrame:
 
 
 def _accepted_history(lake_root: str) -> pl.LazyFrame:
-    """Every partition of silver, read through the deletions table.
+    """Every partition of silver, read through the deletions table and consent withdrawals.
 
-    `deletion_log` rewrites earlier partitions to drop deleted players; reading through the
-    deletions table as well keeps the global tables right whatever order the two run in, so they
-    depend on the deletions themselves, not on the rewrite.
+    `deletion_log` rewrites earlier partitions to drop deleted players and withdrawn data types;
+    reading through the deletions and the withdrawals as well keeps the global tables right
+    whatever order the two run in, so they depend on the requests themselves, not the rewrite.
     """
     silver = scan_partitions(lake_root, SOURCE, ACCEPTED, SILVER_SCHEMA)
-    return silver.join(_deleted_players(lake_root), on="player_key", how="anti")
+    return privacy.without_withdrawn(
+        silver.join(_deleted_players(lake_root), on="player_key", how="anti"),
+        _bronze(lake_root, _ACCOUNT_COLUMNS).filter(pl.col("event_type") == "consent"),
+    )
 
 
 @dg.asset(
@@ -347,11 +350,17 @@ def telemetry_deletions(
     group_name=SOURCE,
     kinds={"polars"},
     tags=GLOBAL_TAG,
-    ins={"deletions": dg.AssetIn(key=[SOURCE, DELETIONS])},
+    ins={
+        "deletions": dg.AssetIn(key=[SOURCE, DELETIONS]),
+        "consent": dg.AssetIn(key=[SOURCE, CONSENT]),
+    },
     deps=[dg.AssetKey([SOURCE, table]) for table in deletion.ERASED_TABLES],
 )
 def telemetry_deletion_log(
-    context: dg.AssetExecutionContext, settings: DistillSettings, deletions: pl.DataFrame
+    context: dg.AssetExecutionContext,
+    settings: DistillSettings,
+    deletions: pl.DataFrame,
+    consent: pl.DataFrame,
 ) -> pl.DataFrame:
     """Apply deletions to every written partition, bronze and quarantine included, and log it.
 
@@ -362,10 +371,15 @@ def telemetry_deletion_log(
     rows_removed_total, release_before (latest version when logged), first_excluded_in (the
     first release published after it) and rows_still_held (JSON: store -> rows found after the
     removal, the Dagster materialization metadata included; all zero proves the erasure).
+    A consent withdrawal (latest decision for a data type) removes that type's rows from silver
+    and the training tables the same way (counted in `withdrawn_rows_removed`).
     """
     cfg = settings.resolved()
     players = privacy.deleted_players(deletions.lazy()).collect().get_column("player_key").to_list()
     removed = deletion.remove_players(cfg.lake_root, players)
+    withdrawn = deletion.remove_withdrawn(
+        cfg.lake_root, consent.filter(~pl.col("granted")).select("player_key", "data_type")
+    )
     remaining = pl.concat(
         [
             deletion.remaining_rows(cfg.lake_root, players),
@@ -386,6 +400,7 @@ def telemetry_deletion_log(
             "requests": log.height,
             "rows_still_held": int(remaining.get_column("rows").sum()),
             "rows_removed_now": int(removed.get_column("rows").sum()),
+            "withdrawn_rows_removed": int(withdrawn.get_column("rows").sum()),
             "removed_by_table": funnel(
                 {
                     t: int(n)
@@ -484,9 +499,10 @@ def telemetry_player_quality(
     lake_root = settings.resolved().lake_root
     silver = _accepted_history(lake_root)
     walk = trust_walk(trust_signals(silver))
-    contributions = scan_partitions(lake_root, SOURCE, TRIAGE, TRIAGE_SCHEMA).select(
-        "player_key", (pl.col("decision") == "process").alias("high_value")
-    )
+    contributions = privacy.without_withdrawn(
+        scan_partitions(lake_root, SOURCE, TRIAGE, TRIAGE_SCHEMA),
+        _bronze(lake_root, _ACCOUNT_COLUMNS).filter(pl.col("event_type") == "consent"),
+    ).select("player_key", (pl.col("decision") == "process").alias("high_value"))
     bots = (
         scan_partitions(lake_root, SOURCE, VALIDATION, VALIDATION_SCHEMA)
         .filter(pl.col("check") == "bot_signature")

@@ -27,6 +27,7 @@ from distill_assets.lib.lake import (
     move_into_place,
     partition_files,
 )
+from distill_assets.rules.telemetry_privacy import EVENT_DATA_TYPES
 
 LOG_SCHEMA = pl.Schema(
     {
@@ -47,6 +48,18 @@ BRONZE_TABLE = "events"
 # the one bronze event of an erased player that stays: the request itself (no text, no raw id)
 KEPT_BRONZE_EVENT = "deletion_request"
 # every partitioned telemetry table a deletion rewrites: bronze and quarantine, then past bronze
+# tables a consent withdrawal rewrites -> their data type (None: by each row's event_type)
+TYPED_TABLES: dict[str, str | None] = {
+    "accepted_events": None,
+    "triage": None,
+    "dialogues": "sft",
+    "decisions": "dpo",
+    "decision_pairs": "dpo",
+    "competence": "rlds",
+    "episodes": "rlds",
+    "episode_pairs": "rlds",
+    "reasoning": "cot",
+}
 METADATA_STORE = "dagster/materialization_metadata"
 METADATA_PAGE = 1000
 ERASED_TABLES: tuple[str, ...] = (BRONZE_TABLE, QUARANTINE_TABLE, *DELETABLE_TABLES)
@@ -107,6 +120,43 @@ def _hits(path: str, matched: pl.Expr) -> pl.DataFrame:
         .agg(pl.len().cast(pl.Int64).alias("rows"))
         .collect()
     )
+
+
+def _withdrawn_subjects(table: str, subjects: pl.Series) -> pl.Expr:
+    """Return, per row of `table`, the withdrawn subjects (`<type>:<player_key>`) it belongs to."""
+    data_type = TYPED_TABLES[table]
+    spec = DELETABLE_TABLES[table]
+    columns = (spec,) if isinstance(spec, str) else spec
+    kind = (
+        pl.col("event_type").replace_strict(EVENT_DATA_TYPES, default=None)
+        if data_type is None
+        else pl.lit(data_type)
+    )
+    return pl.concat_list(
+        pl.when((kind + ":" + pl.col(c)).is_in(subjects.implode())).then(kind + ":" + pl.col(c))
+        for c in columns
+    ).list.drop_nulls()
+
+
+def remove_withdrawn(lake_root: str, withdrawn: pl.DataFrame) -> pl.DataFrame:
+    """Remove the rows of data types their players withdrew consent from (`TYPED_TABLES`).
+
+    `withdrawn` holds `(player_key, data_type)` whose latest consent decision is a withdrawal.
+    Returns `(table, player_key, rows)` with `player_key` the subject `<data type>:<player_key>`.
+    Each partition with such rows is rewritten atomically, like a deletion.
+    """
+    removed: list[pl.DataFrame] = []
+    subjects = withdrawn.select(pl.col("data_type") + ":" + pl.col("player_key")).to_series()
+    for table in TYPED_TABLES if subjects.len() else ():
+        matched = _withdrawn_subjects(table, subjects)
+        for path in partition_files(lake_root, SOURCE, table):
+            hits = _hits(path, matched)
+            if hits.height:
+                _rewrite_without(UPath(path), matched.list.len() > 0)
+                removed.append(hits.with_columns(pl.lit(f"{SOURCE}/{table}").alias("table")))
+    if not removed:
+        return pl.DataFrame(schema=REMOVED_SCHEMA)
+    return pl.concat(removed).select(REMOVED_SCHEMA.names()).sort("table", "player_key")
 
 
 def remaining_rows(lake_root: str, players: list[str]) -> pl.DataFrame:

@@ -229,6 +229,27 @@ def withdrawals(timeline: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def without_withdrawn(silver: pl.LazyFrame, consent: pl.LazyFrame) -> pl.LazyFrame:
+    """Return `silver` without the events of data types their player's latest consent withdrew.
+
+    `consent` holds bronze consent events (`consent_events` reads them).
+    """
+    withdrawn = (
+        consent_events(consent)
+        .sort("server_ts", "event_id")
+        .group_by("player_key", "data_type")
+        .agg(pl.col("granted").last())
+        .filter(~pl.col("granted"))
+        .select("player_key", "data_type")
+    )
+    typed = silver.with_columns(
+        pl.col("event_type").replace_strict(rules.EVENT_DATA_TYPES, default=None).alias("_type")
+    )
+    return typed.join(
+        withdrawn, left_on=["player_key", "_type"], right_on=["player_key", "data_type"], how="anti"
+    ).drop("_type")
+
+
 def deletion_requests(events: pl.LazyFrame) -> pl.DataFrame:
     """Return every deletion request in `events` (all partitions), one row per request id."""
     requests = payload_fields(

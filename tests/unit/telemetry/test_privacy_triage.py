@@ -253,6 +253,7 @@ def test_triage_skip_and_sample_rules(tmp_path: Path) -> None:
             ("s0", "trajectory_step", "p", T0 + 3, step(0, moisture=0.5)),
             ("s1", "trajectory_step", "p", T0 + 4, step(1, moisture=0.9)),
             ("s2", "trajectory_step", "p", T0 + 5, step(2, "walk", moisture=0.9)),
+            ("d4", "decision", "p", T0 + 6, decision("drought", "h3", ambiguity=0.9)),
         ]
     )
     silver = accepted_events(events, NO_CHECKS, NO_ONE, tmp_path).lazy()
@@ -270,6 +271,7 @@ def test_triage_skip_and_sample_rules(tmp_path: Path) -> None:
         "s0": "skip:no_trigger",
         "s1": "sample:sampled_high_entropy" if sampled else "skip:high_entropy_not_sampled",
         "s2": "skip:routine_movement",
+        "d4": "process:high_ambiguity",
     }
     expected = {
         e: ("audit:" + v.split(":")[1]) if e in audited and v.startswith("skip") else v
