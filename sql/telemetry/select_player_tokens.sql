@@ -1,9 +1,12 @@
--- The distinct tokens of a partition's bronze payloads (`events`) that name a known player: the
--- token's HMAC-SHA256 (as written, lower-cased or upper-cased) is a known player_key, or the token
--- is one (`known`: player_key). See rules/telemetry_privacy.py and defs/telemetry/pseudonym.py.
+-- The distinct tokens of the texts `events.payload` that name a known player: the token's
+-- HMAC-SHA256 (as written, lower-cased or upper-cased) is a known player_key, or, with
+-- $match_keys, the token is one (`known`: player_key). See rules/telemetry_privacy.py and
+-- defs/telemetry/pseudonym.py.
 -- Bind parameters:
 --   $inner_pad, $outer_pad  HMAC-SHA256 key pads (the same as the ingest's)
 --   $token                  regex of a candidate token (rules TOKEN_CHARS)
+--   $match_keys             whether a known key itself is a match (payloads: yes; the release
+--                           scan: no, published metadata carries the pseudonym by design)
 WITH tokens AS (
     SELECT DISTINCT unnest(regexp_extract_all(payload, $token)) AS token
     FROM events
@@ -21,5 +24,6 @@ hashed AS (
 )
 SELECT DISTINCT h.token
 FROM hashed AS h
-WHERE h.hmac IN (SELECT player_key FROM known) OR h.variant IN (SELECT player_key FROM known)
+WHERE h.hmac IN (SELECT player_key FROM known)
+    OR ($match_keys AND h.variant IN (SELECT player_key FROM known))
 ORDER BY h.token

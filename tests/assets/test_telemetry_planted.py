@@ -16,6 +16,7 @@ import duckdb
 import polars as pl
 import pytest
 
+from distill_assets import cli
 from distill_assets.defs.telemetry.deletion import ERASED_TABLES
 from distill_assets.defs.telemetry.pseudonym import player_key
 from distill_assets.defs.telemetry.resources import DEVELOPMENT_KEY, KEY_ENV
@@ -347,3 +348,51 @@ def test_a_day_without_telemetry_and_an_empty_history(distill_env: Settings) -> 
         assert daily(distill_env, table, DAY1).height == 0, table
     for table in GLOBAL:
         assert global_table(distill_env, table).height == 0, table
+
+
+def test_player_show_and_export(
+    planted_env: Settings, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    alice, carol = key(planted.ALICE), key(planted.CAROL)
+    assert cli.main(["player", "show", planted.CAROL, "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    # erased: only the request in bronze and the privacy ledgers that prove the erasure
+    assert shown == {
+        "player_key": carol,
+        "consent": {},
+        "rows": {
+            "lake/telemetry/deletion_log.parquet": 1,
+            "lake/telemetry/deletions.parquet": 1,
+            f"lake/telemetry/events/{DAY2}.parquet": 1,
+            "lake/telemetry/exclusions.parquet": 4,
+        },
+    }
+    assert cli.main(["player", "export", planted.ALICE, "--out", str(tmp_path)]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert planted.ALICE not in json.dumps(summary)
+    assert summary["consent"] == {"dpo": False, "sft": True}
+    latest = Path(planted_env.hub_root) / planted_env.dataset_name / "latest"
+    version = json.loads((latest / "release.json").read_text())["version"]
+    # alice's day-1 decision is gone with her dpo withdrawal (triage 8 = 8 dialogue turns)
+    assert summary["rows"] == {
+        f"hub/versions/{version}/data/sft/train/{DAY1}-00000.parquet": 1,
+        f"lake/curation/sft/{DAY1}.parquet": 1,
+        f"lake/curation/sft_products/{DAY1}.parquet": 1,
+        f"lake/curation/sft_products/{DAY2}.parquet": 1,
+        f"lake/telemetry/accepted_events/{DAY1}.parquet": 11,
+        f"lake/telemetry/accepted_events/{DAY2}.parquet": 7,
+        "lake/telemetry/consent.parquet": 2,
+        f"lake/telemetry/dialogues/{DAY1}.parquet": 1,
+        f"lake/telemetry/dialogues/{DAY2}.parquet": 1,
+        f"lake/telemetry/events/{DAY1}.parquet": 13,
+        f"lake/telemetry/events/{DAY2}.parquet": 7,
+        "lake/telemetry/exclusions.parquet": 3,
+        "lake/telemetry/player_quality.parquet": 1,
+        f"lake/telemetry/triage/{DAY1}.parquet": 8,
+        f"lake/telemetry/triage/{DAY2}.parquet": 6,
+        f"lake/telemetry/validation/{DAY1}.parquet": 1,
+    }
+    folder = tmp_path / alice
+    assert json.loads((folder / "summary.json").read_text()) == summary
+    for name, count in summary["rows"].items():
+        assert pl.read_parquet(folder / name).height == count

@@ -4,8 +4,8 @@ Independent of the ingest's replacement (a second implementation of the test, no
 rewrite): every distinct word token of the published text is hashed with the player-id key
 (HMAC-SHA256, as written, lower-cased and upper-cased, `sql/telemetry/select_player_tokens.sql`)
 and compared with the set of known player keys (every `player_key` in telemetry bronze, deleted
-players included). Raw ids are never stored: only their keyed hashes are compared. A token that is
-itself a known key (a pseudonym in text) is a finding too.
+players included). Raw ids are never stored: only their keyed hashes are compared. A known key
+itself is not a finding: published `metadata` carries the pseudonym by design.
 """
 
 from __future__ import annotations
@@ -55,7 +55,8 @@ def known_player_findings(
         con.register("events", cells.select(pl.col("text").alias("payload")).unique().to_arrow())
         con.register("known", known.keys.to_arrow())
         found = con.execute(
-            load_sql("telemetry/select_player_tokens"), {**known.pads, "token": TOKEN_CHARS}
+            load_sql("telemetry/select_player_tokens"),
+            {**known.pads, "token": TOKEN_CHARS, "match_keys": False},
         ).fetchall()
     finally:
         con.close()

@@ -143,7 +143,7 @@ def write_accepted_events(
         con.register("withdrawals", withdrawals(consents).to_arrow())
         tokens = con.execute(
             load_sql("telemetry/select_player_tokens"),
-            {**identity.pads, "token": rules.TOKEN_CHARS},
+            {**identity.pads, "token": rules.TOKEN_CHARS, "match_keys": True},
         ).fetchall()
         params = {
             "bucket": float(rules.TIME_BUCKET_SECONDS),
