@@ -25,6 +25,8 @@
   shape (PLAYER_ID_SHAPE, any case, known or not) replaced by PLAYER_PLACEHOLDER. Known keys are
   every player_key in bronze (all days; deletion requests stay in bronze, so a deleted player
   stays known).
+- Raw files are the producer's landing area: kept RAW_RETENTION_DAYS after their date (the re-run
+  window), then removed by `distill raw purge` (a deleted player's raw lines go with them).
 """
 
 from __future__ import annotations
@@ -47,3 +49,5 @@ PLAYER_ID_SHAPE = r"\bp_[a-z0-9_]+\b"
 # the characters of a candidate token hashed against the known player keys (whole words only)
 TOKEN_CHARS = r"[A-Za-z0-9_]{3,}"
 PLAYER_PLACEHOLDER = "[REDACTED_PLAYER_ID]"
+# days a raw telemetry day folder is kept after its date (re-run window), then `distill raw purge`
+RAW_RETENTION_DAYS = 30
