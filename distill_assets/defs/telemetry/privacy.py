@@ -12,7 +12,13 @@ Deletion mechanism. A deletion is global, not per day, so it works in two layers
    atomically (temporary name, then rename), and logs the rows it removed per table. Global tables
    (player quality, payouts) are recomputed from silver after it. The release drops their feed
    rows through the exclusion table (`telemetry/exclusions`, subjects `<data type>:<player_key>`).
-Bronze keeps only the HMAC pseudonym (no raw id) and is the replayable record; it is not rewritten.
+Bronze keeps only the HMAC pseudonym of the envelope's id and is the replayable record; the
+deletion log erases a deleted player's bronze events (all but the request) and quarantined lines
+too (`deletion.py`).
+
+Consent and ids in text are applied here, at processing (`write_accepted_events`): an event of a
+data type enters silver only under consent for it at the event's time, and player ids in payload
+text (known players by keyed hash, any case; the game's id shape) become a placeholder.
 """
 
 from __future__ import annotations
