@@ -384,9 +384,7 @@ def telemetry_deletion_log(
         [
             deletion.remaining_rows(cfg.lake_root, players),
             deletion.materializations_naming(
-                context.instance,
-                [dg.AssetKey([SOURCE, t]) for t in (*deletion.ERASED_TABLES, DELETIONS, CONSENT)],
-                players,
+                context.instance, sorted(context.instance.get_asset_keys(), key=str), players
             ),
         ]
     )
