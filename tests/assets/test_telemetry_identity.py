@@ -151,6 +151,12 @@ def test_erasure_reaches_bronze_quarantine_and_the_instance(landed: Settings) ->
         "telemetry/triage": 6,
     }
     assert set(json.loads(log.item(0, "rows_still_held")).values()) == {0}
+    # bronze keeps other players' words as written, but no longer the deleted player's id
+    said = lake(landed, "events").filter(pl.col("event_id") == "e010").get_column("payload")
+    assert json.loads(said.item())["text"] == (
+        "Tell the guild of P_CONS_4242AA77 that [REDACTED_PLAYER_ID] and p_nocon_31337beef "
+        "still owe me silver."
+    )
     instance = dg.DagsterInstance.get()
     for asset_key in instance.get_asset_keys():
         for record in instance.fetch_materializations(asset_key, limit=1000).records:

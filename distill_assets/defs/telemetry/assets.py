@@ -359,6 +359,7 @@ def telemetry_deletions(
 def telemetry_deletion_log(
     context: dg.AssetExecutionContext,
     settings: DistillSettings,
+    player_id_hasher: PlayerIdHasher,
     deletions: pl.DataFrame,
     consent: pl.DataFrame,
 ) -> pl.DataFrame:
@@ -372,11 +373,21 @@ def telemetry_deletion_log(
     first release published after it) and rows_still_held (JSON: store -> rows found after the
     removal, the Dagster materialization metadata included; all zero proves the erasure).
     A consent withdrawal (latest decision for a data type) removes that type's rows from silver
-    and the training tables the same way (counted in `withdrawn_rows_removed`).
+    and the training tables the same way (counted in `withdrawn_rows_removed`). For a request
+    logged for the first time, the player's raw id written by others in bronze payloads and
+    quarantined lines is replaced too (`mentions_redacted`).
     """
     cfg = settings.resolved()
     players = privacy.deleted_players(deletions.lazy()).collect().get_column("player_key").to_list()
+    previous_path = global_path(cfg.lake_root, SOURCE, DELETION_LOG)
+    previous = pl.read_parquet(str(previous_path)) if previous_path.exists() else None
+    logged = set() if previous is None else set(previous.get_column("player_key").to_list())
     removed = deletion.remove_players(cfg.lake_root, players)
+    mentions = deletion.redact_mentions(
+        cfg.lake_root,
+        [p for p in players if p not in logged],
+        player_id_hasher.resolved().sql_params(),
+    )
     withdrawn = deletion.remove_withdrawn(
         cfg.lake_root, consent.filter(~pl.col("granted")).select("player_key", "data_type")
     )
@@ -388,8 +399,6 @@ def telemetry_deletion_log(
             ),
         ]
     )
-    previous_path = global_path(cfg.lake_root, SOURCE, DELETION_LOG)
-    previous = pl.read_parquet(str(previous_path)) if previous_path.exists() else None
     log = deletion.deletion_log(
         deletions, previous, removed, Path(cfg.hub_root) / cfg.dataset_name, remaining
     )
@@ -399,6 +408,7 @@ def telemetry_deletion_log(
             "rows_still_held": int(remaining.get_column("rows").sum()),
             "rows_removed_now": int(removed.get_column("rows").sum()),
             "withdrawn_rows_removed": int(withdrawn.get_column("rows").sum()),
+            "mentions_redacted": mentions,
             "removed_by_table": funnel(
                 {
                     t: int(n)

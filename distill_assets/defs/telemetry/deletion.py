@@ -9,10 +9,12 @@ per table, the release that first excluded them and what a check after the remov
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
 import dagster as dg
+import duckdb
 import polars as pl
 from upath import UPath
 
@@ -27,7 +29,12 @@ from distill_assets.lib.lake import (
     move_into_place,
     partition_files,
 )
-from distill_assets.rules.telemetry_privacy import EVENT_DATA_TYPES
+from distill_assets.lib.sql import connect, load_sql
+from distill_assets.rules.telemetry_privacy import (
+    EVENT_DATA_TYPES,
+    PLAYER_PLACEHOLDER,
+    TOKEN_CHARS,
+)
 
 LOG_SCHEMA = pl.Schema(
     {
@@ -60,27 +67,71 @@ TYPED_TABLES: dict[str, str | None] = {
     "episode_pairs": "rlds",
     "reasoning": "cot",
 }
+# the text column of the stores that keep other players' words as written: bronze and quarantine
+MENTION_COLUMNS = {BRONZE_TABLE: "payload", QUARANTINE_TABLE: "raw_line"}
 METADATA_STORE = "dagster/materialization_metadata"
 METADATA_PAGE = 1000
 ERASED_TABLES: tuple[str, ...] = (BRONZE_TABLE, QUARANTINE_TABLE, *DELETABLE_TABLES)
 
 
-def _rewrite_without(path: UPath, involved: pl.Expr) -> None:
+def _rewrite_without(path: UPath, involved: pl.Expr, *changes: pl.Expr) -> None:
     """Rewrite the partition file `path` without the rows `involved` selects, atomically.
 
-    The kept rows stream from the old file to a local staged one (Polars' streaming sink), so
-    memory does not grow with the partition; the staged file then replaces `path`.
+    `changes` (column expressions) are applied to the kept rows. The kept rows stream from the old
+    file to a local staged one (Polars' streaming sink), so memory does not grow with the
+    partition; the staged file then replaces `path`.
     """
     work = working_dir("deletion")
     try:
         staged = work / path.name
         with local_file(path) as local:
-            pl.scan_parquet(local).filter(~involved).sink_parquet(
+            pl.scan_parquet(local).filter(~involved).with_columns(*changes).sink_parquet(
                 staged, compression=PARQUET_COMPRESSION, row_group_size=ROW_GROUP_SIZE
             )
         move_into_place(staged, path)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def redact_mentions(lake_root: str, players: list[str], pads: dict[str, bytes]) -> int:
+    """Replace, in bronze payloads and quarantined raw lines, the raw ids of `players` others wrote.
+
+    Another player's text may name a deleted player; past bronze that id is already replaced, and
+    this removes it from bronze and quarantine too. The tokens are found as silver finds them
+    (`select_player_tokens.sql`: the keyed hash of each distinct token against the deleted keys);
+    a partition holding some is rewritten with them replaced by the placeholder. Returns the rows
+    changed.
+    """
+    changed = 0
+    if not players:
+        return changed
+    deleted = pl.DataFrame({"player_key": players}, schema={"player_key": pl.String()})
+    for table, column in MENTION_COLUMNS.items():
+        for path in partition_files(lake_root, SOURCE, table):
+            con = connect(private=True)
+            try:
+                with local_file(UPath(path)) as local:
+                    con.read_parquet(str(local)).select(
+                        duckdb.ColumnExpression(column).alias("payload")
+                    ).create_view("events")
+                    con.register("known", deleted.to_arrow())
+                    tokens = con.execute(
+                        load_sql("telemetry/select_player_tokens"),
+                        {**pads, "token": TOKEN_CHARS, "match_keys": False},
+                    ).fetchall()
+            finally:
+                con.close()
+            if not tokens:
+                continue
+            pattern = r"\b(?:" + "|".join(re.escape(t) for (t,) in tokens) + r")\b"
+            mentions = pl.col(column).str.contains(pattern).fill_null(False)
+            changed += pl.scan_parquet(path).filter(mentions).select(pl.len()).collect().item()
+            _rewrite_without(
+                UPath(path),
+                pl.lit(False),
+                pl.col(column).str.replace_all(pattern, PLAYER_PLACEHOLDER, literal=False),
+            )
+    return changed
 
 
 def _matched_players(table: str, wanted: pl.Series) -> pl.Expr:
