@@ -5,7 +5,8 @@
 episode step out of order, an out-of-range action, a step index going backwards, a step after its
 episode ended, a chosen option that was not offered, two bots (regular intervals; inhuman rate),
 gold-standard failures, a peer-prediction mismatch and a tie, consent granted and withdrawn,
-missing consent, and a deletion request on day 2 for a player with rows on both days.
+missing consent (bob, and the bots), and a deletion request on day 2 for a player with rows on
+both days.
 `write_planted(raw_root)` lands them as `<raw_root>/telemetry/<day>/planted.jsonl`.
 """
 
@@ -349,8 +350,13 @@ def _day_one() -> _Log:
     for n in range(BOT_EVENTS[ERIN]):
         _step(log, ERIN, at, "ep-rush", n, session="rush", moisture=0.7 - 0.01 * n)
         at += 0.2 if n % 2 == 0 else 0.8
-    lines = [json.dumps(e) for e in log.events]
     malformed = dict(log.events[-1])
+    # consent is applied at processing: the players whose steps, decisions and episodes plant
+    # checks grant every data type before their first event (emitted last: earlier ids stay)
+    for player in (FRANK, GRACE, HENRY):
+        scopes = ["sft", "dpo", "rlds", "cot"]
+        log.emit(player, "consent", -30, {"granted": True, "scopes": scopes}, session="acct")
+    lines = [json.dumps(e) for e in log.events]
     malformed.update(
         event_id=f"{log.day}-malformed", event_type="decision", payload={"scenario_id": "famine"}
     )

@@ -88,6 +88,10 @@ def column_schema(schema: pl.Schema) -> dg.MetadataValue:
     return dg.MetadataValue.table_schema(dg.TableSchema(columns))
 
 
+# columns that hold a telemetry player_key (`metadata` JSON included): kept out of previews
+PSEUDONYM_COLUMNS = ("split_group", "subject", "metadata")
+
+
 def newest_rows(result: CurationResult, rows: int = 5) -> pl.DataFrame:
     """Return the first rows of the newest curated partition file that has rows."""
     for part in reversed(result.partitions):
@@ -121,7 +125,8 @@ def curation_metadata(
         "products_reused": dg.MetadataValue.int(len(result.products_reused)),
         "quality_score": histogram(curated.get_column("quality_score")),
         "input_partitions": input_partitions(partitions),
-        "preview": preview(newest_rows(result)),
+        # no pseudonyms in the instance: a deletion cannot erase Dagster metadata (docs/privacy.md)
+        "preview": preview(newest_rows(result).drop(PSEUDONYM_COLUMNS, strict=False)),
         **rules_metadata(GROUP),
     }
 

@@ -36,9 +36,11 @@ from distill_assets.defs.release.candidate import (
     read_manifest,
 )
 from distill_assets.defs.release.continuity import allowed_drops, drop_reasons
+from distill_assets.defs.release.known_players import known_player_findings, known_players
 from distill_assets.defs.release.layout import DATA_DIR, README, published_arrow_schema
 from distill_assets.defs.release.split_audit import config_leaks, record_leaks
 from distill_assets.defs.resources import DistillSettings
+from distill_assets.defs.telemetry.resources import PlayerIdHasher
 from distill_assets.lib.lake import (
     global_path,
     parquet_file,
@@ -283,16 +285,24 @@ def no_unscrubbed_secrets(settings: DistillSettings) -> dg.AssetCheckResult:
 
 
 @dg.asset_check(asset=CANDIDATE_KEY, blocking=True)
-def independent_pii_scan(settings: DistillSettings) -> dg.AssetCheckResult:
+def independent_pii_scan(
+    settings: DistillSettings, player_id_hasher: PlayerIdHasher
+) -> dg.AssetCheckResult:
     """Scan every published text with detectors independent of the scrubber; any hit blocks.
 
     detect-secrets plugins, phonenumbers and validators (ipaddress, Luhn, SSA, IBAN mod 97) — see
-    `defs/release/scan.py`. Failures name the config, row ids and finding types. Files passed
-    before under the same checks version are not read again (module docstring).
+    `defs/release/scan.py` — and the known-player detector (a token whose keyed hash is a known
+    player_key, `defs/release/known_players.py`). Failures name the config, row ids and finding
+    types. Files passed before under the same checks version are not read again (module
+    docstring).
     """
+    known = known_players(settings.resolved().lake_root, player_id_hasher)
 
     def findings_of(config: str, rows: pl.DataFrame) -> dict[str, object] | None:
-        findings = scan.scan_frame(rows, scrubbed_columns(published_schema(config)))
+        columns = scrubbed_columns(published_schema(config))
+        findings = pl.concat(
+            [scan.scan_frame(rows, columns), known_player_findings(rows, columns, known)]
+        )
         if not findings.height:
             return None
         by_type = findings.group_by("type").len().sort("type")

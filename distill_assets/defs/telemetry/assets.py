@@ -160,7 +160,8 @@ def telemetry_dialogues(context: dg.AssetExecutionContext, events: pl.LazyFrame)
             "trimmed_leading_npc_turns": stats.trimmed_leading_npc_turns,
             "trimmed_trailing_player_turns": stats.trimmed_trailing_player_turns,
             "quality_score": histogram(rows.get_column("quality_score")),
-            "preview": preview(rows.select("id", "source_ref", "quality_score", "metadata")),
+            # no metadata or text: the player_key and a player's words stay out of the instance
+            "preview": preview(rows.select("id", "source_ref", "quality_score")),
         }
     )
     return rows
@@ -175,14 +176,17 @@ def _deleted_players(lake_root: str) -> pl.LazyFrame:
 
 
 def _accepted_history(lake_root: str) -> pl.LazyFrame:
-    """Every partition of silver, read through the deletions table.
+    """Every partition of silver, read through the deletions table and consent withdrawals.
 
-    `deletion_log` rewrites earlier partitions to drop deleted players; reading through the
-    deletions table as well keeps the global tables right whatever order the two run in, so they
-    depend on the deletions themselves, not on the rewrite.
+    `deletion_log` rewrites earlier partitions to drop deleted players and withdrawn data types;
+    reading through the deletions and the withdrawals as well keeps the global tables right
+    whatever order the two run in, so they depend on the requests themselves, not the rewrite.
     """
     silver = scan_partitions(lake_root, SOURCE, ACCEPTED, SILVER_SCHEMA)
-    return silver.join(_deleted_players(lake_root), on="player_key", how="anti")
+    return privacy.without_withdrawn(
+        silver.join(_deleted_players(lake_root), on="player_key", how="anti"),
+        _bronze(lake_root, _ACCOUNT_COLUMNS).filter(pl.col("event_type") == "consent"),
+    )
 
 
 @dg.asset(
@@ -219,7 +223,7 @@ def telemetry_validation(
             "flagged_events": rows.filter(pl.col("decision") == "flag")
             .get_column("event_id")
             .n_unique(),
-            "preview": preview(rows),
+            "preview": preview(rows.drop("player_key")),
         }
     )
     return rows.select(VALIDATION_SCHEMA.names())
@@ -237,6 +241,7 @@ def telemetry_validation(
 def telemetry_accepted_events(
     context: dg.AssetExecutionContext,
     settings: DistillSettings,
+    player_id_hasher: PlayerIdHasher,
     validation: pl.LazyFrame,
 ) -> StagedParquet:
     """Silver telemetry: the events validation did not reject, de-identified.
@@ -247,15 +252,26 @@ def telemetry_accepted_events(
     privacy bucket), event_seq (order within the partition), payload (precise location removed),
     location_cell (generalised grid cell), flagged + flag_checks (validation flags kept for review),
     source_ref (bronze file:line). No client clock, no unknown envelope fields. Players a deletion
-    request removed are left out. Rules: `rules/telemetry_privacy.py`. DuckDB reads bronze and
-    writes silver (`privacy.write_accepted_events`): the payloads never pass through Python.
+    request removed are left out, and so are events of a data type (dialogue → sft, decision →
+    dpo, trajectory step and episode end → rlds, reasoning → cot) their player had not consented
+    to at the event's time or withdrew later. Player ids in payload text (any known player, any
+    case, and any token of the game's id shape) are replaced by `[REDACTED_PLAYER_ID]`. Rules:
+    `rules/telemetry_privacy.py`. DuckDB reads bronze and writes silver
+    (`privacy.write_accepted_events`): the payloads never pass through Python.
     """
     cfg = settings.resolved()
     target = working_dir(SOURCE) / f"{ACCEPTED}.parquet"
     bronze = partition_path(cfg.lake_root, SOURCE, EVENTS, context.partition_key)
+    identity = privacy.SilverIdentity(
+        pads=player_id_hasher.resolved().sql_params(),
+        known=_bronze(cfg.lake_root, ("player_key",)),
+        consent_events=privacy.consent_events(
+            _bronze(cfg.lake_root, _ACCOUNT_COLUMNS).filter(pl.col("event_type") == "consent")
+        ),
+    )
     with local_file(bronze) as events:
         rows = privacy.write_accepted_events(
-            events, validation, _deleted_players(cfg.lake_root), target
+            events, validation, _deleted_players(cfg.lake_root), target, identity
         )
     summary = pl.read_parquet(target, columns=["event_type", "flagged"])
     context.add_output_metadata(
@@ -327,7 +343,12 @@ def telemetry_deletions(
     lake_root = settings.resolved().lake_root
     rows = privacy.deletion_requests(_bronze(lake_root, _ACCOUNT_COLUMNS))
     context.add_output_metadata(
-        {**rules_metadata("telemetry_privacy"), "requests": rows.height, "preview": preview(rows)}
+        {
+            **rules_metadata("telemetry_privacy"),
+            "requests": rows.height,
+            # no player_key in metadata: the Dagster instance is not erased by a deletion
+            "preview": preview(rows.drop("player_key")),
+        }
     )
     return rows
 
@@ -337,29 +358,65 @@ def telemetry_deletions(
     group_name=SOURCE,
     kinds={"polars"},
     tags=GLOBAL_TAG,
-    ins={"deletions": dg.AssetIn(key=[SOURCE, DELETIONS])},
-    deps=[dg.AssetKey([SOURCE, table]) for table in privacy.DELETABLE_TABLES],
+    ins={
+        "deletions": dg.AssetIn(key=[SOURCE, DELETIONS]),
+        "consent": dg.AssetIn(key=[SOURCE, CONSENT]),
+    },
+    deps=[dg.AssetKey([SOURCE, table]) for table in deletion.ERASED_TABLES],
 )
 def telemetry_deletion_log(
-    context: dg.AssetExecutionContext, settings: DistillSettings, deletions: pl.DataFrame
+    context: dg.AssetExecutionContext,
+    settings: DistillSettings,
+    player_id_hasher: PlayerIdHasher,
+    deletions: pl.DataFrame,
+    consent: pl.DataFrame,
 ) -> pl.DataFrame:
-    """Apply deletions to every written partition past bronze and logs it (global).
+    """Apply deletions to every written partition, bronze and quarantine included, and log it.
 
-    Rewrites each partition of validation, accepted_events, triage and dialogues that still holds
-    a deleted player's rows (atomically), then logs per request: request_id, player_key, scope,
-    requested_at, rows_removed (JSON: table -> rows), rows_removed_total, release_before (latest
-    version when logged) and first_excluded_in (the first release published after it).
+    Rewrites each partition of bronze events (all but the request itself), quarantine (raw lines
+    holding the player's key), validation, accepted_events, triage, dialogues and the training
+    tables that still holds a deleted player's rows (atomically), then logs per request:
+    request_id, player_key, scope, requested_at, rows_removed (JSON: table -> rows),
+    rows_removed_total, release_before (latest version when logged), first_excluded_in (the
+    first release published after it) and rows_still_held (JSON: store -> rows found after the
+    removal, the Dagster materialization metadata included; all zero proves the erasure).
+    A consent withdrawal (latest decision for a data type) removes that type's rows from silver
+    and the training tables the same way (counted in `withdrawn_rows_removed`). For a request
+    logged for the first time, the player's raw id written by others in bronze payloads and
+    quarantined lines is replaced too (`mentions_redacted`).
     """
     cfg = settings.resolved()
-    players = privacy.deleted_players(deletions.lazy()).collect().get_column("player_key")
-    removed = deletion.remove_players(cfg.lake_root, players.to_list())
+    players = privacy.deleted_players(deletions.lazy()).collect().get_column("player_key").to_list()
     previous_path = global_path(cfg.lake_root, SOURCE, DELETION_LOG)
     previous = pl.read_parquet(str(previous_path)) if previous_path.exists() else None
-    log = deletion.deletion_log(deletions, previous, removed, Path(cfg.hub_root) / cfg.dataset_name)
+    logged = set() if previous is None else set(previous.get_column("player_key").to_list())
+    removed = deletion.remove_players(cfg.lake_root, players)
+    mentions = deletion.redact_mentions(
+        cfg.lake_root,
+        [p for p in players if p not in logged],
+        player_id_hasher.resolved().sql_params(),
+    )
+    withdrawn = deletion.remove_withdrawn(
+        cfg.lake_root, consent.filter(~pl.col("granted")).select("player_key", "data_type")
+    )
+    remaining = pl.concat(
+        [
+            deletion.remaining_rows(cfg.lake_root, players),
+            deletion.materializations_naming(
+                context.instance, sorted(context.instance.get_asset_keys(), key=str), players
+            ),
+        ]
+    )
+    log = deletion.deletion_log(
+        deletions, previous, removed, Path(cfg.hub_root) / cfg.dataset_name, remaining
+    )
     context.add_output_metadata(
         {
             "requests": log.height,
+            "rows_still_held": int(remaining.get_column("rows").sum()),
             "rows_removed_now": int(removed.get_column("rows").sum()),
+            "withdrawn_rows_removed": int(withdrawn.get_column("rows").sum()),
+            "mentions_redacted": mentions,
             "removed_by_table": funnel(
                 {
                     t: int(n)
@@ -460,9 +517,10 @@ def telemetry_player_quality(
     lake_root = settings.resolved().lake_root
     silver = _accepted_history(lake_root)
     walk = trust_walk(trust_signals(silver))
-    contributions = scan_partitions(lake_root, SOURCE, TRIAGE, TRIAGE_SCHEMA).select(
-        "player_key", (pl.col("decision") == "process").alias("high_value")
-    )
+    contributions = privacy.without_withdrawn(
+        scan_partitions(lake_root, SOURCE, TRIAGE, TRIAGE_SCHEMA),
+        _bronze(lake_root, _ACCOUNT_COLUMNS).filter(pl.col("event_type") == "consent"),
+    ).select("player_key", (pl.col("decision") == "process").alias("high_value"))
     bots = (
         scan_partitions(lake_root, SOURCE, VALIDATION, VALIDATION_SCHEMA)
         .filter(pl.col("check") == "bot_signature")
