@@ -71,14 +71,14 @@ def measure(size_mb: int) -> dict[str, tuple[float, float]]:
     import duckdb
     import polars as pl
 
-    from distill_assets.defs.ingest import CHUNK_BYTES, ingest_partition
+    from distill_assets.defs.ingest import ingest_partition
     from distill_assets.lib.lake import ROW_GROUP_SIZE
     from distill_assets.lib.rawfiles import RawLineReader
     from distill_assets.lib.sql import connect
 
     root = dataset(SOURCE, size_mb)
     files = jsonl_files(root, SOURCE)
-    table, params = parse_inputs(SOURCE)
+    contract, params = parse_inputs(SOURCE)
     chunks = []
     results: dict[str, tuple[float, float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -95,7 +95,7 @@ def measure(size_mb: int) -> dict[str, tuple[float, float]]:
 
     def read() -> None:
         reader = RawLineReader(files, root=str(root))
-        chunks[:] = list(reader.chunks(CHUNK_BYTES, ROW_GROUP_SIZE))
+        chunks[:] = list(reader.chunks(contract.chunk_bytes, ROW_GROUP_SIZE))
 
     results["reader"] = _best(read)
     con = connect(private=True)
@@ -112,7 +112,7 @@ def measure(size_mb: int) -> dict[str, tuple[float, float]]:
 
     def bronze() -> None:
         result = ingest_partition(
-            SOURCE, table, files, raw_root=str(root), params=params, bronze_exclude=("line",)
+            contract, files, raw_root=str(root), params=params, bronze_exclude=("line",)
         )
         staged.append(result.bronze.path)
 

@@ -74,6 +74,7 @@ def _copy(files: list[str], out: Path) -> None:
 
 
 def _distill(raw_root: Path, lake_root: Path, laps: dict[str, float]) -> dict[str, int]:
+    from distill_assets.contracts import telemetry
     from distill_assets.defs.ingest import ingest_partition
     from distill_assets.defs.telemetry import privacy
     from distill_assets.defs.telemetry.assets import parse_params
@@ -99,8 +100,7 @@ def _distill(raw_root: Path, lake_root: Path, laps: dict[str, float]) -> dict[st
     params, _ = parse_params(PlayerIdHasher(key="bench"))
     files = list_raw_files(str(raw_root), "telemetry", DAY)
     result = ingest_partition(
-        "telemetry",
-        "events",
+        telemetry.RAW,
         files,
         raw_root=str(raw_root),
         params=params,

@@ -33,8 +33,9 @@ from typing import Literal, get_args
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from distill_assets.lib.rawcontract import RawContract
 from distill_assets.lib.seen import Dedup
-from distill_assets.lib.sql import json_fields_structure
+from distill_assets.lib.sql import json_fields_structure, load_sql
 
 # an id (given, or derived from the query and time) is unique within a partition: the first
 # record in (source_file, line_no) order is kept, later ones are quarantined
@@ -308,4 +309,12 @@ SEED_SQLITE_JSON_COLUMNS: tuple[str, ...] = (
     "corrections",
     "principles",
     "quality_flags",
+)
+
+# the bronze ingest of this contract (defs.ingest.ingest_partition, with `parse_parameters()`)
+RAW = RawContract(
+    source="escalations",
+    table="records",
+    parse=lambda: load_sql("escalations/select_parsed_records"),
+    dedup=DEDUP,
 )

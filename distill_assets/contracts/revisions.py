@@ -38,7 +38,9 @@ from typing import Any
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 
+from distill_assets.lib.rawcontract import RawContract
 from distill_assets.lib.seen import Dedup
+from distill_assets.lib.sql import load_sql
 
 # one validation per (turn_id, iteration) within a partition: the first in (source_file, line_no)
 # order is kept; a later one is a repeat (same line) or a conflict (another line)
@@ -180,4 +182,12 @@ VALIDATIONS_SCHEMA = pl.Schema(
         "revision_focus": pl.String(),
         "extra": pl.String(),
     }
+)
+
+# the bronze ingest of this contract (defs.ingest.ingest_partition)
+RAW = RawContract(
+    source="revisions",
+    table="validations",
+    parse=lambda: load_sql("revisions/select_parsed_validations"),
+    dedup=DEDUP,
 )
