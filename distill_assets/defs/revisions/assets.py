@@ -3,7 +3,7 @@
 Layers, one daily partition (ingest date) each:
 - `revisions/validations` + `revisions/quarantine` (bronze, DuckDB): every raw validation line
   parsed against `contracts.revisions.RevisionValidation`, or quarantined with a reason code, file
-  and line (`sql/revisions/select_parsed_validations.sql`).
+  and line (the parse generated from the contract, `contracts.revisions.RAW`).
 - `revisions/revision_pairs` (feed of the `dpo` config, Polars) and `revisions/unpaired_turns`:
   every turn of the partition becomes exactly one pair or one unpaired row with its reason
   (`defs/revisions/pairing.py`, rules in `rules/revisions.py`).
