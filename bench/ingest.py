@@ -136,9 +136,9 @@ def _work(step: str, source: str, root: Path, out: Path) -> int:
 def parse_inputs(source: str) -> tuple[RawContract, dict[str, object]]:
     """The raw contract and parse parameters of a validated source (as its asset binds them)."""
     if source == "escalations":
-        from distill_assets.contracts.escalations import RAW, parse_parameters
+        from distill_assets.contracts.escalations import RAW
 
-        return RAW, parse_parameters()
+        return RAW, {}
     if source == "telemetry":
         from distill_assets.contracts.telemetry import RAW
         from distill_assets.defs.telemetry.assets import parse_params

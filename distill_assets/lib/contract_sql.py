@@ -1,9 +1,11 @@
 """Generate a raw contract's bulk parse statement from its pydantic model.
 
 A contract states each field once, on the model: its name, type, whether it is required, its
-constraints (an enum's values, `ge`), and, as `Annotated` metadata, the `JsonField` kind that says
-how a JSON value of that field is read and normalised (`Text`, `TextOrInteger`, `Integer`,
-`Choice`, `UnixOrIsoSeconds`, `TextList`: the same normalisations as the model's validators).
+constraints (an enum's or a Literal's values, `ge`/`gt`/`le`/`lt`), and, as `Annotated` metadata,
+the `JsonField` kind that says how a JSON value of that field is read and normalised (`Text`,
+`TextOrInteger`, `Integer`, `Number`, `Choice`, `UnixOrIsoSeconds`, `IsoSeconds`, `TextList`: the
+same normalisations as the model's validators); optional fields of which at least one is required
+share a `OneOf` group, checked as one (`missing_<group>`, `invalid_<group>`).
 `parse_statement` walks the model's fields in order and writes the DuckDB statement the ingest
 runs (`lib.rawcontract.RawContract.parse`): one `json_transform` of each line to the contract's
 fields, a type (`json_kind`) and a value per field, and the reason chain: the line-level reasons
@@ -12,8 +14,10 @@ absent, null, or blank where blank means absent) and `invalid_<field>` (present 
 contract). The first failing test is the record's `quarantine_reason`; the model's field order
 is therefore the order the reasons are tested in. The statement also returns the bronze columns
 (in the order of the contract's bronze schema), the unknown fields as `extra` (with
-`extra_keys`, see `defs.ingest.UsualExtras`), `quarantine_detail` and, for a contract with a
-key unique within a partition, `dedup_key`.
+`extra_keys`, see `defs.ingest.UsualExtras`), `quarantine_detail` (worded by the contract's
+`Details`) and, for a contract with a key unique within a partition, `dedup_key`. Bronze columns
+that no single field gives (a derived id) are the contract's `derived` expressions, over the
+fields' values and bronze columns (`{field.value}`, `{field.output}`).
 
 The statement is built once per process on first use (cached): there is no SQL file to go stale.
 The contract's constants (an enum's values, a bound, a pattern) are part of the statement, as SQL
@@ -34,7 +38,7 @@ from pydantic.fields import FieldInfo
 
 # reasons every line can get before its fields are looked at, in the order they are tested
 LINE_REASONS: tuple[str, ...] = ("invalid_json", "torn_last_line", "not_an_object")
-# the columns every bronze table starts with that no contract field gives
+# the bronze columns no contract field gives, when the bronze schema names them
 _PROVENANCE = {
     "id": "left(sha256(source_file || chr(31) || line_no), 16)",
     "source_ref": "source_file || ':' || line_no",
@@ -53,9 +57,11 @@ def sql_literal(value: str | float) -> str:
 
 @dataclass(frozen=True)
 class Column:
-    """The SQL names of one contract field: its JSON text, its kind and its value."""
+    """One contract field in the statement: its JSON text, JSON kind, value and bronze column."""
 
     name: str
+    kind: JsonField
+    info: FieldInfo
 
     @property
     def json(self) -> str:
@@ -63,8 +69,8 @@ class Column:
         return f'f."{self.name}"'
 
     @property
-    def kind(self) -> str:
-        """The field's JSON kind (`json_kind`: VARCHAR, BIGINT, ..., 'NULL' for JSON null)."""
+    def type(self) -> str:
+        """The field's JSON kind (`json_kind`: VARCHAR, BIGINT, ..., 'NULL' when absent/null)."""
         return f'"t_{self.name}"'
 
     @property
@@ -72,30 +78,50 @@ class Column:
         """The field's normalised value (NULL when the JSON value is not of the contract)."""
         return f'"v_{self.name}"'
 
+    @property
+    def output(self) -> str:
+        """The field's bronze column (only read for an accepted record)."""
+        return self.kind.output(self)
+
     def absent(self) -> str:
         """Whether the field is absent or JSON null."""
-        return f"coalesce({self.kind}, 'NULL') = 'NULL'"
+        return f"coalesce({self.type}, 'NULL') = 'NULL'"
 
-    def kind_not_in(self, kinds: tuple[str, ...]) -> str:
-        """Whether the field is present, not null, and of none of `kinds`."""
-        listed = ", ".join(sql_literal(k) for k in ("NULL", *kinds))
-        return f"coalesce({self.kind}, 'NULL') NOT IN ({listed})"
+    def invalid(self) -> str:
+        """Whether the field is present, not null, and not of the contract."""
+        return f"NOT {self.absent()} AND NOT coalesce({self.kind.ok(self)}, false)"
+
+    def bounds(self) -> str:
+        """Return the value's test of the field's bounds (`ge`, `gt`, `le`, `lt`), if it has any."""
+        tests = [f"{self.value} IS NOT NULL"]
+        operators = {
+            annotated_types.Ge: (">=", "ge"),
+            annotated_types.Gt: (">", "gt"),
+            annotated_types.Le: ("<=", "le"),
+            annotated_types.Lt: ("<", "lt"),
+        }
+        for constraint in self.info.metadata:
+            if type(constraint) in operators:
+                operator, attribute = operators[type(constraint)]
+                bound = sql_literal(getattr(constraint, attribute))
+                tests.append(f"{self.value} {operator} {bound}")
+        return " AND ".join(tests[1:] or tests)
 
 
 class JsonField:
-    """How a contract field's JSON value is read: its value, its checks and its bronze column."""
+    """How a contract field's JSON value is read: its value, its test and its bronze column."""
 
-    def value(self, col: Column, info: FieldInfo) -> str:
+    def value(self, col: Column) -> str:
         """Return the SQL of the normalised value (NULL when it is not of the contract)."""
         raise NotImplementedError
 
-    def missing(self, col: Column) -> str:
-        """Return the SQL test of a required field that counts as absent."""
-        return col.absent()
-
-    def invalid(self, col: Column, info: FieldInfo, required: bool) -> str:
-        """Return the SQL test of a field that is present but not of the contract."""
+    def ok(self, col: Column) -> str:
+        """Return the SQL test of a present value that is of the contract (NULL counts as not)."""
         raise NotImplementedError
+
+    def absent_when(self, col: Column) -> str | None:
+        """Return the SQL test of a present value that counts as absent (None: none does)."""
+        return None
 
     def output(self, col: Column) -> str:
         """Return the SQL of the bronze column (only read for an accepted record)."""
@@ -103,85 +129,99 @@ class JsonField:
 
 
 @dataclass(frozen=True)
+class OneOf:
+    """Marks an optional field of a group of which at least one is required, checked as one."""
+
+    group: str
+
+
+@dataclass(frozen=True)
 class Text(JsonField):
     """A JSON string.
 
-    `trim`: stored trimmed; `blank`: `missing` (a blank required value is absent), `none` (stored
-    as NULL) or `keep`.
+    `trim`: stored trimmed; `blank`: what a blank (all spaces) value is: `missing` (a required
+    value counts as absent), `invalid`, `none` (stored as NULL) or `keep`.
     """
 
     trim: bool = False
-    blank: typing.Literal["missing", "none", "keep"] = "keep"
+    blank: typing.Literal["missing", "invalid", "none", "keep"] = "keep"
 
-    def value(self, col: Column, info: FieldInfo) -> str:  # noqa: D102
+    def value(self, col: Column) -> str:  # noqa: D102
         text = f"json_text({col.json})"
         text = f"trim({text})" if self.trim else text
         text = f"nullif({text}, '')" if self.blank == "none" else text
-        return f"CASE WHEN {col.kind} = 'VARCHAR' THEN {text} END"
+        return f"CASE WHEN {col.type} = 'VARCHAR' THEN {text} END"
 
-    def missing(self, col: Column) -> str:  # noqa: D102
+    def ok(self, col: Column) -> str:  # noqa: D102
+        if self.blank == "invalid":
+            return f"{col.type} = 'VARCHAR' AND NOT is_blank({col.value})"
+        return f"{col.type} = 'VARCHAR'"
+
+    def absent_when(self, col: Column) -> str | None:  # noqa: D102
         if self.blank != "missing":
-            return col.absent()
-        return f"{col.absent()} OR ({col.kind} = 'VARCHAR' AND trim({col.value}) = '')"
-
-    def invalid(self, col: Column, info: FieldInfo, required: bool) -> str:  # noqa: D102
-        return f"{col.value} IS NULL" if required else col.kind_not_in(("VARCHAR",))
+            return None
+        return f"{col.type} = 'VARCHAR' AND is_blank({col.value})"
 
 
 @dataclass(frozen=True)
 class TextOrInteger(JsonField):
     """An identifier: a non-blank JSON string (stored trimmed) or an integer (its decimal text)."""
 
-    def value(self, col: Column, info: FieldInfo) -> str:  # noqa: D102
+    def value(self, col: Column) -> str:  # noqa: D102
         text = f"json_value_text({col.json})"
         return (
-            f"CASE WHEN {col.kind} = 'VARCHAR' THEN nullif(trim({text}), '') "
-            f"WHEN {col.kind} IN ('UBIGINT', 'BIGINT') THEN {text} END"
+            f"CASE WHEN {col.type} = 'VARCHAR' THEN nullif(trim({text}), '') "
+            f"WHEN {col.type} IN ('UBIGINT', 'BIGINT') THEN {text} END"
         )
 
-    def missing(self, col: Column) -> str:  # noqa: D102
-        return f"{col.absent()} OR ({col.kind} = 'VARCHAR' AND {col.value} IS NULL)"
+    def ok(self, col: Column) -> str:  # noqa: D102
+        return f"{col.value} IS NOT NULL"
 
-    def invalid(self, col: Column, info: FieldInfo, required: bool) -> str:  # noqa: D102
-        return f"{col.value} IS NULL"
+    def absent_when(self, col: Column) -> str | None:  # noqa: D102
+        return f"{col.type} = 'VARCHAR' AND {col.value} IS NULL"
 
 
 @dataclass(frozen=True)
 class Integer(JsonField):
-    """A JSON integer, at least the field's `ge` constraint if it has one."""
+    """A JSON integer, within the field's bounds."""
 
-    def value(self, col: Column, info: FieldInfo) -> str:  # noqa: D102
-        return (
-            f"CASE WHEN {col.kind} IN ('UBIGINT', 'BIGINT') THEN TRY_CAST({col.json} AS BIGINT) END"
-        )
+    def value(self, col: Column) -> str:  # noqa: D102
+        integer = f"TRY_CAST({col.json} AS BIGINT)"
+        return f"CASE WHEN {col.type} IN ('UBIGINT', 'BIGINT') THEN {integer} END"
 
-    def invalid(self, col: Column, info: FieldInfo, required: bool) -> str:  # noqa: D102
-        test = f"{col.value} IS NULL"
-        for bound in info.metadata:
-            if isinstance(bound, annotated_types.Ge):
-                test += f" OR {col.value} < {sql_literal(bound.ge)}"
-        return test
+    def ok(self, col: Column) -> str:  # noqa: D102
+        return col.bounds()
+
+
+@dataclass(frozen=True)
+class Number(JsonField):
+    """A JSON number (integer or not) as a DOUBLE, within the field's bounds."""
+
+    def value(self, col: Column) -> str:  # noqa: D102
+        kinds = "('BIGINT', 'UBIGINT', 'HUGEINT', 'DOUBLE')"
+        return f"CASE WHEN {col.type} IN {kinds} THEN CAST({col.json} AS DOUBLE) END"
+
+    def ok(self, col: Column) -> str:  # noqa: D102
+        return col.bounds()
 
 
 @dataclass(frozen=True)
 class Choice(JsonField):
-    """A JSON string, one of the values of the field's enum.
+    """A JSON string, one of the values of the field's enum or Literal.
 
     `upper`: compared trimmed and upper-cased (and stored so).
     """
 
     upper: bool = False
 
-    def value(self, col: Column, info: FieldInfo) -> str:  # noqa: D102
+    def value(self, col: Column) -> str:  # noqa: D102
         text = f"json_text({col.json})"
         text = f"upper(trim({text}))" if self.upper else text
-        return f"CASE WHEN {col.kind} = 'VARCHAR' THEN {text} END"
+        return f"CASE WHEN {col.type} = 'VARCHAR' THEN {text} END"
 
-    def invalid(self, col: Column, info: FieldInfo, required: bool) -> str:  # noqa: D102
-        enum = info.annotation
-        assert isinstance(enum, type) and issubclass(enum, Enum), "a Choice field is an enum"
-        values = ", ".join(sql_literal(member.value) for member in enum)
-        return f"{col.value} IS NULL OR {col.value} NOT IN ({values})"
+    def ok(self, col: Column) -> str:  # noqa: D102
+        values = ", ".join(sql_literal(v) for v in _choices(col.info.annotation))
+        return f"{col.value} IN ({values})"
 
 
 @dataclass(frozen=True)
@@ -194,19 +234,47 @@ class UnixOrIsoSeconds(JsonField):
     upper: float
     offset_pattern: str
 
-    def value(self, col: Column, info: FieldInfo) -> str:  # noqa: D102
+    def value(self, col: Column) -> str:  # noqa: D102
         text = f"json_value_text({col.json})"
         return (
-            f"CASE WHEN {col.kind} IN ('UBIGINT', 'BIGINT', 'DOUBLE') "
+            f"CASE WHEN {col.type} IN ('UBIGINT', 'BIGINT', 'DOUBLE') "
             f"THEN TRY_CAST({text} AS DOUBLE) "
-            f"WHEN {col.kind} = 'VARCHAR' AND regexp_matches({text}, "
+            f"WHEN {col.type} = 'VARCHAR' AND regexp_matches({text}, "
             f"{sql_literal(self.offset_pattern)}) THEN epoch(TRY_CAST({text} AS TIMESTAMPTZ)) "
-            f"WHEN {col.kind} = 'VARCHAR' THEN epoch(TRY_CAST({text} AS TIMESTAMP)) END"
+            f"WHEN {col.type} = 'VARCHAR' THEN epoch(TRY_CAST({text} AS TIMESTAMP)) END"
         )
 
-    def invalid(self, col: Column, info: FieldInfo, required: bool) -> str:  # noqa: D102
+    def ok(self, col: Column) -> str:  # noqa: D102
         v = col.value
-        return f"{v} IS NULL OR NOT isfinite({v}) OR {v} < 0 OR {v} >= {sql_literal(self.upper)}"
+        return f"isfinite({v}) AND {v} >= 0 AND {v} < {sql_literal(self.upper)}"
+
+
+@dataclass(frozen=True)
+class IsoSeconds(JsonField):
+    """An ISO-8601 string matching `pattern` (UTC unless it matches `offset_pattern`).
+
+    The value is its unix seconds; bronze keeps the text as written.
+    """
+
+    pattern: str
+    offset_pattern: str
+
+    def value(self, col: Column) -> str:  # noqa: D102
+        text = self.output(col)
+        utc = (
+            f"CASE WHEN regexp_matches({text}, {sql_literal(self.offset_pattern)}) THEN {text} "
+            f"ELSE {text} || '+00:00' END"
+        )
+        return (
+            f"CASE WHEN regexp_matches({text}, {sql_literal(self.pattern)}) "
+            f"THEN epoch(try_cast({utc} AS TIMESTAMPTZ)) END"
+        )
+
+    def ok(self, col: Column) -> str:  # noqa: D102
+        return f"{col.value} IS NOT NULL"
+
+    def output(self, col: Column) -> str:  # noqa: D102
+        return f"CASE WHEN {col.type} = 'VARCHAR' THEN json_text({col.json}) END"
 
 
 @dataclass(frozen=True)
@@ -216,104 +284,190 @@ class TextList(JsonField):
     Items are stored trimmed and blank ones dropped; absent or null is the empty list.
     """
 
-    def value(self, col: Column, info: FieldInfo) -> str:  # noqa: D102
+    def value(self, col: Column) -> str:  # noqa: D102
         return (
-            f"CASE WHEN {col.kind} = 'VARCHAR' THEN [trim(json_text({col.json}))] "
-            f"WHEN {col.kind} = 'ARRAY' THEN list_transform("
+            f"CASE WHEN {col.type} = 'VARCHAR' THEN [trim(json_text({col.json}))] "
+            f"WHEN {col.type} = 'ARRAY' THEN list_transform("
             f"json_extract_string({col.json}, '$[*]'), lambda h: trim(h)) ELSE [] END"
         )
 
-    def invalid(self, col: Column, info: FieldInfo, required: bool) -> str:  # noqa: D102
+    def ok(self, col: Column) -> str:  # noqa: D102
         items = f"json_type({col.json}, '$[*]')"
-        return (
-            f"{col.kind_not_in(('VARCHAR', 'ARRAY'))} OR ({col.kind} = 'ARRAY' AND NOT "
-            f"list_bool_and(list_transform({items}, lambda t: t = 'VARCHAR')))"
-        )
+        every = f"list_bool_and(list_transform({items}, lambda t: t = 'VARCHAR'))"
+        return f"{col.type} = 'VARCHAR' OR ({col.type} = 'ARRAY' AND coalesce({every}, true))"
 
     def output(self, col: Column) -> str:  # noqa: D102
         return f"list_filter({col.value}, lambda h: h <> '')"
 
 
-def json_fields(model: type[BaseModel]) -> dict[str, tuple[JsonField, FieldInfo]]:
-    """Return each field of `model`, in order, with its `JsonField` kind (its metadata)."""
+def _choices(annotation: object) -> list[str]:
+    """Return the values of an enum or Literal annotation (or of an Optional one)."""
+    values = _values(annotation)
+    if not values:
+        raise TypeError(f"a Choice field needs an enum or Literal annotation, not {annotation}")
+    return values
+
+
+def _values(annotation: object) -> list[str]:
+    if isinstance(annotation, type) and issubclass(annotation, Enum):
+        return [member.value for member in annotation]
+    if typing.get_origin(annotation) is typing.Literal:
+        return list(typing.get_args(annotation))
+    return [v for arg in typing.get_args(annotation) for v in _values(arg)]
+
+
+@dataclass(frozen=True)
+class Details:
+    """How a contract words its quarantine details: SQL over `doc` (the line) and `doc_type`.
+
+    One per line reason; `missing`/`invalid`: of a field's reasons, given the field's name
+    (`{name}`); `None`: no detail.
+    """
+
+    invalid_json: str | None
+    torn_last_line: str | None
+    not_an_object: str
+    missing: str | None
+    invalid: str
+
+
+# revisions: every reason explained; a bad value is shown (its JSON, cut to 200 characters)
+EXPLAINED = Details(
+    invalid_json="'line is not valid JSON'",
+    torn_last_line="'last line of the file is not valid JSON (cut off while being written?)'",
+    not_an_object="'JSON ' || lower(doc_type) || ' where an object was expected'",
+    missing="'{name} is absent, null or blank'",
+    invalid="'{name} = ' || left(json_extract(doc, '$.{name}')::VARCHAR, 200)",
+)
+# escalations: only what is wrong with an object is shown (its JSON, the whole detail cut to 200)
+TERSE = Details(
+    invalid_json=None,
+    torn_last_line=None,
+    not_an_object="'json ' || lower(doc_type)",
+    missing=None,
+    invalid="left('{name} = ' || coalesce(CAST(json(doc) -> '{name}' AS VARCHAR), 'null'), 200)",
+)
+
+
+@dataclass(frozen=True)
+class _Check:
+    """One reason of the chain: its code, its SQL test and its detail (SQL)."""
+
+    reason: str
+    test: str
+    detail: str | None
+
+
+def columns(model: type[BaseModel]) -> dict[str, Column]:
+    """Return each field of `model`, in order, as a `Column` (its `JsonField` from its metadata)."""
     fields = {}
     for name, info in model.model_fields.items():
         kinds = [m for m in info.metadata if isinstance(m, JsonField)]
         if len(kinds) != 1:
             raise TypeError(f"{model.__name__}.{name} needs exactly one JsonField in its metadata")
-        fields[name] = (kinds[0], info)
+        fields[name] = Column(name, kinds[0], info)
     return fields
+
+
+def _group(col: Column) -> str | None:
+    return next((m.group for m in col.info.metadata if isinstance(m, OneOf)), None)
+
+
+def _field_checks(model: type[BaseModel], details: Details) -> list[_Check]:
+    """Return the field reasons in the order they are tested, with their tests and details."""
+    cols = columns(model)
+    checks: list[_Check] = []
+    done: set[str] = set()
+    for name, col in cols.items():
+        group = _group(col)
+        if group is None:
+            members, label, required = [col], name, col.info.is_required()
+        elif group in done:
+            continue
+        else:
+            members = [c for c in cols.values() if _group(c) == group]
+            label, required = group, True
+            done.add(group)
+        missing = " AND ".join(f"({m.absent()})" for m in members)
+        blank = members[0].kind.absent_when(members[0]) if group is None else None
+        if required:
+            test = f"({missing}) OR ({blank})" if blank else missing
+            text = details.missing.format(name=label) if details.missing else None
+            checks.append(_Check(f"missing_{label}", test, text))
+        invalid = " OR ".join(f"({m.invalid()})" for m in members)
+        shown = [(m, details.invalid.format(name=m.name)) for m in members]
+        text = (
+            shown[0][1]
+            if len(shown) == 1
+            else "CASE "
+            + " ".join(f"WHEN {m.invalid()} THEN {d}" for m, d in shown[:-1])
+            + f" ELSE {shown[-1][1]} END"
+        )
+        checks.append(_Check(f"invalid_{label}", invalid, text))
+    return checks
 
 
 def field_reasons(model: type[BaseModel]) -> tuple[str, ...]:
     """Return the reasons a record's fields can get, in the order they are tested."""
-    reasons: list[str] = []
-    for name, (_, info) in json_fields(model).items():
-        if info.is_required():
-            reasons.append(f"missing_{name}")
-        reasons.append(f"invalid_{name}")
-    return tuple(reasons)
+    return tuple(check.reason for check in _field_checks(model, EXPLAINED))
 
 
 @cache
 def parse_statement(
-    model: type[BaseModel], source: str, bronze: tuple[str, ...], key: tuple[str, ...] = ()
+    model: type[BaseModel],
+    source: str,
+    bronze: tuple[str, ...],
+    *,
+    key: tuple[str, ...] = (),
+    details: Details = EXPLAINED,
+    derived: tuple[tuple[str, str], ...] = (),
+    extra_default: str | None = "{}",
 ) -> str:
     """Return the parse statement of `model`'s records (see the module docstring).
 
     `bronze`: the bronze columns in order (provenance columns, `source`, the model's fields,
-    `extra`); `key`: the fields whose values, joined, are `dedup_key`.
+    `derived` ones, `extra`); `key`: the bronze columns whose values, joined, are `dedup_key`;
+    `details`: how quarantine details are worded; `derived`: (column, SQL template) pairs;
+    `extra_default`: `extra` of an object without unknown fields.
     """
-    fields = json_fields(model)
-    columns = {name: Column(name) for name in fields}
-    structure = json.dumps(dict.fromkeys(fields, "JSON"), separators=(",", ":"))
-    known = ", ".join(sql_literal(name) for name in fields)
-    kinds = ",\n        ".join(f"json_kind({c.json}) AS {c.kind}" for c in columns.values())
-    values = ",\n        ".join(
-        f"{kind.value(columns[name], info)} AS {columns[name].value}"
-        for name, (kind, info) in fields.items()
+    cols = columns(model)
+    structure = json.dumps(dict.fromkeys(cols, "JSON"), separators=(",", ":"))
+    known = ", ".join(sql_literal(name) for name in cols)
+    kinds = ",\n        ".join(f"json_kind({c.json}) AS {c.type}" for c in cols.values())
+    values = ",\n        ".join(f"{c.kind.value(c)} AS {c.value}" for c in cols.values())
+    checks = [
+        _Check("torn_last_line", "doc IS NULL AND is_last_line", details.torn_last_line),
+        _Check("invalid_json", "doc IS NULL", details.invalid_json),
+        _Check("not_an_object", "doc_type <> 'OBJECT'", details.not_an_object),
+        *_field_checks(model, details),
+    ]
+    chain = "\n            ".join(f"WHEN {c.test} THEN {sql_literal(c.reason)}" for c in checks)
+    explained = " ".join(
+        f"WHEN {sql_literal(c.reason)} THEN {c.detail}" for c in checks if c.detail is not None
     )
-    checks = []
-    for name, (kind, info) in fields.items():
-        col, required = columns[name], info.is_required()
-        if required:
-            checks.append(f"WHEN {kind.missing(col)} THEN 'missing_{name}'")
-        checks.append(f"WHEN {kind.invalid(col, info, required)} THEN 'invalid_{name}'")
-    chain = "\n            ".join(checks)
-    patch = json.dumps(dict.fromkeys(fields), separators=(",", ":"))
-    generic = {
+    patch = json.dumps(dict.fromkeys(cols), separators=(",", ":"))
+    default = f" WHEN doc_type = 'OBJECT' THEN {sql_literal(extra_default)}"
+    outputs = {
         **_PROVENANCE,
         "source": sql_literal(source),
+        **{name: col.output for name, col in cols.items()},
+        **{name: template.format(**cols) for name, template in derived},
         "extra": (
             "CASE WHEN len(extra_keys) > 0 AND extra_keys = $extra_sequence "
             "THEN CAST(to_json(json_transform(doc, $extra_structure)) AS VARCHAR) "
             "WHEN len(extra_keys) > 0 "
-            f"THEN CAST(json_merge_patch(doc, {sql_literal(patch)}) AS VARCHAR) "
-            "WHEN doc_type = 'OBJECT' THEN '{}' END"
+            f"THEN CAST(json_merge_patch(doc, {sql_literal(patch)}) AS VARCHAR)"
+            f"{default if extra_default is not None else ''} END"
         ),
     }
-    outputs = [
-        f"{generic[name] if name in generic else fields[name][0].output(columns[name])} AS {name}"
-        for name in bronze
-    ]
-    outputs.append("extra_keys")
-    outputs.append("contract_reason AS quarantine_reason")
-    outputs.append(
-        "CASE WHEN contract_reason = 'invalid_json' THEN 'line is not valid JSON' "
-        "WHEN contract_reason = 'torn_last_line' "
-        "THEN 'last line of the file is not valid JSON (cut off while being written?)' "
-        "WHEN contract_reason = 'not_an_object' "
-        "THEN 'JSON ' || lower(doc_type) || ' where an object was expected' "
-        "WHEN contract_reason LIKE 'missing_%' "
-        "THEN substr(contract_reason, 9) || ' is absent, null or blank' "
-        "WHEN contract_reason LIKE 'invalid_%' THEN substr(contract_reason, 9) || ' = ' "
-        "|| left(json_extract(doc, '$.' || substr(contract_reason, 9))::VARCHAR, 200) "
-        "END AS quarantine_detail"
-    )
+    selected = [f'{outputs[name]} AS "{name}"' for name in bronze]
+    selected.append("extra_keys")
+    selected.append("contract_reason AS quarantine_reason")
+    selected.append(f"CASE contract_reason {explained} END AS quarantine_detail")
     if key:
-        joined = " || chr(31) || ".join(columns[name].value for name in key)
-        outputs.append(f"CASE WHEN contract_reason IS NULL THEN {joined} END AS dedup_key")
-    selected = ",\n    ".join(outputs)
+        joined = " || chr(31) || ".join(f"({outputs[name]})" for name in key)
+        selected.append(f"CASE WHEN contract_reason IS NULL THEN {joined} END AS dedup_key")
+    listed = ",\n    ".join(selected)
     origin = f"{model.__module__}.{model.__name__}"
     return f"""-- generated by distill_assets.lib.contract_sql from {origin}
 WITH lines AS (
@@ -351,14 +505,11 @@ checked AS (
     SELECT
         *,
         CASE
-            WHEN doc IS NULL AND is_last_line THEN 'torn_last_line'
-            WHEN doc IS NULL THEN 'invalid_json'
-            WHEN doc_type <> 'OBJECT' THEN 'not_an_object'
             {chain}
         END AS contract_reason
     FROM valued
 )
 SELECT
-    {selected}
+    {listed}
 FROM checked
 """

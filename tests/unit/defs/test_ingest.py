@@ -13,7 +13,6 @@ import pyarrow as pa
 import pytest
 
 from distill_assets.contracts.escalations import RAW as ESCALATIONS
-from distill_assets.contracts.escalations import parse_parameters
 from distill_assets.contracts.revisions import RAW as REVISIONS
 from distill_assets.contracts.telemetry import RAW as TELEMETRY
 from distill_assets.defs import ingest
@@ -39,7 +38,7 @@ def _ingest(
     if chunk_bytes is not None:
         contract = dataclasses.replace(contract, chunk_bytes=chunk_bytes)
     params = {
-        "escalations": parse_parameters(),
+        "escalations": {},
         "revisions": {},
         "telemetry": parse_params(PlayerIdHasher(key="test"))[0],
     }[source]

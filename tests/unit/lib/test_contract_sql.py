@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import json
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, Literal
 
 import pyarrow as pa
 import pytest
 from pydantic import BaseModel, Field
 
 from distill_assets.lib.contract_sql import (
+    TERSE,
     Choice,
     Integer,
+    IsoSeconds,
+    Number,
+    OneOf,
     Text,
     TextList,
     TextOrInteger,
@@ -46,8 +50,30 @@ BRONZE = ("id", "source", "key", "at", "count", "colour", "body", "note", "tags"
 GOOD = {"key": " k1 ", "at": 5, "count": 2, "colour": " red ", "body": "b"}
 
 
-def parse(*records: object) -> list[dict[str, object]]:
-    """Run the generated statement on one JSON line per record (a str is the line itself)."""
+class Timed(BaseModel):
+    """A contract with a group of which one field is required, and terse details."""
+
+    name: Annotated[str | None, Text(blank="invalid")] = None
+    seconds: Annotated[float | None, Number(), OneOf("time")] = Field(default=None, ge=0, lt=10)
+    iso: Annotated[
+        str | None, IsoSeconds(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]+Z?$", "Z$"), OneOf("time")
+    ] = None
+    size: Annotated[Literal["s", "m"] | None, Choice()] = None
+
+
+TIMED = parse_statement(
+    Timed,
+    "timed",
+    ("name", "stamp", "seconds", "iso", "size", "extra"),
+    key=("stamp",),
+    details=TERSE,
+    derived=(("stamp", "coalesce({seconds.value}, {iso.value})"),),
+    extra_default=None,
+)
+
+
+def parse(*records: object, statement: str | None = None) -> list[dict[str, object]]:
+    """Run a generated statement on one JSON line per record (a str is the line itself)."""
     lines = [r if isinstance(r, str) else json.dumps(r) for r in records]
     raw = pa.table(
         {
@@ -61,7 +87,7 @@ def parse(*records: object) -> list[dict[str, object]]:
     con = connect(private=True)
     con.execute("SET preserve_insertion_order = true")
     con.register("raw_lines", raw)
-    statement = parse_statement(Sample, "test", BRONZE, key=("key", "count"))
+    statement = statement or parse_statement(Sample, "test", BRONZE, key=("key", "count"))
     rows = con.execute(
         statement, {"extra_sequence": [], "extra_structure": '{"-":"JSON"}'}
     ).to_arrow_table()
@@ -147,3 +173,35 @@ def test_a_field_without_a_json_kind_is_refused() -> None:
 
     with pytest.raises(TypeError, match=r"Bare\.name needs exactly one JsonField"):
         parse_statement(Bare, "test", ("name",))
+
+
+def test_a_group_is_checked_as_one_and_terse_details_show_the_first_bad_member() -> None:
+    assert field_reasons(Timed) == ("invalid_name", "missing_time", "invalid_time", "invalid_size")
+    rows = parse(
+        {"name": " "},
+        {"seconds": 1},
+        {"seconds": 10, "iso": "later"},
+        {"seconds": 1, "iso": "later"},
+        {"iso": "2026-11-19T08:15:00Z", "size": "xl"},
+        {"iso": "2026-11-19T08:15:00", "size": "m", "more": [1]},
+        "[1]",
+        statement=TIMED,
+    )
+    assert [(r["quarantine_reason"], r["quarantine_detail"]) for r in rows] == [
+        ("invalid_name", 'name = " "'),
+        (None, None),
+        ("invalid_time", "seconds = 10"),
+        ("invalid_time", 'iso = "later"'),
+        ("invalid_size", 'size = "xl"'),
+        (None, None),
+        ("not_an_object", "json array"),
+    ]
+    assert (rows[1]["stamp"], rows[1]["extra"], rows[1]["dedup_key"]) == (1.0, None, 1.0)
+    assert (rows[5]["stamp"], rows[5]["iso"], rows[5]["size"]) == (
+        1795076100.0,
+        "2026-11-19T08:15:00",
+        "m",
+    )
+    assert rows[5]["extra"] == '{"more":[1]}'
+    (missing,) = parse({"size": "s"}, statement=TIMED)
+    assert (missing["quarantine_reason"], missing["quarantine_detail"]) == ("missing_time", None)
