@@ -34,16 +34,8 @@ from typing import Annotated, Literal
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from distill_assets.lib.contract_sql import (
-    TERSE,
-    Choice,
-    Integer,
-    IsoSeconds,
-    Number,
-    OneOf,
-    Text,
-    parse_statement,
-)
+from distill_assets.lib.contract_sql import TERSE, parse_statement
+from distill_assets.lib.json_fields import Choice, Integer, IsoSeconds, Number, OneOf, Text
 from distill_assets.lib.rawcontract import RawContract
 from distill_assets.lib.seen import Dedup
 

@@ -38,16 +38,14 @@ from typing import Annotated, Any
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 
-from distill_assets.lib.contract_sql import (
-    LINE_REASONS,
+from distill_assets.lib.contract_sql import LINE_REASONS, field_reasons, parse_statement
+from distill_assets.lib.json_fields import (
     Choice,
     Integer,
     Text,
     TextList,
     TextOrInteger,
     UnixOrIsoSeconds,
-    field_reasons,
-    parse_statement,
 )
 from distill_assets.lib.rawcontract import RawContract
 from distill_assets.lib.seen import Dedup

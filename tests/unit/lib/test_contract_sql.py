@@ -10,8 +10,8 @@ import pyarrow as pa
 import pytest
 from pydantic import BaseModel, Field
 
-from distill_assets.lib.contract_sql import (
-    TERSE,
+from distill_assets.lib.contract_sql import TERSE, field_reasons, parse_statement
+from distill_assets.lib.json_fields import (
     Choice,
     Integer,
     IsoSeconds,
@@ -21,8 +21,6 @@ from distill_assets.lib.contract_sql import (
     TextList,
     TextOrInteger,
     UnixOrIsoSeconds,
-    field_reasons,
-    parse_statement,
 )
 from distill_assets.lib.sql import connect
 
