@@ -106,6 +106,13 @@ def _imports(step: str) -> None:
     if step == "bronze":
         import pandas  # noqa: F401
 
+        import distill_assets.contracts.escalations
+        import distill_assets.contracts.revisions
+        import distill_assets.contracts.telemetry
+        import distill_assets.contracts.traces
+        import distill_assets.defs.ingest
+        import distill_assets.defs.telemetry.assets  # noqa: F401
+
 
 def _work(step: str, source: str, root: Path, out: Path) -> int:
     """Run one step in this process; return the rows it wrote (bronze + quarantine for bronze)."""
