@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export DAGSTER_HOME := $(CURDIR)/data/.dagster
 export DISTILL_DATA_DIR ?= $(CURDIR)/data
-# the public development player key is allowed only here (make run/test); see README "Operating safely"
+# the public development player key is allowed only here (make run/test); see docs/privacy.md#player-ids
 export DISTILL_ENV ?= development
 # test files run in this many processes (pytest-xdist; a file's tests stay in one process)
 TEST_WORKERS ?= 2
@@ -63,7 +63,7 @@ ui-check: $(STAMP)
 	@$(BIN)/python -c 'import playwright' 2>/dev/null || $(BIN)/python -m pip install --quiet -e '.[ui]'
 	$(BIN)/python tools/ui_check.py
 
-## bench: benchmarks (results in bench/results and the README table)
+## bench: benchmarks (results in bench/results; recorded runs: bench/history, docs/performance.md)
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[bench]'
 	$(BIN)/python -m bench

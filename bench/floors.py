@@ -12,7 +12,7 @@ decomposed on the escalations partition of the ingest benchmark (`bench.ingest.d
   `json_transform` of the contract fields to their JSON texts, `json_keys` (unknown fields) —
   with no check, reason or output column, over the reader's chunks;
 - `bronze`: the whole bronze step (`defs.ingest.ingest_partition`);
-- `seed rule checks`: only testing each answer of that bronze against the seed 000 pattern lists
+- `seed rule checks`: only testing each answer of that bronze against the escalation pattern lists
   and rules the examples apply to it (`RULE_PATTERN_LISTS` of `rules.escalations`: one Polars
   `str.contains` each), no extraction, scoring or writing.
 
@@ -131,7 +131,7 @@ def measure(size_mb: int) -> dict[str, tuple[float, float]]:
 
 
 def rule_patterns() -> list[str]:
-    """Return every seed 000 pattern the examples test each answer against."""
+    """Return every escalation pattern the examples test each answer against."""
     from distill_assets.rules import escalations as rules
 
     patterns = [p for name in RULE_PATTERN_LISTS for p in getattr(rules, name)]

@@ -6,13 +6,27 @@ import dagster as dg
 
 from distill_assets import defs as defs_package
 from distill_assets.defs.catalog import catalog_spec
+from distill_assets.defs.escalations.seed_exports import write_seed_exports
+from distill_assets.defs.release.extras import ReleaseContributions
 from distill_assets.defs.resources import (
     DistillSettings,
     EmbedderResource,
     LakeIOManager,
     LlmResource,
 )
+from distill_assets.defs.telemetry import card_notes
+from distill_assets.defs.telemetry.tfrecord import write_release_files
 from distill_assets.lib.executors import distill_executor
+
+# what source rooms add to every version (the release imports no source room)
+RELEASE_CONTRIBUTIONS = ReleaseContributions(
+    writers=(write_seed_exports, write_release_files),
+    card_notes={
+        "rlds": (card_notes.RLDS_NOTES,),
+        "dpo": (card_notes.DPO_NOTES,),
+        "cot": (card_notes.COT_NOTES,),
+    },
+)
 
 
 @dg.definitions
@@ -29,6 +43,7 @@ def defs() -> dg.Definitions:
                 "settings": DistillSettings(),
                 "embedder": EmbedderResource(),
                 "llm": LlmResource(),
+                "release_contributions": RELEASE_CONTRIBUTIONS,
             },
             executor=distill_executor(),
         ),

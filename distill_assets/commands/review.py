@@ -1,4 +1,6 @@
-"""`distill review`: list, show, approve and reject escalation examples (seed 000 human review).
+"""`distill review`: list, show, approve and reject escalation examples.
+
+See docs/sources/escalations.md#review.
 
 Reads `distillation_examples` from the lake (every partition) with the decisions made so far
 applied; a decision is appended to `<data dir>/distilled/review/decisions.jsonl` and reaches the
@@ -33,7 +35,7 @@ LISTED_COLUMNS = tuple(dict.fromkeys([*PENDING_COLUMNS, *REVIEW_COLUMNS, "partit
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the `review` subcommand and its actions."""
-    parser = subparsers.add_parser("review", help="review escalation examples (seed 000)")
+    parser = subparsers.add_parser("review", help="review escalation examples")
     actions = parser.add_subparsers(dest="action", required=True)
     listing = actions.add_parser("list", help="examples awaiting review")
     listing.add_argument("--json", action="store_true", help="machine-readable output")

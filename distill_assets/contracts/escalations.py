@@ -1,4 +1,6 @@
-"""Escalations contracts: the raw seed 000 "Interaction" record and the canonical example row.
+"""Escalations contracts: the raw interaction record and the canonical example row.
+
+See docs/sources/escalations.md#raw-contract.
 
 Raw input is JSONL, one escalation per line: SAM's (the small model's) attempt at a query and
 Claude's (the large model's) answer. `Interaction` is the source of truth for what a valid line is;
@@ -79,7 +81,10 @@ def parse_iso_timestamp(text: str) -> float:
 
 
 class Interaction(BaseModel):
-    """One raw escalation line (seed 000 "The Interaction" plus optional pre-labels)."""
+    """One raw escalation line (the interaction plus optional pre-labels).
+
+    See docs/sources/escalations.md#raw-contract.
+    """
 
     model_config = ConfigDict(extra="allow", strict=True)
 
@@ -274,8 +279,9 @@ class DistillationExample(BaseModel):
     line_no: int
 
 
-# The seed's SQLite schema, verbatim (seed 000 "Schema (SQLite)"): `distilled/distillation.db` is
-# written with exactly this, so the existing application reads it unchanged.
+# The original SQLite schema, verbatim (docs/sources/escalations.md#distillation-database):
+# `distilled/distillation.db` is written with exactly this, so the existing application reads it
+# unchanged.
 SEED_SQLITE_DDL = """
 CREATE TABLE distillation_examples (
     id TEXT PRIMARY KEY,

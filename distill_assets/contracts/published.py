@@ -39,7 +39,10 @@ class PublishedRow(BaseModel):
 
 
 class SftRow(PublishedRow):
-    """`sft`: chat messages; for traces the assistant target is the tool-call JSON (seed 003)."""
+    """`sft`: chat messages; for traces the assistant target is the tool-call JSON.
+
+    See docs/sources/traces.md#samples.
+    """
 
     messages: list[Message]
 
@@ -92,7 +95,10 @@ class DpoRow(PublishedRow):
 
 
 class InstructionRow(PublishedRow):
-    """`instruction`: Alpaca-style instruction/input/output (seed 000 format 1)."""
+    """`instruction`: Alpaca-style instruction/input/output.
+
+    See docs/sources/escalations.md#export-formats, format 1.
+    """
 
     instruction: str
     input: str
@@ -100,7 +106,11 @@ class InstructionRow(PublishedRow):
 
 
 class CotRow(PublishedRow):
-    """`cot`: an instruction with its reasoning (DESIGN.md; seed 000 format 2, seed 004 CoT)."""
+    """`cot`: an instruction with its reasoning (README.md#what-you-get).
+
+    Built as in docs/sources/escalations.md#export-formats (format 2) and
+    docs/sources/telemetry.md#reasoning.
+    """
 
     instruction: str
     input: str
@@ -111,7 +121,10 @@ class CotRow(PublishedRow):
 
 
 class CorrectionRow(PublishedRow):
-    """`correction`: error-recovery training (seed 000 format 4 wording)."""
+    """`correction`: error-recovery training.
+
+    Worded as in docs/sources/escalations.md#export-formats, format 4.
+    """
 
     instruction: str
     input: str
@@ -149,7 +162,7 @@ class RldsStep(BaseModel):
 
 
 class RldsRow(PublishedRow):
-    """`rlds`: one episode with its steps in order (seed 004 Schema 3)."""
+    """`rlds`: one episode with its steps in order (docs/sources/telemetry.md#episodes)."""
 
     episode_id: str
     task_description: str
@@ -273,21 +286,6 @@ CONFIG_FEEDS: dict[str, list[tuple[str, str]]] = {
     "correction": [("escalations", "correction_examples")],
     "rlds": [("telemetry", "episodes")],
 }
-
-# config -> markdown notes for the dataset card ("module:ATTRIBUTE"), shown when the config is in
-# the version (defs/release/notes.py)
-CARD_NOTES: dict[str, list[str]] = {
-    "rlds": ["distill_assets.defs.telemetry.card_notes:RLDS_NOTES"],
-    "dpo": ["distill_assets.defs.telemetry.card_notes:DPO_NOTES"],
-    "cot": ["distill_assets.defs.telemetry.card_notes:COT_NOTES"],
-}
-
-# Release extras: writers ("module:function") that add files to every version folder beside
-# `data/`, called as `function(curated rows by config, newest partition, folder) -> [paths]`.
-RELEASE_EXTRAS: list[str] = [
-    "distill_assets.defs.escalations.seed_exports:write_seed_exports",
-    "distill_assets.defs.telemetry.tfrecord:write_release_files",
-]
 
 
 def published_schema(config: str) -> pl.Schema:

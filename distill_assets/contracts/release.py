@@ -81,7 +81,7 @@ class ConfigSummary(BaseModel):
 
 
 class ExtraFile(BaseModel):
-    """A file a source contributed beside the data files (`RELEASE_EXTRAS`), e.g. JSONL exports."""
+    """A file a source contributed beside the data files (a release extra), e.g. JSONL exports."""
 
     path: str = Field(description="path inside the repository, e.g. exports/cot_20261119.jsonl")
     bytes: int = Field(ge=0)
@@ -120,7 +120,7 @@ class ReleaseManifest(BaseModel):
         default_factory=dict, description="rules modules whose version changed since previous"
     )
     extra_files: list[ExtraFile] = Field(
-        default_factory=list, description="files sources added beside the data (RELEASE_EXTRAS)"
+        default_factory=list, description="files sources added beside the data (release extras)"
     )
 
     def split_rows(self, config: str) -> dict[str, int]:

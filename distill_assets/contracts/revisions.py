@@ -1,4 +1,6 @@
-"""Raw contract of the revisions source: one validator verdict per JSONL line (seed 002).
+"""Raw contract of the revisions source: one validator verdict per JSONL line.
+
+See docs/sources/revisions.md#raw-contract.
 
 The validation loop logs every verdict of its validator: a turn (`turn_id`) is synthesized, the
 validator answers REVISE (with hints and a focus), the response is re-synthesized with the hints,

@@ -1,4 +1,6 @@
-"""Raw contract of game telemetry (seed 004): one JSON envelope per line.
+"""Raw contract of game telemetry: one JSON envelope per line.
+
+See docs/sources/telemetry.md#raw-contract.
 
 `{event_id, event_type, schema_version, player_id, session_id, client_ts, server_ts, payload}`;
 the payload's fields depend on `event_type` (models below). The models are the source of truth:
@@ -77,7 +79,10 @@ class TelemetryEvent(_Open):
 
 
 class DialogueTurnPayload(_Open):
-    """`dialogue_turn`: one line of a player-NPC conversation (seed 004 Schema 1)."""
+    """`dialogue_turn`: one line of a player-NPC conversation.
+
+    See docs/sources/telemetry.md#dialogues.
+    """
 
     conversation_id: str = Field(min_length=1)
     turn_index: NonNegativeInt = Field(description="order of the turn in its conversation")
@@ -105,7 +110,7 @@ class DecisionOption(_Open):
 
 
 class DecisionPayload(_Open):
-    """`decision`: a choice between alternatives (seed 004 Schema 2)."""
+    """`decision`: a choice between alternatives (docs/sources/telemetry.md#decisions-and-pairs)."""
 
     scenario_id: str
     game_state_hash: str
@@ -151,7 +156,7 @@ class Action(_Open):
 
 
 class TrajectoryStepPayload(_Open):
-    """`trajectory_step`: one step of an action sequence (seed 004 Schema 3)."""
+    """`trajectory_step`: one step of an action sequence (docs/sources/telemetry.md#episodes)."""
 
     episode_id: str
     step_index: NonNegativeInt
@@ -171,7 +176,7 @@ class EpisodeEndPayload(_Open):
 
 
 class ReasoningPayload(_Open):
-    """`reasoning`: an explicit reasoning trace (seed 004 Schema 4)."""
+    """`reasoning`: an explicit reasoning trace (docs/sources/telemetry.md#reasoning)."""
 
     reasoning_id: str | None = None
     scenario_id: str | None = None
@@ -182,7 +187,10 @@ class ReasoningPayload(_Open):
 
 
 class GoldStandardResultPayload(_Open):
-    """`gold_standard_result`: a known-answer task hidden in gameplay (seed 004 mechanism 2)."""
+    """`gold_standard_result`: a known-answer task hidden in gameplay.
+
+    See docs/sources/telemetry.md#trust.
+    """
 
     task_id: str
     scenario_id: str | None = None
@@ -192,7 +200,7 @@ class GoldStandardResultPayload(_Open):
 
 
 class PeerPredictionPayload(_Open):
-    """`peer_prediction`: a blind pairing on the same scenario (seed 004 mechanism 1)."""
+    """`peer_prediction`: a blind pairing on the same scenario (docs/sources/telemetry.md#trust)."""
 
     pairing_id: str
     scenario_id: str
@@ -202,7 +210,7 @@ class PeerPredictionPayload(_Open):
 
 
 class ConsentPayload(_Open):
-    """`consent`: the player's opt-in (or withdrawal) per data type (seed 004 data protection)."""
+    """`consent`: the player's opt-in (or withdrawal) per data type (docs/privacy.md#consent)."""
 
     granted: bool
     scopes: list[str] = Field(description="data types consented to, e.g. sft, dpo, rlds, cot")

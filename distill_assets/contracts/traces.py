@@ -2,7 +2,8 @@
 
 One event per line: `{"ts": float, "kind": str, "payload": {...}, "run_id": str, "meta": {...}}`.
 `meta` repeats on every line of a run (`task_id`?, `repo`, `goal`, `test_cmd`, `model`,
-`provider`). Seed 003 calls the event kind `type`; the writer says `kind`; both are accepted.
+`provider`). The original format (docs/sources/traces.md#raw-contract) calls the event kind
+`type`; the writer says `kind`; both are accepted.
 Several agents may append interleaved runs to one file. Step events carry `payload.t` and pair by
 `(run_id, t)`; `run_start`, `tests`, `final` and `run_end` carry no `t`.
 

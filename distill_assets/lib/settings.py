@@ -8,7 +8,8 @@ understands (`s3://bucket/lake`).
 - `raw_root`, `lake_root`, `hub_root`: `DISTILL_RAW_ROOT`, `DISTILL_LAKE_ROOT`,
   `DISTILL_HUB_ROOT` (default `<data dir>/raw`, `/lake`, `/hub`);
 - `dataset_name`: `DISTILL_DATASET_NAME` (default `distill`);
-- `memory_root`: `DISTILL_MEMORY_ROOT`, the principles memory of seed 002 (`<data dir>/memory`);
+- `memory_root`: `DISTILL_MEMORY_ROOT`, the principles memory (`<data dir>/memory`;
+  docs/sources/revisions.md#memory);
 - `eval_sets`: `DISTILL_EVAL_SETS`, a folder of evaluation sets (empty: no decontamination);
 - `embedder`, `embedder_model`: `DISTILL_EMBEDDER` (`hashed`, the offline default, or
   `model2vec`) and `DISTILL_EMBEDDER_MODEL` (a local model folder);
@@ -43,7 +44,7 @@ class Settings(BaseModel):
     lake_root: str = Field(description="Root URI of the Parquet lake: <lake>/<source>/<table>/")
     hub_root: str = Field(description="Root of local dataset repositories: <hub>/<name>/")
     dataset_name: str = Field(default="distill", description="Published dataset repository name")
-    memory_root: str = Field(default="", description="Root of the principles memory (seed 002)")
+    memory_root: str = Field(default="", description="Root of the principles memory")
     eval_sets: str = Field(default="", description="Folder of evaluation sets to decontaminate")
     embedder: str = Field(default="", description="Embedder backend: hashed (default) | model2vec")
     embedder_model: str = Field(default="", description="Local model folder of the embedder")

@@ -1,4 +1,4 @@
-"""Action tokenization rules (seed 004, Schema 3 "action_tokenization" and "tokenization_standard").
+"""Action tokenization rules (docs/sources/telemetry.md#action-tokens).
 
 Continuous `action_details` values become integer tokens for Large Action Models (RT-2, Gato,
 Open X-Embodiment compatible): a vocabulary of VOCAB_SIZE = AXES x BINS tokens, one block of BINS

@@ -1,4 +1,4 @@
-r"""Curation rules applied to every config before release (DESIGN.md "Curation").
+r"""Curation rules applied to every config before release (docs/curation-and-release.md#the-funnel).
 
 Scrubbing: each `Redaction` is applied in the order listed, to every published text field (string
 columns other than `id` and `source`, message contents and roles, strings nested in lists and
@@ -15,20 +15,20 @@ lowercased, runs of whitespace are collapsed to one space and ends are trimmed; 
 partitions; the representative is the highest `quality_score`, then the earliest `event_time`,
 then the smallest `id`, then the smallest `source_ref`.
 
-Near duplicates (issue 13, DESIGN.md "Curation"): the near-duplicate text of a row is every
-string of its core columns except `NEAR_DUPLICATE_SKIPPED_FIELDS` and messages whose role is in
-`NEAR_DUPLICATE_SKIPPED_ROLES` (shared boilerplate such as tool schemas and system prompts would
-make unrelated rows look alike), joined by newlines. Its words (`\w+` runs, lowercased) form
-`SHINGLE_WORDS`-word shingles; MinHash (`distill_assets.lib.minhash`, one-permutation hashing with
-`MINHASH_BINS` bins) with `LSH_BANDS` bands of `LSH_ROWS` bins proposes candidates: a pair with
-Jaccard 0.8 shares a band with probability 1 - (1 - 0.8^4)^32 > 0.9999999, one with Jaccard 0.3
-with probability 0.23. A candidate is kept when its estimated Jaccard (equal bins / bins, standard
-deviation about 0.035 at 0.8) reaches `NEAR_DUPLICATE_MIN_ESTIMATE`, a margin below the 0.8 target
-so that true pairs at 0.8 survive the estimate's noise while pairs at or below 0.5 never do. Kept
-links form clusters (connected components) over all history; the representative is ranked as for
-exact duplicates.
+Near duplicates (issue 13, docs/curation-and-release.md#dedup): the near-duplicate text of a
+row is every string of its core columns except `NEAR_DUPLICATE_SKIPPED_FIELDS` and messages whose
+role is in `NEAR_DUPLICATE_SKIPPED_ROLES` (shared boilerplate such as tool schemas and system
+prompts would make unrelated rows look alike), joined by newlines. Its words (`\w+` runs,
+lowercased) form `SHINGLE_WORDS`-word shingles; MinHash (`distill_assets.lib.minhash`,
+one-permutation hashing with `MINHASH_BINS` bins) with `LSH_BANDS` bands of `LSH_ROWS` bins proposes
+candidates: a pair with Jaccard 0.8 shares a band with probability 1 - (1 - 0.8^4)^32 > 0.9999999,
+one with Jaccard 0.3 with probability 0.23. A candidate is kept when its estimated Jaccard (equal
+bins / bins, standard deviation about 0.035 at 0.8) reaches `NEAR_DUPLICATE_MIN_ESTIMATE`, a margin
+below the 0.8 target so that true pairs at 0.8 survive the estimate's noise while pairs at or below
+0.5 never do. Kept links form clusters (connected components) over all history; the representative
+is ranked as for exact duplicates.
 
-Semantic duplicates (seed 004, "If cosine similarity > 0.99, reject as duplicate"): rows left
+Semantic duplicates (docs/curation-and-release.md#dedup, cosine > 0.99 is a duplicate): rows left
 after near-dedup whose embeddings (the project's embedder, over the near-duplicate text) have
 cosine > `SEMANTIC_DUPLICATE_COSINE` are clustered the same way. Up to `SEMANTIC_EXACT_LIMIT` rows
 all pairs are compared exactly (blocked matrix products); above it candidates come from
@@ -268,7 +268,7 @@ LSH_ROWS = 4
 NEAR_DUPLICATE_JACCARD = 0.8
 NEAR_DUPLICATE_MIN_ESTIMATE = 0.75
 
-# Semantic duplicates (seed 004 section "deduplication").
+# Semantic duplicates (docs/curation-and-release.md#dedup).
 SEMANTIC_DUPLICATE_COSINE = 0.99
 # above this many rows, random-hyperplane LSH (bands of bits; a pair at cosine 0.99 shares a band
 # with probability > 0.999) replaces exact search; candidates are verified exactly either way

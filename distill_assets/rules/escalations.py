@@ -1,8 +1,8 @@
-r"""Seed 000 rules for escalations: reasoning indicators, classification, quality flags and score.
+r"""Rules for escalations: reasoning indicators, classification, quality flags and score.
 
-Source: `seeds/000` ("SAM Distillation Data Format Specification"), sections "Reasoning Extraction
-Patterns", "Quality Scoring Algorithm" and "Quality Flags". Everything here is data applied as
-vectorized Polars expressions (Rust `regex` crate) by `defs/escalations/examples.py`.
+Documented in docs/sources/escalations.md (#reasoning-extraction, #quality-score,
+#quality-flags). Everything here is data applied as vectorized Polars expressions (Rust `regex`
+crate) by `defs/escalations/examples.py`.
 
 Regex dialect. The seed's indicator patterns are Python `re` patterns searched with `re.search`
 and no flags: case-sensitive, `.` does not cross a newline. Rust `regex` has the same defaults and
@@ -18,7 +18,7 @@ no patterns for them) carry `(?i)` where case does not matter and avoid look-aro
 
 from __future__ import annotations
 
-# --- Reasoning extraction patterns (seed 000, verbatim except the noted `\b`) --------------------
+# --- Reasoning extraction patterns (the original ones, verbatim except the noted `\b`) ------------
 
 COT_INDICATORS: tuple[str, ...] = (
     r"(?:Let me|I'll|I will) (?:think|work|break|analyze)",
@@ -58,7 +58,7 @@ REFLECTION_INDICATORS: tuple[str, ...] = (
     r"(?i)\bmy (?:earlier|previous|first) (?:answer|assumption|reasoning)\b",
 )
 
-# --- Reasoning type (seed 000 "Reasoning Types") ------------------------------------------------
+# --- Reasoning type (docs/sources/escalations.md#reasoning-types) ---------------------------------
 
 REASONING_TYPES: tuple[str, ...] = (
     "chain_of_thought",
@@ -102,7 +102,7 @@ STEP_LINE = r"(?m)" + STEP_PREFIX + r"\S.*$"
 # Sub-tasks in a query: question marks plus list-item lines.
 QUERY_SUBTASK = r"(?m)\?|^[ \t]*(?:\d+[.)]|[-*])[ \t]+\S"
 
-# --- Classification when the producer did not pre-label it --------------------------------------
+# --- Classification when the producer did not pre-label it ----------------------------------------
 
 DOMAINS: tuple[str, ...] = ("code", "reasoning", "creative", "factual", "planning", "analysis")
 # (domain, pattern over the query); first match wins, then code if the answer holds a fenced code
@@ -155,7 +155,7 @@ COMPLEXITY_MAX_LENGTH_POINTS = 4
 COMPLEXITY_STEP_THRESHOLDS: tuple[int, ...] = (3, 6)
 COMPLEXITY_LONG_QUERY_WORDS = 40
 
-# --- Quality flags (seed 000 "Quality Flags") -----------------------------------------------------
+# --- Quality flags (docs/sources/escalations.md#quality-flags) ------------------------------------
 
 QUALITY_FLAGS: tuple[str, ...] = (
     "repetition",
@@ -196,7 +196,7 @@ REPETITION_MIN_UNIT_CHARS = 12
 REPETITION_MIN_UNITS = 4
 REPETITION_MIN_SHARE = 0.3
 
-# --- Quality score (seed 000 "Quality Scoring Algorithm") ---------------------------------------
+# --- Quality score (docs/sources/escalations.md#quality-score) ------------------------------------
 
 SCORE_BASE = 0.5
 SCORE_REASONING_STEPS = 0.1  # >= SCORE_MIN_REASONING_STEPS numbered steps
@@ -214,11 +214,11 @@ SCORE_INCOMPLETE = -0.2  # 'incomplete' flag
 # are not decided by float noise (0.5 - 0.2 must compare equal to 0.3).
 SCORE_DECIMALS = 6
 
-# --- Minimum quality of every export (seed 000 task 1.1.6 quality filter; see the export gate) --
+# --- Minimum quality of every export (docs/sources/escalations.md#export-gate) --------------------
 
 INSTRUCTION_MIN_QUALITY = 0.3
 
-# --- Reasoning step details (seed 000 `reasoning_steps[].action/content/reasoning`) -------------
+# --- Reasoning step details (`reasoning_steps[].action/content/reasoning`) ------------------------
 
 # A step line `N. **Header**: explanation` (or `N. Header: explanation`, `N. Sentence.`) gives
 #   content   = the header (bold markers dropped), else the whole step text;
@@ -236,7 +236,7 @@ STEP_ACTION_VERBS: tuple[str, ...] = (
 STEP_ACTION_ALIASES: dict[str, str] = {"add": "mitigate", "guard": "mitigate"}
 STEP_DEFAULT_ACTION = "explain"
 
-# --- Tool usage details (seed 000 `tool_usage[]`) -------------------------------------------------
+# --- Tool usage details (`tool_usage[]`) ----------------------------------------------------------
 
 TOOL_PURPOSES: dict[str, str] = {
     "bash": "run shell commands",
@@ -258,7 +258,7 @@ TOOL_INPUT_PATTERNS: dict[str, str] = {
 }
 TOOL_OUTPUT_HANDLING = "read the output and continue from it"
 
-# --- SAM errors (seed 000 `corrections.sam_errors`) ----------------------------------------------
+# --- SAM errors (`corrections.sam_errors`, docs/sources/escalations.md#sam-errors) ----------------
 
 # SAM made an error when it made an attempt (non-blank `sam_attempt`) and one of these rules holds;
 # the FIRST matching rule names `error_type`. Patterns run over Claude's answer, except
@@ -333,7 +333,7 @@ IMPROVEMENT_RULES: tuple[tuple[str, str, str | None], ...] = (
     ("Include working code", r"```", r"```"),
 )
 
-# --- Principles (seed 000 `principles[]`) --------------------------------------------------------
+# --- Principles (`principles[]`, docs/sources/escalations.md#principles) --------------------------
 
 # Sentences of the answer's prose (code blocks removed, list markers and bold dropped) that state
 # a generalizable rule, as (kind, pattern, importance); a sentence takes the first kind matching.
@@ -374,7 +374,7 @@ PRINCIPLE_MIN_CHARS = 20
 MAX_PRINCIPLES = 3
 PRINCIPLE_CONTEXT_MAX_CHARS = 120
 
-# --- The flags the seed could not compute offline ------------------------------------------------
+# --- The flags the seed could not compute offline -------------------------------------------------
 
 # outdated: the answer pins its facts to a time or version that will age.
 OUTDATED_INDICATORS: tuple[str, ...] = (
@@ -390,7 +390,7 @@ HALLUCINATION_INDICATORS: tuple[str, ...] = (
     r"(?i)\b(?:invented|founded|discovered|published) (?:by|in)\b",
 )
 
-# --- Junk captures (distill's flags beyond the seed's ten) ---------------------------------------
+# --- Junk captures (distill's flags beyond the seed's ten) ----------------------------------------
 
 # Captures from a real assistant log replies that are not answers. Flags, in QUALITY_FLAGS order
 # after the seed's ten:
@@ -441,7 +441,7 @@ OFF_TOPIC_MIN_QUERY_TERMS = 3
 OFF_TOPIC_MAX_OVERLAP = 0.15
 OFF_TOPIC_EXEMPT_DOMAINS: tuple[str, ...] = ("creative",)
 
-# --- Export gate and training readiness (seed 000 tasks 1.1.6 and 1.1.8) -------------------------
+# --- Export gate and training readiness (docs/sources/escalations.md#export-gate) -----------------
 
 # An example leaves EVERY export (instruction, cot, dpo, correction) for the first reason that
 # applies, in this order:
@@ -463,13 +463,13 @@ APPROVAL_REQUIRED_FORMATS: tuple[str, ...] = ()
 # training_format (the seed's single best use): preference for legacy preference pairs, else
 # correction when SAM erred, else cot when it has COT_EXPORT_MIN_STEPS steps, else instruction.
 
-# --- Stats (`distill stats escalations`, seed 000 task 1.1.7) ------------------------------------
+# --- Stats (`distill stats escalations`, docs/sources/escalations.md#stats) -----------------------
 
 # Quality tier: the first (tier, minimum score) whose minimum the score reaches.
 QUALITY_TIERS: tuple[tuple[str, float], ...] = (("high", 0.7), ("medium", 0.4), ("low", 0.0))
 REVIEW_STATES: dict[int, str] = {1: "approved", 0: "pending", -1: "rejected"}
 
-# --- Optional LLM extractor (off by default; DISTILL_LLM_BASE_URL / _MODEL) ----------------------
+# --- Optional LLM extractor (off by default; DISTILL_LLM_BASE_URL / _MODEL) -----------------------
 
 # Sampling of the extraction requests: deterministic answers, enough room for the JSON.
 LLM_TEMPERATURE = 0.0

@@ -1,4 +1,4 @@
-"""Competence filter rules (seed 004, "Stage 5: Competence Filtering").
+"""Competence filter rules (docs/sources/telemetry.md#competence).
 
 Every episode gets a score in [0, 1]: the game's own `competence_score` when its `episode_end`
 carries one (`score_source` = `game`), else the cosine similarity between the episode's text (its

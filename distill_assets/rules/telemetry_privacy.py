@@ -1,4 +1,4 @@
-"""Telemetry privacy rules (seed 004, "Privacy and Ethics": data protection and consent).
+"""Telemetry privacy rules (docs/privacy.md#de-identification): data protection and consent.
 
 - Player ids: HMAC pseudonyms at ingest (`defs/telemetry/pseudonym.py`); never reversible.
 - Timing "bucketed, not exact": past bronze every event time is floored to TIME_BUCKET_SECONDS

@@ -1,4 +1,4 @@
-"""Telemetry triage rules (seed 004, "Stage 3.5: Triage Sampling").
+"""Telemetry triage rules (docs/sources/telemetry.md#triage).
 
 Candidates: decision, trajectory_step, reasoning and dialogue_turn events that passed validation.
 The first matching rule decides, in this order:

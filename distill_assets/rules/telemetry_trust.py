@@ -1,4 +1,4 @@
-"""Player trust and payouts (seed 004, validation mechanisms 1-3: quality scoring algorithm).
+"""Player trust and payouts (docs/sources/telemetry.md#trust): trust, quality and payout formulas.
 
 Trust C(player), recomputed from all history in event-time order (server_ts, then event_id):
 starts at INITIAL_TRUST (the seed gives the range but no start; 0.5 is its midpoint, neither

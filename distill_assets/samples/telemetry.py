@@ -1,4 +1,6 @@
-"""Deterministic game telemetry (seed 004): a Sumerian-merchant RPG's event envelopes.
+"""Deterministic game telemetry: a Sumerian-merchant RPG's event envelopes.
+
+See docs/sources/telemetry.md#raw-contract.
 
 Every line is one envelope `{event_id, event_type, schema_version, player_id, session_id,
 client_ts, server_ts, payload}` as the game's two ingest gateways log them, in server-time order:

@@ -3,7 +3,7 @@
 -- sft_turns, plus the columns both sample formats share (quality score, split, kind, source_ref,
 -- and `provenance`: the metadata fields both formats publish).
 -- A view takes no bind parameters: rule values come from session variables that
--- distill_assets.defs.traces.extract sets from rules/traces.py and the extraction options.
+-- distill_assets.defs.traces.sft_extraction sets from rules/traces.py and the extraction options.
 CREATE OR REPLACE TEMP VIEW sft_turns AS
 WITH cut AS (
     SELECT

@@ -8,8 +8,8 @@ import dagster as dg
 import polars as pl
 
 from distill_assets.contracts.published import CONFIG_FEEDS, EXCLUSION_TABLES
-from distill_assets.defs.curation.curate import curated_schema
-from distill_assets.defs.curation.curated import read_curated
+from distill_assets.defs.curation.curated_table import read_curated
+from distill_assets.defs.curation.pipeline import curated_schema
 from distill_assets.lib.lake import global_path
 from distill_assets.lib.settings import Settings
 from distill_assets.rules import rules_version

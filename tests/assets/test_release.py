@@ -109,7 +109,7 @@ def test_release_publishes_a_checked_version_and_a_rerun_changes_nothing(
         "data/instruction/train/2026-11-19-00000.parquet",
         "data/sft/test/2026-11-19-00000.parquet",
         "data/sft/train/2026-11-19-00000.parquet",
-        "exports/instruction_20261119.jsonl",  # the escalation rows, a release extra (seed 000)
+        "exports/instruction_20261119.jsonl",  # the escalation rows, a release extra
         "release.json",
     ]
     assert (

@@ -1,6 +1,6 @@
 """Planted telemetry cases end in the right table with the right reason (issue 11 acceptance).
 
-Two ingest days from `samples/telemetry_planted.py` go through the real definitions: the daily
+Two ingest days from `telemetry_planted.py` (here) go through the real definitions: the daily
 assets per day, then the global telemetry assets, curation and the release, then the global assets
 once more (the deletion log learns which release first excluded the deleted player).
 """
@@ -21,7 +21,7 @@ from distill_assets.defs.telemetry.resources import DEVELOPMENT_KEY, KEY_ENV
 from distill_assets.lib.hashing import split_bucket
 from distill_assets.lib.settings import Settings
 from distill_assets.rules import telemetry_triage
-from distill_assets.samples import telemetry_planted as planted
+from tests.assets import telemetry_planted as planted
 from tests.conftest import materialize
 
 DAY1, DAY2 = planted.DAYS

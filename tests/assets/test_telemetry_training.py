@@ -15,7 +15,7 @@ from typing import Any
 import polars as pl
 import pytest
 
-from distill_assets.defs.curation.curated import read_curated
+from distill_assets.defs.curation.curated_table import read_curated
 from distill_assets.defs.telemetry.pseudonym import player_key
 from distill_assets.defs.telemetry.resources import DEVELOPMENT_KEY, KEY_ENV
 from distill_assets.defs.telemetry.tfrecord import read_episodes

@@ -14,7 +14,7 @@ import pytest
 
 from distill_assets.contracts.published import published_schema
 from distill_assets.contracts.release import ReleaseManifest
-from distill_assets.defs.curation.curated import read_curated
+from distill_assets.defs.curation.curated_table import read_curated
 from distill_assets.lib.settings import Settings
 from tests.conftest import materialize
 from tests.unit.curation.feeds import feed_frame, feed_row, write_feed

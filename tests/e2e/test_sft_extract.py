@@ -17,7 +17,7 @@ from tests.conftest import materialize
 pytestmark = pytest.mark.e2e
 DAY = "2026-11-19"
 DISTILL = str(Path(sys.executable).parent / "distill")
-# the two filters the assets apply on top of seed 003 (the command's defaults are the seed's)
+# the two filters the assets apply on top of the original extractor (the command's defaults)
 AS_ASSETS = ("--exclude-recovery", "--dedup")
 
 

@@ -2,7 +2,7 @@
 
 `curation/<config>` holds the scrubbed, deduplicated (exact, near, semantic), decontaminated and
 gated rows of every feed table of the config (`CONFIG_FEEDS`), with a train/test split that always
-works, stored one file per feed partition (`curation/<config>/<day>.parquet`, `curated.py`);
+works, stored one file per feed partition (`curation/<config>/<day>.parquet`, `curated_table.py`);
 `curation/<config>_duplicates` holds every removed row with its reason and the id of the row kept
 in its place (or the eval file it leaked from). Both are unpartitioned assets (their decisions are
 global); per-row work is kept per feed partition in `curation/<config>_products/<day>.parquet` and
@@ -19,16 +19,16 @@ import dagster as dg
 import polars as pl
 
 from distill_assets.contracts.published import CONFIG_FEEDS, EXCLUSION_TABLES
-from distill_assets.defs.curation.curate import (
+from distill_assets.defs.curation.curated_table import curated_schema
+from distill_assets.defs.curation.decontaminate import load_eval_ngrams
+from distill_assets.defs.curation.funnel import funnel_table, write_funnel
+from distill_assets.defs.curation.pipeline import (
     REMOVED_COLUMNS,
     CurationResult,
     curate_lake,
     feed_partitions,
     scan_exclusions,
 )
-from distill_assets.defs.curation.curated import curated_schema
-from distill_assets.defs.curation.decontaminate import load_eval_ngrams
-from distill_assets.defs.curation.funnel import funnel_table, write_funnel
 from distill_assets.defs.curation.products import ProductContext
 from distill_assets.defs.resources import DistillSettings, EmbedderResource
 from distill_assets.lib.lake import global_path, write_parquet_atomic

@@ -1,4 +1,6 @@
-"""Escalations (seed 000): raw JSONL → records → distillation_examples → instruction rows.
+"""Escalations: raw JSONL → records → distillation_examples → instruction rows.
+
+See docs/sources/escalations.md.
 
 Layers, one daily partition (ingest date) each:
 - `escalations/records` + `escalations/quarantine` (bronze, DuckDB): every raw line parsed against
@@ -61,7 +63,7 @@ PREVIEW_COLUMNS = ("id", "source_ref", "reasoning_type", "domain", "quality_scor
         SOURCE,
         RECORDS,
         bronze_description=(
-            "Bronze escalations: one row per valid raw escalation line (seed 000 Interaction), "
+            "Bronze escalations: one row per valid raw escalation line (one interaction), "
             "with its id (producer's or SHA256(query + timestamp)[:16]), unix `created_at`, "
             "optional pre-labels and unknown fields in `extra`."
         ),
@@ -191,7 +193,9 @@ def distillation_examples(
     records: pl.LazyFrame,
     legacy_records: pl.LazyFrame,
 ) -> StagedParquet:
-    """Seed 000 canonical distillation examples: one per escalation record.
+    """Canonical distillation examples: one per escalation record.
+
+    See docs/sources/escalations.md#distillation-examples.
 
     Reasoning type from the seed's CoT/tool/correction indicator regexes, numbered reasoning steps,
     classification (pre-labels win over heuristics), quality flags and the seed's quality score.
@@ -261,7 +265,7 @@ def build_export_asset(name: str) -> dg.AssetsDefinition:
         kinds={"polars"},
         code_version=rules_version(SOURCE),
         description=(
-            f"Seed 000 `{name}` export rows feeding the `{export.config}` config: examples that "
+            f"The `{name}` export rows feeding the `{export.config}` config: examples that "
             "pass the export gate (not rejected, no refusal/junk flag, quality score at least the "
             f"rules' minimum) and the `{name}` condition; drop reasons counted (exports.py)."
         ),

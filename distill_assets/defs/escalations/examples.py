@@ -1,9 +1,11 @@
-"""Bronze escalation records → seed 000 `distillation_examples`, as vectorized Polars expressions.
+"""Bronze escalation records → `distillation_examples`, as vectorized Polars expressions.
+
+See docs/sources/escalations.md#distillation-examples.
 
 Per record: numbered reasoning steps, indicator hits per seed pattern list, the reasoning type,
 classification (pre-labels win), SAM errors, improvements, principles, quality flags (the seed's
 ten plus distill's junk flags) and the seed's quality score. The rules are data in
-`distill_assets.rules.escalations`; this module and `extraction.py` only turn them into
+`distill_assets.rules.escalations`; this module and `offline_extraction.py` only turn them into
 expressions.
 
 Records migrated from a legacy SQLite database (`legacy.py`) carry `LEGACY_COLUMNS`: their own
@@ -19,7 +21,7 @@ from collections.abc import Iterator
 import polars as pl
 
 from distill_assets.contracts.escalations import DistillationExample
-from distill_assets.defs.escalations import extraction
+from distill_assets.defs.escalations import offline_extraction as extraction
 from distill_assets.defs.escalations.gate import training_ready
 from distill_assets.lib.lake import frame_batches
 from distill_assets.rules import escalations as rules
@@ -259,7 +261,10 @@ def _quality_flags() -> pl.Expr:
 
 
 def quality_score() -> pl.Expr:
-    """Return the seed 000 score: base 0.5 plus/minus each factor, clamped to [0, 1] and rounded."""
+    """Return the example quality score (docs/sources/escalations.md#quality-score).
+
+    Base 0.5 plus/minus each factor, clamped to [0, 1] and rounded.
+    """
     flags = pl.col("quality_flags")
 
     def term(condition: pl.Expr, weight: float) -> pl.Expr:

@@ -1,4 +1,4 @@
-"""`distillation_examples` → the four export feeds (seed 000 "Training Export Formats").
+"""`distillation_examples` → the four export feeds (docs/sources/escalations.md#export-formats).
 
 - `instruction` → `escalations/instruction_examples` → config `instruction` (Alpaca):
   instruction = query, input = query_context or "", output = claude_response;

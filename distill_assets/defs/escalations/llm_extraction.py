@@ -1,6 +1,6 @@
 """Optional LLM extraction of the seed record's reasoning parts (off by default).
 
-Behind the project's one extractor interface (`lib.extract`): when an OpenAI-compatible endpoint
+Behind the project's one extractor interface (`lib.extractor`): when an OpenAI-compatible endpoint
 is configured (`DISTILL_LLM_BASE_URL`, `DISTILL_LLM_MODEL`), each example's `reasoning_steps`,
 `corrections` and `principles` are asked of the model (batched, bounded concurrency). A row whose
 call fails, whose answer is not a JSON object or whose fields do not fit the schema keeps the
@@ -24,7 +24,7 @@ from distill_assets.defs.escalations.examples import (
     quality_score,
 )
 from distill_assets.defs.escalations.gate import training_ready
-from distill_assets.lib.extract import (
+from distill_assets.lib.extractor import (
     Extraction,
     LlmExtractor,
     extract_with_fallback,

@@ -1,4 +1,4 @@
-"""Human review of `distillation_examples` (seed 000 "Human-reviewable", task 1.1.8).
+"""Human review of `distillation_examples` (docs/sources/escalations.md#review).
 
 Files live under the seed's `distilled/` folder of the data dir (`distilled_root`):
 

@@ -1,9 +1,10 @@
 """The seed's dated JSONL exports, written into every published version (a release extra).
 
-`exports/instruction_YYYYMMDD.jsonl`, `preference_…`, `cot_…`, `correction_…` (seed 000 "Storage
-Locations"), each with exactly the seed's keys per line, from the escalation rows of the configs
-being published (both splits, ordered by id). YYYYMMDD is the newest input partition of the
-release (`00000000` before any), never the wall clock, so a re-built version is byte-identical.
+`exports/instruction_YYYYMMDD.jsonl`, `preference_…`, `cot_…`, `correction_…`
+(docs/sources/escalations.md#seed-jsonl-exports), each with exactly the original export keys per
+line, from the escalation rows of the configs being published (both splits, ordered by id). YYYYMMDD
+is the newest input partition of the release (`00000000` before any), never the wall clock, so a
+re-built version is byte-identical.
 """
 
 from __future__ import annotations

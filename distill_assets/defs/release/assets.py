@@ -14,8 +14,10 @@ from distill_assets.contracts.release import ReleaseManifest
 from distill_assets.defs.partitions import last_partition_date, skipped_raw_folders
 from distill_assets.defs.release.build import PreviousShards, build_release, previous_manifest
 from distill_assets.defs.release.candidate import candidate_dir, load_release_inputs, read_manifest
+from distill_assets.defs.release.extras import ReleaseContributions
 from distill_assets.defs.release.folders import local_folder, staged_folder
-from distill_assets.defs.release.publish import PublishedRelease, PublisherResource
+from distill_assets.defs.release.publish import PublishedRelease
+from distill_assets.defs.release.resources import PublisherResource
 from distill_assets.defs.resources import DistillSettings
 from distill_assets.lib.cleanup import remove_orphans
 
@@ -57,7 +59,10 @@ def release_metadata(manifest: ReleaseManifest) -> dict[str, dg.MetadataValue]:
     kinds={"polars", "parquet"},
 )
 def candidate(
-    context: dg.AssetExecutionContext, settings: DistillSettings, publisher: PublisherResource
+    context: dg.AssetExecutionContext,
+    settings: DistillSettings,
+    publisher: PublisherResource,
+    release_contributions: dg.ResourceParam[ReleaseContributions],
 ) -> dg.MaterializeResult:
     """Stage the next dataset version in the lake at `release/candidate/`.
 
@@ -67,7 +72,8 @@ def candidate(
     curated partition did not change are linked or copied from the latest published version when
     the publisher keeps it locally (`shards_reused`). Blocking checks inspect it before
     `release/dataset` publishes it. Its metadata also lists the raw folders not ingested because
-    their name is not a valid or complete date (`skipped_raw_folders`).
+    their name is not a valid or complete date (`skipped_raw_folders`). The source rooms' extra
+    files and card notes come from the `release_contributions` resource (`definitions.py`).
     """
     cfg = settings.resolved()
     target = publisher.publisher(cfg)
@@ -83,6 +89,7 @@ def candidate(
                 latest, version, target.version_manifest
             ),
             previous_shards=shards,
+            contributions=release_contributions,
         )
     context.log.info(f"staged {manifest.version} at {folder}")
     written = sorted({f.path for f in manifest.files} - set(shards.reused))

@@ -22,11 +22,11 @@ import hashlib
 import pkgutil
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from importlib import import_module
 from pathlib import Path
 
 import polars as pl
 
+from distill_assets import rules as rules_package
 from distill_assets.contracts.published import published_schema
 from distill_assets.contracts.release import (
     ConfigSummary,
@@ -39,7 +39,7 @@ from distill_assets.contracts.release import (
 )
 from distill_assets.defs.curation.scrub import placeholder_counts, placeholders, scrubbed_columns
 from distill_assets.defs.release.card import render_card
-from distill_assets.defs.release.extras import write_extras
+from distill_assets.defs.release.extras import ReleaseContributions, write_extras
 from distill_assets.defs.release.layout import (
     LAYOUT_FORMAT,
     MANIFEST,
@@ -170,8 +170,7 @@ class ReleaseInputs:
 
 def all_rules_versions() -> dict[str, str]:
     """Return the version of every module of `distill_assets.rules`, by module name."""
-    package = import_module("distill_assets.rules")
-    names = sorted(info.name for info in pkgutil.iter_modules(package.__path__))
+    names = sorted(info.name for info in pkgutil.iter_modules(rules_package.__path__))
     return {name: rules_version(name) for name in names}
 
 
@@ -327,15 +326,19 @@ def build_release(
     previous_for: Callable[[str], ReleaseManifest | None],
     shard_rows: int = SHARD_ROWS,
     previous_shards: PreviousShards | None = None,
+    *,
+    contributions: ReleaseContributions | None = None,
 ) -> ReleaseManifest:
     """Write the repository of one version into `out_dir` and return its manifest.
 
     A split with no rows has no file and is not listed (the `datasets` library cannot load an
     empty Parquet split); a config with no rows at all is omitted and named in `empty_configs`.
     `previous_for(version)` returns the manifest to compare with (`previous_manifest`);
-    `previous_shards` offers the data files of the previous version for reuse.
+    `previous_shards` offers the data files of the previous version for reuse; `contributions`
+    the sources' extra files and card notes (none when not given).
     """
     previous_shards = previous_shards or PreviousShards(None, None)
+    contributions = contributions or ReleaseContributions()
     files: list[ReleaseFile] = []
     configs: dict[str, ConfigSummary] = {}
     empty: list[str] = []
@@ -353,7 +356,9 @@ def build_release(
             funnel=inputs.funnels.get(config, {}),
             redactions=summed_placeholders(parts),
         )
-    extras = write_extras(CuratedRows(inputs.curated), inputs.newest_partition, out_dir)
+    extras = write_extras(
+        CuratedRows(inputs.curated), inputs.newest_partition, out_dir, contributions.writers
+    )
     version = release_version(inputs.newest_partition, files, inputs.rules)
     previous = previous_for(version)
     manifest = ReleaseManifest(
@@ -371,5 +376,5 @@ def build_release(
         extra_files=extras,
     )
     (out_dir / MANIFEST).write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    (out_dir / README).write_text(render_card(manifest), encoding="utf-8")
+    (out_dir / README).write_text(render_card(manifest, contributions.card_notes), encoding="utf-8")
     return manifest

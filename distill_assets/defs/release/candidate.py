@@ -11,9 +11,9 @@ from upath import UPath
 
 from distill_assets.contracts.published import CONFIG_FEEDS
 from distill_assets.contracts.release import ReleaseFile, ReleaseManifest
-from distill_assets.defs.curation.curate import feed_partitions
-from distill_assets.defs.curation.curated import CuratedPartition, stored_partitions
+from distill_assets.defs.curation.curated_table import CuratedPartition, stored_partitions
 from distill_assets.defs.curation.funnel import read_funnel
+from distill_assets.defs.curation.pipeline import feed_partitions
 from distill_assets.defs.release.build import CuratedPart, ReleaseInputs, all_rules_versions
 from distill_assets.defs.release.layout import MANIFEST
 from distill_assets.lib.lake import global_path, read_parquet_table

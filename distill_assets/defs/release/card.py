@@ -9,6 +9,7 @@ manifest, so the card is as deterministic as the data.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from datetime import date, timedelta
 
 import yaml
@@ -259,12 +260,12 @@ def _extra_files_table(manifest: ReleaseManifest) -> str:
     rows = [[f"`{f.path}`", f.bytes, f"`{f.sha256}`"] for f in manifest.extra_files]
     return (
         "\n\nBeside the data, sources add these files (not read by `load_dataset`; e.g. the "
-        "seed 000 JSONL exports):\n\n" + _table(["file", "bytes", "sha256"], rows)
+        "escalation JSONL exports):\n\n" + _table(["file", "bytes", "sha256"], rows)
     )
 
 
-def render_card(manifest: ReleaseManifest) -> str:
-    """Return the full `README.md` of a version."""
+def render_card(manifest: ReleaseManifest, card_notes: Mapping[str, Sequence[str]]) -> str:
+    """Return the full `README.md` of a version, with the sources' notes of its configs."""
     meta = yaml.safe_dump(front_matter(manifest), sort_keys=False, allow_unicode=True)
     sections = [
         f"# {manifest.name}\n\nVersion `{manifest.version}`"
@@ -275,7 +276,7 @@ def render_card(manifest: ReleaseManifest) -> str:
         ),
         _load_section(manifest),
         _configs_section(manifest),
-        *filter(None, [notes_section(manifest)]),
+        *filter(None, [notes_section(manifest, card_notes)]),
         _sources_section(manifest),
         _scores_section(manifest),
         _curation_section(),

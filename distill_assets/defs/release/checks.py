@@ -25,7 +25,7 @@ from upath import UPath
 from distill_assets.contracts.published import published_schema
 from distill_assets.contracts.release import ReleaseFile, ReleaseManifest
 from distill_assets.defs.curation import scrub
-from distill_assets.defs.curation.curated import read_curated
+from distill_assets.defs.curation.curated_table import read_curated
 from distill_assets.defs.curation.scrub import leak_counts, scrubbed_columns
 from distill_assets.defs.release import scan
 from distill_assets.defs.release.assets import CANDIDATE_KEY

@@ -1,4 +1,4 @@
-"""Revisions (seed 002): validator REVISE → APPROVE loops → DPO preference pairs.
+"""Revisions (docs/sources/revisions.md): validator REVISE → APPROVE loops → DPO preference pairs.
 
 Layers, one daily partition (ingest date) each:
 - `revisions/validations` + `revisions/quarantine` (bronze, DuckDB): every raw validation line
@@ -95,7 +95,7 @@ def revision_validations(
         PAIRS: dg.AssetOut(
             key=[SOURCE, PAIRS],
             description=(
-                "DPO feed (seed 002): one preference pair per turn whose loop went REVISE → "
+                "DPO feed of revisions: one preference pair per turn whose loop went REVISE → "
                 "APPROVE with hints. prompt = query, chosen = approved response, rejected = the "
                 "first response that got REVISE; metadata holds hints, focus, revision count."
             ),
@@ -163,7 +163,7 @@ def turn_principles(
     unpaired: pl.DataFrame,
     llm: LlmResource,
 ) -> pl.DataFrame:
-    """Extract one improvement principle per revision pair (seed 002).
+    """Extract one improvement principle per revision pair (docs/sources/revisions.md#principles).
 
     Fields: category, trigger pattern, title, principle, why it works, original issue and
     successful fix. Extracted by the offline rule set (`rules/principles.py`), or by the
@@ -200,7 +200,9 @@ def turn_principles(
 def principles(
     context: dg.AssetExecutionContext, settings: DistillSettings, embedder: EmbedderResource
 ) -> pl.DataFrame:
-    """Merge every partition's per-turn principles and write the principles memory (seed 002).
+    """Merge every partition's per-turn principles and write the principles memory.
+
+    See docs/sources/revisions.md#merging-and-confidence.
 
     Principles that say the same thing (same category, near-identical trigger by the embedder)
     become one with a `support` count, all `source_turns` and a confidence that grows with

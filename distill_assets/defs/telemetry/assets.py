@@ -1,4 +1,6 @@
-"""Telemetry assets (seed 004): raw envelopes → bronze → validation → silver → triage, dialogues.
+"""Telemetry assets: raw envelopes → bronze → validation → silver → triage, dialogues.
+
+See docs/sources/telemetry.md.
 
 Daily: bronze events + quarantine, `validation`, silver `accepted_events`, `triage`, `dialogues`.
 With the release, from all history (GLOBAL_TAG): deletions, the deletion log (rewriting earlier
@@ -130,7 +132,9 @@ def telemetry_bronze(
     ins={"events": dg.AssetIn(key=[SOURCE, ACCEPTED])},
 )
 def telemetry_dialogues(context: dg.AssetExecutionContext, events: pl.LazyFrame) -> pl.DataFrame:
-    """SFT feed rows (`sft` config) from player-NPC conversations with 3+ exchanges (seed 004).
+    """SFT feed rows (`sft` config) from player-NPC conversations with 3+ exchanges.
+
+    See docs/sources/telemetry.md#dialogues.
 
     One row per conversation: system (NPC persona) + alternating user (player) / assistant (NPC)
     messages in turn order, consecutive same-speaker turns merged; metadata holds the seed's
@@ -191,7 +195,9 @@ def _accepted_history(lake_root: str) -> pl.LazyFrame:
 def telemetry_validation(
     context: dg.AssetExecutionContext, settings: DistillSettings, events: pl.LazyFrame
 ) -> pl.DataFrame:
-    """One row per event and validation check it failed (seed 004 stage 2, anti-gaming layer).
+    """One row per event and validation check it failed (anti-gaming layer).
+
+    See docs/sources/telemetry.md#validation.
 
     Columns: event_id, player_key, event_type, check, category (timestamp_sanity |
     action_plausibility | bot_signature), decision (flag | reject), reason. Impossible actions and
@@ -232,7 +238,9 @@ def telemetry_accepted_events(
     settings: DistillSettings,
     validation: pl.LazyFrame,
 ) -> StagedParquet:
-    """Silver telemetry: the events validation did not reject, de-identified (seed 004 privacy).
+    """Silver telemetry: the events validation did not reject, de-identified.
+
+    See docs/sources/telemetry.md#silver.
 
     Columns: event_id, event_type, player_key, session_id, event_time (server time floored to the
     privacy bucket), event_seq (order within the partition), payload (precise location removed),
@@ -269,7 +277,7 @@ def telemetry_accepted_events(
     ins={"events": dg.AssetIn(key=[SOURCE, ACCEPTED])},
 )
 def telemetry_triage(context: dg.AssetExecutionContext, events: pl.LazyFrame) -> pl.DataFrame:
-    """Triage of candidate events before expensive processing (seed 004 stage 3.5).
+    """Triage of candidate events before expensive processing (docs/sources/telemetry.md#triage).
 
     One row per decision, trajectory step, reasoning and dialogue turn: event_id, player_key,
     event_type, action_type, decision (process | sample | skip | audit), reason. Always-process
@@ -440,7 +448,9 @@ def telemetry_exclusions(
 def telemetry_player_quality(
     context: dg.AssetExecutionContext, settings: DistillSettings
 ) -> pl.DataFrame:
-    """Player trust and quality from all history in event order (seed 004 anti-gaming, global).
+    """Player trust and quality from all history in event order (global).
+
+    See docs/sources/telemetry.md#trust.
 
     Columns: player_key, trust_score, gold_standard_accuracy, peer_prediction_score,
     total_contributions (triage candidates), high_value_contributions (processed ones), flagged,
@@ -483,7 +493,9 @@ def telemetry_player_quality(
     deps=[dg.AssetKey([SOURCE, DELETIONS]), dg.AssetKey([SOURCE, ACCEPTED])],
 )
 def telemetry_payouts(context: dg.AssetExecutionContext, settings: DistillSettings) -> pl.DataFrame:
-    """Payouts per player per ingest day: BaseRate * U * (1 + lambda * H) * C (seed 004, global).
+    """Payouts per player per ingest day: BaseRate * U * (1 + lambda * H) * C (global).
+
+    See docs/sources/telemetry.md#payouts.
 
     Columns: player_key, partition, tasks, base, utility, novelty, trust, payout. Recomputed from
     all history, with C the trust at each task's time, so it does not depend on the order days

@@ -1,7 +1,9 @@
-"""Dataset card notes for the telemetry rows of `rlds`, `dpo` and `cot` (seed 004).
+"""Dataset card notes for the telemetry rows of `rlds`, `dpo` and `cot`.
 
-Declared per config in `contracts.published.CARD_NOTES`; the release card renders the notes of
-every config the version holds (`defs/release/notes.py`).
+See docs/sources/telemetry.md#what-each-config-gets.
+
+Given per config to the release in `definitions.py` (`RELEASE_CONTRIBUTIONS`); the card renders
+the notes of every config the version holds (`defs/release/notes.py`).
 """
 
 from distill_assets.rules import action_tokens as tokens

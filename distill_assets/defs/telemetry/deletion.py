@@ -1,4 +1,6 @@
-"""Applying deletion requests to tables already written, and the deletion log (seed 004 privacy).
+"""Applying deletion requests to tables already written, and the deletion log.
+
+See docs/privacy.md#deletion.
 
 See `privacy.py` for the two-layer mechanism. `remove_players` rewrites, atomically and one
 partition file at a time, every partition of `DELETABLE_TABLES` that still holds a deleted

@@ -1,4 +1,6 @@
-"""Silver `dialogue_turn` events → one SFT row per conversation (seed 004 Schema 1). Pure Polars.
+"""Silver `dialogue_turn` events → one SFT row per conversation. Pure Polars.
+
+See docs/sources/telemetry.md#dialogues.
 
 Conversations are assembled within one ingest-date partition by `conversation_id`, turns in
 `turn_index` order. Then, per conversation:

@@ -1,4 +1,6 @@
-"""Silver trajectory events → episodes in RLDS step layout (seed 004 Schema 3). Pure Polars.
+"""Silver trajectory events → episodes in RLDS step layout. Pure Polars.
+
+See docs/sources/telemetry.md#episodes.
 
 Steps (`trajectory_step`) are grouped by `episode_id` within one ingest partition, ordered by
 `step_index` (then event time and id), tokenized (`tokenize.py`) and nested as typed Arrow structs

@@ -1,4 +1,6 @@
-"""Per-player, per-day payouts: Payout = BaseRate * U * (1 + lambda * H) * C (seed 004).
+"""Per-player, per-day payouts: Payout = BaseRate * U * (1 + lambda * H) * C.
+
+See docs/sources/telemetry.md#payouts.
 
 Tasks, utility U, novelty H and confidence C are defined in `rules/telemetry_trust.py`. Inputs are
 the silver events of every partition (with their ingest `partition`) and the trust walk; the

@@ -1,4 +1,6 @@
-"""Telemetry privacy past bronze: silver events, consent state, deletions (seed 004 privacy).
+"""Telemetry privacy past bronze: silver events, consent state, deletions.
+
+See docs/privacy.md#de-identification.
 
 Rules and their documented precision are `rules/telemetry_privacy.py`.
 

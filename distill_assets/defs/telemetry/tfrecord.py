@@ -1,4 +1,6 @@
-"""RLDS episodes as TFRecord files of `tf.train.SequenceExample` (seed 004: "RLDS TFRecord").
+"""RLDS episodes as TFRecord files of `tf.train.SequenceExample`.
+
+See docs/sources/telemetry.md#tfrecord.
 
 One SequenceExample per episode: the context holds the episode (`episode_id`, `task_description`,
 `success`, `total_steps`, `id`), the feature lists one entry per step in step order, with the

@@ -1,4 +1,6 @@
-"""Action tokenization of trajectory steps (seed 004 Schema 3; rules: `rules/action_tokens.py`).
+"""Action tokenization of trajectory steps (rules: `rules/action_tokens.py`).
+
+See docs/sources/telemetry.md#action-tokens.
 
 Steps are exploded into one row per `action_details` key (DuckDB, payload key order kept), each
 key gets its axis, a value normalised to [-1, 1], Gaussian-smoothed along its episode's steps and

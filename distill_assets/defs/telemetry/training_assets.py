@@ -1,4 +1,6 @@
-"""Telemetry training-data assets (seed 004 Schemas 2-4, stages 5-6): Dagster wiring only.
+"""Telemetry training-data assets: Dagster wiring only.
+
+Decisions, episodes, reasoning, competence and novelty (docs/sources/telemetry.md).
 
 Daily, from silver `accepted_events` and `triage`: `decisions` (with outcomes) → `decision_pairs`
 (`dpo`); `competence` (stage 5) → `episodes` (`rlds`) + `episode_pairs` (hard negatives, `dpo`);
@@ -103,7 +105,9 @@ def telemetry_decisions(
     events: pl.LazyFrame,
     triage: pl.LazyFrame,
 ) -> pl.DataFrame:
-    """Decisions triage passed, joined with their outcome and counterfactuals (seed 004 Schema 2).
+    """Decisions triage passed, joined with their outcome and counterfactuals.
+
+    See docs/sources/telemetry.md#decisions-and-pairs.
 
     One row per decision: scenario_id, game_state_hash, prompt, chosen option and text, reasoning,
     ambiguity_score, outcome/label/reward/karma_delta, the player's trust (for pairing ties) and
@@ -139,7 +143,9 @@ def telemetry_decision_pairs(
     embedder: EmbedderResource,
     made: pl.DataFrame,
 ) -> pl.DataFrame:
-    """`dpo` feed rows from decisions: ghost-replay and counterfactual pairs (seed 004 Schema 2).
+    """`dpo` feed rows from decisions: ghost-replay and counterfactual pairs.
+
+    See docs/sources/telemetry.md#decisions-and-pairs.
 
     Ghost replays: same scenario, different players, choices and outcomes; the better reward is
     chosen, ties by trust. Counterfactuals: the chosen option vs an alternative with a known
@@ -227,7 +233,9 @@ def telemetry_episodes(
     events: pl.LazyFrame,
     classes: pl.DataFrame,
 ):
-    """Episodes in RLDS layout with action tokens (seed 004 Schema 3) and hard-negative pairs.
+    """Episodes in RLDS layout with action tokens and hard-negative pairs.
+
+    See docs/sources/telemetry.md#episodes.
 
     Rules: `rules/action_tokens.py` (axes, smoothing, bins, discount),
     `rules/telemetry_competence.py` and `rules/telemetry_novelty.py` (both outputs carry a
@@ -276,7 +284,7 @@ def telemetry_reasoning(
     events: pl.LazyFrame,
     made: pl.DataFrame,
 ) -> pl.DataFrame:
-    """`cot` feed rows from player reasoning traces (seed 004 Schema 4).
+    """`cot` feed rows from player reasoning traces (docs/sources/telemetry.md#reasoning).
 
     Linked by scenario_id to the decision and outcome they explain; a novelty_score each,
     near-duplicates of published rows dropped. Rules: `rules/telemetry_reasoning.py`,

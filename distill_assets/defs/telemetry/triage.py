@@ -1,8 +1,8 @@
 """Silver events → `telemetry/triage`: process | sample | skip | audit per candidate event.
 
-The rules, their order and rates are `rules/telemetry_triage.py` (seed 004 stage 3.5). Everything
-is judged within one partition and sampling uses stable hashes of event ids, so a rerun, or any
-order of processing partitions, gives the same rows.
+The rules, their order and rates are `rules/telemetry_triage.py`
+(docs/sources/telemetry.md#triage). Everything is judged within one partition and sampling uses
+stable hashes of event ids, so a rerun, or any order of processing partitions, gives the same rows.
 """
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""Player trust from gold standards and peer predictions, and player quality (seed 004).
+"""Player trust from gold standards and peer predictions, and player quality.
+
+See docs/sources/telemetry.md#trust.
 
 The rules and numbers are `rules/telemetry_trust.py`. Signals are extracted vectorized; the trust
 walk itself is sequential per player (each update is clamped, so it is not a plain cumulative sum)

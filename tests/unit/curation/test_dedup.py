@@ -4,8 +4,8 @@ import json
 import polars as pl
 
 from distill_assets.contracts.published import feed_schema
-from distill_assets.defs.curation.curate import curate
 from distill_assets.defs.curation.dedup import content_key
+from distill_assets.defs.curation.pipeline import curate
 from tests.unit.curation.feeds import feed_frame, feed_row
 
 

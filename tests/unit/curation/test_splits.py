@@ -1,6 +1,6 @@
 import polars as pl
 
-from distill_assets.defs.curation.curate import curate
+from distill_assets.defs.curation.pipeline import curate
 from distill_assets.defs.curation.splits import assign_splits, key_buckets
 from distill_assets.lib.hashing import split_bucket
 from distill_assets.rules.curation import (

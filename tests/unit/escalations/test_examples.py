@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from distill_assets.contracts.escalations import DistillationExample
-from distill_assets.defs.escalations import examples, extraction
+from distill_assets.defs.escalations import examples, offline_extraction
 from distill_assets.rules import escalations as rules
 from distill_assets.samples.escalations.scenarios import SCENARIOS
 from tests.unit.escalations.frames import example_frame
@@ -368,7 +368,7 @@ def test_reasoning_steps_read_each_step_once() -> None:
         "5. 42 is the answer\n"
     )
     frame = pl.DataFrame({"claude_response": [response, "no steps", None]})
-    steps = frame.select(extraction.reasoning_steps()).to_series().to_list()
+    steps = frame.select(offline_extraction.reasoning_steps()).to_series().to_list()
     assert steps[0] == [
         {
             "step_num": 1,

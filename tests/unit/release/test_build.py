@@ -6,7 +6,7 @@ import pyarrow.parquet as pq
 
 from distill_assets.contracts.published import published_schema
 from distill_assets.contracts.release import ReleaseManifest
-from distill_assets.defs.curation.curate import curate
+from distill_assets.defs.curation.pipeline import curate
 from distill_assets.defs.release.build import (
     CuratedPart,
     PreviousShards,

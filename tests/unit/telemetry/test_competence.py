@@ -1,4 +1,4 @@
-"""Competence filter (seed 004 stage 5; `rules/telemetry_competence.py`)."""
+"""Competence filter (docs/sources/telemetry.md#competence; `rules/telemetry_competence.py`)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Action tokenization (seed 004 Schema 3; `rules/action_tokens.py`)."""
+"""Action tokenization (docs/sources/telemetry.md#action-tokens; `rules/action_tokens.py`)."""
 
 from __future__ import annotations
 

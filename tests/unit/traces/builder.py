@@ -235,7 +235,7 @@ def extract(folder: Any, files: dict[str, str | bytes], **options: Any) -> Extra
 
     from distill_assets.contracts.traces import RAW
     from distill_assets.defs.ingest import ingest_partition
-    from distill_assets.defs.traces.extract import Extraction, ExtractOptions
+    from distill_assets.defs.traces.sft_extraction import Extraction, ExtractOptions
 
     raw = folder / "raw"
     for name, content in files.items():

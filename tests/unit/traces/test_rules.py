@@ -1,4 +1,7 @@
-"""Seed 003 rules: the tool schemas and the role grammars samples are validated against."""
+"""Trace rules: the tool schemas and the role grammars samples are validated against.
+
+See docs/sources/traces.md#filtering-rules.
+"""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ import polars as pl
 
 from distill_assets.contracts.traces import RAW
 from distill_assets.defs.ingest import ingest_partition
-from distill_assets.defs.traces.extract import Extraction, ExtractOptions
+from distill_assets.defs.traces.sft_extraction import Extraction, ExtractOptions
 from distill_assets.samples.traces import generate_day
 
 DAY = "2026-11-19"

@@ -17,7 +17,7 @@ import pytest
 
 from distill_assets.contracts.traces import RAW
 from distill_assets.defs.ingest import ingest_partition
-from distill_assets.defs.traces.extract import Extraction, ExtractOptions
+from distill_assets.defs.traces.sft_extraction import Extraction, ExtractOptions
 from distill_assets.lib import lake
 from distill_assets.samples.traces import generate_day
 

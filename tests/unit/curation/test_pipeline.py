@@ -1,7 +1,7 @@
 import polars as pl
 import pytest
 
-from distill_assets.defs.curation.curate import (
+from distill_assets.defs.curation.pipeline import (
     curate,
     curated_schema,
     feed_partitions,

@@ -3,7 +3,7 @@ import json
 import polars as pl
 import pytest
 
-from distill_assets.lib.extract import (
+from distill_assets.lib.extractor import (
     LlmExtractor,
     extract_with_fallback,
     parse_json_object,

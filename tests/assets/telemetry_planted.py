@@ -1,4 +1,4 @@
-"""Telemetry with planted cases (seed 004 validation, privacy, trust): each case's count is known.
+"""Telemetry with planted cases (validation, privacy, trust): each case's count is known.
 
 `planted_days()` returns two ingest days of envelopes built to plant, with exact counts
 (`PLANTED`): a malformed decision, clock-skewed and future events, a conversation turn and an

@@ -1,7 +1,7 @@
 """The curated table of a config, one file per feed partition: `curation/<config>/<day>.parquet`.
 
 A partition's file holds the published rows of that day's products (curated columns,
-`curate.curated_schema`), sorted by `split, id, source_ref, content_hash`. It carries, in its
+`curated_schema`), sorted by `split, id, source_ref, content_hash`. It carries, in its
 Parquet key-value metadata, a key over everything its bytes depend on (`CURATED_FORMAT`, the
 product version, the feed fingerprint of the partition and a digest of the global decisions about
 its rows: which rows are published and their `split, split_by`) and the placeholder counts of its

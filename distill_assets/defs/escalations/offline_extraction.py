@@ -1,4 +1,4 @@
-"""Offline extraction of the seed 000 record's structured parts, as vectorized Polars expressions.
+"""Offline extraction of an escalation record's structured parts, as vectorized Polars expressions.
 
 Reasoning step details (`action`, `content`, `reasoning`), tool usage details, SAM errors typed by
 rule with `what_sam_said` / `what_was_wrong` / `correct_answer`, `improvements`, `principles`, the

@@ -12,8 +12,7 @@ import dagster as dg
 
 from distill_assets.defs.jobs import INGEST_JOB
 from distill_assets.lib.executors import distill_executor
-
-QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+from distill_assets.operations.launch import QUIET_RUN_CONFIG
 
 
 def ingest_job(executor: str = "", max_concurrent: int = 0) -> dg.JobDefinition:

@@ -1,4 +1,4 @@
-"""Seed 003 extraction on trace sets with known answers (the real llm-repo-agent format)."""
+"""Trace extraction on trace sets with known answers (the real llm-repo-agent format)."""
 
 from __future__ import annotations
 
@@ -357,7 +357,7 @@ def test_asset_config_mirrors_the_extraction_options() -> None:
     from dataclasses import asdict
 
     from distill_assets.defs.traces.assets import SftExtractConfig
-    from distill_assets.defs.traces.extract import ExtractOptions
+    from distill_assets.defs.traces.sft_extraction import ExtractOptions
 
     assert SftExtractConfig().options() == ExtractOptions()
     assert SftExtractConfig().model_dump() == asdict(ExtractOptions())

@@ -1,10 +1,10 @@
-"""The content digest that release shard fingerprints are made from (curation.curated)."""
+"""The content digest that release shard fingerprints are made from (curation.curated_table)."""
 
 from __future__ import annotations
 
 import polars as pl
 
-from distill_assets.defs.curation.curated import content_digest
+from distill_assets.defs.curation.curated_table import content_digest
 
 
 def _rows(score: float = 0.5) -> pl.DataFrame:

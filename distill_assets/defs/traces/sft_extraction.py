@@ -1,4 +1,6 @@
-"""Seed 003 extraction as one pure function shared by the assets and `distill sft-extract`.
+"""Trace extraction: one pure function for the assets and `sft-extract`.
+
+See docs/sources/traces.md#agent-traces.
 
 `Extraction` opens a DuckDB session over one bronze events file (a partition of `traces/events`)
 and derives, in SQL (`sql/traces/`, each step its `create_<table>` file):
@@ -6,12 +8,13 @@ and derives, in SQL (`sql/traces/`, each step its `create_<table>` file):
 1. `trace_step_facts` — one row per step `(run_id, t)`: the facts of its events (read from
    bronze columns, no event text);
 2. `trace_runs` — one row per run: success and the rule that decided it, how it ended, counts;
-3. `trace_steps_filtered` — every step with the seed 003 filters applied;
+3. `trace_steps_filtered` — every step with the filters applied
+   (docs/sources/traces.md#filtering-rules);
 4. `request_contexts`, slice by slice — the requests of the steps that passed them, each parsed
    once: its message shape (what a sample is validated against, kept in `request_shapes`) and
    its context turns (spilled to a Parquet file per slice);
 5. `trace_steps` — one row per step `(run_id, t)` with `reason` NULL (a sample) or why it was
-   dropped (seed 003 filters, then validation and near-duplicate dedup);
+   dropped (those filters, then validation and near-duplicate dedup);
 6. `sft_turns` — the kept steps of one slice with their context and the columns both sample
    formats share.
 
@@ -69,7 +72,10 @@ FORMATS = ("together", "tools")
 
 @dataclass(frozen=True)
 class ExtractOptions:
-    """Seed 003 `SFTExtractConfig` options (defaults from rules/traces.py) plus its extensions."""
+    """`SFTExtractConfig` options and extensions; defaults from rules/traces.py.
+
+    See docs/sources/traces.md#options.
+    """
 
     require_success: bool = rules.REQUIRE_SUCCESS
     require_valid_tool_ok: bool = rules.REQUIRE_VALID_TOOL_OK
@@ -98,7 +104,10 @@ class ExtractionSummary:
 
     @property
     def avg_steps_per_run(self) -> float:
-        """Samples per run that could yield samples (seed 003 "Avg steps per run")."""
+        """Samples per run that could yield samples (`avg_samples_per_run`).
+
+        See docs/sources/traces.md#stats.
+        """
         return self.samples / self.eligible_runs if self.eligible_runs else 0.0
 
 

@@ -21,7 +21,7 @@ from distill_assets.contracts.published import (
     SUBJECT_COLUMN,
     feed_schema,
 )
-from distill_assets.defs.curation.curated import (
+from distill_assets.defs.curation.curated_table import (
     CuratedPartition,
     curated_schema,
     refresh_curated,
@@ -321,7 +321,7 @@ def curate_lake(
 
     Products are refreshed for changed feed partitions only; the global decisions read compact
     product columns only; a curated partition file is rewritten only when its key changed
-    (`curated.py`), so a night reads the text of its new partition and of the partitions whose
+    (`curated_table.py`), so a night reads the text of its new partition and of the partitions whose
     rows' fate it changed.
     """
     refresh = refresh_products(
