@@ -10,7 +10,7 @@ export DISTILL_ENV ?= development
 # test files run in this many processes (pytest-xdist; a file's tests stay in one process)
 TEST_WORKERS ?= 2
 
-.PHONY: run test test-integration ui bench lint format clean stale backfill backfill-stale ui-check
+.PHONY: run test test-integration test-clients-tfds ui bench lint format clean stale backfill backfill-stale ui-check
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "distill needs Python >= 3.11"; exit 1; }
@@ -38,6 +38,18 @@ test-integration: $(VENV)/.installed-integration
 
 $(VENV)/.installed-integration: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev,test-integration]'
+	touch $@
+
+## test-clients-tfds: load the rlds release with tensorflow-datasets and check it with rlds (own venv)
+CLIENTS_TFDS_VENV := .venv-clients-tfds
+test-clients-tfds: $(CLIENTS_TFDS_VENV)/.installed $(DAGSTER_HOME)/dagster.yaml
+	$(CLIENTS_TFDS_VENV)/bin/python -m pytest -q -p no:xdist tests/clients/test_tfds.py
+
+# TensorFlow 2.15 pins NumPy < 2: a venv of its own keeps `make test`'s venv free of it
+$(CLIENTS_TFDS_VENV)/.installed: pyproject.toml
+	test -x $(CLIENTS_TFDS_VENV)/bin/python || $(PYTHON) -m venv $(CLIENTS_TFDS_VENV)
+	$(CLIENTS_TFDS_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(CLIENTS_TFDS_VENV)/bin/python -m pip install --quiet -e '.[dev,clients-tfds]'
 	touch $@
 
 ## ui: the Dagster UI on http://127.0.0.1:3000

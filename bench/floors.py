@@ -45,7 +45,6 @@ RULE_PATTERN_LISTS = (
     "REFUSAL_INDICATORS",
     "OUTDATED_INDICATORS",
     "HALLUCINATION_INDICATORS",
-    "USER_CHATTER_INDICATORS",
     "ERROR_PAGE_INDICATORS",
 )
 MINIMAL_PARSE = (
@@ -136,6 +135,7 @@ def rule_patterns() -> list[str]:
 
     patterns = [p for name in RULE_PATTERN_LISTS for p in getattr(rules, name)]
     patterns += [pattern for _, pattern in rules.SAM_ERROR_RULES]
+    patterns += [pattern for _, pattern in rules.ANSWER_ROLE_CUES]
     patterns += [answer for _, answer, _ in rules.IMPROVEMENT_RULES]
     return patterns + [pattern for _, pattern in rules.SUBDOMAIN_RULES]
 

@@ -275,6 +275,10 @@ class DistillationExample(BaseModel):
     indicator_hits: dict[str, int] = Field(description="matching patterns per indicator list")
     token_count: int
     query_overlap: float | None = Field(description="share of the query's terms the answer uses")
+    answer_evidence: int = Field(description="points of answer structure (rules: answer-ness)")
+    answer_rejection: str | None = Field(
+        description="why the reply is not an answer (rules: ANSWER_REJECTIONS), or null"
+    )
     source_file: str
     line_no: int
 

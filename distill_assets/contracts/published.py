@@ -18,7 +18,9 @@ counts it under the listed `reason`.
 from __future__ import annotations
 
 import polars as pl
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
+
+from distill_assets.rules import action_tokens
 
 
 class Message(BaseModel):
@@ -131,25 +133,44 @@ class CorrectionRow(PublishedRow):
     output: str
 
 
+GameStateValues = create_model(
+    "GameStateValues",
+    __doc__="The numbers of `game_state` at `rules.action_tokens.GAME_STATE_KEYS` (null: absent).",
+    **{key: (float | None, None) for key in action_tokens.GAME_STATE_KEYS},
+)
+SkillStateValues = create_model(
+    "SkillStateValues",
+    __doc__="The numbers of `skill_state` at `rules.action_tokens.SKILL_STATE_KEYS`.",
+    **{key: (float | None, None) for key in action_tokens.SKILL_STATE_KEYS},
+)
+
+
 class RldsObservation(BaseModel):
     """What the player saw at a step; `game_state` and `skill_state` are JSON object strings."""
 
     game_state: str
+    game_state_values: GameStateValues  # type: ignore[valid-type]
     inventory: list[str]
     skill_state: str
+    skill_state_values: SkillStateValues  # type: ignore[valid-type]
     natural_language_instruction: str
 
 
 class RldsAction(BaseModel):
     """What the player did; `action_details` is a JSON object string of continuous values."""
 
-    action_type: str
+    action_type: str = Field(description="empty on the final (is_last) step")
     action_details: str
-    action_tokens: list[int] = Field(description="one token in [0, 1024) per used axis")
+    action_tokens: list[int] = Field(
+        description=f"{action_tokens.TOKENS_PER_STEP} tokens, entry i for axis i, each in "
+        f"[0, {action_tokens.VOCAB_SIZE}) or the pad {action_tokens.PAD_TOKEN} (axis unused)",
+        min_length=action_tokens.TOKENS_PER_STEP,
+        max_length=action_tokens.TOKENS_PER_STEP,
+    )
 
 
 class RldsStep(BaseModel):
-    """One step of an episode (RLDS step layout)."""
+    """One step of an episode (RLDS semantics: the `is_last` step's action/reward are invalid)."""
 
     step_index: int
     is_first: bool
@@ -222,8 +243,14 @@ RLDS_STEPS_DTYPE = pl.List(
             "observation": pl.Struct(
                 {
                     "game_state": pl.String(),
+                    "game_state_values": pl.Struct(
+                        {key: pl.Float64() for key in action_tokens.GAME_STATE_KEYS}
+                    ),
                     "inventory": pl.List(pl.String()),
                     "skill_state": pl.String(),
+                    "skill_state_values": pl.Struct(
+                        {key: pl.Float64() for key in action_tokens.SKILL_STATE_KEYS}
+                    ),
                     "natural_language_instruction": pl.String(),
                 }
             ),

@@ -18,7 +18,7 @@ import pytest
 from distill_assets.defs.curation.curated_table import read_curated
 from distill_assets.defs.telemetry.pseudonym import player_key
 from distill_assets.defs.telemetry.resources import DEVELOPMENT_KEY, KEY_ENV
-from distill_assets.defs.telemetry.tfrecord import read_episodes
+from distill_assets.defs.telemetry.tfrecord import read_examples
 from distill_assets.lib.settings import Settings
 from tests.conftest import materialize
 from tests.e2e.test_load_dataset import load_in_fresh_process
@@ -295,16 +295,28 @@ def test_rlds_episodes_have_one_first_one_last_and_exact_tokens(trained: Setting
         assert [s["step_index"] for s in steps] == list(range(len(steps)))
         assert sum(s["is_first"] for s in steps) == 1 and steps[0]["is_first"]
         assert sum(s["is_last"] for s in steps) == 1 and steps[-1]["is_last"]
-        assert all(s["action"]["action_tokens"] == [153, 332, 640] for s in steps)
+        # fixed-length tokens: the pottery axes, the pad on the unused interaction axis
+        assert all(s["action"]["action_tokens"] == [153, 332, 640, 1024] for s in steps[:-1])
+        assert steps[-1]["action"]["action_tokens"] == [1024] * 4
     alice, cut, fail = rows.get_column("steps").to_list()
-    assert alice[-1]["is_terminal"] and alice[-1]["discount"] == 0.0
-    assert [s["discount"] for s in alice[:-1]] == [0.99] * 4
+    # RLDS semantics: 5 actions -> 6 steps, the last observation-only (reward 0, discount 0)
+    assert [s["reward"] for s in alice] == [1.0] * 5 + [0.0]
+    assert [s["discount"] for s in alice] == [0.99] * 4 + [0.0, 0.0]
+    assert [s["is_terminal"] for s in alice] == [False] * 5 + [True]
+    assert [s["reward"] for s in fail if not s["is_last"]] == [0.8, 0.9, 0.9, 0.8, 0.1]
     assert fail[-1]["is_terminal"]
-    assert not any(s["is_terminal"] for s in cut)  # truncated: no episode_end
+    assert len(cut) == 4 and not any(s["is_terminal"] for s in cut)  # truncated: no end
     assert json.loads(alice[0]["observation"]["game_state"]) == {
         "clay_moisture": 0.7,
         "wheel_speed": 0.5,
     }
+    assert alice[1]["observation"]["game_state_values"] == {
+        "clay_moisture": 0.69,
+        "wheel_speed": 0.5,
+        "wall_thickness": None,
+        "symmetry": None,
+    }
+    assert alice[0]["observation"]["skill_state_values"] == {"pottery": 3.0, "wheel_throwing": None}
 
 
 def test_cot_row_is_linked_to_the_decision_it_explains(trained: Settings) -> None:
@@ -358,23 +370,25 @@ def test_load_dataset_rlds_in_a_fresh_process(trained: Settings, tmp_path: Path)
         assert [s["is_last"] for s in steps].count(True) == 1
 
 
-def test_tfrecord_export_reads_back_with_the_same_steps(trained: Settings) -> None:
+def test_tfds_folder_reads_back_with_the_same_episodes_and_splits(trained: Settings) -> None:
     latest = Path(trained.hub_root) / trained.dataset_name / "latest"
-    files = sorted((latest / "tfrecord").glob("rlds-*.tfrecord"))
-    assert files
-    back = [episode for path in files for episode in read_episodes(path)]
+    folder = latest / "rlds" / "tfds"
+    info = json.loads((folder / "dataset_info.json").read_text())
     rows = curated(trained, "rlds")
-    steps = dict(zip(rows["episode_id"], rows["steps"].list.len(), strict=True))
-    assert len(back) == rows.height == 3
-    for context, sequence in back:
-        episode = context["episode_id"].decode()
-        assert int(context["total_steps"][0]) == steps[episode]
-        assert len(sequence["step_index"]) == steps[episode]
-        assert [int(v[0]) for v in sequence["step_index"]] == list(range(steps[episode]))
-        assert [int(v[0]) for v in sequence["is_first"]].count(1) == 1
-        assert [v.tolist() for v in sequence["action/action_tokens"]] == [[153, 332, 640]] * steps[
-            episode
-        ]
+    splits = dict(rows.group_by("split").len().iter_rows())
+    assert {s["name"]: int(s["shardLengths"][0]) for s in info["splits"]} == splits
+    back = {
+        example["episode_id"][0].decode(): example
+        for split in splits
+        for example in read_examples(folder / f"rlds-{split}.tfrecord-00000-of-00001")
+    }
+    assert sorted(back) == sorted(rows.get_column("episode_id").to_list())
+    for row in rows.iter_rows(named=True):
+        example, n = back[row["episode_id"]], len(row["steps"])
+        assert example["id"] == [row["id"].encode()]
+        assert example["steps/step_index"] == list(range(n))
+        assert example["steps/is_last"] == [0] * (n - 1) + [1]
+        assert example["steps/action/action_tokens"] == [153, 332, 640, 1024] * (n - 1) + [1024] * 4
 
 
 def test_card_documents_rlds_layout_tokens_and_telemetry_rows(trained: Settings) -> None:
@@ -383,4 +397,8 @@ def test_card_documents_rlds_layout_tokens_and_telemetry_rows(trained: Settings)
     for heading in ("### `rlds`", "### `dpo`: telemetry", "### `cot`: telemetry"):
         assert heading in notes
     assert "token = axis * 256 + min(255, floor((v + 1) / 2 * 256))" in notes
-    assert "tfrecord/rlds-<split>.tfrecord" in notes
+    assert "rlds/tfds/" in notes and "tfds.builder_from_directory" in notes
+    # the feature spec (issue 26: the card gave no types or shapes)
+    assert "| `steps/action/action_tokens` | int64 | (4,) |" in notes
+    assert "| `steps/observation/game_state_values/clay_moisture` | float32 | () |" in notes
+    assert "| `steps/observation/inventory` | string (JSON) | () |" in notes

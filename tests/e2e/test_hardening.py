@@ -120,7 +120,7 @@ def plant(text: str, values: list[str]) -> tuple[str, int]:
 def published_text(hub: Path) -> dict[str, str]:
     """Return every published file as text (Parquet files as their rows in JSON).
 
-    Binary extras (`tfrecord/`) are decoded leniently: their string fields are stored as raw
+    Binary extras (the `rlds/tfds/` shards) are decoded leniently: their string fields are raw
     UTF-8 bytes, so a planted value that leaked would still appear verbatim.
     """
     texts = {}

@@ -25,16 +25,38 @@ def any_match(text: pl.Expr, patterns: tuple[str, ...]) -> pl.Expr:
     return pl.any_horizontal([text.str.contains(p) for p in patterns]).fill_null(False)
 
 
-def reasoning_steps() -> pl.Expr:
-    """Numbered steps of the answer with `action`, `content` and `reasoning` (rules: steps).
+def reasoning_steps(prose: pl.Expr | None = None) -> pl.Expr:
+    """Ordered steps of the answer with `action`, `content` and `reasoning` (rules: steps).
+
+    Numbered lines, else section headers, else ordinal sentences ("First, … Then … Finally …"),
+    the last two from `prose` (the answer without code blocks; computed here when not given).
 
     Built in nested `list.eval` passes, each reading the fields the previous one materialized:
     within one pass an expression used twice is computed twice (the header match would run
     three times per step), so each value is computed once.
     """
     item = pl.element()
-    steps = RESPONSE.str.extract_all(rules.STEP_LINE).list.eval(
+    numbered = RESPONSE.str.extract_all(rules.STEP_LINE).list.eval(
         item.str.replace(rules.STEP_PREFIX, "").str.strip_chars()
+    )
+    if prose is None:
+        prose = RESPONSE.str.replace_all(rules.CODE_BLOCK, " ")
+    headers = prose.str.extract_all(rules.HEADER_STEP_LINE).list.eval(
+        item.str.replace(rules.HEADER_STEP_PREFIX, "")
+        .str.replace_all(rules.HEADER_CLEANUP, "")
+        .str.strip_chars()
+    )
+    ordinals = prose.str.extract_all(rules.ORDINAL_STEP).list.eval(
+        item.str.replace(rules.ORDINAL_STEP_PREFIX, "").str.strip_chars()
+    )
+    steps = (
+        pl.when(numbered.list.len() >= rules.MIN_ORDERED_STEPS)
+        .then(numbered)
+        .when(headers.list.len() >= rules.MIN_ORDERED_STEPS)
+        .then(headers)
+        .when(ordinals.list.len() >= rules.MIN_ORDERED_STEPS)
+        .then(ordinals)
+        .otherwise(numbered)
     )
     parts = steps.list.eval(pl.struct(step=item, header=item.str.extract_groups(rules.STEP_HEADER)))
     header = item.struct.field("header")
@@ -281,11 +303,57 @@ def with_relevance(frame: pl.LazyFrame) -> pl.LazyFrame:
     )
 
 
-def junk_conditions() -> dict[str, pl.Expr]:
-    """Conditions of distill's junk flags (see rules: junk captures).
+def answer_evidence() -> pl.Expr:
+    """Points of answer structure in the reply (rules: answer-ness, "answer evidence").
 
-    Needs the columns `token_count`, `has_code`, `domain`, `query_terms` and `query_overlap`.
+    Needs the columns `prose`, `reasoning_steps`, `has_code` and `query_overlap`.
     """
+    prose = pl.col("prose")
+
+    def points(condition: pl.Expr, weight: int) -> pl.Expr:
+        return pl.when(condition.fill_null(False)).then(pl.lit(weight)).otherwise(pl.lit(0))
+
+    return pl.sum_horizontal(
+        prose.str.count_matches(rules.EXPLANATION_MARKERS).clip(0, rules.EVIDENCE_MAX_EXPLAIN),
+        prose.str.count_matches(rules.GUIDANCE_MARKERS).clip(0, rules.EVIDENCE_MAX_GUIDE),
+        points(pl.col("reasoning_steps").list.len() >= 2, rules.EVIDENCE_STEPS),
+        points(pl.col("has_code"), rules.EVIDENCE_CODE),
+        points(prose.str.count_matches(rules.TOKEN_PATTERN) >= rules.EVIDENCE_LONG_PROSE_WORDS, 1),
+        points(pl.col("query_overlap") >= rules.EVIDENCE_OVERLAP, 1),
+    ).cast(pl.Int64)
+
+
+def step_structure() -> dict[str, pl.Expr]:
+    """Return `ordered_steps` (the most of numbered, header and ordinal steps) and `nested_steps`.
+
+    Needs the column `prose` (rules: steps, nested steps).
+    """
+    prose = pl.col("prose")
+    numbered = RESPONSE.str.count_matches(rules.STEP_LINE)
+    headers = prose.str.count_matches(rules.HEADER_STEP_LINE)
+    ordinals = prose.str.count_matches(rules.ORDINAL_STEP)
+    items = prose.str.count_matches(rules.LIST_ITEM)
+    enough = rules.MIN_ORDERED_STEPS
+    outer = (headers >= enough) | (ordinals >= enough)
+    nested = (outer & (items >= enough)) | (
+        (numbered >= enough) & prose.str.contains(rules.INDENTED_LIST_ITEM)
+    )
+    return {
+        "ordered_steps": pl.max_horizontal(numbered, headers, ordinals).cast(pl.Int64),
+        "nested_steps": nested.fill_null(False),
+    }
+
+
+def _share(part: pl.Expr, whole: pl.Expr, minimum: float) -> pl.Expr:
+    return (whole > 0) & (part >= minimum * whole)
+
+
+def answer_conditions() -> dict[str, pl.Expr]:
+    """Return the role-cue condition of each rejection kind (rules: answer-ness), before evidence.
+
+    Needs the columns `prose`, `has_code` and `query_overlap`.
+    """
+    head = RESPONSE.str.slice(0, rules.ANSWER_HEAD_CHARS)
     unrelated = pl.col("query_overlap").fill_null(0.0) < rules.ERROR_PAGE_MAX_OVERLAP
     error_page = RESPONSE.str.contains(rules.ERROR_PAGE_START) | (
         pl.any_horizontal(
@@ -296,14 +364,62 @@ def junk_conditions() -> dict[str, pl.Expr]:
         )
         & unrelated
     )
-    chatter = (
-        any_match(RESPONSE, rules.USER_CHATTER_INDICATORS)
-        & ~pl.col("has_code")
-        & (pl.col("token_count") < rules.CHATTER_MAX_WORDS)
+    prose = pl.col("prose")
+    sentences = prose.str.count_matches(rules.SENTENCE_END) + prose.str.contains(
+        rules.UNTERMINATED_END
+    ).cast(pl.UInt32)
+    questions = prose.str.count_matches(rules.QUESTION_END)
+    last_is_question = prose.str.strip_chars_end().str.ends_with("?")
+    lines = RESPONSE.str.count_matches(rules.NONBLANK_LINE) - RESPONSE.str.count_matches(
+        rules.FENCE_LINE
     )
+    cues = {kind: head.str.contains(pattern) for kind, pattern in rules.ANSWER_ROLE_CUES}
     return {
-        "not_an_answer": RESPONSE.str.contains(rules.ACKNOWLEDGEMENT) | error_page | chatter,
+        "acknowledgement": RESPONSE.str.contains(rules.ACKNOWLEDGEMENT),
+        "error_page": error_page,
+        "dont_know": RESPONSE.str.contains(rules.DONT_KNOW)
+        & ~RESPONSE.str.contains(rules.HEDGE_CONTINUATION),
+        "question_back": ~pl.col("has_code")
+        & _share(questions, sentences, rules.QUESTION_BACK_MIN_SHARE)
+        & last_is_question,
+        "pasted_log": (lines >= rules.PASTED_MIN_LINES)
+        & _share(RESPONSE.str.count_matches(rules.LOG_LINE), lines, rules.PASTED_MIN_SHARE),
+        "shell_command": ~pl.col("has_code")
+        & _share(RESPONSE.str.count_matches(rules.COMMAND_LINE), lines, rules.PASTED_MIN_SHARE),
+        **cues,
+    }
+
+
+def answer_rejection() -> pl.Expr:
+    """Return the first answer-ness rejection kind whose condition holds, or null (an answer).
+
+    Needs the columns of `answer_conditions` and `answer_evidence`, and `answer_evidence` itself
+    as a column of that name.
+    """
+    conditions = answer_conditions()
+    evidence = pl.col("answer_evidence")
+    without_code = evidence - pl.col("has_code").cast(pl.Int64) * rules.EVIDENCE_CODE
+    chain = None
+    for kind in rules.ANSWER_REJECTIONS:
+        condition = conditions[kind]
+        if kind in rules.MAX_EVIDENCE:
+            points = without_code if kind in rules.CODE_IS_PASTED_FOR else evidence
+            condition = condition & (points <= rules.MAX_EVIDENCE[kind])
+        condition = condition.fill_null(False)
+        chain = (pl.when if chain is None else chain.when)(condition).then(pl.lit(kind))
+    return chain.otherwise(NULL_STR)
+
+
+def junk_conditions() -> dict[str, pl.Expr]:
+    """Conditions of distill's junk flags (see rules: junk captures).
+
+    Needs the columns `answer_rejection`, `answer_evidence`, `domain`, `query_terms` and
+    `query_overlap`.
+    """
+    return {
+        "not_an_answer": pl.col("answer_rejection").is_not_null(),
         "off_topic": (pl.col("query_terms") >= rules.OFF_TOPIC_MIN_QUERY_TERMS)
         & (pl.col("query_overlap") < rules.OFF_TOPIC_MAX_OVERLAP)
-        & ~pl.col("domain").is_in(list(rules.OFF_TOPIC_EXEMPT_DOMAINS)),
+        & ~pl.col("domain").is_in(list(rules.OFF_TOPIC_EXEMPT_DOMAINS))
+        & (pl.col("answer_evidence") <= rules.OFF_TOPIC_MAX_EVIDENCE),
     }

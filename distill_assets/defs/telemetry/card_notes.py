@@ -6,24 +6,45 @@ Given per config to the release in `definitions.py` (`RELEASE_CONTRIBUTIONS`); t
 the notes of every config the version holds (`defs/release/notes.py`).
 """
 
+from distill_assets.defs.telemetry.tfrecord import feature_spec
 from distill_assets.rules import action_tokens as tokens
 from distill_assets.rules import telemetry_competence as competence
 from distill_assets.rules import telemetry_novelty as novelty
 
+
+def _feature_table() -> str:
+    """Return the TFDS folder's features (`rlds/feature_spec.json`) as a markdown table."""
+    rows = [
+        f"| `{f['path']}` | {f['dtype']}{' (JSON)' if f['encoding'] == 'json' else ''} | "
+        f"{tuple(f['shape'])} | {f['description']} |"
+        for f in feature_spec()["features"]
+    ]
+    return "\n".join(["| feature | dtype | shape | meaning |", "| --- | --- | --- | --- |", *rows])
+
+
 RLDS_NOTES = f"""### `rlds`: game trajectories (telemetry)
 
 One row per episode (`episode_id`, `task_description`, `success`), `steps` in step order, each
-`{{step_index, is_first, is_last, is_terminal, observation{{game_state, inventory, skill_state,
-natural_language_instruction}}, action{{action_type, action_details, action_tokens}}, reward,
-discount}}`. Exactly one step has `is_first` and one `is_last`. `is_terminal` is true on the last
-step of an episode that ended (success or failure) and false everywhere in a truncated episode
-(no end event). `discount` is {tokens.DISCOUNT}, and 0 on a terminal step. `game_state`,
-`skill_state` and `action_details` are JSON object strings (free-form maps: `json.loads` them).
-The same episodes are in `tfrecord/rlds-<split>.tfrecord` as `tf.train.SequenceExample`s
-(context: id, episode_id, task_description, success, total_steps; one feature-list entry per
-step: step_index, is_first, is_last, is_terminal, reward, discount, action/action_type,
-action/action_details, action/action_tokens, observation/game_state, observation/skill_state,
-observation/natural_language_instruction, observation/inventory).
+`{{step_index, is_first, is_last, is_terminal, observation{{game_state, game_state_values,
+inventory, skill_state, skill_state_values, natural_language_instruction}}, action{{action_type,
+action_details, action_tokens}}, reward, discount}}`, with RLDS step semantics: an episode of N
+recorded actions has N + 1 steps. Exactly one step has `is_first`; the last step has `is_last`
+and is observation-only (the last observation again: the game reports none after the final
+action; `action_type` "", `action_details` "{{}}", every token the pad, reward 0, discount 0), so
+RLDS tools that ignore the `is_last` step's action and reward lose nothing. `is_terminal` is true
+on that step when the game ended the episode (success or failure) and false everywhere in a
+truncated episode (no end event). `discount` is {tokens.DISCOUNT}, and 0 on the last action of an
+ended episode (its transition ends the episode). `game_state`, `skill_state` and
+`action_details` are JSON object strings; the numbers of `game_state` at
+{", ".join(tokens.GAME_STATE_KEYS)} and of `skill_state` at {", ".join(tokens.SKILL_STATE_KEYS)}
+are also typed fields (`game_state_values`, `skill_state_values`; null when absent).
+
+The same episodes and splits are a TFDS dataset folder, written without TensorFlow:
+`tfds.builder_from_directory("<version>/rlds/tfds").as_dataset(split="train")` gives episodes
+with a nested `steps` dataset that `rlds` accepts (missing numbers are NaN there, floats are
+float32, `inventory` is a JSON array string so every step feature has one shape).
+`rlds/feature_spec.json` lists every feature (path, dtype, shape, meaning) and
+`rlds/action_space.json` the token axes, ranges, bins and pad.
 
 Action tokens (RT-2 / Gato / Open X-Embodiment style): vocabulary {tokens.VOCAB_SIZE} =
 {tokens.AXES} axes x {tokens.BINS} bins - 0-255 primary (craft: tool pressure; combat: swing
@@ -33,9 +54,15 @@ state (tool selection; weapon state; interaction). Keys the mapping does not nam
 axes in payload order. Values are normalised to [-1, 1] (documented ranges mapped linearly),
 Gaussian-smoothed along the episode (sigma {tokens.SMOOTHING_SIGMA} steps), then binned:
 `token = axis * {tokens.BINS} + min({tokens.BINS - 1}, floor((v + 1) / 2 * {tokens.BINS}))`.
-`action_tokens` lists one token per used axis in axis order. Decode: `axis = token //
-{tokens.BINS}`, `v = (token % {tokens.BINS} + 0.5) / {tokens.BINS} * 2 - 1` (within one bin of the
-smoothed value; `distill_assets.defs.telemetry.tokenize.decode_token`).
+`action_tokens` always has {tokens.TOKENS_PER_STEP} entries, entry i for axis i, and
+{tokens.PAD_TOKEN} (the pad, outside the vocabulary) where no key took the axis. Decode: `axis =
+token // {tokens.BINS}`, `v = (token % {tokens.BINS} + 0.5) / {tokens.BINS} * 2 - 1` (within one
+bin of the smoothed value; `distill_assets.defs.telemetry.tokenize.decode_token`).
+
+Features of the TFDS folder (per episode, or per step under `steps/`; the Parquet config has the
+same fields with float64 numbers, null for a missing number and `inventory` as a list):
+
+{_feature_table()}
 
 Competence (metadata `competence`, `competence_score`, `score_source`): the game's own score,
 else the embedder similarity of the episode to its task (a MineCLIP stand-in). Above

@@ -68,7 +68,7 @@ def test_feed_rows_map_the_seed_instruction_format() -> None:
     assert second["split_group"] == "esc2"  # no session: the escalation id
 
 
-def test_drop_reasons_in_order_and_threshold_is_inclusive() -> None:
+def test_drop_reasons_in_order_and_threshold_is_exclusive() -> None:
     source = examples(
         {
             "claude_response": "I can't help with that. Credentials for production systems are "
@@ -77,12 +77,17 @@ def test_drop_reasons_in_order_and_threshold_is_inclusive() -> None:
         {"claude_response": "4."},
         {"claude_response": "```python\nimport os\nprint(os.getcwd())\n```"},
         {"claude_response": "I can't help with that."},
+        {
+            "claude_response": "Call `os.getcwd()` to read the working directory of the "
+            "current process: it returns the absolute path as a string, never a Path object."
+        },
     )
-    assert source.get_column("quality_score").to_list() == [0.4, 0.2, 0.3, 0.2]
+    assert source.get_column("quality_score").to_list() == [0.4, 0.2, 0.3, 0.2, 0.4]
     feed, dropped = export_rows(source, "instruction")
-    # a refusal is dropped for the flag even above the threshold; 0.3 is kept (>= 0.3)
-    assert dropped == {"flag_refusal": 2, "below_min_quality": 1}
-    assert feed.get_column("source_ref").to_list() == ["escalations/2026-11-19/a.jsonl:3"]
+    # a refusal is dropped for the flag even above the threshold; 0.3 is dropped: the seed's
+    # quality filter keeps examples above the minimum (> 0.3)
+    assert dropped == {"flag_refusal": 2, "below_min_quality": 2}
+    assert feed.get_column("source_ref").to_list() == ["escalations/2026-11-19/a.jsonl:5"]
 
 
 def test_empty_input_gives_an_empty_feed_of_the_right_schema() -> None:
