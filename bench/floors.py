@@ -70,14 +70,16 @@ def measure(size_mb: int) -> dict[str, tuple[float, float]]:
     import duckdb
     import polars as pl
 
-    from distill_assets.defs.ingest import CHUNK_BYTES, ingest_partition
+    from distill_assets.contracts.escalations import Interaction
+    from distill_assets.defs.ingest import ingest_partition
     from distill_assets.lib.lake import ROW_GROUP_SIZE
     from distill_assets.lib.rawfiles import RawLineReader
-    from distill_assets.lib.sql import connect
+    from distill_assets.lib.sql import connect, json_fields_structure
 
     root = dataset(SOURCE, size_mb)
     files = jsonl_files(root, SOURCE)
-    table, params = parse_inputs(SOURCE)
+    contract, params = parse_inputs(SOURCE)
+    structure = json_fields_structure(list(Interaction.model_fields))
     chunks = []
     results: dict[str, tuple[float, float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -94,7 +96,7 @@ def measure(size_mb: int) -> dict[str, tuple[float, float]]:
 
     def read() -> None:
         reader = RawLineReader(files, root=str(root))
-        chunks[:] = list(reader.chunks(CHUNK_BYTES, ROW_GROUP_SIZE))
+        chunks[:] = list(reader.chunks(contract.chunk_bytes, ROW_GROUP_SIZE))
 
     results["reader"] = _best(read)
     con = connect(private=True)
@@ -102,7 +104,7 @@ def measure(size_mb: int) -> dict[str, tuple[float, float]]:
     def parse() -> None:
         for chunk in chunks:
             con.register("raw_lines", chunk)
-            con.sql(MINIMAL_PARSE, params={"structure": params["field_structure"]}).to_arrow_table()
+            con.sql(MINIMAL_PARSE, params={"structure": structure}).to_arrow_table()
             con.unregister("raw_lines")
 
     results["minimal parse"] = _best(parse)
@@ -111,7 +113,7 @@ def measure(size_mb: int) -> dict[str, tuple[float, float]]:
 
     def bronze() -> None:
         result = ingest_partition(
-            SOURCE, table, files, raw_root=str(root), params=params, bronze_exclude=("line",)
+            contract, files, raw_root=str(root), params=params, bronze_exclude=("line",)
         )
         staged.append(result.bronze.path)
 

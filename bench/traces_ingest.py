@@ -12,7 +12,8 @@ the same files:
   the schema read_json detects on the same generator's clean files (typed structs: what COPY does
   on trace data, bench/README.md's ~160 MB/s reference);
 - `copy_json`: the same COPY without `columns` (one JSON column per line), for reference;
-- `bronze`: `defs.traces.bronze.ingest_events` (the `traces/events` + `traces/quarantine` asset);
+- `bronze`: `defs.ingest.ingest_partition` with `contracts.traces.RAW` (the `traces/events` +
+  `traces/quarantine` asset);
 - `sft_steps`: `defs.traces.sft_extraction.Extraction` writing `sft_steps` and `dropped_steps` (the
   `traces/sft_steps` asset's work, from bronze);
 - `sft_tool_steps` and `runs`, the other outputs built from the same bronze, for reference.
@@ -87,7 +88,8 @@ def _files(root: Path) -> list[str]:
 
 def _step(name: str, root: Path, work: Path) -> dict[str, int]:
     """Run one step in this process and return what it produced."""
-    from distill_assets.defs.traces.bronze import ingest_events
+    from distill_assets.contracts.traces import RAW
+    from distill_assets.defs.ingest import ingest_partition
     from distill_assets.defs.traces.sft_extraction import Extraction, ExtractOptions
 
     bronze = work / "bronze" / "bronze.parquet"
@@ -104,7 +106,7 @@ def _step(name: str, root: Path, work: Path) -> dict[str, int]:
         return {"rows": int(rows[0]) if rows else 0}
     if name == "bronze":
         (work / "bronze").mkdir(parents=True, exist_ok=True)
-        result = ingest_events(_files(root), raw_root=str(root), workdir=work / "bronze")
+        result = ingest_partition(RAW, _files(root), raw_root=str(root), workdir=work / "bronze")
         return {"rows": result.bronze_rows + result.quarantine_rows}
     with Extraction(bronze, ExtractOptions()) as extraction:
         if name == "runs":
@@ -126,7 +128,8 @@ def _step_imports() -> None:
     """
     import pandas  # noqa: F401
 
-    import distill_assets.defs.traces.bronze
+    import distill_assets.contracts.traces
+    import distill_assets.defs.ingest
     import distill_assets.defs.traces.sft_extraction  # noqa: F401
 
 

@@ -7,10 +7,11 @@ of a successful run is a sample. `--exclude-recovery --dedup` gives exactly the 
 samples.
 
 Reads every trace file under `--trace-dir` (`.jsonl`, `.jsonl.gz`, `.jsonl.zst`, `.jsonl.lz4`)
-through the same bronze parse (`defs.traces.bronze.ingest_events`) and the same extraction
-(`defs.traces.sft_extraction.Extraction`) as the `traces/events` and `traces/sft_steps` assets,
-and writes the samples as chat JSONL in the order of `traces/sft_steps`: by the position of each
-step's `llm_action` in the files (file path, then line).
+through the same bronze parse (`defs.ingest.ingest_partition` with `contracts.traces.RAW`) and
+the same extraction (`defs.traces.sft_extraction.Extraction`) as the `traces/events` and
+`traces/sft_steps` assets, and writes the samples as chat JSONL in the order of
+`traces/sft_steps`: by the position of each step's `llm_action` in the files (file path, then
+line).
 """
 
 import argparse
@@ -110,7 +111,8 @@ def run(args: argparse.Namespace) -> int:
     # Imported here: the bronze parse loads the partitioned definitions, whose first partition
     # is the first raw date present when they load (`defs.partitions`); `distill run` lands
     # samples first and must not have them loaded by the parser.
-    from distill_assets.defs.traces.bronze import ingest_events
+    from distill_assets.contracts.traces import RAW
+    from distill_assets.defs.ingest import ingest_partition
 
     say = (lambda _: None) if args.quiet else (lambda text: print(f"{PREFIX} {text}"))
     options = ExtractOptions(
@@ -129,7 +131,9 @@ def run(args: argparse.Namespace) -> int:
     say(f"Found {len(files)} trace files")
     workdir = Path(tempfile.mkdtemp(prefix="distill-sft-extract-"))
     try:
-        ingested = ingest_events([str(f) for f in files], raw_root=str(root), workdir=workdir)
+        ingested = ingest_partition(
+            RAW, [str(f) for f in files], raw_root=str(root), workdir=workdir
+        )
         with Extraction(ingested.bronze.path, options) as extraction:
             progress = extraction.per_file()
             for path in files:

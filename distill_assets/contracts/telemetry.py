@@ -30,7 +30,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt
 
+from distill_assets.lib.rawcontract import RawContract
 from distill_assets.lib.seen import Dedup
+from distill_assets.lib.sql import load_sql
 
 # an event_id is unique within a partition: the first event in (source_file, line_no) order is kept
 DEDUP = Dedup(reason="duplicate_event_id", detail="first kept at {first}")
@@ -265,3 +267,15 @@ def validate_event(record: dict) -> TelemetryEvent:
     event = TelemetryEvent.model_validate(record)
     validate_payload(event.event_type, event.payload)
     return event
+
+
+# the bronze ingest of this contract (defs.ingest.ingest_partition, with the asset's parameters):
+# the parse redacts the player id of the lines it quarantines, and the line rewrite those of the
+# records it accepted that the ingest quarantines as repeats
+RAW = RawContract(
+    source="telemetry",
+    table="events",
+    parse=lambda: load_sql("telemetry/select_parsed_events"),
+    dedup=DEDUP,
+    line_rewrite="telemetry/select_repeated_lines",
+)

@@ -20,6 +20,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from distill_assets.lib.rawcontract import RawContract
+from distill_assets.lib.sql import load_sql
+
 # top-level field -> JSON type it must have
 REQUIRED_FIELDS: dict[str, str] = {
     "ts": "number",
@@ -227,3 +230,19 @@ BRONZE_COLUMNS: dict[str, str] = {
     "event": "the event as written (JSON text of the line, unknown fields included)",
     "utf8_replaced": "the raw line held invalid UTF-8, decoded with U+FFFD",
 }
+# the bronze ingest of this contract (defs.ingest.ingest_partition): bronze `traces/events` has the
+# `BRONZE_COLUMNS`, of which the event as written (`event`) is the raw line; no key is unique
+# within a partition
+RAW = RawContract(
+    source="traces",
+    table="events",
+    parse=lambda: load_sql("traces/select_parsed_events"),
+    bronze_line="event",
+    bronze_columns=tuple(BRONZE_COLUMNS),
+    chunk_bytes=48 << 20,
+    # LZ4 for the event text: it compresses about as fast as zstd level 1 and decompresses ~3x
+    # faster, and the extraction reads the llm_request text of a partition twice
+    bronze_compression="lz4",
+    # columns with few distinct values per row group are dictionary-encoded; events are not
+    dictionary=("source_file", "kind", "run_id", "task_id", "model", "goal", "action", "tool"),
+)

@@ -3,7 +3,7 @@
 Layers, one daily partition (ingest date) each:
 - `revisions/validations` + `revisions/quarantine` (bronze, DuckDB): every raw validation line
   parsed against `contracts.revisions.RevisionValidation`, or quarantined with a reason code, file
-  and line (`sql/revisions/select_parsed_validations.sql`).
+  and line (the parse generated from the contract, `contracts.revisions.RAW`).
 - `revisions/revision_pairs` (feed of the `dpo` config, Polars) and `revisions/unpaired_turns`:
   every turn of the partition becomes exactly one pair or one unpaired row with its reason
   (`defs/revisions/pairing.py`, rules in `rules/revisions.py`).
@@ -18,6 +18,7 @@ all partitions merged (`defs/revisions/merge.py`) and written as the markdown me
 import dagster as dg
 import polars as pl
 
+from distill_assets.contracts import revisions as contract
 from distill_assets.defs.ingest import (
     QUARANTINE_TABLE,
     bronze_outs,
@@ -81,9 +82,7 @@ def revision_validations(
     """Parse a day of raw validation JSONL into bronze validations and quarantine (DuckDB)."""
     cfg = settings.resolved()
     paths = list_raw_files(cfg.raw_root, SOURCE, context.partition_key)
-    result = ingest_partition(
-        SOURCE, VALIDATIONS, paths, raw_root=cfg.raw_root, bronze_exclude=("line",)
-    )
+    result = ingest_partition(contract.RAW, paths, raw_root=cfg.raw_root, bronze_exclude=("line",))
     context.add_output_metadata(ingest_metadata(result), output_name=VALIDATIONS)
     context.add_output_metadata(
         {"by_reason": funnel(result.quarantine_by_reason)}, output_name=QUARANTINE_TABLE

@@ -107,8 +107,7 @@ def telemetry_bronze(
     if key_source == DEVELOPMENT_SOURCE:
         context.log.warning(DEVELOPMENT_KEY_WARNING)
     result = ingest_partition(
-        SOURCE,
-        EVENTS,
+        contract.RAW,
         list_raw_files(cfg.raw_root, SOURCE, context.partition_key),
         raw_root=cfg.raw_root,
         params=params,

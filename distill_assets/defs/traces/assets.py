@@ -9,10 +9,10 @@ from pathlib import Path
 import dagster as dg
 import polars as pl
 
-from distill_assets.defs.ingest import bronze_outs, ingest_metadata
+from distill_assets.contracts import traces
+from distill_assets.defs.ingest import bronze_outs, ingest_metadata, ingest_partition
 from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.resources import DistillSettings, StagedParquet
-from distill_assets.defs.traces.bronze import ingest_events
 from distill_assets.defs.traces.sft_extraction import Extraction, ExtractOptions
 from distill_assets.lib.cleanup import working_dir
 from distill_assets.lib.lake import local_file, partition_path
@@ -81,7 +81,7 @@ def traces_bronze(
     """Parse a day's raw trace files into bronze events and quarantine in one streaming pass."""
     cfg = settings.resolved()
     paths = list_raw_files(cfg.raw_root, SOURCE, context.partition_key)
-    result = ingest_events(paths, raw_root=cfg.raw_root)
+    result = ingest_partition(traces.RAW, paths, raw_root=cfg.raw_root)
     context.add_output_metadata(ingest_metadata(result), output_name="events")
     context.add_output_metadata(
         {"quarantine_by_reason": funnel(result.quarantine_by_reason)}, output_name="quarantine"
