@@ -59,7 +59,9 @@ def dataset(size_mb: int) -> Path:
     while written < size_mb * 1e6:
         chunk_mb = min(CHUNK_MB, max(1, size_mb - int(written / 1e6)))
         with tempfile.TemporaryDirectory() as tmp:
-            day = generate_day(Path(tmp), DAY, chunk_mb * SCALE_PER_MB, seed=chunk)
+            day = generate_day(
+                Path(tmp), DAY, chunk_mb * SCALE_PER_MB, seed=chunk, consent_all=True
+            )
             for path in day.files:
                 target = folder / f"chunk{chunk:03d}-{path.name}"
                 shutil.move(path, target)

@@ -10,7 +10,7 @@ from distill_assets.samples.telemetry import generate_day
 
 def test_the_benchmark_builds_every_part_one_table(tmp_path: Path) -> None:
     raw = tmp_path / "raw"
-    day = generate_day(raw, telemetry_pipeline.DAY, 2, 0)
+    day = generate_day(raw, telemetry_pipeline.DAY, 2, 0, consent_all=True)
     laps: dict[str, float] = {}
     counts = telemetry_pipeline._distill(raw, tmp_path / "lake", laps)
     assert counts["events"] + counts["quarantine"] == day.records
