@@ -26,6 +26,10 @@ Payout per task = BASE_RATES[task type] * U * (1 + NOVELTY_LAMBDA * H) * C:
   NOVELTY_FLOOR_PROBABILITY (the seed's "<0.01% probability" novel strategies) and clipped to
   [0, 1]; 0 where no policy is given (episodes);
 - C: the player's trust after every signal up to and including the task's time.
+A decision pays zero, whatever the formula gives, when the player's peer-prediction response on
+its scenario is a mismatch (seed, Validation Mechanism 1, payoff_matrix: "mismatch: Zero SILA");
+the payout row names PEER_MISMATCH_REASON among its `zero_reasons`
+(docs/sources/telemetry.md#payouts).
 """
 
 from __future__ import annotations
@@ -52,3 +56,4 @@ NEAR_MISS_REWARD_FRACTION = 0.7
 NEAR_MISS_FINAL_FRACTION = 0.2
 NOVELTY_FLOOR_PROBABILITY = 1e-4
 PAYOUT_DECIMALS = 6
+PEER_MISMATCH_REASON = "peer_mismatch"

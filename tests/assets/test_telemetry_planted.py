@@ -246,6 +246,8 @@ def test_payouts(planted_env: Settings) -> None:
         "novelty": novelty,
         "trust": 0.5,
         "payout": round(10.0 * 1.0 * (1 + 0.5 * surprisal) * 0.5, 6),
+        "zeroed_tasks": 0,
+        "zero_reasons": [],
     }
     # frank: a failed decision (U 0) and a near-miss episode (U 0.8) before his gold results
     assert rows[key(planted.FRANK)] == {
@@ -257,6 +259,8 @@ def test_payouts(planted_env: Settings) -> None:
         "novelty": 0.0,
         "trust": 0.5,
         "payout": 10.0,
+        "zeroed_tasks": 0,
+        "zero_reasons": [],
     }
 
 

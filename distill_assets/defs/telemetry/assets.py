@@ -498,9 +498,10 @@ def telemetry_payouts(context: dg.AssetExecutionContext, settings: DistillSettin
 
     See docs/sources/telemetry.md#payouts.
 
-    Columns: player_key, partition, tasks, base, utility, novelty, trust, payout. Recomputed from
-    all history, with C the trust at each task's time, so it does not depend on the order days
-    were processed in. Rules: `rules/telemetry_trust.py`.
+    Columns: player_key, partition, tasks, base, utility, novelty, trust, payout, zeroed_tasks,
+    zero_reasons (why tasks paid 0: peer_mismatch). Recomputed from all history, with C the trust
+    at each task's time, so it does not depend on the order days were processed in. Rules:
+    `rules/telemetry_trust.py`.
     """
     silver = _accepted_history(settings.resolved().lake_root)
     rows = payouts(silver, trust_walk(trust_signals(silver)))
@@ -510,6 +511,7 @@ def telemetry_payouts(context: dg.AssetExecutionContext, settings: DistillSettin
             "player_days": rows.height,
             "tasks": int(rows.get_column("tasks").sum()),
             "payout_total": float(rows.get_column("payout").sum()),
+            "zeroed_tasks": int(rows.get_column("zeroed_tasks").sum()),
         }
     )
     return rows

@@ -56,12 +56,21 @@ def gold_signals(events: pl.LazyFrame) -> pl.LazyFrame:
     )
 
 
-def peer_signals(events: pl.LazyFrame) -> pl.LazyFrame:
-    """Return one `peer_match` / `peer_mismatch` signal per clustered peer response (ties: none)."""
+def peer_verdicts(events: pl.LazyFrame) -> pl.LazyFrame:
+    """Return one `peer_match` / `peer_mismatch` per clustered peer response (ties: none).
+
+    Each row keeps the response's `scenario_id`, so a payout can tell which decision the verdict
+    is about (docs/sources/telemetry.md#payouts: a mismatch pays zero).
+    """
     peers = payload_fields(
         events,
         "peer_prediction",
-        {"pairing_id": pl.String(), "choice": pl.String(), "peer_choice": pl.String()},
+        {
+            "pairing_id": pl.String(),
+            "scenario_id": pl.String(),
+            "choice": pl.String(),
+            "peer_choice": pl.String(),
+        },
     )
     latest = (
         peers.sort("server_ts", "event_seq", "event_id")
@@ -89,11 +98,17 @@ def peer_signals(events: pl.LazyFrame) -> pl.LazyFrame:
         "server_ts",
         "event_seq",
         "event_id",
+        "scenario_id",
         pl.when(pl.col("size") == pl.col("largest"))
         .then(pl.lit("peer_match"))
         .otherwise(pl.lit("peer_mismatch"))
         .alias("signal"),
     )
+
+
+def peer_signals(events: pl.LazyFrame) -> pl.LazyFrame:
+    """Return the peer verdicts as trust signals (without their scenario)."""
+    return peer_verdicts(events).drop("scenario_id")
 
 
 def trust_signals(silver: pl.LazyFrame) -> pl.DataFrame:
