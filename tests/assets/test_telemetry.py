@@ -2,6 +2,7 @@
 
 import json
 import re
+from datetime import UTC, datetime
 from pathlib import Path
 
 import dagster as dg
@@ -266,6 +267,10 @@ def test_known_conversation_exact_messages(sample_env: Settings) -> None:
         "player_key": key,
         "npc_name": "Ninkasi-ama",
         "session_id": "s_b217319b",
+        "quest_id": greeting["payload"]["quest_id"],
+        "timestamp": datetime.fromtimestamp(greeting["server_ts"] // 60 * 60, UTC).strftime(
+            "%Y-%m-%dT%H:%M:%SZ"
+        ),
         "exchanges": 4,
         "turns": 10,
     }
