@@ -273,6 +273,8 @@ def test_known_conversation_exact_messages(sample_env: Settings) -> None:
         ),
         "exchanges": 4,
         "turns": 10,
+        "trust": 0.5,  # no gold or peer signal before the conversation
+        "validation_flags": [],
     }
     meta = metadata_of(result, "telemetry/dialogues")
     assert (meta["conversations"], meta["conversations_kept"]) == (9, 7)

@@ -37,6 +37,8 @@ QUALITY_SCHEMA = pl.Schema(
         "flag_reasons": pl.List(pl.String()),
     }
 )
+# a feed row is ordered after every signal at its own time (see `trust_of_rows`)
+_AFTER_EVERY_SIGNAL = 2**62
 GOLD_FLAG = "gold_accuracy_below_70"
 BOT_FLAG = "bot_signature"
 
@@ -232,3 +234,74 @@ def trust_at(walk: pl.DataFrame, tasks: pl.DataFrame) -> pl.DataFrame:
         .select("event_id", "trust")
     )
     return tasks.join(trust, on="event_id", how="left")
+
+
+def trust_of_rows(walk: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
+    """Add `trust`: each feed row's player trust after every signal up to its `event_time`.
+
+    `rows` need `id`, `player_key` and `event_time`; a signal at the row's own time counts.
+    """
+    tasks = rows.select(
+        "player_key",
+        pl.col("event_time").alias("server_ts"),
+        pl.lit(_AFTER_EVERY_SIGNAL, dtype=pl.Int64).alias("event_seq"),
+        pl.col("id").alias("event_id"),
+    )
+    trust = trust_at(walk, tasks).select(pl.col("event_id").alias("id"), "trust")
+    return rows.join(trust, on="id", how="left")
+
+
+def event_flags(events: pl.LazyFrame, event_type: str, key: str, prefix: str) -> pl.DataFrame:
+    """Return `source_ref, validation_flags` per product of `event_type` silver events.
+
+    A product is the events sharing the payload field `key` (episode_id, conversation_id), its
+    feed rows' source_ref `prefix + key`; with `key` = "source_ref" each event is its own product.
+    The flags are the sorted distinct validation checks flagged on its events.
+    """
+    if key == "source_ref":
+        selected = events.filter(pl.col("event_type") == event_type)
+    else:
+        selected = payload_fields(events, event_type, {key: pl.String()})
+    return (
+        selected.select((pl.lit(prefix) + pl.col(key)).alias("source_ref"), "flag_checks")
+        .group_by("source_ref")
+        .agg(
+            pl.col("flag_checks")
+            .list.explode(keep_nulls=False, empty_as_null=False)
+            .unique()
+            .sort()
+            .alias("validation_flags")
+        )
+        .collect()
+    )
+
+
+def trust_weighted(
+    rows: pl.DataFrame, walk: pl.DataFrame, flags: pl.DataFrame
+) -> tuple[pl.DataFrame, int]:
+    """Weigh feed rows (with `player_key`) by their trust at the time (`weigh_by_trust`)."""
+    joined = trust_of_rows(walk, rows).join(flags, on="source_ref", how="left")
+    return weigh_by_trust(joined)
+
+
+def weigh_by_trust(rows: pl.DataFrame) -> tuple[pl.DataFrame, int]:
+    """Fold trust into feed rows; return the rows kept and how many fell below the trust floor.
+
+    `rows` carry `trust` and `validation_flags`. Rows whose trust is below TRUST_FLOOR are
+    dropped; the others get `quality_score` times min(trust / INITIAL_TRUST, 1) and `trust`,
+    `validation_flags` added to their `metadata` JSON (docs/sources/telemetry.md#trust).
+    """
+    trust = pl.col("trust").fill_null(rules.INITIAL_TRUST)
+    weight = (trust / rules.INITIAL_TRUST).clip(upper_bound=1.0)
+    below = trust < rules.TRUST_FLOOR
+    extra = pl.struct(
+        trust.alias("trust"),
+        pl.col("validation_flags").fill_null(pl.lit([], dtype=pl.List(pl.String))),
+    ).struct.json_encode()
+    kept = rows.filter(~below).with_columns(
+        (pl.col("quality_score") * weight).round(rules.QUALITY_DECIMALS).alias("quality_score"),
+        (
+            pl.col("metadata").str.strip_suffix("}") + pl.lit(",") + extra.str.strip_prefix("{")
+        ).alias("metadata"),
+    )
+    return kept.drop("trust", "validation_flags"), rows.height - kept.height
