@@ -275,6 +275,7 @@ def test_known_conversation_exact_messages(sample_env: Settings) -> None:
         "turns": 10,
         "trust": 0.5,  # no gold or peer signal before the conversation
         "validation_flags": [],
+        "value_class": "social_manipulation_deception",
     }
     meta = metadata_of(result, "telemetry/dialogues")
     assert (meta["conversations"], meta["conversations_kept"]) == (9, 7)

@@ -28,6 +28,7 @@ from distill_assets.defs.telemetry.dialogues import DROP_REASONS, build_dialogue
 from distill_assets.defs.telemetry.events import BRONZE_SCHEMA, SILVER_SCHEMA
 from distill_assets.defs.telemetry.payouts import payouts
 from distill_assets.defs.telemetry.resources import DEVELOPMENT_SOURCE, PlayerIdHasher
+from distill_assets.defs.telemetry.taxonomy import class_counts, with_value_class
 from distill_assets.defs.telemetry.triage import PASS_DECISIONS, TRIAGE_SCHEMA, pass_rates, triage
 from distill_assets.defs.telemetry.trust import (
     event_flags,
@@ -135,8 +136,8 @@ def telemetry_bronze(
     partitions_def=daily_partitions,
     group_name=SOURCE,
     kinds={"polars"},
-    # telemetry_trust is not folded into the code version: `distill stale` reports this asset's
-    # version as rules/telemetry.py's own (tests/e2e/test_stale_backfill.py)
+    # telemetry_trust and telemetry_taxonomy are not folded into the code version: `distill
+    # stale` reports this asset's version as rules/telemetry.py's own (test_stale_backfill.py)
     code_version=rules_version(SOURCE),
     ins={"events": dg.AssetIn(key=[SOURCE, ACCEPTED])},
 )
@@ -163,7 +164,7 @@ def telemetry_dialogues(
         trust_history(settings.resolved().lake_root),
         event_flags(events, "dialogue_turn", "conversation_id", "conversation:"),
     )
-    rows = rows.drop("player_key").with_columns(
+    rows = with_value_class(rows.drop("player_key"), DIALOGUES).with_columns(
         privacy.subject("sft", pl.col("split_group")).alias(SUBJECT_COLUMN)
     )
     dropped = {reason: stats.dropped.get(reason, 0) for reason in DROP_REASONS}
@@ -171,6 +172,8 @@ def telemetry_dialogues(
         {
             **rules_metadata(SOURCE),
             "rules/telemetry_trust": rules_version("telemetry_trust"),
+            "rules/telemetry_taxonomy": rules_version("telemetry_taxonomy"),
+            "by_value_class": class_counts(rows),
             "dialogue_turns": stats.turns,
             "conversations": stats.conversations,
             "conversations_kept": stats.kept,

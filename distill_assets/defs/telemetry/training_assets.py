@@ -28,6 +28,7 @@ from distill_assets.defs.telemetry.pairs import (
     pair_exclusions,
 )
 from distill_assets.defs.telemetry.reasoning import reasoning_rows
+from distill_assets.defs.telemetry.taxonomy import class_counts, with_value_class
 from distill_assets.defs.telemetry.triage import (
     TRIAGE_SCHEMA,
     audit_false_negatives,
@@ -56,13 +57,14 @@ PAIR_EXCLUSIONS = "pair_exclusions"
 PAIR_TABLES = (DECISION_PAIRS, EPISODE_PAIRS)
 # rules modules each asset applies: its code_version, and the rules_version its metadata records
 DECISION_RULES = ("telemetry_pairs",)
-PAIR_RULES = ("telemetry_pairs", "telemetry_novelty", "embedding")
+PAIR_RULES = ("telemetry_pairs", "telemetry_taxonomy", "telemetry_novelty", "embedding")
 COMPETENCE_RULES = ("telemetry_competence", "action_tokens", "embedding")
 EPISODE_RULES = (
     "action_tokens",
     "telemetry_competence",
     "telemetry_triage",
     "telemetry_trust",
+    "telemetry_taxonomy",
     "telemetry_novelty",
     "embedding",
 )
@@ -70,6 +72,7 @@ REASONING_RULES = (
     "telemetry_reasoning",
     "telemetry_triage",
     "telemetry_trust",
+    "telemetry_taxonomy",
     "telemetry_novelty",
     "embedding",
 )
@@ -92,7 +95,12 @@ def _novel(
     config: str,
     table: str,
 ) -> tuple[pl.DataFrame, dict[str, object]]:
-    """Score a partition's feed rows for novelty and drop near-duplicates (stage 6)."""
+    """Class a partition's feed rows by value, score them for novelty, drop near-duplicates.
+
+    The value class (`taxonomy.py`) goes into metadata before novelty; stage 6 then drops rows
+    too close to published ones. The returned metadata counts the kept rows per value class.
+    """
+    rows = with_value_class(rows, table)
     index = published_index(
         settings.resolved().lake_root, table, context.partition_key, rows.get_column(SUBJECT_COLUMN)
     )
@@ -101,6 +109,7 @@ def _novel(
         pl.col("metadata").str.json_path_match("$.novelty_score").cast(pl.Float64)
     ).to_series()
     return result.kept, {
+        "by_value_class": class_counts(result.kept),
         "index_rows": index.height,
         f"dropped_{DUPLICATE_REASON}": result.duplicates,
         "novelty_score": histogram(scores),
