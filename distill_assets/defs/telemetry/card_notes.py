@@ -16,8 +16,8 @@ _CLASSES = ", ".join(f"`{name}`" for name in taxonomy.VALUE_CLASSES)
 TELEMETRY_METADATA = f"""Every telemetry row's metadata also holds `trust` (the player's trust
 at the time; rows below {trust.TRUST_FLOOR} are not published, and `quality_score` is scaled by
 min(trust / {trust.INITIAL_TRUST}, 1)), `validation_flags` (checks flagged on its events) and
-`value_class`, one of the seed's five data classes: {_CLASSES} (`dpo` pairs carry no trust
-yet)."""
+`value_class`, one of the seed's five data classes: {_CLASSES}. A `dpo` pair holds
+`trust_chosen` and `trust_rejected` instead; the lower one scales its score."""
 
 RLDS_NOTES = f"""### `rlds`: game trajectories (telemetry)
 
@@ -67,8 +67,9 @@ the seed's keys `chosen_policy_outcome`, `rejected_policy_outcome`, `reward_diff
 `user_id_chosen`, `user_id_rejected` (pseudonymous player keys), `game_state_hash`,
 `ambiguity_score`, `karma_impact` `{{chosen, rejected}}`, the seed's `chosen` / `rejected`
 objects (content, reasoning, outcome) and `novelty_score` (a row with cosine >
-{novelty.DUPLICATE_ABOVE} to an earlier row of the same players is not published) and
-`value_class`."""
+{novelty.DUPLICATE_ABOVE} to an earlier row of the same players is not published).
+
+{TELEMETRY_METADATA}"""
 
 COT_NOTES = f"""### `cot`: telemetry reasoning
 

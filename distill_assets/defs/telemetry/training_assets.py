@@ -37,7 +37,11 @@ from distill_assets.defs.telemetry.triage import (
     step_episodes,
     without_skipped,
 )
-from distill_assets.defs.telemetry.trust import event_flags, trust_weighted
+from distill_assets.defs.telemetry.trust import (
+    event_flags,
+    trust_weighted,
+    trust_weighted_pairs,
+)
 from distill_assets.lib.lake import global_path, scan_partition, scan_partitions
 from distill_assets.lib.metadata import column_counts, histogram, preview
 from distill_assets.rules import rules_metadata, rules_version
@@ -57,7 +61,13 @@ PAIR_EXCLUSIONS = "pair_exclusions"
 PAIR_TABLES = (DECISION_PAIRS, EPISODE_PAIRS)
 # rules modules each asset applies: its code_version, and the rules_version its metadata records
 DECISION_RULES = ("telemetry_pairs",)
-PAIR_RULES = ("telemetry_pairs", "telemetry_taxonomy", "telemetry_novelty", "embedding")
+PAIR_RULES = (
+    "telemetry_pairs",
+    "telemetry_trust",
+    "telemetry_taxonomy",
+    "telemetry_novelty",
+    "embedding",
+)
 COMPETENCE_RULES = ("telemetry_competence", "action_tokens", "embedding")
 EPISODE_RULES = (
     "action_tokens",
@@ -194,7 +204,10 @@ def telemetry_decision_pairs(
     Subject: the pair of players. Players already excluded from dpo take no part. Each row has
     a novelty_score; near-duplicates of published rows are dropped (stage 6).
     """
-    rows = decision_pairs(made, _dpo_excluded(settings.resolved().lake_root))
+    lake_root = settings.resolved().lake_root
+    rows, below_floor = trust_weighted_pairs(
+        decision_pairs(made, _dpo_excluded(lake_root)), trust_history(lake_root)
+    )
     rows, novelty = _novel(context, settings, embedder, rows, config="dpo", table=DECISION_PAIRS)
     kinds = rows.select(pl.col("metadata").str.json_path_match("$.pair_kind").alias("pair_kind"))
     context.add_output_metadata(
@@ -202,6 +215,7 @@ def telemetry_decision_pairs(
             **rules_metadata(*PAIR_RULES),
             **novelty,
             "pairs": rows.height,
+            "dropped_below_trust_floor": below_floor,
             "by_kind": column_counts(kinds, "pair_kind"),
             "quality_score": histogram(rows.get_column("quality_score")),
             "preview": preview(rows.select("id", "source_ref", "prompt", "chosen", "rejected")),
@@ -300,7 +314,10 @@ def telemetry_episodes(
         trust_history(settings.resolved().lake_root),
         event_flags(events, "trajectory_step", "episode_id", "episode:"),
     )
-    pairs = hard_negative_pairs(episodes, classes, _dpo_excluded(settings.resolved().lake_root))
+    pairs, pairs_below_floor = trust_weighted_pairs(
+        hard_negative_pairs(episodes, classes, _dpo_excluded(settings.resolved().lake_root)),
+        trust_history(settings.resolved().lake_root),
+    )
     rows, rlds_novelty = _novel(context, settings, embedder, rows, config="rlds", table=EPISODES)
     pairs, pair_novelty = _novel(
         context, settings, embedder, pairs, config="dpo", table=EPISODE_PAIRS
@@ -323,7 +340,10 @@ def telemetry_episodes(
         },
         output_name=EPISODES,
     )
-    context.add_output_metadata({"pairs": pairs.height, **pair_novelty}, output_name=EPISODE_PAIRS)
+    context.add_output_metadata(
+        {"pairs": pairs.height, "dropped_below_trust_floor": pairs_below_floor, **pair_novelty},
+        output_name=EPISODE_PAIRS,
+    )
     return rows, pairs
 
 

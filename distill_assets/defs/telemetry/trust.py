@@ -284,24 +284,51 @@ def trust_weighted(
     return weigh_by_trust(joined)
 
 
-def weigh_by_trust(rows: pl.DataFrame) -> tuple[pl.DataFrame, int]:
+def weigh_by_trust(
+    rows: pl.DataFrame, noted: tuple[str, ...] = ("trust", "validation_flags")
+) -> tuple[pl.DataFrame, int]:
     """Fold trust into feed rows; return the rows kept and how many fell below the trust floor.
 
-    `rows` carry `trust` and `validation_flags`. Rows whose trust is below TRUST_FLOOR are
-    dropped; the others get `quality_score` times min(trust / INITIAL_TRUST, 1) and `trust`,
-    `validation_flags` added to their `metadata` JSON (docs/sources/telemetry.md#trust).
+    `rows` carry `trust` and the `noted` columns. Rows whose trust is below TRUST_FLOOR are
+    dropped; the others get `quality_score` times min(trust / INITIAL_TRUST, 1) and the `noted`
+    columns added to their `metadata` JSON (docs/sources/telemetry.md#trust).
     """
     trust = pl.col("trust").fill_null(rules.INITIAL_TRUST)
     weight = (trust / rules.INITIAL_TRUST).clip(upper_bound=1.0)
     below = trust < rules.TRUST_FLOOR
-    extra = pl.struct(
-        trust.alias("trust"),
-        pl.col("validation_flags").fill_null(pl.lit([], dtype=pl.List(pl.String))),
-    ).struct.json_encode()
+    notes = {
+        "trust": trust,
+        "validation_flags": pl.col("validation_flags").fill_null(
+            pl.lit([], dtype=pl.List(pl.String))
+        ),
+    }
+    extra = pl.struct(notes.get(name, pl.col(name)).alias(name) for name in noted)
     kept = rows.filter(~below).with_columns(
         (pl.col("quality_score") * weight).round(rules.QUALITY_DECIMALS).alias("quality_score"),
         (
-            pl.col("metadata").str.strip_suffix("}") + pl.lit(",") + extra.str.strip_prefix("{")
+            pl.col("metadata").str.strip_suffix("}")
+            + pl.lit(",")
+            + extra.struct.json_encode().str.strip_prefix("{")
         ).alias("metadata"),
     )
-    return kept.drop("trust", "validation_flags"), rows.height - kept.height
+    return kept.drop("trust", *noted, strict=False), rows.height - kept.height
+
+
+def trust_weighted_pairs(rows: pl.DataFrame, walk: pl.DataFrame) -> tuple[pl.DataFrame, int]:
+    """Weigh pair feed rows by the lower trust of their two players at the pair's time.
+
+    Metadata gains `trust_chosen` and `trust_rejected`; the lower one weighs the score and
+    decides the floor (a pair is only as trustworthy as its less trusted side).
+    """
+    sides = {}
+    for side in ("chosen", "rejected"):
+        players = rows.select("id", "event_time", pl.col(f"player_key_{side}").alias("player_key"))
+        sides[side] = trust_of_rows(walk, players).select(
+            "id", pl.col("trust").fill_null(rules.INITIAL_TRUST).alias(f"trust_{side}")
+        )
+    joined = (
+        rows.join(sides["chosen"], on="id", how="left")
+        .join(sides["rejected"], on="id", how="left")
+        .with_columns(pl.min_horizontal("trust_chosen", "trust_rejected").alias("trust"))
+    )
+    return weigh_by_trust(joined, ("trust_chosen", "trust_rejected"))

@@ -11,6 +11,7 @@ from distill_assets.defs.telemetry.trust import (
     trust_signals,
     trust_walk,
     trust_weighted,
+    trust_weighted_pairs,
 )
 from distill_assets.lib.hashing import split_bucket, with_stable_bucket
 
@@ -174,3 +175,30 @@ def test_event_flags_are_the_distinct_checks_of_a_products_events() -> None:
         ("episode:ep1", ["action_out_of_range", "clock_skew"]),
         ("episode:ep2", []),
     ]
+
+
+def test_a_pair_is_weighed_by_its_less_trusted_side() -> None:
+    events = silver([gold("g1", "low", 10, passed=False), gold("g2", "bad", 10, passed=False)])
+    events = pl.concat(
+        [events, silver([gold(f"b{i}", "bad", 11 + i, passed=False) for i in range(3)])]
+    )
+    walk = trust_walk(trust_signals(events))
+    rows = pl.DataFrame(
+        {
+            "id": ["p1", "p2"],
+            "player_key_chosen": ["ok", "ok"],
+            "player_key_rejected": ["low", "bad"],
+            "event_time": [20.0, 20.0],
+            "quality_score": [0.5, 0.5],
+            "metadata": ['{"k":1}'] * 2,
+        }
+    )
+    kept, below_floor = trust_weighted_pairs(rows, walk)
+    # low: 0.4 after one failure; bad: 0.1 after four, below the floor
+    assert below_floor == 1
+    assert kept.select("id", "quality_score").rows() == [("p1", 0.4)]  # 0.5 * 0.4 / 0.5
+    assert json.loads(kept.item(0, "metadata")) == {
+        "k": 1,
+        "trust_chosen": 0.5,
+        "trust_rejected": 0.4,
+    }
