@@ -2,6 +2,7 @@
 
 import json
 import re
+from datetime import UTC, datetime
 from pathlib import Path
 
 import dagster as dg
@@ -281,8 +282,15 @@ def test_known_conversation_exact_messages(sample_env: Settings) -> None:
         "player_key": key,
         "npc_name": "Ninkasi-ama",
         "session_id": "s_b217319b",
+        "quest_id": greeting["payload"]["quest_id"],
+        "timestamp": datetime.fromtimestamp(greeting["server_ts"] // 60 * 60, UTC).strftime(
+            "%Y-%m-%dT%H:%M:%SZ"
+        ),
         "exchanges": 4,
         "turns": 10,
+        "trust": 0.5,  # no gold or peer signal before the conversation
+        "validation_flags": [],
+        "value_class": "social_manipulation_deception",
     }
     meta = metadata_of(result, "telemetry/dialogues")
     # the other players' conversations (no sft consent) never reach silver; the drop reasons

@@ -282,6 +282,8 @@ def test_payouts(planted_env: Settings) -> None:
         "novelty": 0.0,
         "trust": 0.5,
         "payout": 10.0,
+        "zeroed_tasks": 0,
+        "zero_reasons": [],
     }
 
 

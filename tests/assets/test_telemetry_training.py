@@ -25,10 +25,12 @@ from tests.e2e.test_load_dataset import load_in_fresh_process
 
 DAY = "2026-11-19"
 ALICE, BOB, CAROL, DAVE, ERIN = "p_alice", "p_bob", "p_carol", "p_dave_bot", "p_erin"
+FRED = "p_fred"
 ALL_TYPES = ["sft", "dpo", "rlds", "cot"]
 POTTERY = {"hand_pressure": 0.6, "lift_rate": 0.3, "wheel_speed_adjust": 0.0}
 TASK = "Create a large storage jar using the fast wheel"
 GOAL = "Shape the walls upward while maintaining even thickness"
+WALK = "Walk to the harbour"
 FAMINE = "The grain stores are nearly empty. Who do you feed?"
 PROMPTS = {
     "famine": FAMINE,
@@ -128,7 +130,13 @@ class Log:
                 session="dec",
             )
 
-    def episode(self, player, at, episode, rewards, *, success=None, score=None, jitter=True):
+    def episode(
+        self, player, at, episode, rewards, *, success=None, score=None, jitter=True, task=TASK
+    ):
+        # alice and bob are high-karma potters: triage always processes their actions (karma on
+        # their steps); the others' repeated wheel steps are routine and skipped
+        karma = {"karma_state": 120} if player in (ALICE, BOB) else {}
+        action = "move" if task == WALK else "wheel_manipulation"
         for index, reward in enumerate(rewards):
             self.emit(
                 player,
@@ -143,13 +151,14 @@ class Log:
                         "skill_state": {"pottery": 3},
                         "natural_language_instruction": GOAL,
                     },
-                    "action": {"action_type": "wheel_manipulation", "action_details": POTTERY},
+                    "action": {"action_type": action, "action_details": POTTERY},
                     "reward": reward,
+                    **karma,
                 },
                 session="craft",
             )
         if success is not None:
-            end = {"episode_id": episode, "success": success, "task_description": TASK}
+            end = {"episode_id": episode, "success": success, "task_description": task}
             if score is not None:
                 end["competence_score"] = score
             ended = at + (4.0 * len(rewards) + 1 if jitter else 2.0 * len(rewards))
@@ -178,6 +187,9 @@ def planted() -> list[dict[str, Any]]:
     log.episode(ALICE, 1300, "ep-alice-noise", [0.1] * 3, success=True, score=0.2)
     log.episode(CAROL, 1400, "ep-carol", [1.0] * 3, success=True, score=0.95)
     log.episode(ERIN, 1500, "ep-erin", [0.9, 1.0, 0.95], success=True, score=0.88)
+    # fred's expert walk is routine movement: triage skips it, so it is never published
+    log.emit(FRED, "consent", 1590, {"granted": True, "scopes": ALL_TYPES}, session="acct")
+    log.episode(FRED, 1600, "ep-fred-walk", [1.0] * 4, success=True, score=0.9, task=WALK)
     # dave is a bot: 24 steps exactly 2 s apart
     log.episode(DAVE, 2000, "ep-dave", [1.0] * 24, success=True, score=0.99, jitter=False)
     # reasoning: alice's explains her famine decision; carol's and dave's must not appear
@@ -323,6 +335,17 @@ def test_rlds_episodes_have_one_first_one_last_and_exact_tokens(trained: Setting
         "symmetry": None,
     }
     assert alice[0]["observation"]["skill_state_values"] == {"pottery": 3.0, "wheel_throwing": None}
+
+
+def test_a_skipped_routine_episode_is_absent_from_rlds(trained: Settings) -> None:
+    classes = lake(trained, "competence")
+    assert classes.filter(pl.col("episode_id") == "ep-fred-walk").item(0, "competence") == "expert"
+    triage = lake(trained, "triage").filter(pl.col("player_key") == key(FRED))
+    assert triage.height == 4
+    assert set(triage.get_column("reason").str.replace("^audit:", "")) == {"routine_movement"}
+    assert set(triage.get_column("decision")) <= {"skip", "audit"}
+    assert "ep-fred-walk" not in lake(trained, "episodes").get_column("episode_id").to_list()
+    assert "ep-fred-walk" not in curated(trained, "rlds").get_column("episode_id").to_list()
 
 
 def test_cot_row_is_linked_to_the_decision_it_explains(trained: Settings) -> None:

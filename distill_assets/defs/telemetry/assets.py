@@ -28,8 +28,15 @@ from distill_assets.defs.telemetry.dialogues import DROP_REASONS, build_dialogue
 from distill_assets.defs.telemetry.events import BRONZE_SCHEMA, SILVER_SCHEMA
 from distill_assets.defs.telemetry.payouts import payouts
 from distill_assets.defs.telemetry.resources import DEVELOPMENT_SOURCE, PlayerIdHasher
+from distill_assets.defs.telemetry.taxonomy import class_counts, with_value_class
 from distill_assets.defs.telemetry.triage import PASS_DECISIONS, TRIAGE_SCHEMA, pass_rates, triage
-from distill_assets.defs.telemetry.trust import player_quality, trust_signals, trust_walk
+from distill_assets.defs.telemetry.trust import (
+    event_flags,
+    player_quality,
+    trust_signals,
+    trust_walk,
+    trust_weighted,
+)
 from distill_assets.defs.telemetry.validation import VALIDATION_SCHEMA, validate_events
 from distill_assets.lib.cleanup import working_dir
 from distill_assets.lib.lake import global_path, local_file, partition_path, scan_partitions
@@ -128,10 +135,14 @@ def telemetry_bronze(
     partitions_def=daily_partitions,
     group_name=SOURCE,
     kinds={"polars"},
+    # telemetry_trust and telemetry_taxonomy are not folded into the code version: `distill
+    # stale` reports this asset's version as rules/telemetry.py's own (test_stale_backfill.py)
     code_version=rules_version(SOURCE),
     ins={"events": dg.AssetIn(key=[SOURCE, ACCEPTED])},
 )
-def telemetry_dialogues(context: dg.AssetExecutionContext, events: pl.LazyFrame) -> pl.DataFrame:
+def telemetry_dialogues(
+    context: dg.AssetExecutionContext, settings: DistillSettings, events: pl.LazyFrame
+) -> pl.DataFrame:
     """SFT feed rows (`sft` config) from player-NPC conversations with 3+ exchanges.
 
     See docs/sources/telemetry.md#dialogues.
@@ -142,16 +153,30 @@ def telemetry_dialogues(context: dg.AssetExecutionContext, events: pl.LazyFrame)
     train and test. Built from silver `accepted_events` (validated, de-identified), so a
     rejected event never reaches it; `subject` (`sft:<player_key>`) lets the release drop a
     player's rows on deletion or without sft consent. Dropped conversations are counted by reason.
+    Trust weighs the rows: metadata gains the player's trust at the time and the validation flags
+    of the turns, quality_score is down-weighted by distrust, and rows below the trust floor are
+    dropped (`rules/telemetry_trust.py`).
     """
     rows, stats = build_dialogues(events.rename({"event_time": "server_ts"}))
-    rows = rows.with_columns(privacy.subject("sft", pl.col("split_group")).alias(SUBJECT_COLUMN))
+    rows, below_floor = trust_weighted(
+        rows.with_columns(pl.col("split_group").alias("player_key")),
+        trust_history(settings.resolved().lake_root),
+        event_flags(events, "dialogue_turn", "conversation_id", "conversation:"),
+    )
+    rows = with_value_class(rows.drop("player_key"), DIALOGUES).with_columns(
+        privacy.subject("sft", pl.col("split_group")).alias(SUBJECT_COLUMN)
+    )
     dropped = {reason: stats.dropped.get(reason, 0) for reason in DROP_REASONS}
     context.add_output_metadata(
         {
             **rules_metadata(SOURCE),
+            "rules/telemetry_trust": rules_version("telemetry_trust"),
+            "rules/telemetry_taxonomy": rules_version("telemetry_taxonomy"),
+            "by_value_class": class_counts(rows),
             "dialogue_turns": stats.turns,
             "conversations": stats.conversations,
             "conversations_kept": stats.kept,
+            "dropped_below_trust_floor": below_floor,
             "conversations_dropped": sum(dropped.values()),
             "dropped_by_reason": funnel(dropped),
             **{f"dropped_{reason}": count for reason, count in dropped.items()},
@@ -186,6 +211,11 @@ def _accepted_history(lake_root: str) -> pl.LazyFrame:
         silver.join(_deleted_players(lake_root), on="player_key", how="anti"),
         _bronze(lake_root, _ACCOUNT_COLUMNS).filter(pl.col("event_type") == "consent"),
     )
+
+
+def trust_history(lake_root: str) -> pl.DataFrame:
+    """Return the trust walk over all silver history (for trust at a feed row's time)."""
+    return trust_walk(trust_signals(_accepted_history(lake_root)))
 
 
 @dg.asset(
@@ -555,9 +585,10 @@ def telemetry_payouts(context: dg.AssetExecutionContext, settings: DistillSettin
 
     See docs/sources/telemetry.md#payouts.
 
-    Columns: player_key, partition, tasks, base, utility, novelty, trust, payout. Recomputed from
-    all history, with C the trust at each task's time, so it does not depend on the order days
-    were processed in. Rules: `rules/telemetry_trust.py`.
+    Columns: player_key, partition, tasks, base, utility, novelty, trust, payout, zeroed_tasks,
+    zero_reasons (why tasks paid 0: peer_mismatch). Recomputed from all history, with C the trust
+    at each task's time, so it does not depend on the order days were processed in. Rules:
+    `rules/telemetry_trust.py`.
     """
     silver = _accepted_history(settings.resolved().lake_root)
     rows = payouts(silver, trust_walk(trust_signals(silver)))
@@ -567,6 +598,7 @@ def telemetry_payouts(context: dg.AssetExecutionContext, settings: DistillSettin
             "player_days": rows.height,
             "tasks": int(rows.get_column("tasks").sum()),
             "payout_total": float(rows.get_column("payout").sum()),
+            "zeroed_tasks": int(rows.get_column("zeroed_tasks").sum()),
         }
     )
     return rows

@@ -10,6 +10,15 @@ from distill_assets.defs.telemetry.tfrecord import feature_spec
 from distill_assets.rules import action_tokens as tokens
 from distill_assets.rules import telemetry_competence as competence
 from distill_assets.rules import telemetry_novelty as novelty
+from distill_assets.rules import telemetry_taxonomy as taxonomy
+from distill_assets.rules import telemetry_trust as trust
+
+_CLASSES = ", ".join(f"`{name}`" for name in taxonomy.VALUE_CLASSES)
+TELEMETRY_METADATA = f"""Every telemetry row's metadata also holds `trust` (the player's trust
+at the time; rows below {trust.TRUST_FLOOR} are not published, and `quality_score` is scaled by
+min(trust / {trust.INITIAL_TRUST}, 1)), `validation_flags` (checks flagged on its events) and
+`value_class`, one of the seed's five data classes: {_CLASSES}. A `dpo` pair holds
+`trust_chosen` and `trust_rejected` instead; the lower one scales its score."""
 
 
 def _feature_table() -> str:
@@ -67,7 +76,10 @@ same fields with float64 numbers, null for a missing number and `inventory` as a
 Competence (metadata `competence`, `competence_score`, `score_source`): the game's own score,
 else the embedder similarity of the episode to its task (a MineCLIP stand-in). Above
 {competence.EXPERT_ABOVE} `expert`; below {competence.NOISE_BELOW} `noise` (not published);
-failed after a high intermediate reward `hard_negative` (paired with a success in `dpo`)."""
+failed after a high intermediate reward with a score of at most {competence.HARD_NEGATIVE_AT_MOST}
+`hard_negative` (paired with a success in `dpo`). Only episodes triage passed are published.
+
+{TELEMETRY_METADATA}"""
 
 DPO_NOTES = f"""### `dpo`: telemetry decision pairs
 
@@ -82,13 +94,17 @@ the seed's keys `chosen_policy_outcome`, `rejected_policy_outcome`, `reward_diff
 `user_id_chosen`, `user_id_rejected` (pseudonymous player keys), `game_state_hash`,
 `ambiguity_score`, `karma_impact` `{{chosen, rejected}}`, the seed's `chosen` / `rejected`
 objects (content, reasoning, outcome) and `novelty_score` (a row with cosine >
-{novelty.DUPLICATE_ABOVE} to an earlier row of the same players is not published)."""
+{novelty.DUPLICATE_ABOVE} to an earlier row of the same players is not published).
 
-COT_NOTES = """### `cot`: telemetry reasoning
+{TELEMETRY_METADATA}"""
+
+COT_NOTES = f"""### `cot`: telemetry reasoning
 
 `source = telemetry` rows are player reasoning traces: `thought_process` the player's steps,
 `conclusion` (also `output`) the decision, `outcome` its result. When a decision of the same
 player on the same scenario exists, `instruction` is that decision's prompt, `input` the
 reasoning context and `outcome` falls back to the decision's outcome (metadata
 `decision_event_id`, `decision_label`, `decision_reward`); otherwise `instruction` is the context.
-metadata also holds `novelty_score`."""
+metadata also holds `novelty_score`.
+
+{TELEMETRY_METADATA}"""

@@ -60,6 +60,7 @@ def competence(episodes: pl.DataFrame, embedder: Embedder) -> pl.DataFrame:
     hard = (
         pl.col("ended")
         & ~pl.col("success")
+        & (pl.col("score") <= rules.HARD_NEGATIVE_AT_MOST)
         & (pl.col("peak_intermediate_reward") > rules.HIGH_INTERMEDIATE_FRACTION * rules.REWARD_MAX)
     )
     label = (

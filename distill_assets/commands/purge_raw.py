@@ -1,0 +1,56 @@
+"""`distill purge-raw`: remove raw telemetry folders past the retention window, with a log.
+
+See docs/operations.md#raw-retention and docs/sources/telemetry.md#retention. The window is
+`rules/telemetry_retention.py`; folders not yet ingested are kept. Each folder considered is
+printed and appended as one JSON line to `<data dir>/logs/raw_retention.jsonl`, so the schedule
+that runs the command leaves a record of what it removed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+from distill_assets.defs.telemetry.retention import purge_raw
+from distill_assets.lib.settings import Settings
+from distill_assets.rules.telemetry_retention import RAW_RETENTION_DAYS
+
+LOG_NAME = "raw_retention.jsonl"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the `purge-raw` subcommand."""
+    parser = subparsers.add_parser(
+        "purge-raw", help=f"remove raw telemetry folders older than {RAW_RETENTION_DAYS} days"
+    )
+    parser.add_argument(
+        "--today", type=date.fromisoformat, help="the day to count from (default: today, UTC)"
+    )
+    parser.add_argument("--dry-run", action="store_true", help="report, remove nothing")
+    parser.set_defaults(func=run)
+
+
+def log_path(data_dir: str) -> Path:
+    """Return the retention log file of a data dir."""
+    return Path(data_dir) / "logs" / LOG_NAME
+
+
+def run(args: argparse.Namespace) -> int:
+    """Purge expired raw folders, print one line per folder and append it to the log."""
+    settings = Settings.resolve()
+    now = datetime.now(UTC)
+    today = args.today or now.date()
+    entries = purge_raw(
+        settings.raw_root, settings.lake_root, today, RAW_RETENTION_DAYS, dry_run=args.dry_run
+    )
+    log = log_path(settings.data_dir)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("a", encoding="utf-8") as out:
+        for entry in entries:
+            line = {"at": now.isoformat(timespec="seconds"), **entry}
+            out.write(json.dumps(line, sort_keys=True) + "\n")
+            print(f"[distill] purge-raw {entry['source']}/{entry['partition']}: {entry['action']}")
+    print(f"[distill] purge-raw: {len(entries)} folder(s) past {RAW_RETENTION_DAYS} days")
+    return 0
