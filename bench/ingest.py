@@ -148,8 +148,8 @@ def parse_inputs(source: str) -> tuple[RawContract, dict[str, object]]:
         return RAW, {}
     if source == "telemetry":
         from distill_assets.contracts.telemetry import RAW
+        from distill_assets.defs.player_ids import PlayerIdHasher
         from distill_assets.defs.telemetry.assets import parse_params
-        from distill_assets.defs.telemetry.resources import PlayerIdHasher
 
         return RAW, parse_params(PlayerIdHasher(key="bench"))[0]
     from distill_assets.contracts.revisions import RAW

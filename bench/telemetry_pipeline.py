@@ -92,7 +92,7 @@ def _definitions() -> dg.Definitions:
 
 def _run_config(raw_root: Path, lake_root: Path) -> dict:
     """Point the real resources at the benchmark's raw data and temporary lake (quiet logs)."""
-    from distill_assets.defs.telemetry.resources import PLAYER_ID_HASHER
+    from distill_assets.defs.player_ids import PLAYER_ID_HASHER
     from distill_assets.operations.launch import QUIET_RUN_CONFIG
 
     return {

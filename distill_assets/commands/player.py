@@ -1,6 +1,6 @@
 """`distill player show|export <raw id>`: what the lake and the releases hold about one player.
 
-Subject access (seed 004 control; issue 28): the raw id given is turned into the player's
+Subject access (docs/privacy.md#subject-access): the raw id given is turned into the player's
 `player_key` with the configured player-id key (`DISTILL_PLAYER_ID_KEY`) and never written or
 printed; rows are found by that key (`defs/telemetry/subject_access.py`). `show` lists the
 stores and row counts and the player's consent per data type; `export` writes the rows too,
@@ -15,9 +15,8 @@ from pathlib import Path
 
 from upath import UPath
 
+from distill_assets.defs.player_ids import PlayerIdHasher, player_key
 from distill_assets.defs.telemetry import subject_access
-from distill_assets.defs.telemetry.pseudonym import player_key
-from distill_assets.defs.telemetry.resources import PlayerIdHasher
 from distill_assets.lib.settings import Settings
 
 

@@ -1,6 +1,6 @@
 """Telemetry privacy rules (docs/privacy.md#de-identification): data protection and consent.
 
-- Player ids: HMAC pseudonyms at ingest (`defs/telemetry/pseudonym.py`); never reversible.
+- Player ids: HMAC pseudonyms at ingest (`defs/player_ids.py`); never reversible.
 - Timing "bucketed, not exact": past bronze every event time is floored to TIME_BUCKET_SECONDS
   (`event_time`); `client_ts` is dropped.
 - Location "generalized, not precise": a payload `location` object (top level, or
@@ -36,7 +36,7 @@ LOCATION_GRID_UNITS = 100.0
 DATA_TYPES: tuple[str, ...] = ("sft", "dpo", "rlds", "cot")
 CONSENT_DEFAULT_GRANTED = False
 DELETE_ALL_SCOPE = "all"
-# event type -> the data type whose consent it needs (seed 004: granularity per data type)
+# event type -> the data type whose consent it needs (docs/privacy.md#consent)
 EVENT_DATA_TYPES: dict[str, str] = {
     "dialogue_turn": "sft",
     "decision": "dpo",

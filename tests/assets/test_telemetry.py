@@ -12,8 +12,7 @@ import pytest
 
 from distill_assets.contracts import telemetry as contract
 from distill_assets.contracts.published import feed_schema
-from distill_assets.defs.telemetry.pseudonym import player_key
-from distill_assets.defs.telemetry.resources import DEVELOPMENT_KEY, KEY_ENV
+from distill_assets.defs.player_ids import DEVELOPMENT_KEY, KEY_ENV, player_key
 from distill_assets.lib.settings import Settings
 from tests.conftest import SAMPLE_DATES, land, materialize
 

@@ -16,8 +16,7 @@ import duckdb
 import polars as pl
 import pytest
 
-from distill_assets.defs.telemetry.pseudonym import player_key
-from distill_assets.defs.telemetry.resources import DEVELOPMENT_KEY, KEY_ENV
+from distill_assets.defs.player_ids import DEVELOPMENT_KEY, KEY_ENV, player_key
 from distill_assets.lib.settings import Settings
 from tests.conftest import land, materialize
 

@@ -17,9 +17,8 @@ import polars as pl
 import pytest
 
 from distill_assets import cli
+from distill_assets.defs.player_ids import DEVELOPMENT_KEY, KEY_ENV, player_key
 from distill_assets.defs.telemetry.deletion import ERASED_TABLES
-from distill_assets.defs.telemetry.pseudonym import player_key
-from distill_assets.defs.telemetry.resources import DEVELOPMENT_KEY, KEY_ENV
 from distill_assets.lib.hashing import split_bucket
 from distill_assets.lib.settings import Settings
 from distill_assets.rules import telemetry_triage

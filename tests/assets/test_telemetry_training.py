@@ -16,8 +16,7 @@ import polars as pl
 import pytest
 
 from distill_assets.defs.curation.curated_table import read_curated
-from distill_assets.defs.telemetry.pseudonym import player_key
-from distill_assets.defs.telemetry.resources import DEVELOPMENT_KEY, KEY_ENV
+from distill_assets.defs.player_ids import DEVELOPMENT_KEY, KEY_ENV, player_key
 from distill_assets.defs.telemetry.tfrecord import read_examples
 from distill_assets.lib.settings import Settings
 from tests.conftest import materialize

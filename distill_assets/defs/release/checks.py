@@ -27,6 +27,7 @@ from distill_assets.contracts.release import ReleaseFile, ReleaseManifest
 from distill_assets.defs.curation import scrub
 from distill_assets.defs.curation.curated_table import read_curated
 from distill_assets.defs.curation.scrub import leak_counts, scrubbed_columns
+from distill_assets.defs.player_ids import PlayerIdHasher
 from distill_assets.defs.release import scan
 from distill_assets.defs.release.assets import CANDIDATE_KEY
 from distill_assets.defs.release.candidate import (
@@ -40,7 +41,6 @@ from distill_assets.defs.release.known_players import known_player_findings, kno
 from distill_assets.defs.release.layout import DATA_DIR, README, published_arrow_schema
 from distill_assets.defs.release.split_audit import config_leaks, record_leaks
 from distill_assets.defs.resources import DistillSettings
-from distill_assets.defs.telemetry.resources import PlayerIdHasher
 from distill_assets.lib.lake import (
     global_path,
     parquet_file,

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from distill_assets.defs.player_ids import PlayerIdHasher
 from distill_assets.defs.release.scan import FINDING_SCHEMA, text_cells
-from distill_assets.defs.telemetry.resources import PlayerIdHasher
 from distill_assets.lib.lake import scan_partitions
 from distill_assets.lib.sql import connect, load_sql
 from distill_assets.rules.telemetry_privacy import TOKEN_CHARS

@@ -22,12 +22,12 @@ from distill_assets.defs.ingest import (
 )
 from distill_assets.defs.jobs import GLOBAL_TAG
 from distill_assets.defs.partitions import daily_partitions
+from distill_assets.defs.player_ids import DEVELOPMENT_SOURCE, PlayerIdHasher
 from distill_assets.defs.resources import DistillSettings, StagedParquet
 from distill_assets.defs.telemetry import deletion, privacy
 from distill_assets.defs.telemetry.dialogues import DROP_REASONS, build_dialogues
 from distill_assets.defs.telemetry.events import BRONZE_SCHEMA, SILVER_SCHEMA
 from distill_assets.defs.telemetry.payouts import payouts
-from distill_assets.defs.telemetry.resources import DEVELOPMENT_SOURCE, PlayerIdHasher
 from distill_assets.defs.telemetry.taxonomy import class_counts, with_value_class
 from distill_assets.defs.telemetry.triage import PASS_DECISIONS, TRIAGE_SCHEMA, pass_rates, triage
 from distill_assets.defs.telemetry.trust import (

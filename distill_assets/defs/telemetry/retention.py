@@ -1,4 +1,4 @@
-"""Raw telemetry retention: purge landing folders past the window (rules/telemetry_retention.py).
+"""Raw telemetry retention: purge landing folders past the window (`distill raw purge`).
 
 See docs/sources/telemetry.md#retention. Only valid `YYYY-MM-DD` folders older than the window
 whose bronze partition exists are removed; every folder considered gets a log entry saying what

@@ -1,4 +1,4 @@
-"""Subject access: every row the lake and the releases hold about one player (seed 004 control).
+"""Subject access: every row the lake and releases hold about one player (docs/privacy.md).
 
 A player is found by their `player_key` (the HMAC of the raw id the operator gives; the raw id
 itself is never written): a row belongs to them when one of its string columns holds the key —

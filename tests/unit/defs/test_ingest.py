@@ -16,8 +16,8 @@ from distill_assets.contracts.escalations import RAW as ESCALATIONS
 from distill_assets.contracts.revisions import RAW as REVISIONS
 from distill_assets.contracts.telemetry import RAW as TELEMETRY
 from distill_assets.defs import ingest
+from distill_assets.defs.player_ids import PlayerIdHasher
 from distill_assets.defs.telemetry.assets import parse_params
-from distill_assets.defs.telemetry.resources import PlayerIdHasher
 from distill_assets.lib import rawfiles
 from distill_assets.lib.rawfiles import list_raw_files
 from distill_assets.lib.sql import connect

@@ -2,8 +2,8 @@
 
 import polars as pl
 
+from distill_assets.defs.player_ids import hmac_pads, player_key
 from distill_assets.defs.release.known_players import KnownPlayers, known_player_findings
-from distill_assets.defs.telemetry.pseudonym import hmac_pads, player_key
 
 KEY = b"scan-key"
 

@@ -8,9 +8,8 @@ import pytest
 
 from distill_assets.contracts import telemetry
 from distill_assets.defs.ingest import ingest_partition
+from distill_assets.defs.player_ids import PlayerIdHasher, player_key
 from distill_assets.defs.telemetry.assets import parse_params
-from distill_assets.defs.telemetry.pseudonym import player_key
-from distill_assets.defs.telemetry.resources import PlayerIdHasher
 
 KEY = "unit-test-key"
 PID = "p_7f3a9c21d4"

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import polars as pl
 
+from distill_assets.defs.player_ids import hmac_pads, player_key
 from distill_assets.defs.telemetry.privacy import (
     SilverIdentity,
     consent_events,
@@ -12,7 +13,6 @@ from distill_assets.defs.telemetry.privacy import (
     exclusions,
     write_accepted_events,
 )
-from distill_assets.defs.telemetry.pseudonym import hmac_pads, player_key
 from distill_assets.defs.telemetry.triage import triage
 from distill_assets.lib.hashing import split_bucket
 from distill_assets.rules import telemetry_privacy
