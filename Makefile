@@ -5,12 +5,12 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export DAGSTER_HOME := $(CURDIR)/data/.dagster
 export DISTILL_DATA_DIR ?= $(CURDIR)/data
-# the public development player key is allowed only here (make run/test); see README "Operating safely"
+# the public development player key is allowed only here (make run/test); see docs/privacy.md#player-ids
 export DISTILL_ENV ?= development
 # test files run in this many processes (pytest-xdist; a file's tests stay in one process)
 TEST_WORKERS ?= 2
 
-.PHONY: run test test-integration ui bench lint format clean stale backfill backfill-stale ui-check
+.PHONY: run test test-integration test-clients test-clients-tfds ui bench lint format clean stale backfill backfill-stale ui-check
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "distill needs Python >= 3.11"; exit 1; }
@@ -40,6 +40,31 @@ $(VENV)/.installed-integration: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev,test-integration]'
 	touch $@
 
+## test-clients: the sample release loaded and trained with TRL/transformers (own venv; not in `test`)
+CLIENTS_VENV := .venv-clients
+CLIENTS_RELEASE := $(DISTILL_DATA_DIR)/hub/$(or $(DISTILL_DATASET_NAME),distill)/latest
+test-clients: $(CLIENTS_VENV)/.installed $(DAGSTER_HOME)/dagster.yaml
+	$(CLIENTS_VENV)/bin/distill run
+	DISTILL_CLIENTS=1 DISTILL_CLIENTS_RELEASE=$(CLIENTS_RELEASE) $(CLIENTS_VENV)/bin/python -m pytest -q -p no:xdist tests/clients
+
+$(CLIENTS_VENV)/.installed: pyproject.toml
+	test -x $(CLIENTS_VENV)/bin/python || $(PYTHON) -m venv $(CLIENTS_VENV)
+	$(CLIENTS_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(CLIENTS_VENV)/bin/python -m pip install --quiet -e '.[dev,clients]'
+	touch $@
+
+## test-clients-tfds: load the rlds release with tensorflow-datasets and check it with rlds (own venv)
+CLIENTS_TFDS_VENV := .venv-clients-tfds
+test-clients-tfds: $(CLIENTS_TFDS_VENV)/.installed $(DAGSTER_HOME)/dagster.yaml
+	$(CLIENTS_TFDS_VENV)/bin/python -m pytest -q -p no:xdist tests/clients/test_tfds.py
+
+# TensorFlow 2.15 pins NumPy < 2: a venv of its own keeps `make test`'s venv free of it
+$(CLIENTS_TFDS_VENV)/.installed: pyproject.toml
+	test -x $(CLIENTS_TFDS_VENV)/bin/python || $(PYTHON) -m venv $(CLIENTS_TFDS_VENV)
+	$(CLIENTS_TFDS_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(CLIENTS_TFDS_VENV)/bin/python -m pip install --quiet -e '.[dev,clients-tfds]'
+	touch $@
+
 ## ui: the Dagster UI on http://127.0.0.1:3000
 ui: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 	cd $(DAGSTER_HOME) && $(CURDIR)/$(BIN)/dagster dev -w $(CURDIR)/workspace.yaml -h 127.0.0.1 -p 3000
@@ -63,7 +88,7 @@ ui-check: $(STAMP)
 	@$(BIN)/python -c 'import playwright' 2>/dev/null || $(BIN)/python -m pip install --quiet -e '.[ui]'
 	$(BIN)/python tools/ui_check.py
 
-## bench: benchmarks (results in bench/results and the README table)
+## bench: benchmarks (results in bench/results; recorded runs: bench/history, docs/performance.md)
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[bench]'
 	$(BIN)/python -m bench

@@ -55,6 +55,7 @@ def _product(source: str, bronze: Path, out: Path) -> int:
 
 
 def _child(source: str, root: str, out: str) -> None:
+    from distill_assets.contracts import revisions
     from distill_assets.defs.escalations.records import ingest_records
     from distill_assets.defs.ingest import ingest_partition
 
@@ -63,9 +64,7 @@ def _child(source: str, root: str, out: str) -> None:
     if source == "escalations":
         result = ingest_records(files, raw_root=root)
     else:
-        result = ingest_partition(
-            source, "validations", files, raw_root=root, bronze_exclude=("line",)
-        )
+        result = ingest_partition(revisions.RAW, files, raw_root=root, bronze_exclude=("line",))
     wall1, cpu1 = clock()
     rows = _product(source, result.bronze.path, Path(out))
     wall2, cpu2 = clock()

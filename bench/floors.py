@@ -12,7 +12,7 @@ decomposed on the escalations partition of the ingest benchmark (`bench.ingest.d
   `json_transform` of the contract fields to their JSON texts, `json_keys` (unknown fields) —
   with no check, reason or output column, over the reader's chunks;
 - `bronze`: the whole bronze step (`defs.ingest.ingest_partition`);
-- `seed rule checks`: only testing each answer of that bronze against the seed 000 pattern lists
+- `seed rule checks`: only testing each answer of that bronze against the escalation pattern lists
   and rules the examples apply to it (`RULE_PATTERN_LISTS` of `rules.escalations`: one Polars
   `str.contains` each), no extraction, scoring or writing.
 
@@ -45,7 +45,6 @@ RULE_PATTERN_LISTS = (
     "REFUSAL_INDICATORS",
     "OUTDATED_INDICATORS",
     "HALLUCINATION_INDICATORS",
-    "USER_CHATTER_INDICATORS",
     "ERROR_PAGE_INDICATORS",
 )
 MINIMAL_PARSE = (
@@ -71,14 +70,16 @@ def measure(size_mb: int) -> dict[str, tuple[float, float]]:
     import duckdb
     import polars as pl
 
-    from distill_assets.defs.ingest import CHUNK_BYTES, ingest_partition
+    from distill_assets.contracts.escalations import Interaction
+    from distill_assets.defs.ingest import ingest_partition
     from distill_assets.lib.lake import ROW_GROUP_SIZE
     from distill_assets.lib.rawfiles import RawLineReader
-    from distill_assets.lib.sql import connect
+    from distill_assets.lib.sql import connect, json_fields_structure
 
     root = dataset(SOURCE, size_mb)
     files = jsonl_files(root, SOURCE)
-    table, params = parse_inputs(SOURCE)
+    contract, params = parse_inputs(SOURCE)
+    structure = json_fields_structure(list(Interaction.model_fields))
     chunks = []
     results: dict[str, tuple[float, float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -95,7 +96,7 @@ def measure(size_mb: int) -> dict[str, tuple[float, float]]:
 
     def read() -> None:
         reader = RawLineReader(files, root=str(root))
-        chunks[:] = list(reader.chunks(CHUNK_BYTES, ROW_GROUP_SIZE))
+        chunks[:] = list(reader.chunks(contract.chunk_bytes, ROW_GROUP_SIZE))
 
     results["reader"] = _best(read)
     con = connect(private=True)
@@ -103,7 +104,7 @@ def measure(size_mb: int) -> dict[str, tuple[float, float]]:
     def parse() -> None:
         for chunk in chunks:
             con.register("raw_lines", chunk)
-            con.sql(MINIMAL_PARSE, params={"structure": params["field_structure"]}).to_arrow_table()
+            con.sql(MINIMAL_PARSE, params={"structure": structure}).to_arrow_table()
             con.unregister("raw_lines")
 
     results["minimal parse"] = _best(parse)
@@ -112,7 +113,7 @@ def measure(size_mb: int) -> dict[str, tuple[float, float]]:
 
     def bronze() -> None:
         result = ingest_partition(
-            SOURCE, table, files, raw_root=str(root), params=params, bronze_exclude=("line",)
+            contract, files, raw_root=str(root), params=params, bronze_exclude=("line",)
         )
         staged.append(result.bronze.path)
 
@@ -129,11 +130,12 @@ def measure(size_mb: int) -> dict[str, tuple[float, float]]:
 
 
 def rule_patterns() -> list[str]:
-    """Return every seed 000 pattern the examples test each answer against."""
+    """Return every escalation pattern the examples test each answer against."""
     from distill_assets.rules import escalations as rules
 
     patterns = [p for name in RULE_PATTERN_LISTS for p in getattr(rules, name)]
     patterns += [pattern for _, pattern in rules.SAM_ERROR_RULES]
+    patterns += [pattern for _, pattern in rules.ANSWER_ROLE_CUES]
     patterns += [answer for _, answer, _ in rules.IMPROVEMENT_RULES]
     return patterns + [pattern for _, pattern in rules.SUBDOMAIN_RULES]
 

@@ -9,7 +9,7 @@ One invocation measures all four sources at two sizes. For each source and size:
 - **`copy`**: `COPY (SELECT * FROM read_json(files, format='newline_delimited',
   ignore_errors=true)) TO '…parquet'` of the same files.
 - **`bronze`**: the source's bronze step (`defs.ingest.ingest_partition` with the source's parse
-  statement and parameters; traces: `defs.traces.bronze.ingest_events`), which validates every
+  statement and parameters; the source's `contracts.<source>.RAW`), which validates every
   line and writes bronze and quarantine Parquet.
 
 Each step runs in its own process (`python -m bench.ingest --step …`), after its imports, and
@@ -32,6 +32,10 @@ import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from distill_assets.lib.rawcontract import RawContract
 
 DATA = Path(__file__).resolve().parent / "data"
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -103,9 +107,11 @@ def _imports(step: str) -> None:
         import pandas  # noqa: F401
 
         import distill_assets.contracts.escalations
+        import distill_assets.contracts.revisions
+        import distill_assets.contracts.telemetry
+        import distill_assets.contracts.traces
         import distill_assets.defs.ingest
-        import distill_assets.defs.telemetry.assets
-        import distill_assets.defs.traces.bronze  # noqa: F401
+        import distill_assets.defs.telemetry.assets  # noqa: F401
 
 
 def _work(step: str, source: str, root: Path, out: Path) -> int:
@@ -120,32 +126,35 @@ def _work(step: str, source: str, root: Path, out: Path) -> int:
             f"ignore_errors=true)) TO '{out / 'copy.parquet'}' (FORMAT parquet)"
         )
         return int(con.execute(f"SELECT count(*) FROM '{out / 'copy.parquet'}'").fetchone()[0])
+    from distill_assets.defs.ingest import ingest_partition
+
     if source == "traces":
-        from distill_assets.defs.traces.bronze import ingest_events
+        from distill_assets.contracts.traces import RAW
 
-        result = ingest_events(files, raw_root=str(root), workdir=out)
+        result = ingest_partition(RAW, files, raw_root=str(root), workdir=out)
     else:
-        from distill_assets.defs.ingest import ingest_partition
-
-        table, params = parse_inputs(source)
+        contract, params = parse_inputs(source)
         result = ingest_partition(
-            source, table, files, raw_root=str(root), params=params, bronze_exclude=("line",)
+            contract, files, raw_root=str(root), params=params, bronze_exclude=("line",)
         )
     return result.bronze_rows + result.quarantine_rows
 
 
-def parse_inputs(source: str) -> tuple[str, dict[str, object]]:
-    """The bronze table and parse parameters of a shared-ingest source (as its asset binds them)."""
+def parse_inputs(source: str) -> tuple[RawContract, dict[str, object]]:
+    """The raw contract and parse parameters of a validated source (as its asset binds them)."""
     if source == "escalations":
-        from distill_assets.contracts.escalations import parse_parameters
+        from distill_assets.contracts.escalations import RAW
 
-        return "records", parse_parameters()
+        return RAW, {}
     if source == "telemetry":
+        from distill_assets.contracts.telemetry import RAW
+        from distill_assets.defs.player_ids import PlayerIdHasher
         from distill_assets.defs.telemetry.assets import parse_params
-        from distill_assets.defs.telemetry.resources import PlayerIdHasher
 
-        return "events", parse_params(PlayerIdHasher(key="bench"))[0]
-    return "validations", {}
+        return RAW, parse_params(PlayerIdHasher(key="bench"))[0]
+    from distill_assets.contracts.revisions import RAW
+
+    return RAW, {}
 
 
 def _child(step: str, source: str, root: str) -> None:

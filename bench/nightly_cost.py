@@ -104,9 +104,9 @@ def nightly(lake: str, release_dir: str, previous_dir: str) -> dict[str, float]:
     import time
 
     from distill_assets.contracts.release import ReleaseManifest
-    from distill_assets.defs.curation.curate import curate_lake, feed_partitions
     from distill_assets.defs.curation.decontaminate import NO_EVAL_SETS
     from distill_assets.defs.curation.funnel import write_funnel
+    from distill_assets.defs.curation.pipeline import curate_lake, feed_partitions
     from distill_assets.defs.curation.products import ProductContext
     from distill_assets.defs.release.build import (
         PreviousShards,

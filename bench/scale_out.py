@@ -106,7 +106,7 @@ def _digest(root: Path) -> str:
 def _ingest_partition(partition: str) -> bool:
     import dagster as dg
 
-    from distill_assets.lib.scaleout import execute_ingest
+    from distill_assets.operations.scaleout import execute_ingest
 
     with dg.DagsterInstance.get() as instance:
         return execute_ingest(partition, instance, "in_process", 1).success
@@ -128,7 +128,7 @@ def _release() -> bool:
 
     from distill_assets.definitions import defs
     from distill_assets.defs.jobs import RELEASE_JOB
-    from distill_assets.lib.scaleout import QUIET_RUN_CONFIG
+    from distill_assets.operations.launch import QUIET_RUN_CONFIG
 
     with dg.DagsterInstance.get() as instance:
         job = defs().resolve_job_def(RELEASE_JOB)

@@ -10,10 +10,11 @@ the same files:
   ROW_GROUP_SIZE 8192)`. The bad lines make a strict read_json fail, hence `ignore_errors`; and
   they make its schema detection give up and read every line as one JSON value, so `columns` is
   the schema read_json detects on the same generator's clean files (typed structs: what COPY does
-  on trace data, DESIGN.md's ~160 MB/s reference);
+  on trace data, bench/README.md's ~160 MB/s reference);
 - `copy_json`: the same COPY without `columns` (one JSON column per line), for reference;
-- `bronze`: `defs.traces.bronze.ingest_events` (the `traces/events` + `traces/quarantine` asset);
-- `sft_steps`: `defs.traces.extract.Extraction` writing `sft_steps` and `dropped_steps` (the
+- `bronze`: `defs.ingest.ingest_partition` with `contracts.traces.RAW` (the `traces/events` +
+  `traces/quarantine` asset);
+- `sft_steps`: `defs.traces.sft_extraction.Extraction` writing `sft_steps` and `dropped_steps` (the
   `traces/sft_steps` asset's work, from bronze);
 - `sft_tool_steps` and `runs`, the other outputs built from the same bronze, for reference.
 
@@ -87,8 +88,9 @@ def _files(root: Path) -> list[str]:
 
 def _step(name: str, root: Path, work: Path) -> dict[str, int]:
     """Run one step in this process and return what it produced."""
-    from distill_assets.defs.traces.bronze import ingest_events
-    from distill_assets.defs.traces.extract import Extraction, ExtractOptions
+    from distill_assets.contracts.traces import RAW
+    from distill_assets.defs.ingest import ingest_partition
+    from distill_assets.defs.traces.sft_extraction import Extraction, ExtractOptions
 
     bronze = work / "bronze" / "bronze.parquet"
     if name in ("copy", "copy_json"):
@@ -104,7 +106,7 @@ def _step(name: str, root: Path, work: Path) -> dict[str, int]:
         return {"rows": int(rows[0]) if rows else 0}
     if name == "bronze":
         (work / "bronze").mkdir(parents=True, exist_ok=True)
-        result = ingest_events(_files(root), raw_root=str(root), workdir=work / "bronze")
+        result = ingest_partition(RAW, _files(root), raw_root=str(root), workdir=work / "bronze")
         return {"rows": result.bronze_rows + result.quarantine_rows}
     with Extraction(bronze, ExtractOptions()) as extraction:
         if name == "runs":
@@ -126,8 +128,9 @@ def _step_imports() -> None:
     """
     import pandas  # noqa: F401
 
-    import distill_assets.defs.traces.bronze
-    import distill_assets.defs.traces.extract  # noqa: F401
+    import distill_assets.contracts.traces
+    import distill_assets.defs.ingest
+    import distill_assets.defs.traces.sft_extraction  # noqa: F401
 
 
 def _typed_columns(root: Path) -> str:

@@ -6,13 +6,30 @@ import dagster as dg
 
 from distill_assets import defs as defs_package
 from distill_assets.defs.catalog import catalog_spec
+from distill_assets.defs.curation import card_notes as shape_notes
+from distill_assets.defs.escalations.seed_exports import write_seed_exports
+from distill_assets.defs.release.extras import ReleaseContributions
 from distill_assets.defs.resources import (
     DistillSettings,
     EmbedderResource,
     LakeIOManager,
     LlmResource,
 )
+from distill_assets.defs.telemetry import card_notes as telemetry_notes
+from distill_assets.defs.telemetry.tfrecord import write_release_files
 from distill_assets.lib.executors import distill_executor
+
+# what source rooms add to every version (the release imports no source room)
+RELEASE_CONTRIBUTIONS = ReleaseContributions(
+    writers=(write_seed_exports, write_release_files),
+    card_notes={
+        "sft": (shape_notes.SFT_NOTES,),
+        "sft_tools": (shape_notes.SFT_TOOLS_NOTES,),
+        "rlds": (telemetry_notes.RLDS_NOTES,),
+        "dpo": (shape_notes.DPO_SHAPE_NOTES, telemetry_notes.DPO_NOTES),
+        "cot": (telemetry_notes.COT_NOTES, shape_notes.COT_OUTCOME_NOTES),
+    },
+)
 
 
 @dg.definitions
@@ -29,6 +46,7 @@ def defs() -> dg.Definitions:
                 "settings": DistillSettings(),
                 "embedder": EmbedderResource(),
                 "llm": LlmResource(),
+                "release_contributions": RELEASE_CONTRIBUTIONS,
             },
             executor=distill_executor(),
         ),

@@ -29,8 +29,11 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["DISTILL_PARTITIONS_START"] = TEST_PARTITIONS_START
 
 
-# the integration tests (real PostgreSQL and S3 servers) run with `make test-integration` only
+# the integration tests (real PostgreSQL and S3 servers) run with `make test-integration` only,
+# the client tests (TRL, transformers, torch: the `clients` extra) with `make test-clients` only
 collect_ignore = [] if os.environ.get("DISTILL_INTEGRATION") else ["integration"]
+if not os.environ.get("DISTILL_CLIENTS"):
+    collect_ignore.append("clients")
 
 
 @pytest.fixture

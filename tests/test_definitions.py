@@ -1,4 +1,4 @@
-"""The definitions load, and their keys, groups, checks, jobs and schedules are DESIGN.md's."""
+"""The definitions load, and their keys, groups, checks, jobs and schedules are as documented."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""`distill principles search`: retrieve improvement principles from the memory (seed 002).
+"""`distill principles search`: retrieve improvement principles from the memory.
+
+See docs/sources/revisions.md#retrieval.
 
 Ranks every markdown principle under `<memory root>/Improvements/Principles/` by the cosine
 similarity of the query to its trigger pattern, title and principle, with the project's embedder

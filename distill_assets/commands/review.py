@@ -1,4 +1,12 @@
-"""`distill review`: list, show, approve and reject escalation examples (seed 000 human review).
+"""`distill review`: list, show, approve and reject escalation examples.
+
+See docs/sources/escalations.md#review.
+
+`list` shows, per example, why it is held back from the exports (`held_back`: the gate's reason,
+e.g. `not_an_answer:user_request`); approving an example overturns an answer-ness rejection.
+`edit ID --response-file F` records a corrected answer, used from the next materialization of
+the example's partition. Reviews and edits made directly in `distilled/distillation.db` count
+the same (`defs/escalations/working_store.py`); the latest timestamp wins.
 
 Reads `distillation_examples` from the lake (every partition) with the decisions made so far
 applied; a decision is appended to `<data dir>/distilled/review/decisions.jsonl` and reaches the
@@ -12,9 +20,11 @@ import getpass
 import json
 import sys
 import time
+from pathlib import Path
 
 import polars as pl
 
+from distill_assets.defs.escalations.gate import gate_reason
 from distill_assets.defs.escalations.review import (
     PENDING_COLUMNS,
     REVIEW_COLUMNS,
@@ -33,18 +43,25 @@ LISTED_COLUMNS = tuple(dict.fromkeys([*PENDING_COLUMNS, *REVIEW_COLUMNS, "partit
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the `review` subcommand and its actions."""
-    parser = subparsers.add_parser("review", help="review escalation examples (seed 000)")
+    parser = subparsers.add_parser("review", help="review escalation examples")
     actions = parser.add_subparsers(dest="action", required=True)
     listing = actions.add_parser("list", help="examples awaiting review")
     listing.add_argument("--json", action="store_true", help="machine-readable output")
     listing.add_argument("--all", action="store_true", help="include reviewed examples")
     show = actions.add_parser("show", help="one example in full")
     show.add_argument("id")
-    for action in ("approve", "reject"):
-        decide = actions.add_parser(action, help=f"{action} an example")
+    for action in ("approve", "reject", "edit"):
+        decide = actions.add_parser(
+            action,
+            help="correct an example's answer" if action == "edit" else f"{action} an example",
+        )
         decide.add_argument("id")
         decide.add_argument("--notes", default=None, help="reviewer notes")
         decide.add_argument("--reviewer", default=None, help="who decides (default: $USER)")
+        if action == "edit":
+            decide.add_argument(
+                "--response-file", required=True, help="file holding the corrected answer"
+            )
     parser.set_defaults(func=run)
 
 
@@ -56,18 +73,23 @@ def _examples(settings: Settings, example_id: str | None = None) -> pl.DataFrame
         examples = scan_examples(settings.lake_root).filter(pl.col("id") == example_id).collect()
     if examples.is_empty():
         return examples
-    return apply_decisions(examples, read_decisions(distilled_root(settings.data_dir)))
+    decided = apply_decisions(examples, read_decisions(distilled_root(settings.data_dir)))
+    return decided.with_columns(gate_reason().alias("held_back"))
 
 
 def _table(rows: pl.DataFrame) -> str:
-    header = f"{'id':16}  {'date':10}  {'format':11}  {'score':>5}  {'flags':24}  query"
+    header = (
+        f"{'id':16}  {'date':10}  {'format':11}  {'score':>5}  {'flags':24}  "
+        f"{'held back (approve to overturn)':30}  query"
+    )
     lines = [header, "-" * len(header)]
     for row in rows.iter_rows(named=True):
         query = " ".join(row["query"].split())
         flags = ",".join(row["quality_flags"])
+        held = row["held_back"] or "-"
         lines.append(
             f"{row['id']:16}  {row['partition']:10}  {row['training_format']:11}  "
-            f"{row['quality_score']:5.2f}  {flags[:24]:24}  {query[:QUERY_WIDTH]}"
+            f"{row['quality_score']:5.2f}  {flags[:24]:24}  {held[:30]:30}  {query[:QUERY_WIDTH]}"
         )
     return "\n".join(lines)
 
@@ -84,7 +106,13 @@ def run(args: argparse.Namespace) -> int:
         )
         rows = rows.sort("partition", "id") if not rows.is_empty() else rows
         if args.json:
-            columns = [*PENDING_COLUMNS, "partition", "human_reviewed", "reviewer_notes"]
+            columns = [
+                *PENDING_COLUMNS,
+                "partition",
+                "human_reviewed",
+                "reviewer_notes",
+                "held_back",
+            ]
             print(json.dumps(rows.select(columns).to_dicts() if rows.height else [], indent=2))
         else:
             print(_table(rows) if rows.height else "no examples awaiting review")
@@ -97,6 +125,9 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(found.row(0, named=True), indent=2, sort_keys=True, default=str))
         return 0
     reviewer = args.reviewer or getpass.getuser()
+    response = (
+        Path(args.response_file).read_text(encoding="utf-8") if args.action == "edit" else None
+    )
     line = append_decision(
         distilled_root(settings.data_dir),
         args.id,
@@ -104,6 +135,7 @@ def run(args: argparse.Namespace) -> int:
         notes=args.notes,
         reviewer=reviewer,
         ts=time.time(),
+        response=response,
     )
     print(
         f"{args.action.rstrip('e')}ed {args.id} by {reviewer}"

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
 from distill_assets.lib.settings import SOURCES
 from distill_assets.operations.dates import DateError, parse_day
+from distill_assets.samples import GeneratedDay
+
+Generator = Callable[[Path, str, int, int], GeneratedDay]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -26,6 +29,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
+def generators() -> dict[str, Generator]:
+    """Return each source's `generate_day` (imported on use, so the CLI starts without them)."""
+    from distill_assets.samples import escalations, revisions, telemetry, traces
+
+    return {
+        "traces": traces.generate_day,
+        "escalations": escalations.generate_day,
+        "revisions": revisions.generate_day,
+        "telemetry": telemetry.generate_day,
+    }
+
+
 def run(args: argparse.Namespace) -> int:
     """Generate the requested days for each source and print what was written."""
     try:
@@ -37,11 +52,11 @@ def run(args: argparse.Namespace) -> int:
     if unknown:
         print(f"distill sample: unknown source(s) {', '.join(unknown)}", file=sys.stderr)
         return 2
+    by_source = generators()
     for source in args.sources.split(","):
-        generator = importlib.import_module(f"distill_assets.samples.{source}")
         for offset in range(args.days):
             day = (start + timedelta(days=offset)).isoformat()
-            written = generator.generate_day(args.out, day, args.scale, args.seed)
+            written = by_source[source](args.out, day, args.scale, args.seed)
             bad = sum(written.bad_records.values())
             print(f"[sample] {source} {day}: {written.records} records ({bad} bad)")
     return 0

@@ -1,14 +1,17 @@
-"""`distill sft-extract`: seed 003's standalone extractor, on the same code path as the assets.
+"""`distill sft-extract`: the standalone trace extractor, on the same code path as the assets.
 
-Its defaults are the seed's (`rules.traces.SFT_EXTRACT_*`): every successful tool call of a
-successful run is a sample. `--exclude-recovery --dedup` gives exactly the `traces/sft_steps`
+See docs/sources/traces.md#sft-extract.
+
+Its defaults are the original extractor's (`rules.traces.SFT_EXTRACT_*`): every successful tool call
+of a successful run is a sample. `--exclude-recovery --dedup` gives exactly the `traces/sft_steps`
 samples.
 
 Reads every trace file under `--trace-dir` (`.jsonl`, `.jsonl.gz`, `.jsonl.zst`, `.jsonl.lz4`)
-through the same bronze parse (`defs.traces.bronze.ingest_events`) and the same extraction
-(`defs.traces.extract.Extraction`) as the `traces/events` and `traces/sft_steps` assets, and writes
-the samples as chat JSONL in the order of `traces/sft_steps`: by the position of each step's
-`llm_action` in the files (file path, then line).
+through the same bronze parse (`defs.ingest.ingest_partition` with `contracts.traces.RAW`) and
+the same extraction (`defs.traces.sft_extraction.Extraction`) as the `traces/events` and
+`traces/sft_steps` assets, and writes the samples as chat JSONL in the order of
+`traces/sft_steps`: by the position of each step's `llm_action` in the files (file path, then
+line).
 """
 
 import argparse
@@ -17,7 +20,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-from distill_assets.defs.traces.extract import FORMATS, Extraction, ExtractOptions, FileProgress
+from distill_assets.defs.traces.sft_extraction import (
+    FORMATS,
+    Extraction,
+    ExtractOptions,
+    FileProgress,
+)
 from distill_assets.lib.rawfiles import raw_files_in
 from distill_assets.rules import traces as rules
 
@@ -34,7 +42,7 @@ SKIP_LABELS = {
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the `sft-extract` subcommand."""
     parser = subparsers.add_parser(
-        "sft-extract", help="extract step-level SFT samples from agent trace logs (seed 003)"
+        "sft-extract", help="extract step-level SFT samples from agent trace logs"
     )
     parser.add_argument("--trace-dir", type=Path, required=True, help="folder of trace files")
     parser.add_argument("--output", type=Path, required=True, help="output JSONL file")
@@ -103,7 +111,8 @@ def run(args: argparse.Namespace) -> int:
     # Imported here: the bronze parse loads the partitioned definitions, whose first partition
     # is the first raw date present when they load (`defs.partitions`); `distill run` lands
     # samples first and must not have them loaded by the parser.
-    from distill_assets.defs.traces.bronze import ingest_events
+    from distill_assets.contracts.traces import RAW
+    from distill_assets.defs.ingest import ingest_partition
 
     say = (lambda _: None) if args.quiet else (lambda text: print(f"{PREFIX} {text}"))
     options = ExtractOptions(
@@ -122,7 +131,9 @@ def run(args: argparse.Namespace) -> int:
     say(f"Found {len(files)} trace files")
     workdir = Path(tempfile.mkdtemp(prefix="distill-sft-extract-"))
     try:
-        ingested = ingest_events([str(f) for f in files], raw_root=str(root), workdir=workdir)
+        ingested = ingest_partition(
+            RAW, [str(f) for f in files], raw_root=str(root), workdir=workdir
+        )
         with Extraction(ingested.bronze.path, options) as extraction:
             progress = extraction.per_file()
             for path in files:

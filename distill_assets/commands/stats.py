@@ -1,4 +1,6 @@
-"""`distill stats escalations`: counts of the escalation examples (seed 000 task 1.1.7).
+"""`distill stats escalations`: counts of the escalation examples.
+
+See docs/sources/escalations.md#stats.
 
 By domain, reasoning type, training format, quality tier, review state and flag over every
 partition of `distillation_examples`, with review decisions applied — the same computation as the

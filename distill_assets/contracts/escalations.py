@@ -1,9 +1,12 @@
-"""Escalations contracts: the raw seed 000 "Interaction" record and the canonical example row.
+"""Escalations contracts: the raw interaction record and the canonical example row.
+
+See docs/sources/escalations.md#raw-contract.
 
 Raw input is JSONL, one escalation per line: SAM's (the small model's) attempt at a query and
 Claude's (the large model's) answer. `Interaction` is the source of truth for what a valid line is;
-the ingest hot path (`sql/escalations/select_parsed_records.sql`) checks the same fields, types and
-ranges in DuckDB, and `tests/unit/escalations/test_contract.py` proves the two agree.
+the ingest hot path checks the same fields, types and ranges in DuckDB with a statement generated
+from its fields (`lib.contract_sql`), and `tests/unit/escalations/test_contract.py` proves the two
+agree.
 
 Ids. A record's `id` is the producer's `id` when present. Otherwise it is the seed's
 `SHA256(query + timestamp)[:16]`: the first 16 hex digits of SHA-256 over the UTF-8 bytes of the
@@ -28,13 +31,15 @@ from __future__ import annotations
 import hashlib
 import re
 from datetime import UTC, datetime
-from typing import Literal, get_args
+from typing import Annotated, Literal
 
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from distill_assets.lib.contract_sql import TERSE, parse_statement
+from distill_assets.lib.json_fields import Choice, Integer, IsoSeconds, Number, OneOf, Text
+from distill_assets.lib.rawcontract import RawContract
 from distill_assets.lib.seen import Dedup
-from distill_assets.lib.sql import json_fields_structure
 
 # an id (given, or derived from the query and time) is unique within a partition: the first
 # record in (source_file, line_no) order is kept, later ones are quarantined
@@ -59,19 +64,6 @@ ReasoningType = Literal[
 TrainingFormat = Literal["instruction", "preference", "cot", "correction"]
 
 
-def parse_parameters() -> dict[str, object]:
-    """Bind parameters of `sql/escalations/select_parsed_records.sql`, taken from this contract."""
-    return {
-        "known_fields": list(Interaction.model_fields),
-        "field_structure": json_fields_structure(list(Interaction.model_fields)),
-        "iso_pattern": ISO_TIMESTAMP_PATTERN,
-        "offset_pattern": ISO_OFFSET_PATTERN,
-        "max_unix_seconds": MAX_UNIX_SECONDS,
-        "domains": list(get_args(Domain)),
-        "reasoning_types": list(get_args(ReasoningType)),
-    }
-
-
 def derived_id(query: str, timestamp_text: str) -> str:
     """Return the seed's `SHA256(query + timestamp)[:16]` for one record."""
     digest = hashlib.sha256((query + timestamp_text).encode("utf-8")).hexdigest()
@@ -89,27 +81,56 @@ def parse_iso_timestamp(text: str) -> float:
 
 
 class Interaction(BaseModel):
-    """One raw escalation line (seed 000 "The Interaction" plus optional pre-labels)."""
+    """One raw escalation line (the interaction plus optional pre-labels).
+
+    See docs/sources/escalations.md#raw-contract.
+    """
 
     model_config = ConfigDict(extra="allow", strict=True)
 
-    id: str | None = Field(default=None, description="producer id; else SHA256(query+timestamp)")
-    session_id: str | None = Field(default=None, description="groups queries of one session")
-    created_at: float | None = Field(
+    # the fields in the order they are checked: a record's quarantine reason is its first failing
+    # field's `missing_<field>` or `invalid_<field>` (created_at and timestamp: `_timestamp`)
+    query: Annotated[str, Text(blank="missing")] = Field(description="the user's query")
+    claude_response: Annotated[str, Text(blank="missing")] = Field(
+        description="Claude's full answer"
+    )
+    created_at: Annotated[float | None, Number(), OneOf("timestamp")] = Field(
         default=None, ge=0, lt=MAX_UNIX_SECONDS, description="unix seconds"
     )
-    timestamp: str | None = Field(default=None, description="ISO 8601 time, if no created_at")
-    query: str = Field(description="the user's query")
-    query_context: str | None = Field(default=None, description="conversation/project context")
-    sam_attempt: str | None = Field(default=None, description="SAM's answer (null on error)")
-    sam_confidence: float | None = Field(default=None, ge=0.0, le=1.0)
-    sam_reasoning: str | None = Field(default=None, description="SAM's chain of thought")
-    claude_response: str = Field(description="Claude's full answer")
-    domain: Domain | None = Field(default=None, description="pre-labelled domain")
-    subdomain: str | None = Field(default=None, description="pre-labelled subdomain")
-    task_type: str | None = Field(default=None, description="pre-labelled task type")
-    complexity: int | None = Field(default=None, ge=1, le=10, description="pre-labelled 1-10")
-    reasoning_type: ReasoningType | None = Field(default=None, description="pre-labelled type")
+    timestamp: Annotated[
+        str | None, IsoSeconds(ISO_TIMESTAMP_PATTERN, ISO_OFFSET_PATTERN), OneOf("timestamp")
+    ] = Field(default=None, description="ISO 8601 time, if no created_at")
+    sam_confidence: Annotated[float | None, Number()] = Field(default=None, ge=0.0, le=1.0)
+    id: Annotated[str | None, Text(blank="invalid")] = Field(
+        default=None, description="producer id; else SHA256(query+timestamp)"
+    )
+    session_id: Annotated[str | None, Text()] = Field(
+        default=None, description="groups queries of one session"
+    )
+    query_context: Annotated[str | None, Text()] = Field(
+        default=None, description="conversation/project context"
+    )
+    sam_attempt: Annotated[str | None, Text()] = Field(
+        default=None, description="SAM's answer (null on error)"
+    )
+    sam_reasoning: Annotated[str | None, Text()] = Field(
+        default=None, description="SAM's chain of thought"
+    )
+    domain: Annotated[Domain | None, Choice()] = Field(
+        default=None, description="pre-labelled domain"
+    )
+    subdomain: Annotated[str | None, Text()] = Field(
+        default=None, description="pre-labelled subdomain"
+    )
+    task_type: Annotated[str | None, Text()] = Field(
+        default=None, description="pre-labelled task type"
+    )
+    complexity: Annotated[int | None, Integer()] = Field(
+        default=None, ge=1, le=10, description="pre-labelled 1-10"
+    )
+    reasoning_type: Annotated[ReasoningType | None, Choice()] = Field(
+        default=None, description="pre-labelled type"
+    )
 
     @field_validator("id", "query", "claude_response")
     @classmethod
@@ -254,12 +275,17 @@ class DistillationExample(BaseModel):
     indicator_hits: dict[str, int] = Field(description="matching patterns per indicator list")
     token_count: int
     query_overlap: float | None = Field(description="share of the query's terms the answer uses")
+    answer_evidence: int = Field(description="points of answer structure (rules: answer-ness)")
+    answer_rejection: str | None = Field(
+        description="why the reply is not an answer (rules: ANSWER_REJECTIONS), or null"
+    )
     source_file: str
     line_no: int
 
 
-# The seed's SQLite schema, verbatim (seed 000 "Schema (SQLite)"): `distilled/distillation.db` is
-# written with exactly this, so the existing application reads it unchanged.
+# The original SQLite schema, verbatim (docs/sources/escalations.md#distillation-database):
+# `distilled/distillation.db` is written with exactly this, so the existing application reads it
+# unchanged.
 SEED_SQLITE_DDL = """
 CREATE TABLE distillation_examples (
     id TEXT PRIMARY KEY,
@@ -308,4 +334,31 @@ SEED_SQLITE_JSON_COLUMNS: tuple[str, ...] = (
     "corrections",
     "principles",
     "quality_flags",
+)
+
+# the bronze ingest of this contract (defs.ingest.ingest_partition): its parse is generated from
+# `Interaction`; bronze adds the record's id (the producer's, else the seed's derived id, as
+# `derived_id` computes it: DuckDB's DOUBLE → VARCHAR cast gives Python's float text) and its
+# event time (`created_at`, else the parsed `timestamp`)
+RAW = RawContract(
+    source="escalations",
+    table="records",
+    parse=lambda: parse_statement(
+        Interaction,
+        "escalations",
+        tuple(RECORD_SCHEMA.names()),
+        key=("id",),
+        details=TERSE,
+        derived=(
+            (
+                "id",
+                "coalesce({id.value}, left(sha256({query.value} || "
+                "coalesce({timestamp.output}, CAST({created_at.value} AS VARCHAR))), 16))",
+            ),
+            ("id_derived", "{id.value} IS NULL"),
+            ("created_at", "coalesce({created_at.value}, {timestamp.value})"),
+        ),
+        extra_default=None,
+    ),
+    dedup=DEDUP,
 )

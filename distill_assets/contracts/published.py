@@ -3,7 +3,8 @@
 Every published row carries `id` (stable content hash), `source`, `source_ref` (file + line or
 run/turn/episode id), `quality_score` (0..1) and `metadata` (a JSON string of source-specific
 fields). Source tables that feed a config ("feed tables") hold these columns, the config's core
-columns, and two internal columns the curation layer uses and drops before publishing:
+columns (or, for `sft` and `dpo`, the simpler `FEED_CORE_SCHEMAS` columns curation reshapes),
+and two internal columns the curation layer uses and drops before publishing:
 `split_group` (the group no split may cut: task, session, scenario, player) and `event_time`
 (unix seconds of the underlying record; the earliest wins ties in dedup).
 
@@ -18,7 +19,9 @@ counts it under the listed `reason`.
 from __future__ import annotations
 
 import polars as pl
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
+
+from distill_assets.rules import action_tokens
 
 
 class Message(BaseModel):
@@ -39,16 +42,26 @@ class PublishedRow(BaseModel):
 
 
 class SftRow(PublishedRow):
-    """`sft`: chat messages; for traces the assistant target is the tool-call JSON (seed 003)."""
+    """`sft`: TRL's conversational prompt-completion form, so SFTTrainer trains on the target only.
 
-    messages: list[Message]
+    `prompt` is the messages before the target, `completion` the target assistant turn (for traces
+    the tool-call JSON, docs/sources/traces.md#samples). Feed tables hold the whole `messages` list
+    (`FEED_CORE_SCHEMAS`); `prompt + completion` gives it back.
+    """
+
+    prompt: list[Message]
+    completion: list[Message]
 
 
 class ToolFunction(BaseModel):
-    """The function a tool call invokes; `arguments` is a JSON string (OpenAI/TRL)."""
+    """The function a tool call invokes; `arguments` is a JSON object (chat templates need one).
+
+    In the lake it is the object's JSON text; published it is an Arrow JSON column
+    (`JSON_FIELDS`), which `datasets` loads as a dict.
+    """
 
     name: str
-    arguments: str
+    arguments: dict[str, object]
 
 
 class ToolCall(BaseModel):
@@ -62,12 +75,13 @@ class ToolCall(BaseModel):
 class ToolMessage(BaseModel):
     """A chat message in the tool-calling format.
 
-    Assistant messages carry `tool_calls` (and no content), `tool` messages carry the
-    `tool_call_id` they answer.
+    Assistant messages carry `tool_calls` and content `""` (never null: several chat templates
+    fail on it), `tool` messages carry the `tool_call_id` they answer. Only the first message is a
+    `system` one: the agent's DRIVER NOTEs are user messages.
     """
 
     role: str = Field(description="system | user | assistant | tool")
-    content: str | None
+    content: str
     tool_calls: list[ToolCall] | None
     tool_call_id: str | None
 
@@ -75,24 +89,31 @@ class ToolMessage(BaseModel):
 class SftToolsRow(PublishedRow):
     """`sft_tools`: trace steps in TRL/OpenAI tool-calling form.
 
-    `tools` is the JSON array of the tools' function schemas (json.loads it for libraries that
-    want a list of dicts).
+    `tools` holds the tools' function schemas as JSON objects (Arrow JSON: `datasets` loads a list
+    of dicts), so a row goes straight to `apply_chat_template(row["messages"], tools=row["tools"])`.
     """
 
     messages: list[ToolMessage]
-    tools: str
+    tools: list[dict[str, object]]
 
 
 class DpoRow(PublishedRow):
-    """`dpo`: a preference pair (TRL's prompt/chosen/rejected)."""
+    """`dpo`: a preference pair in TRL's conversational form, so the chat template is applied.
 
-    prompt: str
-    chosen: str
-    rejected: str
+    `prompt` is one user message, `chosen`/`rejected` one assistant message each. Feed tables
+    hold the plain strings (`FEED_CORE_SCHEMAS`).
+    """
+
+    prompt: list[Message]
+    chosen: list[Message]
+    rejected: list[Message]
 
 
 class InstructionRow(PublishedRow):
-    """`instruction`: Alpaca-style instruction/input/output (seed 000 format 1)."""
+    """`instruction`: Alpaca-style instruction/input/output.
+
+    See docs/sources/escalations.md#export-formats, format 1.
+    """
 
     instruction: str
     input: str
@@ -100,7 +121,11 @@ class InstructionRow(PublishedRow):
 
 
 class CotRow(PublishedRow):
-    """`cot`: an instruction with its reasoning (DESIGN.md; seed 000 format 2, seed 004 CoT)."""
+    """`cot`: an instruction with its reasoning (README.md#what-you-get).
+
+    Built as in docs/sources/escalations.md#export-formats (format 2) and
+    docs/sources/telemetry.md#reasoning.
+    """
 
     instruction: str
     input: str
@@ -111,32 +136,54 @@ class CotRow(PublishedRow):
 
 
 class CorrectionRow(PublishedRow):
-    """`correction`: error-recovery training (seed 000 format 4 wording)."""
+    """`correction`: error-recovery training.
+
+    Worded as in docs/sources/escalations.md#export-formats, format 4.
+    """
 
     instruction: str
     input: str
     output: str
 
 
+GameStateValues = create_model(
+    "GameStateValues",
+    __doc__="The numbers of `game_state` at `rules.action_tokens.GAME_STATE_KEYS` (null: absent).",
+    **{key: (float | None, None) for key in action_tokens.GAME_STATE_KEYS},
+)
+SkillStateValues = create_model(
+    "SkillStateValues",
+    __doc__="The numbers of `skill_state` at `rules.action_tokens.SKILL_STATE_KEYS`.",
+    **{key: (float | None, None) for key in action_tokens.SKILL_STATE_KEYS},
+)
+
+
 class RldsObservation(BaseModel):
     """What the player saw at a step; `game_state` and `skill_state` are JSON object strings."""
 
     game_state: str
+    game_state_values: GameStateValues  # type: ignore[valid-type]
     inventory: list[str]
     skill_state: str
+    skill_state_values: SkillStateValues  # type: ignore[valid-type]
     natural_language_instruction: str
 
 
 class RldsAction(BaseModel):
     """What the player did; `action_details` is a JSON object string of continuous values."""
 
-    action_type: str
+    action_type: str = Field(description="empty on the final (is_last) step")
     action_details: str
-    action_tokens: list[int] = Field(description="one token in [0, 1024) per used axis")
+    action_tokens: list[int] = Field(
+        description=f"{action_tokens.TOKENS_PER_STEP} tokens, entry i for axis i, each in "
+        f"[0, {action_tokens.VOCAB_SIZE}) or the pad {action_tokens.PAD_TOKEN} (axis unused)",
+        min_length=action_tokens.TOKENS_PER_STEP,
+        max_length=action_tokens.TOKENS_PER_STEP,
+    )
 
 
 class RldsStep(BaseModel):
-    """One step of an episode (RLDS step layout)."""
+    """One step of an episode (RLDS semantics: the `is_last` step's action/reward are invalid)."""
 
     step_index: int
     is_first: bool
@@ -149,7 +196,7 @@ class RldsStep(BaseModel):
 
 
 class RldsRow(PublishedRow):
-    """`rlds`: one episode with its steps in order (seed 004 Schema 3)."""
+    """`rlds`: one episode with its steps in order (docs/sources/telemetry.md#episodes)."""
 
     episode_id: str
     task_description: str
@@ -209,8 +256,14 @@ RLDS_STEPS_DTYPE = pl.List(
             "observation": pl.Struct(
                 {
                     "game_state": pl.String(),
+                    "game_state_values": pl.Struct(
+                        {key: pl.Float64() for key in action_tokens.GAME_STATE_KEYS}
+                    ),
                     "inventory": pl.List(pl.String()),
                     "skill_state": pl.String(),
+                    "skill_state_values": pl.Struct(
+                        {key: pl.Float64() for key in action_tokens.SKILL_STATE_KEYS}
+                    ),
                     "natural_language_instruction": pl.String(),
                 }
             ),
@@ -228,10 +281,10 @@ RLDS_STEPS_DTYPE = pl.List(
 )
 
 CORE_SCHEMAS: dict[str, dict[str, pl.DataType]] = {
-    "sft": {"messages": MESSAGES_DTYPE},
-    "dpo": {"prompt": pl.String(), "chosen": pl.String(), "rejected": pl.String()},
+    "sft": {"prompt": MESSAGES_DTYPE, "completion": MESSAGES_DTYPE},
+    "dpo": {"prompt": MESSAGES_DTYPE, "chosen": MESSAGES_DTYPE, "rejected": MESSAGES_DTYPE},
     "instruction": {"instruction": pl.String(), "input": pl.String(), "output": pl.String()},
-    "sft_tools": {"messages": TOOL_MESSAGES_DTYPE, "tools": pl.String()},
+    "sft_tools": {"messages": TOOL_MESSAGES_DTYPE, "tools": pl.List(pl.String())},
     "cot": {
         "instruction": pl.String(),
         "input": pl.String(),
@@ -247,6 +300,19 @@ CORE_SCHEMAS: dict[str, dict[str, pl.DataType]] = {
         "success": pl.Boolean(),
         "steps": RLDS_STEPS_DTYPE,
     },
+}
+# config -> the core columns its feed tables hold where they differ from the published ones;
+# curation turns them into the published columns (defs/curation/shapes.py)
+FEED_CORE_SCHEMAS: dict[str, dict[str, pl.DataType]] = {
+    "sft": {"messages": MESSAGES_DTYPE},
+    "dpo": {"prompt": pl.String(), "chosen": pl.String(), "rejected": pl.String()},
+}
+# config -> string fields (dotted path through struct fields; list levels are not named) that hold
+# JSON object text in the lake and are published as Arrow JSON (`arrow.json`), which `datasets`
+# (>= 4.7, its `Json` feature) loads as Python objects: chat templates need the tool-call arguments
+# and the tool schemas as mappings, and a struct cannot hold arguments whose keys differ per tool.
+JSON_FIELDS: dict[str, frozenset[str]] = {
+    "sft_tools": frozenset({"messages.tool_calls.function.arguments", "tools"}),
 }
 ROW_MODELS: dict[str, type[PublishedRow]] = {
     "sft": SftRow,
@@ -274,21 +340,6 @@ CONFIG_FEEDS: dict[str, list[tuple[str, str]]] = {
     "rlds": [("telemetry", "episodes")],
 }
 
-# config -> markdown notes for the dataset card ("module:ATTRIBUTE"), shown when the config is in
-# the version (defs/release/notes.py)
-CARD_NOTES: dict[str, list[str]] = {
-    "rlds": ["distill_assets.defs.telemetry.card_notes:RLDS_NOTES"],
-    "dpo": ["distill_assets.defs.telemetry.card_notes:DPO_NOTES"],
-    "cot": ["distill_assets.defs.telemetry.card_notes:COT_NOTES"],
-}
-
-# Release extras: writers ("module:function") that add files to every version folder beside
-# `data/`, called as `function(curated rows by config, newest partition, folder) -> [paths]`.
-RELEASE_EXTRAS: list[str] = [
-    "distill_assets.defs.escalations.seed_exports:write_seed_exports",
-    "distill_assets.defs.telemetry.tfrecord:write_release_files",
-]
-
 
 def published_schema(config: str) -> pl.Schema:
     """Return the exact published column order and types of a config."""
@@ -296,5 +347,6 @@ def published_schema(config: str) -> pl.Schema:
 
 
 def feed_schema(config: str) -> pl.Schema:
-    """Return the columns a feed table of `config` must hold (published + internal)."""
-    return pl.Schema({**COMMON_SCHEMA, **CORE_SCHEMAS[config], **INTERNAL_SCHEMA})
+    """Return the columns a feed table of `config` must hold (feed core + common + internal)."""
+    core = FEED_CORE_SCHEMAS.get(config, CORE_SCHEMAS[config])
+    return pl.Schema({**COMMON_SCHEMA, **core, **INTERNAL_SCHEMA})

@@ -90,10 +90,16 @@ class ConfigSummary(BaseModel):
         default_factory=list,
         description="rows left out because the independent scan found a secret or personal datum",
     )
+    chosen_longer_share: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description="preference configs: share of pairs whose chosen text is longer (length bias)",
+    )
 
 
 class ExtraFile(BaseModel):
-    """A file a source contributed beside the data files (`RELEASE_EXTRAS`), e.g. JSONL exports."""
+    """A file a source contributed beside the data files (a release extra), e.g. JSONL exports."""
 
     path: str = Field(description="path inside the repository, e.g. exports/cot_20261119.jsonl")
     bytes: int = Field(ge=0)
@@ -132,7 +138,7 @@ class ReleaseManifest(BaseModel):
         default_factory=dict, description="rules modules whose version changed since previous"
     )
     extra_files: list[ExtraFile] = Field(
-        default_factory=list, description="files sources added beside the data (RELEASE_EXTRAS)"
+        default_factory=list, description="files sources added beside the data (release extras)"
     )
 
     def split_rows(self, config: str) -> dict[str, int]:

@@ -1,11 +1,13 @@
-"""Raw contract of the revisions source: one validator verdict per JSONL line (seed 002).
+"""Raw contract of the revisions source: one validator verdict per JSONL line.
+
+See docs/sources/revisions.md#raw-contract.
 
 The validation loop logs every verdict of its validator: a turn (`turn_id`) is synthesized, the
 validator answers REVISE (with hints and a focus), the response is re-synthesized with the hints,
-and so on until APPROVE or FAIL. `RevisionValidation` documents one such line; it is the source of
-truth for `sql/revisions/select_parsed_validations.sql`, which applies the same rules to whole
-partitions at once (tests hold the two to agreement), and `VALIDATIONS_SCHEMA` is the bronze table
-that statement writes.
+and so on until APPROVE or FAIL. `RevisionValidation` documents one such line and is the only
+statement of the contract: the ingest's parse, which applies the same rules to whole partitions at
+once, is generated from its fields (`lib.contract_sql`; tests hold the two to agreement), and
+`VALIDATIONS_SCHEMA` is the bronze table that statement writes.
 
 Normalisations (the same in the model and the SQL):
 - `turn_id`: a non-blank string (trimmed) or an integer (kept as its decimal text).
@@ -33,11 +35,21 @@ import math
 import re
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 
+from distill_assets.lib.contract_sql import LINE_REASONS, field_reasons, parse_statement
+from distill_assets.lib.json_fields import (
+    Choice,
+    Integer,
+    Text,
+    TextList,
+    TextOrInteger,
+    UnixOrIsoSeconds,
+)
+from distill_assets.lib.rawcontract import RawContract
 from distill_assets.lib.seen import Dedup
 
 # one validation per (turn_id, iteration) within a partition: the first in (source_file, line_no)
@@ -60,43 +72,33 @@ class Decision(StrEnum):
     FAIL = "FAIL"
 
 
-# every quarantine reason code the revisions ingest can give (one per raw line)
-QUARANTINE_REASONS: tuple[str, ...] = (
-    "invalid_json",
-    "torn_last_line",
-    "not_an_object",
-    "missing_turn_id",
-    "invalid_turn_id",
-    "missing_ts",
-    "invalid_ts",
-    "missing_iteration",
-    "invalid_iteration",
-    "missing_decision",
-    "invalid_decision",
-    "missing_response",
-    "invalid_response",
-    "invalid_query",
-    "invalid_revision_hints",
-    "invalid_revision_focus",
-    "duplicate_validation",
-)
-
-
 class RevisionValidation(BaseModel):
     """One validator verdict of the revision loop (one JSONL line)."""
 
     model_config = ConfigDict(extra="allow", strict=True)
 
-    turn_id: str = Field(description="the user turn the loop is answering; groups its iterations")
-    ts: float = Field(description="when the validator decided, unix seconds (UTC)")
-    iteration: StrictInt = Field(ge=1, description="1 for the first synthesis, then +1 per retry")
-    query: str | None = Field(default=None, description="the user's query (prompt of the pair)")
-    response: str = Field(description="the synthesized response the validator judged")
-    decision: Decision = Field(description="REVISE | APPROVE | FAIL")
-    revision_hints: list[str] = Field(
+    # the fields in the order they are checked: a record's quarantine reason is its first
+    # failing field's `missing_<field>` or `invalid_<field>` (lib.contract_sql)
+    turn_id: Annotated[str, TextOrInteger()] = Field(
+        description="the user turn the loop is answering; groups its iterations"
+    )
+    ts: Annotated[float, UnixOrIsoSeconds(TS_UPPER_BOUND, _ISO_OFFSET.pattern)] = Field(
+        description="when the validator decided, unix seconds (UTC)"
+    )
+    iteration: Annotated[StrictInt, Integer()] = Field(
+        ge=1, description="1 for the first synthesis, then +1 per retry"
+    )
+    decision: Annotated[Decision, Choice(upper=True)] = Field(description="REVISE | APPROVE | FAIL")
+    response: Annotated[str, Text(blank="missing")] = Field(
+        description="the synthesized response the validator judged"
+    )
+    query: Annotated[str | None, Text()] = Field(
+        default=None, description="the user's query (prompt of the pair)"
+    )
+    revision_hints: Annotated[list[str], TextList()] = Field(
         default_factory=list, description="what the validator asked to change (REVISE)"
     )
-    revision_focus: str | None = Field(
+    revision_focus: Annotated[str | None, Text(trim=True, blank="none")] = Field(
         default=None, description="the aspect the hints target, e.g. formatting, accuracy"
     )
 
@@ -180,4 +182,26 @@ VALIDATIONS_SCHEMA = pl.Schema(
         "revision_focus": pl.String(),
         "extra": pl.String(),
     }
+)
+
+# every quarantine reason code the revisions ingest can give (one per raw line), in the order
+# they are tested
+QUARANTINE_REASONS: tuple[str, ...] = (
+    *LINE_REASONS,
+    *field_reasons(RevisionValidation),
+    DEDUP.reason,
+)
+
+# the bronze ingest of this contract (defs.ingest.ingest_partition): its parse is generated from
+# `RevisionValidation`; one validation per (turn_id, iteration) within a partition
+RAW = RawContract(
+    source="revisions",
+    table="validations",
+    parse=lambda: parse_statement(
+        RevisionValidation,
+        "revisions",
+        tuple(VALIDATIONS_SCHEMA.names()),
+        key=("turn_id", "iteration"),
+    ),
+    dedup=DEDUP,
 )

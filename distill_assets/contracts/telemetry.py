@@ -1,4 +1,6 @@
-"""Raw contract of game telemetry (seed 004): one JSON envelope per line.
+"""Raw contract of game telemetry: one JSON envelope per line.
+
+See docs/sources/telemetry.md#raw-contract.
 
 `{event_id, event_type, schema_version, player_id, session_id, client_ts, server_ts, payload}`;
 the payload's fields depend on `event_type` (models below). The models are the source of truth:
@@ -28,7 +30,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt
 
+from distill_assets.lib.rawcontract import RawContract
 from distill_assets.lib.seen import Dedup
+from distill_assets.lib.sql import load_sql
 
 # an event_id is unique within a partition: the first event in (source_file, line_no) order is kept
 DEDUP = Dedup(reason="duplicate_event_id", detail="first kept at {first}")
@@ -75,7 +79,10 @@ class TelemetryEvent(_Open):
 
 
 class DialogueTurnPayload(_Open):
-    """`dialogue_turn`: one line of a player-NPC conversation (seed 004 Schema 1)."""
+    """`dialogue_turn`: one line of a player-NPC conversation.
+
+    See docs/sources/telemetry.md#dialogues.
+    """
 
     conversation_id: str = Field(min_length=1)
     turn_index: NonNegativeInt = Field(description="order of the turn in its conversation")
@@ -103,7 +110,7 @@ class DecisionOption(_Open):
 
 
 class DecisionPayload(_Open):
-    """`decision`: a choice between alternatives (seed 004 Schema 2)."""
+    """`decision`: a choice between alternatives (docs/sources/telemetry.md#decisions-and-pairs)."""
 
     scenario_id: str
     game_state_hash: str
@@ -149,7 +156,7 @@ class Action(_Open):
 
 
 class TrajectoryStepPayload(_Open):
-    """`trajectory_step`: one step of an action sequence (seed 004 Schema 3)."""
+    """`trajectory_step`: one step of an action sequence (docs/sources/telemetry.md#episodes)."""
 
     episode_id: str
     step_index: NonNegativeInt
@@ -169,7 +176,7 @@ class EpisodeEndPayload(_Open):
 
 
 class ReasoningPayload(_Open):
-    """`reasoning`: an explicit reasoning trace (seed 004 Schema 4)."""
+    """`reasoning`: an explicit reasoning trace (docs/sources/telemetry.md#reasoning)."""
 
     reasoning_id: str | None = None
     scenario_id: str | None = None
@@ -180,7 +187,10 @@ class ReasoningPayload(_Open):
 
 
 class GoldStandardResultPayload(_Open):
-    """`gold_standard_result`: a known-answer task hidden in gameplay (seed 004 mechanism 2)."""
+    """`gold_standard_result`: a known-answer task hidden in gameplay.
+
+    See docs/sources/telemetry.md#trust.
+    """
 
     task_id: str
     scenario_id: str | None = None
@@ -190,7 +200,7 @@ class GoldStandardResultPayload(_Open):
 
 
 class PeerPredictionPayload(_Open):
-    """`peer_prediction`: a blind pairing on the same scenario (seed 004 mechanism 1)."""
+    """`peer_prediction`: a blind pairing on the same scenario (docs/sources/telemetry.md#trust)."""
 
     pairing_id: str
     scenario_id: str
@@ -200,7 +210,7 @@ class PeerPredictionPayload(_Open):
 
 
 class ConsentPayload(_Open):
-    """`consent`: the player's opt-in (or withdrawal) per data type (seed 004 data protection)."""
+    """`consent`: the player's opt-in (or withdrawal) per data type (docs/privacy.md#consent)."""
 
     granted: bool
     scopes: list[str] = Field(description="data types consented to, e.g. sft, dpo, rlds, cot")
@@ -257,3 +267,15 @@ def validate_event(record: dict) -> TelemetryEvent:
     event = TelemetryEvent.model_validate(record)
     validate_payload(event.event_type, event.payload)
     return event
+
+
+# the bronze ingest of this contract (defs.ingest.ingest_partition, with the asset's parameters):
+# the parse redacts the player id of the lines it quarantines, and the line rewrite those of the
+# records it accepted that the ingest quarantines as repeats
+RAW = RawContract(
+    source="telemetry",
+    table="events",
+    parse=lambda: load_sql("telemetry/select_parsed_events"),
+    dedup=DEDUP,
+    line_rewrite="telemetry/select_repeated_lines",
+)

@@ -2,7 +2,8 @@
 
 One event per line: `{"ts": float, "kind": str, "payload": {...}, "run_id": str, "meta": {...}}`.
 `meta` repeats on every line of a run (`task_id`?, `repo`, `goal`, `test_cmd`, `model`,
-`provider`). Seed 003 calls the event kind `type`; the writer says `kind`; both are accepted.
+`provider`). The original format (docs/sources/traces.md#raw-contract) calls the event kind
+`type`; the writer says `kind`; both are accepted.
 Several agents may append interleaved runs to one file. Step events carry `payload.t` and pair by
 `(run_id, t)`; `run_start`, `tests`, `final` and `run_end` carry no `t`.
 
@@ -18,6 +19,9 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from distill_assets.lib.rawcontract import RawContract
+from distill_assets.lib.sql import load_sql
 
 # top-level field -> JSON type it must have
 REQUIRED_FIELDS: dict[str, str] = {
@@ -226,3 +230,19 @@ BRONZE_COLUMNS: dict[str, str] = {
     "event": "the event as written (JSON text of the line, unknown fields included)",
     "utf8_replaced": "the raw line held invalid UTF-8, decoded with U+FFFD",
 }
+# the bronze ingest of this contract (defs.ingest.ingest_partition): bronze `traces/events` has the
+# `BRONZE_COLUMNS`, of which the event as written (`event`) is the raw line; no key is unique
+# within a partition
+RAW = RawContract(
+    source="traces",
+    table="events",
+    parse=lambda: load_sql("traces/select_parsed_events"),
+    bronze_line="event",
+    bronze_columns=tuple(BRONZE_COLUMNS),
+    chunk_bytes=48 << 20,
+    # LZ4 for the event text: it compresses about as fast as zstd level 1 and decompresses ~3x
+    # faster, and the extraction reads the llm_request text of a partition twice
+    bronze_compression="lz4",
+    # columns with few distinct values per row group are dictionary-encoded; events are not
+    dictionary=("source_file", "kind", "run_id", "task_id", "model", "goal", "action", "tool"),
+)

@@ -1,24 +1,26 @@
-"""Shared raw → bronze ingest: stream raw lines through a source's parse SQL into two tables.
+"""The one raw → bronze ingest: stream raw lines through a source's parse SQL into two tables.
 
-Every source's bronze asset is a multi-asset `(<source>/<bronze table>, <source>/quarantine)`. Its
-parse statement `sql/<source>/select_parsed_<table>.sql` reads the view `raw_lines` (`source_file,
-line_no, line, utf8_replaced, is_last_line`, see `lib.rawfiles`) and returns one row per raw record
-with the bronze columns plus `quarantine_reason` (NULL for a good record) and `quarantine_detail`,
-in (`source_file`, `line_no`) order. A parse that does not rewrite the raw line leaves `line` out:
-the sink takes it from the input (Arrow views into the blocks read, never copied out of DuckDB; only
-quarantined lines are copied). A parse that rewrites it (telemetry redacts the player id) returns
-`line` only for the records it quarantines; a record it accepts that the sink quarantines as a
-repeat gets its line from the source's `LINE_REWRITES` statement, fed the input line and the parse's
-`rewrite_*` columns (never in bronze). The raw files are read in chunks of about `CHUNK_BYTES` of
-lines (in a background thread, while the last chunk is parsed); DuckDB parses each chunk with all
-its threads, and a background thread splits the parsed rows into the bronze file and the quarantine
-file (`source, source_file, line_no, reason, detail, raw_line`) as they stream, so every record
-lands in exactly one of them and memory is bounded by a few chunks whatever the size of the
-partition. A source whose records carry a key unique within a partition (`DEDUP_RULES`) names the
-key of each record its parse accepts in `dedup_key`; the splitting thread keeps the first record of
-each key and quarantines the later ones (`lib.seen`: vectorized, across chunks, in amortized O(log
-n) per key), so the parse itself is a row-wise projection of the lines, in their order, with no
-window, join or sort.
+Every source's bronze asset is a multi-asset `(<source>/<bronze table>, <source>/quarantine)`,
+built by `ingest_partition` from the source's `RawContract` (`contracts/<source>.py`, see
+`lib.rawcontract`): this module names no source. The contract's parse statement reads the view
+`raw_lines` (`source_file, line_no, line, utf8_replaced, is_last_line`, see `lib.rawfiles`) and
+returns one row per raw record with the bronze columns plus `quarantine_reason` (NULL for a good
+record) and `quarantine_detail`, in (`source_file`, `line_no`) order. A parse that does not
+rewrite the raw line leaves `line` out: the sink takes it from the input (Arrow views into the
+blocks read, never copied out of DuckDB; only quarantined lines are copied) and puts it in bronze
+as the contract's `bronze_line` column, if it has one. A parse that rewrites it (telemetry redacts
+the player id) returns `line` only for the records it quarantines; a record it accepts that the
+sink quarantines as a repeat gets its line from the contract's `line_rewrite` statement, fed the
+input line and the parse's `rewrite_*` columns (never in bronze). The raw files are read in chunks
+of about the contract's `chunk_bytes` of lines (in a background thread, while the last chunk is
+parsed); DuckDB parses each chunk with all its threads, and a background thread splits the parsed
+rows into the bronze file and the quarantine file (`source, source_file, line_no, reason, detail,
+raw_line`) as they stream, so every record lands in exactly one of them and memory is bounded by a
+few chunks whatever the size of the partition. A contract whose records carry a key unique within
+a partition (`dedup`) names the key of each record its parse accepts in `dedup_key`; the splitting
+thread keeps the first record of each key and quarantines the later ones (`lib.seen`: vectorized,
+across chunks, in amortized O(log n) per key), so the parse itself is a row-wise projection of the
+lines, in their order, with no window, join or sort.
 A parse that keeps a record's unknown fields (bronze `extra`) returns their names, in document
 order, as `extra_keys` and binds `$extra_sequence` / `$extra_structure` (`UsualExtras`): the most
 common such list seen so far in the partition (learned on the first lines, then chunk by chunk).
@@ -47,7 +49,6 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from distill_assets.contracts import escalations, revisions, telemetry
 from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.raw_integrity import reconcile_files
 from distill_assets.defs.resources import DistillSettings, StagedParquet
@@ -58,6 +59,7 @@ from distill_assets.lib.lake import (
     RowGroupWriter,
 )
 from distill_assets.lib.metadata import funnel
+from distill_assets.lib.rawcontract import RawContract
 from distill_assets.lib.rawfiles import (
     PROBLEM_SCHEMA,
     RawLineReader,
@@ -66,7 +68,7 @@ from distill_assets.lib.rawfiles import (
     problem_table,
     take_lines,
 )
-from distill_assets.lib.seen import KEY, Dedup, Deduplicator
+from distill_assets.lib.seen import KEY, Deduplicator
 from distill_assets.lib.sql import connect, load_sql
 from distill_assets.lib.threads import Drain, prefetched
 
@@ -74,30 +76,13 @@ QUARANTINE_TABLE = "quarantine"
 RECONCILE_CHECK = "raw_reconciles"
 REASON, DETAIL = "quarantine_reason", "quarantine_detail"
 EXTRA_KEYS = "extra_keys"
-# the key of each record a parse accepted is unique within the partition: the first record is kept
-DEDUP_RULES: dict[tuple[str, str], Dedup] = {
-    ("escalations", "records"): escalations.DEDUP,
-    ("revisions", "validations"): revisions.DEDUP,
-    ("telemetry", "events"): telemetry.DEDUP,
-}
-# statements giving the quarantine line of records a parse accepted and the sink quarantined as
-# repeats, for parses that rewrite the line: they read the view `repeated_lines` (`line` and the
-# parse's columns of those records) and return `line`, in the same order
-LINE_REWRITES: dict[tuple[str, str], str] = {
-    ("telemetry", "events"): "telemetry/select_repeated_lines",
-}
 REWRITE_PREFIX = "rewrite_"
-# small enough that a chunk's parse holds little memory, large enough that planning the parse
-# statement once per chunk (~0.1 s for the largest, telemetry's) costs little
-CHUNK_BYTES = 32 << 20
 # the parse runs as a DB-API statement: planned once per chunk where a relation (`con.sql`) is
 # planned twice, for the extra copy of its result DuckDB warns about (cheaper than the second
 # plan); the warning is silenced where the result is fetched (a filter set at import would not
 # outlive Dagster's loading of the definitions, which restores the filters it found)
 _EXTRA_COPY_WARNING = "Arrow output on a DB-API result makes an extra copy"
 _PENDING_CHUNKS = 1
-# columns with few distinct values per row group are dictionary-encoded (others are not)
-_DICTIONARY = ["source", "source_file", "reason", "event_type", "domain", "decision"]
 # the first lines of a partition (at most half its first chunk), parsed before the rest of the
 # chunk to learn the usual unknown fields
 PRIMING_LINES = 4096
@@ -172,34 +157,28 @@ class IngestResult:
 
 
 def ingest_partition(
-    source: str,
-    table: str,
+    contract: RawContract,
     raw_paths: list[str],
     raw_root: str | None = None,
     parse_sql: str | None = None,
     *,
     params: Mapping[str, object] | None = None,
     bronze_exclude: tuple[str, ...] = (),
+    workdir: Path | None = None,
 ) -> IngestResult:
-    """Parse `raw_paths` with `sql/<source>/select_parsed_<table>.sql` into staged Parquet files.
+    """Parse `raw_paths` with the contract's parse statement into staged Parquet files.
 
     `source_file` values are relative to `raw_root` (e.g. `traces/2026-11-19/a.jsonl`). `params`
-    are the parse statement's bind parameters; `bronze_exclude` names parse columns kept out of
-    bronze (e.g. `line` when only quarantine may hold the raw text). Repeated keys are quarantined
-    by the source's rule in `DEDUP_RULES`, if it has one. The files are read in path order,
-    whatever order they are given in.
+    are the parse statement's bind parameters; `parse_sql` replaces the statement (tests);
+    `bronze_exclude` names parse columns kept out of bronze (e.g. `line` when only quarantine may
+    hold the raw text). Repeated keys are quarantined by the contract's `dedup` rule, if it has
+    one. The files are read in path order, whatever order they are given in. The files go to
+    `workdir` (by default a new working folder of the source).
     """
-    statement = parse_sql or load_sql(f"{source}/select_parsed_{table}")
+    statement = parse_sql or contract.parse()
     reader = RawLineReader(sorted(raw_paths), root=raw_root)
-    workdir = working_dir(source)
-    rewrite = LINE_REWRITES.get((source, table))
-    sink = _Sink(
-        source,
-        workdir,
-        bronze_exclude,
-        DEDUP_RULES.get((source, table)),
-        load_sql(rewrite) if rewrite is not None else None,
-    )
+    workdir = workdir or working_dir(contract.source)
+    sink = _Sink(contract, workdir, bronze_exclude)
     con = connect(private=True)
     extras = UsualExtras(con) if _binds_extras(statement) else None
 
@@ -218,14 +197,15 @@ def ingest_partition(
         # a parse returns its rows in input order (a projection of the lines); chunks come in
         # input order too, which is what first-occurrence de-duplication relies on
         con.execute("SET preserve_insertion_order = true")
-        for number, chunk in enumerate(prefetched(reader.chunks(CHUNK_BYTES, ROW_GROUP_SIZE))):
+        chunks = reader.chunks(contract.chunk_bytes, ROW_GROUP_SIZE)
+        for number, chunk in enumerate(prefetched(chunks)):
             # the first lines are parsed on their own, so the rest of the chunk uses what they hold
             priming = extras is not None and number == 0
             head = min(PRIMING_LINES, chunk.num_rows // 2) if priming else 0
             pieces = [chunk.slice(0, head), chunk.slice(head)] if head else [chunk]
             for piece in pieces:
                 sink.put(piece, parse(piece))
-        sink.close(problem_table(reader.stats.problems, source))
+        sink.close(problem_table(reader.stats.problems, contract.source))
     except BaseException:
         sink.abandon()
         shutil.rmtree(workdir, ignore_errors=True)
@@ -246,34 +226,34 @@ class _Sink:
 
     The thread that drives DuckDB only hands parsed chunks over (at most `_PENDING_CHUNKS` wait),
     so DuckDB parses the next chunk while the last one is de-duplicated, split, encoded and
-    compressed (Polars and Arrow release the GIL for most of that work). The bronze file's schema
-    is the parse's columns without the quarantine, de-duplication and `rewrite_*` columns and
-    `bronze_exclude`. `rewrite`: the statement giving the lines of repeats the parse accepted
-    (`LINE_REWRITES`), for a parse that returns `line` only for the records it quarantines.
+    compressed (Polars and Arrow release the GIL for most of that work). The bronze file's columns
+    are the contract's `bronze_columns`, else the parse's columns without the quarantine,
+    de-duplication and `rewrite_*` columns and `bronze_exclude`, then the raw line as the
+    contract's `bronze_line` (not for a parse that rewrites the line: its `line` is NULL for the
+    records it accepts).
     """
 
     def __init__(
-        self,
-        source: str,
-        workdir: Path,
-        bronze_exclude: tuple[str, ...],
-        dedup: Dedup | None,
-        rewrite: str | None = None,
+        self, contract: RawContract, workdir: Path, bronze_exclude: tuple[str, ...]
     ) -> None:
-        """Start the thread; the files are opened with the first chunk."""
-        self.source = source
+        """Start the thread; the bronze file is opened with the first chunk."""
+        self.contract = contract
+        self.source = contract.source
         self.bronze_path = workdir / "bronze.parquet"
         self.quarantine_path = workdir / "quarantine.parquet"
-        self.hidden = {REASON, DETAIL, KEY, EXTRA_KEYS, *bronze_exclude}
-        self.dedup = Deduplicator(dedup) if dedup is not None else None
-        self.rewrite = rewrite
-        if rewrite is not None:
-            # the parse's `line` is NULL for the records it accepts: never a bronze column
-            self.hidden.add("line")
+        self.hidden = {REASON, DETAIL, KEY, EXTRA_KEYS, "line", *bronze_exclude}
+        self.line_column = contract.bronze_line
+        if self.line_column in bronze_exclude or contract.line_rewrite is not None:
+            self.line_column = None
+        self.dedup = Deduplicator(contract.dedup) if contract.dedup is not None else None
+        self.rewrite = load_sql(contract.line_rewrite) if contract.line_rewrite else None
         self.rewrite_con: duckdb.DuckDBPyConnection | None = None
         self.bronze: RowGroupWriter | None = None
         self.quarantine = RowGroupWriter(
-            self.quarantine_path, PROBLEM_SCHEMA, PARQUET_COMPRESSION, dictionary=_DICTIONARY
+            self.quarantine_path,
+            PROBLEM_SCHEMA,
+            PARQUET_COMPRESSION,
+            dictionary=list(contract.dictionary),
         )
         self.bronze_rows = 0
         self.quarantine_by_reason: Counter[str] = Counter()
@@ -286,28 +266,31 @@ class _Sink:
     def _split(self, chunk: tuple[pa.Table, pa.Table]) -> None:
         lines, parsed = chunk
         raw = self._input_lines(lines, parsed)
-        if "line" in parsed.column_names:
-            line = parsed.column("line").combine_chunks()
-        else:
-            line = raw
-            if "line" not in self.hidden:
-                parsed = parsed.append_column("line", line.cast(pa.string()))
+        line = parsed.column("line").combine_chunks() if "line" in parsed.column_names else raw
         if self.dedup is not None:
             parsed = self._quarantine_repeats(parsed, raw)
-        bronze_names = [
-            n
-            for n in parsed.column_names
-            if n not in self.hidden and not n.startswith(REWRITE_PREFIX)
-        ]
+        bronze_names = self._bronze_names(parsed)
         if self.bronze is None:
-            schema = pa.schema([parsed.schema.field(n) for n in bronze_names])
+            schema = pa.schema(
+                [
+                    pa.field(n, raw.type) if n == self.line_column else parsed.schema.field(n)
+                    for n in bronze_names
+                ]
+            )
             self.bronze = RowGroupWriter(
-                self.bronze_path, schema, PARQUET_COMPRESSION, dictionary=_DICTIONARY
+                self.bronze_path,
+                schema,
+                self.contract.bronze_compression or PARQUET_COMPRESSION,
+                dictionary=list(self.contract.dictionary),
             )
         bad = pc.is_valid(parsed.column(REASON))
-        # select before filtering: the columns bronze does not keep (the raw line) are not copied
-        good = parsed.select(bronze_names).filter(pc.invert(bad))
-        for batch in good.to_batches():
+        if self.line_column is None:
+            # select before filtering: the columns bronze does not keep (the raw line) are not
+            # copied
+            good = parsed.select(bronze_names).filter(pc.invert(bad)).to_batches()
+        else:
+            good = self._with_lines(lines, parsed, bad.to_numpy())
+        for batch in good:
             self.bronze.write(batch)
         rows = np.flatnonzero(bad.to_numpy())
         if len(rows):
@@ -326,6 +309,38 @@ class _Sink:
                 }
             ).cast(PROBLEM_SCHEMA)
             self._quarantine(quarantined)
+
+    def _bronze_names(self, parsed: pa.Table) -> list[str]:
+        """Return the bronze columns: the contract's, else the parse's and the raw line."""
+        if self.contract.bronze_columns is not None:
+            return list(self.contract.bronze_columns)
+        names = [
+            n
+            for n in parsed.column_names
+            if n not in self.hidden and not n.startswith(REWRITE_PREFIX)
+        ]
+        return names + ([self.line_column] if self.line_column is not None else [])
+
+    def _with_lines(
+        self, lines: pa.Table, parsed: pa.Table, bad: np.ndarray
+    ) -> list[pa.RecordBatch]:
+        """Assemble the accepted rows per input batch, the raw line as the reader's string views.
+
+        The line's text is never copied (Arrow has no filter for string views: `_take` gathers
+        the views); the batches follow the input's, whose buffers the line points into.
+        """
+        names = self._bronze_names(parsed)
+        good, offset = [], 0
+        for batch in lines.to_batches():
+            rows = parsed.slice(offset, batch.num_rows).combine_chunks().to_batches()[0]
+            keep = ~bad[offset : offset + batch.num_rows]
+            offset += batch.num_rows
+            assembled = pa.RecordBatch.from_arrays(
+                [batch.column("line") if n == self.line_column else rows.column(n) for n in names],
+                names=names,
+            )
+            good.append(assembled if keep.all() else _take(assembled, np.flatnonzero(keep)))
+        return good
 
     def _rewritten(
         self, quarantined: pa.Array, raw: pa.Array, parsed: pa.Table, rows: np.ndarray
@@ -414,6 +429,17 @@ class _Sink:
             if writer is not None:
                 with contextlib.suppress(BaseException):
                     writer.writer.close()
+
+
+def _take(batch: pa.RecordBatch, rows: np.ndarray) -> pa.RecordBatch:
+    """Select `rows` of a batch; string-view columns keep pointing at their text (no copy)."""
+    return pa.RecordBatch.from_arrays(
+        [
+            take_lines(column, rows) if column.type == pa.string_view() else column.take(rows)
+            for column in batch.columns
+        ],
+        schema=batch.schema,
+    )
 
 
 def bronze_outs(

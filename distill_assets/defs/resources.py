@@ -1,7 +1,7 @@
 """Project-wide resources: settings, the Parquet lake IO manager.
 
-`LakeIOManager` is built on Dagster's `UPathIOManager` (dagster-polars 0.27.12 breaks on Polars 2.x,
-see DESIGN.md): outputs are Polars frames (a LazyFrame is streamed), Arrow tables, or a
+`LakeIOManager` is built on Dagster's `UPathIOManager` (dagster-polars 0.27.12 breaks on Polars 2.x;
+README.md#how-it-works): outputs are Polars frames (a LazyFrame is streamed), Arrow tables, or a
 `StagedParquet` file an asset wrote itself with DuckDB; all land atomically at
 `<lake root>/<source>/<table>/<partition>.parquet`.
 """

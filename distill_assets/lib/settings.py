@@ -8,7 +8,8 @@ understands (`s3://bucket/lake`).
 - `raw_root`, `lake_root`, `hub_root`: `DISTILL_RAW_ROOT`, `DISTILL_LAKE_ROOT`,
   `DISTILL_HUB_ROOT` (default `<data dir>/raw`, `/lake`, `/hub`);
 - `dataset_name`: `DISTILL_DATASET_NAME` (default `distill`);
-- `memory_root`: `DISTILL_MEMORY_ROOT`, the principles memory of seed 002 (`<data dir>/memory`);
+- `memory_root`: `DISTILL_MEMORY_ROOT`, the principles memory (`<data dir>/memory`;
+  docs/sources/revisions.md#memory);
 - `eval_sets`: `DISTILL_EVAL_SETS`, a folder of evaluation sets (empty: no decontamination);
 - `embedder`, `embedder_model`: `DISTILL_EMBEDDER` (`hashed`, the offline default, or
   `model2vec`) and `DISTILL_EMBEDDER_MODEL` (a local model folder);
@@ -18,6 +19,9 @@ understands (`s3://bucket/lake`).
   raw date present, see `defs.partitions`).
 - `future_days`: `DISTILL_FUTURE_DAYS` (default 0), how many days after the last complete UTC day
   are partitions too (1: today's still incomplete day; for producers whose clocks run ahead).
+- `allow_dropped_configs`: `DISTILL_ALLOW_DROPPED_CONFIGS`, configs (comma-separated, or `*`) a
+  release may drop although the previous version had rows in them (default: none; a release that
+  drops one is blocked, `defs/release/continuity.py`).
 - `executor`, `max_concurrent`: `DISTILL_EXECUTOR` (`in_process`, the local default, or
   `multiprocess` / `k8s`) and `DISTILL_MAX_CONCURRENT`, the steps one run executes at once.
 """
@@ -54,7 +58,7 @@ class Settings(BaseModel):
     lake_root: str = Field(description="Root URI of the Parquet lake: <lake>/<source>/<table>/")
     hub_root: str = Field(description="Root of local dataset repositories: <hub>/<name>/")
     dataset_name: str = Field(default="distill", description="Published dataset repository name")
-    memory_root: str = Field(default="", description="Root of the principles memory (seed 002)")
+    memory_root: str = Field(default="", description="Root of the principles memory")
     eval_sets: str = Field(default="", description="Folder of evaluation sets to decontaminate")
     embedder: str = Field(default="", description="Embedder backend: hashed (default) | model2vec")
     embedder_model: str = Field(default="", description="Local model folder of the embedder")
@@ -66,6 +70,9 @@ class Settings(BaseModel):
     )
     future_days: int = Field(
         default=0, ge=0, description="Days past the last complete day whose raw folders ingest"
+    )
+    allow_dropped_configs: str = Field(
+        default="", description="Configs a release may drop on purpose (comma-separated, or *)"
     )
     executor: str = Field(default="", description="in_process (default) | multiprocess | k8s")
     max_concurrent: str = Field(default="", description="Steps a run executes at once")
@@ -107,6 +114,7 @@ class Settings(BaseModel):
             llm_api_key=env.get("DISTILL_LLM_API_KEY", ""),
             partitions_start=env.get("DISTILL_PARTITIONS_START", ""),
             future_days=env.get("DISTILL_FUTURE_DAYS") or 0,
+            allow_dropped_configs=env.get("DISTILL_ALLOW_DROPPED_CONFIGS", ""),
             executor=env.get("DISTILL_EXECUTOR", ""),
             max_concurrent=env.get("DISTILL_MAX_CONCURRENT", ""),
         )

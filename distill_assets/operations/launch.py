@@ -66,9 +66,13 @@ def step_lines(result: dg.ExecuteInProcessResult) -> list[str]:
 
 
 def outcome(result: dg.ExecuteInProcessResult) -> str:
-    """Summarize a run: status, materializations, checks and which checks failed."""
+    """Summarize a run: status, materializations, checks, which checks failed and their reasons."""
     checks = result.get_asset_check_evaluations()
-    failed = [str(c.asset_check_key.to_user_string()) for c in checks if not c.passed]
+    failed = [
+        c.asset_check_key.to_user_string() + (f" ({c.description})" if c.description else "")
+        for c in checks
+        if not c.passed
+    ]
     materialized = len(result.get_asset_materialization_events())
     status = "ok" if result.success else "FAILED"
     suffix = f", failed checks: {', '.join(failed)}" if failed else ""

@@ -1,4 +1,6 @@
-"""Which materializations were built under rules that have changed since (DESIGN.md "Rules").
+"""Which materializations were built under rules that have changed since.
+
+See docs/operations.md#rule-changes.
 
 Dagster's own staleness misses partitioned assets and their unpartitioned downstream (dagster
 issues #22704, #18921, #33708), so distill computes it from the instance itself:

@@ -1,4 +1,4 @@
-r"""Curation rules applied to every config before release (DESIGN.md "Curation").
+r"""Curation rules applied to every config before release (docs/curation-and-release.md#the-funnel).
 
 Scrubbing: each `Redaction` is applied in the order listed, to every published text field (string
 columns other than `id` and `source`, message contents and roles, strings nested in lists and
@@ -15,20 +15,20 @@ lowercased, runs of whitespace are collapsed to one space and ends are trimmed; 
 partitions; the representative is the highest `quality_score`, then the earliest `event_time`,
 then the smallest `id`, then the smallest `source_ref`.
 
-Near duplicates (issue 13, DESIGN.md "Curation"): the near-duplicate text of a row is every
-string of its core columns except `NEAR_DUPLICATE_SKIPPED_FIELDS` and messages whose role is in
-`NEAR_DUPLICATE_SKIPPED_ROLES` (shared boilerplate such as tool schemas and system prompts would
-make unrelated rows look alike), joined by newlines. Its words (`\w+` runs, lowercased) form
-`SHINGLE_WORDS`-word shingles; MinHash (`distill_assets.lib.minhash`, one-permutation hashing with
-`MINHASH_BINS` bins) with `LSH_BANDS` bands of `LSH_ROWS` bins proposes candidates: a pair with
-Jaccard 0.8 shares a band with probability 1 - (1 - 0.8^4)^32 > 0.9999999, one with Jaccard 0.3
-with probability 0.23. A candidate is kept when its estimated Jaccard (equal bins / bins, standard
-deviation about 0.035 at 0.8) reaches `NEAR_DUPLICATE_MIN_ESTIMATE`, a margin below the 0.8 target
-so that true pairs at 0.8 survive the estimate's noise while pairs at or below 0.5 never do. Kept
-links form clusters (connected components) over all history; the representative is ranked as for
-exact duplicates.
+Near duplicates (issue 13, docs/curation-and-release.md#dedup): the near-duplicate text of a
+row is every string of its core columns except `NEAR_DUPLICATE_SKIPPED_FIELDS` and messages whose
+role is in `NEAR_DUPLICATE_SKIPPED_ROLES` (shared boilerplate such as tool schemas and system
+prompts would make unrelated rows look alike), joined by newlines. Its words (`\w+` runs,
+lowercased) form `SHINGLE_WORDS`-word shingles; MinHash (`distill_assets.lib.minhash`,
+one-permutation hashing with `MINHASH_BINS` bins) with `LSH_BANDS` bands of `LSH_ROWS` bins proposes
+candidates: a pair with Jaccard 0.8 shares a band with probability 1 - (1 - 0.8^4)^32 > 0.9999999,
+one with Jaccard 0.3 with probability 0.23. A candidate is kept when its estimated Jaccard (equal
+bins / bins, standard deviation about 0.035 at 0.8) reaches `NEAR_DUPLICATE_MIN_ESTIMATE`, a margin
+below the 0.8 target so that true pairs at 0.8 survive the estimate's noise while pairs at or below
+0.5 never do. Kept links form clusters (connected components) over all history; the representative
+is ranked as for exact duplicates.
 
-Semantic duplicates (seed 004, "If cosine similarity > 0.99, reject as duplicate"): rows left
+Semantic duplicates (docs/curation-and-release.md#dedup, cosine > 0.99 is a duplicate): rows left
 after near-dedup whose embeddings (the project's embedder, over the near-duplicate text) have
 cosine > `SEMANTIC_DUPLICATE_COSINE` are clustered the same way. Up to `SEMANTIC_EXACT_LIMIT` rows
 all pairs are compared exactly (blocked matrix products); above it candidates come from
@@ -48,16 +48,14 @@ its producer or the raw reader could not decode as UTF-8; the reader counts thos
 `utf8_replaced` in the ingest metadata): its text is not what was said, and a model trained on it
 learns to emit U+FFFD.
 
-Splits: a row's group key is its `split_group` (its `id` when the group is empty). In a config of
-at least `MIN_ROWS_FOR_BOTH_SPLITS` published rows, a group holding more than `MAX_GROUP_SHARE` of
-them (e.g. every escalation of one capture session) is split by a finer key instead,
-`group + "/" + id`, and its rows record `split_by = "row"`. bucket = int(first 16 hex digits of
-sha256(key)) mod `SPLIT_BUCKETS` (the same function as `distill_assets.lib.hashing.split_bucket`);
-buckets below `buckets_in_test()`
-(= `TEST_FRACTION * SPLIT_BUCKETS`) are `test`, the rest `train`. A config with at least
-`MIN_ROWS_FOR_BOTH_SPLITS` rows and an empty split moves the key with the lowest bucket (test
-empty) or the highest bucket (train empty) across, recorded as `split_by = "moved"`. Except for
-these two documented cases, a group never spans splits and a row's split depends only on its key.
+Splits: a row's group key is its `split_group` (its `id` when the group is empty). Groups whose
+rows share a normalized prompt (`SPLIT_PROMPT_COLUMNS`, normalized as dedup normalizes) are one
+group, named by its smallest member (rows record `split_by = "prompt"`). bucket = int(first 16
+hex digits of sha256(name)) mod `SPLIT_BUCKETS` (the same function as
+`distill_assets.lib.hashing.split_bucket`); buckets below `buckets_in_test()`
+(= `TEST_FRACTION * SPLIT_BUCKETS`) are `test`, the rest `train`. No exceptions (issue 26): a
+group never spans splits, a source record is in one split in every config built from it, and a
+config whose groups all hash to one side has one split.
 """
 
 from __future__ import annotations
@@ -343,7 +341,7 @@ LSH_ROWS = 4
 NEAR_DUPLICATE_JACCARD = 0.8
 NEAR_DUPLICATE_MIN_ESTIMATE = 0.75
 
-# Semantic duplicates (seed 004 section "deduplication").
+# Semantic duplicates (docs/curation-and-release.md#dedup).
 SEMANTIC_DUPLICATE_COSINE = 0.99
 # above this many rows, random-hyperplane LSH (bands of bits; a pair at cosine 0.99 shares a band
 # with probability > 0.999) replaces exact search; candidates are verified exactly either way
@@ -376,11 +374,18 @@ QUALITY_GATES: dict[str, QualityGate] = {
 }
 
 # Splits (see module docstring).
-MAX_GROUP_SHARE = 0.2
-MIN_ROWS_FOR_BOTH_SPLITS = 20
 SPLIT_BY_GROUP = "group"
-SPLIT_BY_ROW = "row"
-SPLIT_BY_MOVED = "moved"
+SPLIT_BY_PROMPT = "prompt"
+# config -> the published columns holding what a model is asked (for `messages`, all but the
+# last message); rows with the same normalized prompt share a split
+SPLIT_PROMPT_COLUMNS: dict[str, tuple[str, ...]] = {
+    "sft": ("prompt",),
+    "sft_tools": ("messages",),
+    "dpo": ("prompt",),
+    "instruction": ("instruction", "input"),
+    "cot": ("instruction", "input"),
+    "correction": ("input",),
+}
 
 # Removal reasons, in funnel order.
 EXACT_DUPLICATE = "exact_duplicate"

@@ -1,8 +1,8 @@
-r"""Seed 000 rules for escalations: reasoning indicators, classification, quality flags and score.
+r"""Rules for escalations: reasoning indicators, classification, quality flags and score.
 
-Source: `seeds/000` ("SAM Distillation Data Format Specification"), sections "Reasoning Extraction
-Patterns", "Quality Scoring Algorithm" and "Quality Flags". Everything here is data applied as
-vectorized Polars expressions (Rust `regex` crate) by `defs/escalations/examples.py`.
+Documented in docs/sources/escalations.md (#reasoning-extraction, #quality-score,
+#quality-flags). Everything here is data applied as vectorized Polars expressions (Rust `regex`
+crate) by `defs/escalations/examples.py`.
 
 Regex dialect. The seed's indicator patterns are Python `re` patterns searched with `re.search`
 and no flags: case-sensitive, `.` does not cross a newline. Rust `regex` has the same defaults and
@@ -18,7 +18,7 @@ no patterns for them) carry `(?i)` where case does not matter and avoid look-aro
 
 from __future__ import annotations
 
-# --- Reasoning extraction patterns (seed 000, verbatim except the noted `\b`) --------------------
+# --- Reasoning extraction patterns (the original ones, verbatim except the noted `\b`) ------------
 
 COT_INDICATORS: tuple[str, ...] = (
     r"(?:Let me|I'll|I will) (?:think|work|break|analyze)",
@@ -45,11 +45,18 @@ CORRECTION_INDICATORS: tuple[str, ...] = (
 )
 # distill's own: the seed's `meta_cognitive` type is "self-reflection, uncertainty".
 UNCERTAINTY_INDICATORS: tuple[str, ...] = (
-    r"(?i)\bI(?:'m| am) not (?:entirely |completely |100% )?(?:sure|certain)\b",
-    r"(?i)\bI (?:don't|do not) (?:know|have (?:enough|reliable) information)\b",
-    r"(?i)\b(?:I|we) (?:can't|cannot) (?:be certain|know for sure|predict)\b",
-    r"(?i)\bI (?:might|may|could) be wrong\b",
-    r"(?i)\b(?:it's|it is) (?:hard|difficult|impossible) to (?:say|know|predict)\b",
+    r"(?i)\bI(?:['’]m| am) not (?:entirely |completely |100% |quite )?(?:sure|certain)\b",
+    r"(?i)\bI (?:don['’]t|do not) (?:really |actually |honestly )?(?:know|have (?:enough|reliable)"
+    r" information)\b",
+    r"(?i)\b(?:I|we) (?:can['’]t|cannot) (?:be (?:certain|sure)|know for sure|predict)\b",
+    r"(?i)\b(?:I|this) (?:might|may|could) (?:well )?be (?:completely |totally |entirely )?wrong\b",
+    r"(?i)\b(?:it['’]s|it is) (?:hard|difficult|impossible) to (?:say|know|predict)\b",
+    # distill, issue 27: hedges SAM's own tests expect to raise `uncertain`
+    r"(?i)\bI(?:['’]m| am) (?:very |quite |a bit |a little |somewhat |rather )?"
+    r"(?:uncertain|unsure)\b",
+    r"(?i)^\W*not (?:entirely |completely |100% |quite )?(?:sure|certain)\b",
+    r"(?i)\b(?:pure|just|only) speculation\b|\bI(?:['’]m| am) (?:just )?guessing\b"
+    r"|\bmy (?:best )?guess is\b",
 )
 REFLECTION_INDICATORS: tuple[str, ...] = (
     r"(?i)\b(?:let me|I should|I need to) (?:reconsider|double-check|re-check|re-examine)\b",
@@ -58,7 +65,7 @@ REFLECTION_INDICATORS: tuple[str, ...] = (
     r"(?i)\bmy (?:earlier|previous|first) (?:answer|assumption|reasoning)\b",
 )
 
-# --- Reasoning type (seed 000 "Reasoning Types") ------------------------------------------------
+# --- Reasoning type (docs/sources/escalations.md#reasoning-types) ---------------------------------
 
 REASONING_TYPES: tuple[str, ...] = (
     "chain_of_thought",
@@ -70,6 +77,7 @@ REASONING_TYPES: tuple[str, ...] = (
 )
 # The first type whose condition holds wins; `direct` when none does.
 #   correction       SAM made an attempt and >= MIN_CORRECTION_HITS correction indicators match
+#                    (a value correction, SAM_ERROR_RULES' `wrong_value`, counts as one more hit)
 #   tool_use         >= MIN_TOOL_HITS tool indicators match
 #   multi_step       the query asks >= MULTI_STEP_MIN_SUBTASKS things and the answer has
 #                    >= MULTI_STEP_MIN_STEPS numbered steps
@@ -99,10 +107,34 @@ TOOL_ALIASES: dict[str, str] = {"py": "python", "sh": "bash", "shell": "bash"}
 # line (seed `reasoning_steps[].content`). `action`/`reasoning` are not derivable offline.
 STEP_PREFIX = r"^[ \t]*(?:\d+[.)]|Step[ \t]+\d+[:.])[ \t]+"
 STEP_LINE = r"(?m)" + STEP_PREFIX + r"\S.*$"
+# When fewer than MIN_ORDERED_STEPS lines are numbered, the steps are the answer's section headers
+# (markdown `#` headers, `Part/Phase/Stage/Step N:` lines, bold `**Step N…**` openings), else
+# its ordinal sentences ("First, …", "Then …", "Finally, …" at a sentence start), when there are
+# at least MIN_ORDERED_STEPS of them; both are read from the prose (code blocks removed). A
+# header step's text is the header line; an ordinal step's text is its sentence without the
+# ordinal. Otherwise the (0 or 1) numbered lines are the steps.
+MIN_ORDERED_STEPS = 2
+HEADER_STEP_PREFIX = (
+    r"^[ \t]*(?:#{1,6}[ \t]+(?:\d+[.)][ \t]*)?|(?:\*\*)?(?:Part|Phase|Stage|Step)[ \t]+\d+[:.)]?"
+    r"[ \t]*)"
+)
+HEADER_STEP_LINE = r"(?m)" + HEADER_STEP_PREFIX + r"\S.*$"
+ORDINAL_WORDS = (
+    r"(?:First(?:ly)?|Second(?:ly)?|Third(?:ly)?|Fourth|Fifth|Next|Then|After that|Afterwards"
+    r"|Finally|Lastly|To start|To begin|Start by)"
+)
+ORDINAL_STEP = r"(?m)(?:^|[.!?:][ \t]+)[ \t]*" + ORDINAL_WORDS + r"\b,?[ \t]+[^.!?\n]*[^.!?\n \t]"
+ORDINAL_STEP_PREFIX = r"^[.!?:]?[ \t]*" + ORDINAL_WORDS + r"\b,?[ \t]+"
+HEADER_CLEANUP = r"\*\*"
+# Nested steps (one more complexity point): ordered steps (numbered, headers or ordinals, at
+# least MIN_ORDERED_STEPS) and, under them, a second level: list items of another kind (numbered
+# or bulleted, at least MIN_ORDERED_STEPS) or indented list items.
+LIST_ITEM = r"(?m)^[ \t]*(?:\d+[.)]|[-*+])[ \t]+\S"
+INDENTED_LIST_ITEM = r"(?m)^[ \t]{2,}(?:\d+[.)]|[-*+])[ \t]+\S"
 # Sub-tasks in a query: question marks plus list-item lines.
 QUERY_SUBTASK = r"(?m)\?|^[ \t]*(?:\d+[.)]|[-*])[ \t]+\S"
 
-# --- Classification when the producer did not pre-label it --------------------------------------
+# --- Classification when the producer did not pre-label it ----------------------------------------
 
 DOMAINS: tuple[str, ...] = ("code", "reasoning", "creative", "factual", "planning", "analysis")
 # (domain, pattern over the query); first match wins, then code if the answer holds a fenced code
@@ -147,15 +179,17 @@ TASK_TYPE_RULES: tuple[tuple[str, str], ...] = (
 DEFAULT_TASK_TYPE = "answer"
 
 # Complexity (1-10) when not pre-labelled: 1, plus one per COMPLEXITY_WORDS_PER_POINT words of the
-# answer (at most COMPLEXITY_MAX_LENGTH_POINTS), plus one for each of: >= 3 numbered steps,
-# >= 6 numbered steps, a fenced code block, a non-empty query context, a query of more than
-# COMPLEXITY_LONG_QUERY_WORDS words. Clamped to [1, 10].
+# answer (at most COMPLEXITY_MAX_LENGTH_POINTS), plus one for each COMPLEXITY_STEP_THRESHOLDS
+# the number of ordered steps reaches (the most of numbered lines, headers and ordinal sentences),
+# one for nested steps (see above), one for each of: a fenced code block, a non-empty query
+# context, a query of more than COMPLEXITY_LONG_QUERY_WORDS words. Clamped to [1, 10]. So a
+# four-step explanation is at least 3, as SAM's own tests expect of multi-step reasoning.
 COMPLEXITY_WORDS_PER_POINT = 150
 COMPLEXITY_MAX_LENGTH_POINTS = 4
-COMPLEXITY_STEP_THRESHOLDS: tuple[int, ...] = (3, 6)
+COMPLEXITY_STEP_THRESHOLDS: tuple[int, ...] = (3, 4, 6)
 COMPLEXITY_LONG_QUERY_WORDS = 40
 
-# --- Quality flags (seed 000 "Quality Flags") -----------------------------------------------------
+# --- Quality flags (docs/sources/escalations.md#quality-flags) ------------------------------------
 
 QUALITY_FLAGS: tuple[str, ...] = (
     "repetition",
@@ -196,7 +230,7 @@ REPETITION_MIN_UNIT_CHARS = 12
 REPETITION_MIN_UNITS = 4
 REPETITION_MIN_SHARE = 0.3
 
-# --- Quality score (seed 000 "Quality Scoring Algorithm") ---------------------------------------
+# --- Quality score (docs/sources/escalations.md#quality-score) ------------------------------------
 
 SCORE_BASE = 0.5
 SCORE_REASONING_STEPS = 0.1  # >= SCORE_MIN_REASONING_STEPS numbered steps
@@ -214,11 +248,11 @@ SCORE_INCOMPLETE = -0.2  # 'incomplete' flag
 # are not decided by float noise (0.5 - 0.2 must compare equal to 0.3).
 SCORE_DECIMALS = 6
 
-# --- Minimum quality of every export (seed 000 task 1.1.6 quality filter; see the export gate) --
+# --- Minimum quality of every export (docs/sources/escalations.md#export-gate) --------------------
 
 INSTRUCTION_MIN_QUALITY = 0.3
 
-# --- Reasoning step details (seed 000 `reasoning_steps[].action/content/reasoning`) -------------
+# --- Reasoning step details (`reasoning_steps[].action/content/reasoning`) ------------------------
 
 # A step line `N. **Header**: explanation` (or `N. Header: explanation`, `N. Sentence.`) gives
 #   content   = the header (bold markers dropped), else the whole step text;
@@ -236,7 +270,7 @@ STEP_ACTION_VERBS: tuple[str, ...] = (
 STEP_ACTION_ALIASES: dict[str, str] = {"add": "mitigate", "guard": "mitigate"}
 STEP_DEFAULT_ACTION = "explain"
 
-# --- Tool usage details (seed 000 `tool_usage[]`) -------------------------------------------------
+# --- Tool usage details (`tool_usage[]`) ----------------------------------------------------------
 
 TOOL_PURPOSES: dict[str, str] = {
     "bash": "run shell commands",
@@ -258,12 +292,14 @@ TOOL_INPUT_PATTERNS: dict[str, str] = {
 }
 TOOL_OUTPUT_HANDLING = "read the output and continue from it"
 
-# --- SAM errors (seed 000 `corrections.sam_errors`) ----------------------------------------------
+# --- SAM errors (`corrections.sam_errors`, docs/sources/escalations.md#sam-errors) ----------------
 
 # SAM made an error when it made an attempt (non-blank `sam_attempt`) and one of these rules holds;
 # the FIRST matching rule names `error_type`. Patterns run over Claude's answer, except
 # `incomplete`, which compares lengths: the attempt has fewer than INCOMPLETE_MAX_LENGTH_RATIO times
 # the answer's words and the answer has >= INCOMPLETE_MIN_ANSWER_STEPS numbered steps or code.
+#   wrong_value      the answer corrects a value, limit or expiry (a TTL, timeout, quota, size,
+#                    default, version: "should be 300, not 60", "won't handle TTL expiration")
 #   factual          the answer says the attempt's claim is wrong
 #   wrong_approach   the answer proposes a different approach
 #   missing_context  the answer says the right answer depends on context SAM did not consider
@@ -271,6 +307,17 @@ TOOL_OUTPUT_HANDLING = "read the output and continue from it"
 # An attempt that met none of them, but whose example is a correction (reasoning_type
 # `correction`, detected by the seed's indicators or pre-labelled), gets SAM_ERROR_FALLBACK.
 SAM_ERROR_RULES: tuple[tuple[str, str], ...] = (
+    (
+        "wrong_value",
+        r"(?i)\b(?:TTL|time-?to-?live|expir\w*|time-?outs?|limits?|quotas?|max(?:imum)?"
+        r"|min(?:imum)?|defaults?|rate|size|port|version|retries|interval|duration|threshold)\b"
+        r"[^.\n]{0,60}?\b(?:should be|must be|needs to be|has to be|is actually|defaults? to"
+        r"|is set to|is only|is not|isn't)\b[^.\n]{0,40}?\d"
+        r"|\b\d+(?:\.\d+)?[ \t]*(?:ms|s|secs?|seconds?|mins?|minutes?|h|hours?|days?|[KMG]B|%)?,?"
+        r" not \d|\b(?:won't|will not|doesn't|does not|can't|cannot|never) (?:handle|support"
+        r"|respect|enforce|expire|evict|apply)\b[^.\n]{0,40}?\b(?:TTL|time-?to-?live|expir\w*"
+        r"|time-?outs?|limits?|quotas?)",
+    ),
     (
         "factual",
         r"(?i)\b(?:that's (?:not|in)correct|that is (?:not|in)correct|is incorrect|is wrong"
@@ -333,7 +380,7 @@ IMPROVEMENT_RULES: tuple[tuple[str, str, str | None], ...] = (
     ("Include working code", r"```", r"```"),
 )
 
-# --- Principles (seed 000 `principles[]`) --------------------------------------------------------
+# --- Principles (`principles[]`, docs/sources/escalations.md#principles) --------------------------
 
 # Sentences of the answer's prose (code blocks removed, list markers and bold dropped) that state
 # a generalizable rule, as (kind, pattern, importance); a sentence takes the first kind matching.
@@ -374,7 +421,7 @@ PRINCIPLE_MIN_CHARS = 20
 MAX_PRINCIPLES = 3
 PRINCIPLE_CONTEXT_MAX_CHARS = 120
 
-# --- The flags the seed could not compute offline ------------------------------------------------
+# --- The flags the seed could not compute offline -------------------------------------------------
 
 # outdated: the answer pins its facts to a time or version that will age.
 OUTDATED_INDICATORS: tuple[str, ...] = (
@@ -390,18 +437,17 @@ HALLUCINATION_INDICATORS: tuple[str, ...] = (
     r"(?i)\b(?:invented|founded|discovered|published) (?:by|in)\b",
 )
 
-# --- Junk captures (distill's flags beyond the seed's ten) ---------------------------------------
+# --- Junk captures (distill's flags beyond the seed's ten) ----------------------------------------
 
 # Captures from a real assistant log replies that are not answers. Flags, in QUALITY_FLAGS order
 # after the seed's ten:
-#   not_an_answer  the reply is an acknowledgement (ACKNOWLEDGEMENT), an error page (starts like
-#                  HTML or a JSON error, or an ERROR_PAGE_INDICATORS cue the query does not
-#                  contain while the reply shares fewer than ERROR_PAGE_MAX_OVERLAP of the query's
-#                  terms), or the user's own chatter (USER_CHATTER_INDICATORS at its start, with
-#                  no code and fewer than CHATTER_MAX_WORDS words)
+#   not_an_answer  the answer-ness model below names a reason (column `answer_rejection`)
 #   off_topic      the query has >= OFF_TOPIC_MIN_QUERY_TERMS content terms and the reply shares
 #                  fewer than OFF_TOPIC_MAX_OVERLAP of them (lexical overlap, see below); not for
-#                  OFF_TOPIC_EXEMPT_DOMAINS (a poem need not repeat its prompt's words)
+#                  OFF_TOPIC_EXEMPT_DOMAINS (a poem need not repeat its prompt's words), and not
+#                  when the reply has the structure of an answer (more than OFF_TOPIC_MAX_EVIDENCE
+#                  points of answer evidence, see answer-ness: code or steps need not repeat the
+#                  query's words either)
 # Content terms of the query: lower-cased words of >= 4 letters/digits (RELEVANCE_TERM) not in
 # RELEVANCE_STOPWORDS, truncated to their first RELEVANCE_STEM_CHARS characters (a crude stem, so
 # "fixing"/"fixed" meet), unique; a term is shared when the lower-cased reply contains it.
@@ -420,14 +466,157 @@ ERROR_PAGE_INDICATORS: tuple[str, ...] = (
     r"(?i)\b(?:rate limit (?:exceeded|reached)|too many requests|request timed out"
     r"|internal error occurred|upstream connect error)\b",
 )
-USER_CHATTER_INDICATORS: tuple[str, ...] = (
-    r"(?i)^\s*(?:hey|hi|hello|yo)\b",
-    r"(?i)^\s*(?:can|could|would|will) you\b",
-    r"(?i)^\s*(?:please|pls)\b",
-    r"(?i)^\s*(?:i (?:want|need|would like) (?:you|to)|help me|let's try|try again|that didn't"
-    r" work|still (?:not working|broken|getting))\b",
+
+# --- Answer-ness: does `claude_response` answer `query`? (distill) ------------------------------
+
+# A logger that records the user's prompt history stores the user's NEXT message as the "answer":
+# requests to the assistant, wishes, bug reports, pasted logs and commands, acknowledgements. The
+# model weighs two kinds of evidence, each a vectorized measure of the reply:
+#   role cues        who the reply's opening (its first ANSWER_HEAD_CHARS characters) or its lines
+#                    sound like: ANSWER_ROLE_CUES (kind, pattern), LOG_LINE, COMMAND_LINE, ...
+#   answer evidence  points (column-free expression `answer_evidence`): explanation
+#                    (EXPLANATION_MARKERS matches, at most EVIDENCE_MAX_EXPLAIN), guidance to the
+#                    reader (GUIDANCE_MARKERS, at most EVIDENCE_MAX_GUIDE), >= 2 ordered steps
+#                    (EVIDENCE_STEPS), a fenced code block (EVIDENCE_CODE), prose of at least
+#                    EVIDENCE_LONG_PROSE_WORDS words (1) and the query's terms (overlap at least
+#                    EVIDENCE_OVERLAP: 1)
+# A reply is rejected (flag `not_an_answer`, `answer_rejection` = the kind, export drop reason
+# `not_an_answer:<kind>`) for the first of ANSWER_REJECTIONS whose condition holds:
+#   acknowledgement  ACKNOWLEDGEMENT (the whole reply)
+#   error_page       ERROR_PAGE_START, or an ERROR_PAGE_INDICATORS cue the query does not contain
+#                    while the reply shares fewer than ERROR_PAGE_MAX_OVERLAP of the query's terms
+#   dont_know        the reply opens with DONT_KNOW and never goes on with HEDGE_CONTINUATION
+#   question_back    no code; at least QUESTION_BACK_MIN_SHARE of its prose's sentences are
+#                    questions, and its last one is
+#   pasted_log       at least PASTED_MIN_LINES non-blank lines, at least PASTED_MIN_SHARE of them
+#                    LOG_LINE
+#   shell_command    no fenced code; at least PASTED_MIN_SHARE of its non-blank lines COMMAND_LINE
+#   user_request, user_wish, bug_report
+#                    the kind's ANSWER_ROLE_CUES pattern matches the opening
+# and, for every kind but the first two, the reply has at most MAX_EVIDENCE[kind] points; for
+# the kinds in CODE_IS_PASTED_FOR a fenced block earns no points (a request or bug report that
+# opens the reply brings its code or error along). Lines are counted without fence lines. A
+# reviewer's approval overturns a rejection (see the export gate).
+ANSWER_HEAD_CHARS = 160
+# Interjections a user's message may open with before the request itself.
+_OPENING = (
+    r"(?i)^\W*(?:(?:ok(?:ay)?|yes|yeah|yep|sure|great|cool|good|alright|now|so|and|also|then"
+    r"|hmm+|no|nope|hey|hi|well|ugh|wait|thanks?)\b[\s,.!]*)*"
 )
-CHATTER_MAX_WORDS = 40
+ANSWER_ROLE_CUES: tuple[tuple[str, str], ...] = (
+    (
+        "user_request",
+        _OPENING + r"(?:(?:can|could|would|will|won't|can't) (?:you|u)\b|please\b|pls\b|plz\b"
+        r"|i (?:want|need|'d like|would like) you\b|go ahead\b"
+        r"|let'?s (?:do|go|try|ship|continue|move on|just|switch|keep|finish)\b"
+        r"|do (?:it|that|this|the same)\b|just (?:do|fix|make|use|run|go|add|change|remove|push"
+        r"|commit|ship|finish)\b|try (?:again|harder)\b|keep going\b|continue\b"
+        r"|proceed\b|carry on\b|(?:fix|change|remove|update|revert|undo|redo|rewrite|implement"
+        r"|build|ship|finish|commit|push|deploy|test|rerun|restart) (?:it|this|that|them"
+        r"|everything|all)\b|make (?:it|this|that|them) \w+|stop (?:asking|doing|prompting"
+        r"|confirming)\b|don'?t (?:ask|stop|bother|confirm)\b|(?:fewer|less|no more)"
+        r" (?:confirmations?|questions|prompts)\b|same (?:for|with) \w+"
+        r"|now (?:do|add|make|fix|run|change|try)\b|again\b|hello\b|yo\b)",
+    ),
+    (
+        "user_wish",
+        r"(?i)\b(?:i (?:really )?(?:want|wish|need) (?:it|this|the \w+|sam|us|to (?:be able"
+        r"|have|see|get))|i'?d (?:really )?(?:like|love) (?:it|this|the|to|a|an|sam)"
+        r"|(?:it|sam) (?:should|needs to|must) (?:also|be able to|always|never|remember|show"
+        r"|support|sync|let me|have an?|open|stay)"
+        r"|(?:can|could) we (?:add|have|make|get|support)|we (?:need|should) (?:to )?(?:add|have"
+        r"|make|support)|feature request|would be (?:nice|great|cool|awesome|good) (?:if|to)"
+        r"|what if (?:it|we|sam)|it would be (?:nice|great|cool|awesome|better))\b",
+    ),
+    (
+        "bug_report",
+        r"(?i)(?:\b(?:it|this|that|sam|the (?:app|build|page|server|script|tests?|thing|button|ui"
+        r"|window|cli)) (?:still |now |just |keeps? |always )?(?:crash(?:es|ed|ing)?"
+        r"|fail(?:s|ed|ing)?|break(?:s|ing)?|broke|hangs?|hung|freez(?:es|ing)|froze|won't"
+        r"|doesn't|does not|didn't|did not|isn't|is not|throws|threw|errors? out)"
+        r"|\bi(?:'m| am) (?:still )?(?:getting|seeing|stuck)"
+        r"|\bi (?:still |now )?(?:get|got|see|saw|keep getting) (?:this|an|the|a|same|that)\b"
+        r"|\b(?:still|again) (?:broken|failing|not working|crashing|the same|getting|seeing"
+        r"|having)\b|\bnot working\b"
+        r"|\bnothing happens\b|\bsame (?:error|problem|issue|thing|crash)\b"
+        r"|\b(?:there's|there is) (?:a|still a) bug\b)",
+    ),
+)
+DONT_KNOW = (
+    r"(?i)^\W*(?:(?:i|we)\s+)?(?:(?:really |honestly |just )?(?:don'?t|do not) know"
+    r"|have no (?:idea|clue)|no (?:idea|clue)|not sure|idk|dunno|can'?t (?:say|tell)"
+    r"|cannot (?:say|tell)|i'?m not sure|i am not sure|i'?m unsure|beats me)\b"
+)
+HEDGE_CONTINUATION = (
+    r"(?i)\b(?:but|though|however|although|i (?:think|believe|suspect|guess)|probably|likely"
+    r"|my guess|it (?:may|might|could)|could be|usually|typically|in most|one option"
+    r"|you (?:can|could|might))\b"
+)
+# Sentences are counted by their ends (SENTENCE_END; trailing text without one is one more
+# sentence, UNTERMINATED_END), questions by QUESTION_END: counts, no list per reply.
+SENTENCE_END = r"[.!?]+(?:\s|$)"
+QUESTION_END = r"\?[.!?]*(?:\s|$)"
+UNTERMINATED_END = r"[^.!?\s]\s*$"
+QUESTION_BACK_MIN_SHARE = 0.5
+# A pasted log / trace / path line, and a shell command line (searched line by line).
+LOG_LINE = (
+    r"(?m)^[ \t]*(?:Traceback \(most recent call last\)|File \"[^\"\n]+\", line \d+"
+    r"|at [\w.$<>/]+[(:]|[\w.]*(?:Error|Exception|Warning)\b[:(]?"
+    r"|\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}|\[?\d{2}:\d{2}:\d{2}"
+    r"|\[?(?:ERROR|WARN(?:ING)?|INFO|DEBUG|FATAL|CRITICAL|TRACE)\b|npm (?:ERR!|WARN)"
+    r"|error(?:\[E\d+\])?:|warning:|fatal:|panic:|Caused by:|\$ |> |~?/[\w.@-]+/[\w./@-]+"
+    r"|[A-Z]:\\|\.{3} \d+ more|\^+[ \t]*$|-->|\d+[ \t]+\||\|[ \t]*$|\|[ \t]+[-^]+)"
+)
+COMMAND_LINE = (
+    r"(?m)^[ \t]*(?:\$[ \t]*)?(?:sudo[ \t]+)?(?:cd|ls|git|npm|npx|yarn|pnpm|pip3?|python3?|node"
+    r"|brew|docker|kubectl|make|cargo|curl|wget|export|source|chmod|chown|rm|mv|cp|mkdir|cat"
+    r"|tail|head|grep|ssh|scp|open|uv|poetry|go|swift|xcodebuild|killall|ps|kill|pytest|ruff"
+    r"|echo|touch|sed|awk|find|tar)[ \t]+\S"
+)
+NONBLANK_LINE = r"(?m)^[ \t]*\S"
+FENCE_LINE = r"(?m)^[ \t]*```"
+PASTED_MIN_LINES = 2
+PASTED_MIN_SHARE = 0.5
+EXPLANATION_MARKERS = (
+    r"(?i)\b(?:because|since|so that|which means|this means|that means|means that|the reason"
+    r"|that's why|this is why|for example|e\.g\.|i\.e\.|in other words|returns?|causes?"
+    r"|caused by|happens (?:when|because)|occurs when|is used (?:to|for)|allows?|lets you"
+    r"|refers to|stands for|works by|instead|is (?:a|an|the)|are (?:a|an|the)|depends on"
+    r"|otherwise|this (?:way|ensures|avoids|makes))\b"
+)
+GUIDANCE_MARKERS = (
+    r"(?i)\b(?:you can|you could|you should|you'll (?:need|want)|you need to|you might|you may"
+    r"|you want to|to (?:fix|do|avoid|get|make|use|enable|check|change) (?:this|that|it)"
+    r"|try (?:using|adding|running|setting)|make sure|be sure to|here's|here is)\b"
+)
+EVIDENCE_MAX_EXPLAIN = 2
+EVIDENCE_MAX_GUIDE = 2
+EVIDENCE_STEPS = 2
+EVIDENCE_CODE = 2
+EVIDENCE_LONG_PROSE_WORDS = 60
+EVIDENCE_OVERLAP = 0.5
+# The most answer evidence a reply may have and still be rejected, per kind.
+MAX_EVIDENCE: dict[str, int] = {
+    "dont_know": 1,
+    "question_back": 1,
+    "pasted_log": 0,
+    "shell_command": 0,
+    "user_request": 1,
+    "user_wish": 1,
+    "bug_report": 1,
+}
+CODE_IS_PASTED_FOR: tuple[str, ...] = ("user_request", "user_wish", "bug_report")
+ANSWER_REJECTIONS: tuple[str, ...] = (
+    "acknowledgement",
+    "error_page",
+    "dont_know",
+    "question_back",
+    "pasted_log",
+    "shell_command",
+    "user_request",
+    "user_wish",
+    "bug_report",
+)
 RELEVANCE_TERM = r"[a-z0-9_]{4,}"
 RELEVANCE_STEM_CHARS = 5
 RELEVANCE_STOPWORDS: tuple[str, ...] = (
@@ -440,15 +629,19 @@ RELEVANCE_STOPWORDS: tuple[str, ...] = (
 OFF_TOPIC_MIN_QUERY_TERMS = 3
 OFF_TOPIC_MAX_OVERLAP = 0.15
 OFF_TOPIC_EXEMPT_DOMAINS: tuple[str, ...] = ("creative",)
+OFF_TOPIC_MAX_EVIDENCE = 1
 
-# --- Export gate and training readiness (seed 000 tasks 1.1.6 and 1.1.8) -------------------------
+# --- Export gate and training readiness (docs/sources/escalations.md#export-gate) -----------------
 
 # An example leaves EVERY export (instruction, cot, dpo, correction) for the first reason that
 # applies, in this order:
 #   rejected          a reviewer rejected it (human_reviewed == -1; CLI decisions also remove it
 #                     from the release through the global review exclusion table)
-#   flag_<flag>       it carries one of EXPORT_EXCLUDED_FLAGS
-#   below_min_quality quality_score < INSTRUCTION_MIN_QUALITY
+#   flag_<flag>       it carries one of EXPORT_EXCLUDED_FLAGS (not_an_answer: see below)
+#   not_an_answer:<kind>  the answer-ness model rejected the reply (`answer_rejection`); a
+#                     reviewer's approval overturns it, as it does the other REVIEWABLE_FLAGS
+#   below_min_quality quality_score <= INSTRUCTION_MIN_QUALITY (exclusive: the filter keeps
+#                     examples ABOVE the minimum, so "I don't know" at exactly 0.3 stays out)
 #   needs_approval    its export format is in APPROVAL_REQUIRED_FORMATS and it is not approved
 # Then each format has its own condition (`not_<format>` when unmet):
 #   instruction  always
@@ -456,6 +649,8 @@ OFF_TOPIC_EXEMPT_DOMAINS: tuple[str, ...] = ("creative",)
 #   preference   a SAM error was found (the attempt was wrong) and the attempt is not blank
 #   correction   same as preference
 EXPORT_EXCLUDED_FLAGS: tuple[str, ...] = ("refusal", *JUNK_FLAGS)
+# Flags a reviewer's approval overturns (junk is a judgement; a refusal is not).
+REVIEWABLE_FLAGS: tuple[str, ...] = JUNK_FLAGS
 COT_EXPORT_MIN_STEPS = 2
 # No format waits for approval by default: review removes (reject) rather than admits.
 APPROVAL_REQUIRED_FORMATS: tuple[str, ...] = ()
@@ -463,13 +658,13 @@ APPROVAL_REQUIRED_FORMATS: tuple[str, ...] = ()
 # training_format (the seed's single best use): preference for legacy preference pairs, else
 # correction when SAM erred, else cot when it has COT_EXPORT_MIN_STEPS steps, else instruction.
 
-# --- Stats (`distill stats escalations`, seed 000 task 1.1.7) ------------------------------------
+# --- Stats (`distill stats escalations`, docs/sources/escalations.md#stats) -----------------------
 
 # Quality tier: the first (tier, minimum score) whose minimum the score reaches.
 QUALITY_TIERS: tuple[tuple[str, float], ...] = (("high", 0.7), ("medium", 0.4), ("low", 0.0))
 REVIEW_STATES: dict[int, str] = {1: "approved", 0: "pending", -1: "rejected"}
 
-# --- Optional LLM extractor (off by default; DISTILL_LLM_BASE_URL / _MODEL) ----------------------
+# --- Optional LLM extractor (off by default; DISTILL_LLM_BASE_URL / _MODEL) -----------------------
 
 # Sampling of the extraction requests: deterministic answers, enough room for the JSON.
 LLM_TEMPERATURE = 0.0
@@ -479,8 +674,12 @@ LLM_SYSTEM_PROMPT = (
     "You extract training data from an escalation: a user's query, a small model's (SAM's) "
     "attempt and a large model's answer. Reply with one JSON object and nothing else, with keys "
     '"reasoning_steps": [{"step_num": int, "action": verb, "content": str, "reasoning": str}], '
-    '"corrections": null or {"sam_errors": [{"error_type": one of incomplete, factual, '
-    'missing_context, wrong_approach, "what_sam_said": str, "what_was_wrong": str, '
+    '"corrections": null or {"sam_errors": [{"error_type": one of incomplete, wrong_value, '
+    'factual, missing_context, wrong_approach, "what_sam_said": str, "what_was_wrong": str, '
     '"correct_answer": str}], "improvements": [str]}, '
-    '"principles": [{"principle": str, "context": str, "importance": number 0..1}].'
+    '"principles": [{"principle": str, "context": str, "importance": number 0..1}], '
+    '"not_an_answer": null when claude_response answers the query, else why not, one of '
+    + ", ".join(ANSWER_REJECTIONS)
+    + " (the log may have stored the user's next message, a pasted log or an acknowledgement "
+    "as the answer)."
 )

@@ -1,6 +1,6 @@
-"""Rules for improvement principles (seed 002: extraction, format, confidence; and merging).
+"""Rules for improvement principles: extraction, format, confidence; and merging.
 
-Inputs of an extraction (seed 002, "Extraction Flow" and "Truncation"): the query cut to
+Inputs of an extraction (docs/sources/revisions.md#principles): the query cut to
 `QUERY_CHARS`; the original and the revised response each cut to `RESPONSE_CHARS` as the first
 `HEAD_SHARE` of that budget plus the last part (60% head + 40% tail), so the beginning and the end
 of a long answer, where most revisions show, are both seen; the hints joined in order by
@@ -35,7 +35,8 @@ RESPONSE_CHARS = 800
 HEAD_SHARE = 0.6
 HINT_SEPARATOR = "; "
 
-# the LLM extractor (seed 002, "Token Budget": REFLEX role, temperature 0.3, ~150 output tokens)
+# the LLM extractor (docs/sources/revisions.md#llm-extractor): REFLEX role, temperature 0.3,
+# ~150 output tokens
 LLM_TEMPERATURE = 0.3
 LLM_MAX_TOKENS = 150
 

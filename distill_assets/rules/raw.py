@@ -1,4 +1,4 @@
-"""Limits of the raw reader (DESIGN.md "Nothing is lost", "Bounded memory").
+"""Limits of the raw reader (docs/operations.md#nothing-is-lost, bounded memory).
 
 A raw record (one JSON line) longer than `MAX_RECORD_BYTES` is not parsed: it becomes a
 quarantine row with reason `too_large` holding its first `QUARANTINED_PREFIX_BYTES` bytes, and

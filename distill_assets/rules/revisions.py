@@ -1,7 +1,7 @@
-"""Rules for revision pairs (seed 002, "Trigger Condition"), as Polars expressions.
+"""Rules for revision pairs (docs/sources/revisions.md#pairs), as Polars expressions.
 
 A turn yields a preference pair when its loop ends in APPROVE after at least one REVISE
-(`revision_count > 0`) and the REVISE verdicts left non-empty hints (seed 002's three trigger
+(`revision_count > 0`) and the REVISE verdicts left non-empty hints (the three trigger
 conditions). Turns that do not qualify are kept with one of `UNPAIRED_REASONS`, tested in that
 order (the first that applies wins):
 

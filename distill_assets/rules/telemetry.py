@@ -1,4 +1,4 @@
-"""Telemetry rules (seed 004, "Schema 1: SFT for Dialogue/Narrative").
+"""Telemetry rules (docs/sources/telemetry.md#dialogues).
 
 Which conversations become SFT rows, how their turns become messages, and their quality score.
 

@@ -1,4 +1,4 @@
-"""Novelty rules (seed 004 "Stage 6: Storage": vector deduplication and novelty).
+"""Novelty rules (docs/sources/telemetry.md#novelty): vector deduplication and novelty.
 
 Each telemetry feed row (dpo pairs, rlds episodes, cot traces) is embedded with the project's
 embedder (text per feed in `defs/telemetry/novelty.py`). Its novelty score is

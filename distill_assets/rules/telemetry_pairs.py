@@ -1,4 +1,4 @@
-"""Decision preference pair rules (seed 004 Schema 2, "counterfactual_mining").
+"""Decision preference pair rules (docs/sources/telemetry.md#decisions-and-pairs).
 
 Pairs are formed within one ingest partition from triaged (process | sample) decisions that have
 an outcome:

@@ -1,4 +1,4 @@
-"""Chain-of-thought rules (seed 004 Schema 4, "Chain-of-Thought for Reasoning").
+"""Chain-of-thought rules (docs/sources/telemetry.md#reasoning).
 
 A `reasoning` event becomes one `cot` row. It is linked to the decision it explains when a
 triaged decision of the same player in the same partition has its `scenario_id` (the earliest one).

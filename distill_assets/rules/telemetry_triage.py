@@ -1,4 +1,4 @@
-"""Telemetry triage rules (seed 004, "Stage 3.5: Triage Sampling").
+"""Telemetry triage rules (docs/sources/telemetry.md#triage).
 
 Candidates: decision, trajectory_step, reasoning and dialogue_turn events that passed validation.
 The first matching rule decides, in this order:
@@ -25,6 +25,13 @@ everything else skips as `no_trigger`.
 audit: AUDIT_RATE of the skips, by a second stable hash of the event id, become `audit`
 (reason `audit:<skip reason>`), the seed's "5% sample of skipped for validation".
 
+Triage gates the products (docs/sources/telemetry.md#triage): an episode goes to `rlds` and
+`episode_pairs` only when at least one of its steps passed (process | sample) - an episode of
+skipped routine steps is never published - and a reasoning trace goes to `cot` only when it passed.
+Competence still classes every episode, which evaluates the audit sample: an audited step is a
+false negative when its episode did not pass and competence classes it in AUDIT_VALUABLE_CLASSES
+(the seed's "false negative rate (missed valuable data)"), reported per action type.
+
 The pass rate (process + sample over candidates) should stay below PASS_RATE_ALERT ("If pass rate
 > 40%, tighten filters"); an asset check warns above it.
 """
@@ -40,6 +47,7 @@ LOW_TIER_MAX_SKILL = 1
 ENTROPY_THRESHOLD = 0.1
 SAMPLE_RATE = 0.15
 AUDIT_RATE = 0.05
+AUDIT_VALUABLE_CLASSES: tuple[str, ...] = ("expert", "hard_negative")
 PASS_RATE_ALERT = 0.40
 HASH_BUCKETS = 10_000
 SAMPLE_SALT = "triage-sample"

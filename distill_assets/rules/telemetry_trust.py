@@ -1,4 +1,4 @@
-"""Player trust and payouts (seed 004, validation mechanisms 1-3: quality scoring algorithm).
+"""Player trust and payouts (docs/sources/telemetry.md#trust): trust, quality and payout formulas.
 
 Trust C(player), recomputed from all history in event-time order (server_ts, then event_id):
 starts at INITIAL_TRUST (the seed gives the range but no start; 0.5 is its midpoint, neither
@@ -26,6 +26,19 @@ Payout per task = BASE_RATES[task type] * U * (1 + NOVELTY_LAMBDA * H) * C:
   NOVELTY_FLOOR_PROBABILITY (the seed's "<0.01% probability" novel strategies) and clipped to
   [0, 1]; 0 where no policy is given (episodes);
 - C: the player's trust after every signal up to and including the task's time.
+A decision pays zero, whatever the formula gives, when the player's peer-prediction response on
+its scenario is a mismatch (seed, Validation Mechanism 1, payoff_matrix: "mismatch: Zero SILA");
+the payout row names PEER_MISMATCH_REASON among its `zero_reasons`
+(docs/sources/telemetry.md#payouts).
+
+Trust weights the data (docs/sources/telemetry.md#trust; the seed's gold-standard consequences:
+"trust score decreases, data weighted down"): every `sft`, `rlds` and `cot` feed row carries in
+`metadata` its player's `trust` after every signal up to the row's event time and the
+`validation_flags` of its events. Its `quality_score` is multiplied by min(trust / INITIAL_TRUST, 1)
+(rounded to QUALITY_DECIMALS): a player with no signals keeps the content score, distrust lowers it
+in proportion, trust above the start never raises it above what the content earns. Rows of a
+player whose trust at that time is below TRUST_FLOOR are left out (0.3 is the start less two
+gold-standard failures, so a third net failure drops a player's data; the seed gives no number).
 """
 
 from __future__ import annotations
@@ -52,3 +65,8 @@ NEAR_MISS_REWARD_FRACTION = 0.7
 NEAR_MISS_FINAL_FRACTION = 0.2
 NOVELTY_FLOOR_PROBABILITY = 1e-4
 PAYOUT_DECIMALS = 6
+PEER_MISMATCH_REASON = "peer_mismatch"
+
+# trust weighting of feed rows (see the module docstring)
+TRUST_FLOOR = 0.3
+QUALITY_DECIMALS = 4

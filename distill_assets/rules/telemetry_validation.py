@@ -1,4 +1,4 @@
-"""Telemetry validation rules (seed 004, "Stage 2: Initial Validation" and the anti-gaming layer).
+"""Telemetry validation rules (docs/sources/telemetry.md#validation, anti-gaming included).
 
 Seed stage 2: malformed data → immediate reject (ingest quarantine, `contracts.telemetry`);
 impossible actions → flag for review; bot signatures → reject + investigate the account. Every

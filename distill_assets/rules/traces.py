@@ -1,13 +1,17 @@
-"""Seed 003 rules for agent traces → step-level SFT samples (`sft-extract`).
+"""Rules for agent traces → step-level SFT samples (`sft-extract`).
+
+See docs/sources/traces.md#agent-traces.
 
 Everything here is data the trace assets apply; the module's content hash is their `code_version`.
 
-- **Tools** (seed 003 "Filtering Rules" 3; llm-repo-agent's tool schema): the four tools a model may
-  call and their arguments. Every declared argument is required, as the agent enforces it (a missing
-  one gives `ok: false`, "Invalid tool args"). `run_tests` is driver-only and never a target.
-- **Success** (seed 003 Step 2): `run_end.payload.state.last_test.ok`, else
+- **Tools** (docs/sources/traces.md#filtering-rules; llm-repo-agent's tool schema): the four
+  tools a model may call and their arguments. Every declared argument is required, as the agent
+  enforces it (a missing one gives `ok: false`, "Invalid tool args"). `run_tests` is driver-only and
+  never a target.
+- **Success** (docs/sources/traces.md#success): `run_end.payload.state.last_test.ok`, else
   `final.payload.final.test_result.ok`; a run with neither is not successful.
-- **Options** (seed 003 `SFTExtractConfig` defaults, plus the seed's "future enhancements").
+- **Options** (`SFTExtractConfig` defaults plus the "future enhancements";
+  docs/sources/traces.md#options).
 - **Formats**: how a tool result and a DRIVER NOTE read in the `together` (content-only) format,
   and the role grammars every sample is validated against before it is written.
 - **Quality score** weights of `sft_steps.quality_score`.
@@ -100,7 +104,7 @@ SUCCESS_RULE_RUN_END = "run_end.last_test"
 SUCCESS_RULE_FINAL = "final.test_result"
 SUCCESS_RULE_NONE = "none"
 
-# --- options (seed 003 SFTExtractConfig defaults) ------------------------------------------------
+# --- options (SFTExtractConfig defaults, docs/sources/traces.md#options) --------------------------
 REQUIRE_SUCCESS = True
 REQUIRE_VALID_TOOL_OK = True
 # tool outputs in a sample's context are cut to this many characters (0: no cut)
@@ -114,10 +118,11 @@ INCLUDE_RECOVERY = False
 # only if its request has the role grammar below and every call has JSON-object arguments.
 DEDUP = True
 VALIDATE = True
-# `distill sft-extract` reproduces seed 003's command exactly: its SFTExtractConfig drops neither
-# recovery steps nor cross-run duplicates (both are "future enhancements"), so every successful
-# tool call of a successful run is a sample; `--exclude-recovery` and `--dedup` opt in to the
-# two filters the assets apply.
+# `distill sft-extract` reproduces the original extractor exactly
+# (docs/sources/traces.md#sft-extract): its SFTExtractConfig drops neither recovery steps nor
+# cross-run duplicates (both are "future enhancements"), so every successful tool call of a
+# successful run is a sample; `--exclude-recovery` and `--dedup` opt in to the two filters the
+# assets apply.
 SFT_EXTRACT_INCLUDE_RECOVERY = True
 SFT_EXTRACT_DEDUP = False
 # train/eval split by task: a split group (task id, else a hash of the goal) goes to eval when
@@ -128,8 +133,9 @@ SPLIT_BUCKETS = 10_000
 # --- formats -------------------------------------------------------------------------------------
 # `together`: a tool message becomes a user turn with this prefix; a DRIVER NOTE the agent put
 # between an assistant tool call and its tool message is appended to that user turn after the tool
-# output, separated by NOTE_SEPARATOR. `tools`: the note becomes a system message right after the
-# tool message (a tool message must directly follow its assistant tool call).
+# output, separated by NOTE_SEPARATOR. `tools`: the notes of a tool call become one user message
+# (joined by NOTE_SEPARATOR) right after its tool message (a tool message must directly follow its
+# assistant tool call, and chat templates reject a system message after the first turn).
 TOOL_RESULT_PREFIX = "[tool_result]\n"
 NOTE_SEPARATOR = "\n\n"
 # role grammars (roles joined by ","). A request the agent sent: system prompt, GOAL, then per tool
@@ -137,7 +143,7 @@ NOTE_SEPARATOR = "\n\n"
 # anywhere after the assistant message. The two output formats every written sample must match:
 REQUEST_ROLE_ORDER = r"^system,user(,assistant(,system)*,tool(,system)*)*$"
 TOGETHER_ROLE_ORDER = r"^system,user(,assistant,user)*,assistant$"
-TOOLS_ROLE_ORDER = r"^system,user(,assistant,tool(,system)*)*,assistant$"
+TOOLS_ROLE_ORDER = r"^system,user(,assistant,tool(,user)?)*,assistant$"
 # the k-th tool call of a `tools` sample gets id f"{TOOL_CALL_ID_PREFIX}{k}" (provider ids: noise)
 TOOL_CALL_ID_PREFIX = "call_"
 

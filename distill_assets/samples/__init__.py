@@ -1,4 +1,4 @@
-"""Deterministic raw-data generators, one module per source, in the raw contracts of DESIGN.md.
+"""Deterministic raw-data generators, one module per source, in the raw contracts of docs/sources/.
 
 Each module defines `generate_day(out_dir, day, scale, seed) -> GeneratedDay`, writing
 `<out_dir>/<source>/<day>/...` and reporting how many records (and bad records, by reason) it wrote.

@@ -1,4 +1,6 @@
-"""Deterministic validation-loop logs (seed 002): synthesis → validator REVISE/APPROVE/FAIL.
+"""Deterministic validation-loop logs: synthesis → validator REVISE/APPROVE/FAIL.
+
+See docs/sources/revisions.md#raw-contract.
 
 Every line is one validator verdict `{turn_id, ts, iteration, query, response, decision,
 revision_hints, revision_focus, ...}` as the gateway's validation loop logs it. Turns come from

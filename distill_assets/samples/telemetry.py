@@ -1,4 +1,6 @@
-"""Deterministic game telemetry (seed 004): a Sumerian-merchant RPG's event envelopes.
+"""Deterministic game telemetry: a Sumerian-merchant RPG's event envelopes.
+
+See docs/sources/telemetry.md#raw-contract.
 
 Every line is one envelope `{event_id, event_type, schema_version, player_id, session_id,
 client_ts, server_ts, payload}` as the game's two ingest gateways log them, in server-time order:
@@ -728,9 +730,27 @@ def _bad_line(
     raise ValueError(f"no generator for bad kind {kind}")
 
 
-def generate_day(out_dir: Path, day: str, scale: int, seed: int) -> GeneratedDay:
-    """Write one day of telemetry under `<out_dir>/telemetry/<day>/` (see the module docstring)."""
+def generate_day(
+    out_dir: Path, day: str, scale: int, seed: int, *, consent_all: bool = False
+) -> GeneratedDay:
+    """Write one day of telemetry under `<out_dir>/telemetry/<day>/` (see the module docstring).
+
+    `consent_all`: every player grants every data type at the start of the day, so every valid
+    event reaches silver (the benchmarks measure the whole path, not the share that consented).
+    """
     state = _Day(day, seed)
+    if consent_all:
+        for player in state.players:
+            state.emit(
+                player,
+                "consent",
+                state.start,
+                {
+                    "granted": True,
+                    "scopes": ["cot", "dpo", "rlds", "sft"],
+                    "policy_version": "bench",
+                },
+            )
     for batch in range(scale):
         for index in range(CONVERSATIONS_PER_BATCH):
             _conversation(state, batch * CONVERSATIONS_PER_BATCH + index)

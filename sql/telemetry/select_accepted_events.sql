@@ -1,17 +1,41 @@
--- Silver telemetry events: bronze `events` without rejected events (`rejected`: event_id) and
--- without players a deletion request removed from everything (`deleted`: player_key), with the
--- privacy generalisations of rules/telemetry_privacy.py applied (see defs/telemetry/privacy.py).
--- `flags` (event_id, check) lists the flag decisions kept with the event.
+-- Silver telemetry events: bronze `events` without rejected events (`rejected`: event_id),
+-- without players a deletion request removed from everything (`deleted`: player_key) and without
+-- events of a data type their player had not consented to at the event's time, with the privacy
+-- generalisations of rules/telemetry_privacy.py applied (see defs/telemetry/privacy.py).
+-- `flags` (event_id, check) lists the flag decisions kept with the event. Consent:
+-- `data_types` (event_type, data_type) maps the event types that need one; `consents`
+-- (player_key, data_type, granted, decided_ts) holds every consent decision of all history;
+-- `withdrawals` (player_key, data_type, withdrawn_ts) the latest withdrawal per player and type.
 -- Bind parameters:
 --   $bucket      seconds of the event-time bucket (event_time = floor(server_ts / bucket) * bucket)
 --   $grid        game-world units of the location grid cell
 --   $step_patch  JSON merge patch removing the precise location from trajectory steps
 --   $patch       JSON merge patch removing the precise location from other payloads
-WITH kept AS (
-    SELECT e.*
+--   $player_ids  regex of the player-id tokens to replace (known players' tokens, id shape)
+--   $placeholder what replaces them
+--   $default_granted  consent of a player with no consent event for the type
+WITH typed AS (
+    SELECT e.*, t.data_type
     FROM events AS e
+    LEFT JOIN data_types AS t ON e.event_type = t.event_type
     ANTI JOIN rejected AS r ON e.event_id = r.event_id
     ANTI JOIN deleted AS d ON e.player_key = d.player_key
+),
+consented AS (
+    SELECT e.*, c.granted
+    FROM typed AS e
+    ASOF LEFT JOIN consents AS c
+        ON e.player_key = c.player_key AND e.data_type = c.data_type
+        AND e.server_ts >= c.decided_ts
+),
+kept AS (
+    SELECT
+        e.* EXCLUDE (payload, data_type, granted),
+        regexp_replace(e.payload, $player_ids, $placeholder, 'gi') AS payload
+    FROM consented AS e
+    LEFT JOIN withdrawals AS w ON e.player_key = w.player_key AND e.data_type = w.data_type
+    WHERE e.data_type IS NULL
+        OR (coalesce(e.granted, $default_granted) AND coalesce(w.withdrawn_ts < e.server_ts, true))
 ),
 located AS (
     SELECT

@@ -1,4 +1,4 @@
--- The first llm_request (by step) of every run with a step that passed the seed 003 filters
+-- The first llm_request (by step) of every run with a step that passed the trace filtering rules
 -- (candidate_requests), as temp table run_first_requests: its system prompt is part of the
 -- near-duplicate key.
 CREATE OR REPLACE TEMP TABLE run_first_requests AS

@@ -1,9 +1,11 @@
 -- Every kept step (kept_steps) of the current slice with its context (view slice_turns, the slice's spilled request contexts: system prompt, GOAL user message, earlier
 -- tool-call turns with outputs cut to max_context_chars and their DRIVER NOTEs), as temp view
 -- sft_turns, plus the columns both sample formats share (quality score, split, kind, source_ref,
--- and `provenance`: the metadata fields both formats publish).
+-- and `provenance`: the metadata fields both formats publish). The extraction's own `split` (what
+-- `sft-extract` writes per split) stays out of `provenance`: the release splits by its own rule,
+-- and published metadata must not name a split that disagrees.
 -- A view takes no bind parameters: rule values come from session variables that
--- distill_assets.defs.traces.extract sets from rules/traces.py and the extraction options.
+-- distill_assets.defs.traces.sft_extraction sets from rules/traces.py and the extraction options.
 CREATE OR REPLACE TEMP VIEW sft_turns AS
 WITH cut AS (
     SELECT
@@ -42,7 +44,6 @@ SELECT
         'model': model,
         'run_success': success,
         'sample_kind': sample_kind,
-        'split': split,
         'context_turns': len(turns),
         'truncated_outputs': truncated_outputs
     } AS provenance

@@ -1,5 +1,5 @@
 -- One row per agent step (run_id, t) with its fate (temp table trace_steps): `reason` is NULL
--- for a step that becomes a sample, else why it was dropped — the seed 003 filters
+-- for a step that becomes a sample, else why it was dropped — the trace filtering rules
 -- (create_trace_steps_filtered.sql), then
 --   invalid_sample (validate: the request's roles are system, user, then per tool call an
 --     assistant message and one tool message, with DRIVER NOTE system messages anywhere after

@@ -1,4 +1,4 @@
--- One row per agent step (run_id, t) with the seed 003 filters applied (temp table
+-- One row per agent step (run_id, t) with the trace filtering rules applied (temp table
 -- trace_steps_filtered): `reason` is NULL for a step that passes them, else the first that
 -- applies, in this order (rules/traces.py):
 --   run_<skip_reason> (require_success), llm_parse_error, no_action, final_action,

@@ -9,7 +9,7 @@ SELECT
         )
         ELSE json_object('role', m.role, 'content', m.content)
     END))) AS messages,
-    json(tools) AS tools
+    json(to_json(list_transform(tools, lambda t: json(t)))) AS tools
 FROM samples
 WHERE $split IS NULL OR split = $split
 ORDER BY source_file, line_no

@@ -2,9 +2,10 @@
 -- reason (NULL for a good event), following distill_assets/contracts/traces.py: required ts
 -- (number), kind or its alias type (string), run_id (string), payload (object); optional meta
 -- (object); an integer payload.t on step events; llm_request.payload.messages a non-empty array
--- of messages. Bronze keeps the event verbatim (`event`), so unknown fields are kept as written,
--- beside the envelope and the small step fields the same parse reads: the tool and action of a
--- call, its arguments, the outcome an event reports (`ok`), a run's goal and model.
+-- of messages. Bronze keeps the event verbatim (`event`: the ingest puts the input line there,
+-- contracts.traces.RAW, so the text is never copied out of DuckDB), so unknown fields are kept as
+-- written, beside the envelope and the small step fields the same parse reads: the tool and
+-- action of a call, its arguments, the outcome an event reports (`ok`), a run's goal and model.
 -- One json_extract with a list of paths reads every checked field in one parse (TRY makes an
 -- invalid line NULL). A valid line is an object iff its first character is `{`; a payload with a
 -- `t` is an object, so only payloads without one (small run-level events) are typed separately;
@@ -160,9 +161,7 @@ SELECT
     CASE WHEN quarantine_reason IS NULL THEN
         CASE ok_json::VARCHAR WHEN 'true' THEN true WHEN 'false' THEN false END
     END AS ok,
-    CASE WHEN quarantine_reason IS NULL THEN line END AS event,
     utf8_replaced,
-    CASE WHEN quarantine_reason IS NOT NULL THEN line END AS line,
     quarantine_reason,
     CASE quarantine_reason
         WHEN 'torn_last_line' THEN 'last line of the file is not valid JSON'

@@ -1,6 +1,6 @@
 -- The llm_request text of one slice of steps, read once (view `events`); distill_assets.defs.
--- traces.extract writes the result to the slice's spill file. A slice is the bronze rows
--- [$lo, $hi): the steps that passed the seed 003 filters (candidate_requests) whose llm_action
+-- traces.sft_extraction writes the result to the slice's spill file. A slice is the bronze rows
+-- [$lo, $hi): the steps that passed the trace filtering rules (candidate_requests) whose llm_action
 -- lies there, and the first requests of runs (run_first_requests) that lie there. For every such
 -- step, the shape of its request — its roles joined by "," and whether every assistant message
 -- holds a tool call with JSON-object arguments (what a sample is validated against) — and its
@@ -10,7 +10,7 @@
 -- and the next one (normalised to follow the tool output). For a run's first request, the md5 of
 -- its system prompt (part of the near-duplicate key). The join on the row number lets the
 -- Parquet scan skip the row groups outside the slice's requests.
--- Rule values come from session variables that distill_assets.defs.traces.extract sets.
+-- Rule values come from session variables that distill_assets.defs.traces.sft_extraction sets.
 WITH candidates AS (
     SELECT run_id, t, request_k
     FROM candidate_requests

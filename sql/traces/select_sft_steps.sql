@@ -1,8 +1,8 @@
 -- The `sft` feed rows (contracts/published.py feed_schema("sft")) in the `together` format of
--- seed 003: system, GOAL user, then per earlier tool call an assistant turn whose content is the
--- canonical tool-call JSON and a user turn "[tool_result]\n<output>" followed by its DRIVER
--- NOTEs, and last the target assistant turn (this step's tool call). Ordered by the step's
--- llm_action position in the raw files (source_file, line_no).
+-- docs/sources/traces.md#samples: system, GOAL user, then per earlier tool call an assistant
+-- turn whose content is the canonical tool-call JSON and a user turn "[tool_result]\n<output>"
+-- followed by its DRIVER NOTEs, and last the target assistant turn (this step's tool call). Ordered
+-- by the step's llm_action position in the raw files (source_file, line_no).
 SELECT
     left(sha256(concat_ws(chr(31), 'traces', 'sft', run_id, t::VARCHAR)), 16) AS id,
     'traces' AS source,

@@ -1,8 +1,10 @@
 -- The `sft_tools` feed rows (feed_schema("sft_tools")): the same samples as select_sft_steps in
 -- the OpenAI/TRL tool-calling format. Each earlier tool call is an assistant message with
--- `tool_calls` (id call_<k>, JSON-string arguments) followed by its `tool` message (tool_call_id
--- call_<k>, its output) and then its DRIVER NOTEs as system messages; the
--- target is an assistant message calling this step's tool. `tools` holds the tools' JSON schemas.
+-- `tool_calls` (id call_<k>, arguments as a JSON object text, published as Arrow JSON) and
+-- content '' (chat templates fail on null), followed by its `tool` message (tool_call_id call_<k>,
+-- its output) and then, when it has DRIVER NOTEs, one user message holding them (no system
+-- message after the first: Qwen3.5+ templates reject it); the target is an assistant message
+-- calling this step's tool. `tools` holds one JSON schema text per tool ($tools: a JSON array).
 -- Same order as select_sft_steps.
 WITH rendered AS (
     SELECT
@@ -21,7 +23,7 @@ WITH rendered AS (
             [
                 {
                     'role': 'assistant',
-                    'content': NULL::VARCHAR,
+                    'content': '',
                     'tool_calls': [{
                         'id': $call_id_prefix || k,
                         'type': 'function',
@@ -36,13 +38,16 @@ WITH rendered AS (
                     'tool_call_id': $call_id_prefix || k
                 }
             ],
-            list_transform(u.notes, lambda n: {
-                'role': 'system', 'content': n, 'tool_calls': NULL, 'tool_call_id': NULL::VARCHAR
-            })
+            CASE WHEN len(u.notes) > 0 THEN [{
+                'role': 'user',
+                'content': array_to_string(u.notes, $note_separator),
+                'tool_calls': NULL,
+                'tool_call_id': NULL::VARCHAR
+            }] ELSE [] END
         ))) AS history,
         [{
             'role': 'assistant',
-            'content': NULL::VARCHAR,
+            'content': '',
             'tool_calls': [{
                 'id': $call_id_prefix || (len(turns) + 1),
                 'type': 'function',
@@ -59,7 +64,7 @@ SELECT
     quality_score,
     to_json(struct_insert(provenance, format := 'tools'))::VARCHAR AS metadata,
     list_concat(opening, history, closing) AS messages,
-    $tools AS tools,
+    list_transform(json_extract($tools::JSON, '$[*]'), lambda t: t::VARCHAR) AS tools,
     split_group,
     event_time,
     run_id,

@@ -8,8 +8,8 @@ import dagster as dg
 import polars as pl
 
 from distill_assets.contracts.published import CONFIG_FEEDS, EXCLUSION_TABLES
-from distill_assets.defs.curation.curate import curated_schema
-from distill_assets.defs.curation.curated import read_curated
+from distill_assets.defs.curation.curated_table import read_curated
+from distill_assets.defs.curation.pipeline import curated_schema
 from distill_assets.lib.lake import global_path
 from distill_assets.lib.settings import Settings
 from distill_assets.rules import rules_version
@@ -109,7 +109,10 @@ def test_curation_scrubs_dedups_across_feeds_and_partitions_and_splits(
     folder = Path(distill_env.lake_root) / "curation" / "sft"
     assert sorted(p.name for p in folder.iterdir()) == [f"{DAY1}.parquet", f"{DAY2}.parquet"]
     t2 = curated.filter(pl.col("id") == "t2").row(0, named=True)
-    assert t2["messages"][0] == {"role": "user", "content": "Read main.py, ask [REDACTED_EMAIL]"}
+    assert t2["prompt"] == [{"role": "user", "content": "Read main.py, ask [REDACTED_EMAIL]"}]
+    assert t2["completion"] == [
+        {"role": "assistant", "content": "answer to Read main.py, ask [REDACTED_EMAIL]"}
+    ]
 
     duplicates = lake_table(distill_env, "sft_duplicates")
     assert duplicates.select("id", "source", "partition", "kept_id").rows() == [

@@ -8,7 +8,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from distill_assets.defs.curation.curated import read_curated
+from distill_assets.defs.curation.curated_table import read_curated
 from distill_assets.lib.lake import global_path
 from distill_assets.lib.settings import Settings
 from tests.conftest import materialize

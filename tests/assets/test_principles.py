@@ -1,4 +1,4 @@
-"""Principles assets in-process: samples, seed 002's example end to end, reruns, LLM fallback."""
+"""Principles assets in-process: samples, the original example end to end, reruns, LLM fallback."""
 
 from __future__ import annotations
 

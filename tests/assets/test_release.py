@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import dagster as dg
 import polars as pl
+import pytest
 import yaml
 
 from distill_assets.contracts.published import CONFIG_FEEDS
@@ -23,6 +25,7 @@ CHECKS = {
     "groups_within_one_split",
     "has_rows",
     "ids_unique",
+    "keeps_previous_configs",
     "matches_contract",
     "independent_pii_scan",
     "no_unscrubbed_secrets",
@@ -110,7 +113,7 @@ def test_release_publishes_a_checked_version_and_a_rerun_changes_nothing(
         "data/instruction/train/2026-11-19-00000.parquet",
         "data/sft/test/2026-11-19-00000.parquet",
         "data/sft/train/2026-11-19-00000.parquet",
-        "exports/instruction_20261119.jsonl",  # the escalation rows, a release extra (seed 000)
+        "exports/instruction_20261119.jsonl",  # the escalation rows, a release extra
         "release.json",
     ]
     assert (
@@ -202,6 +205,35 @@ def test_a_failing_blocking_check_stops_the_publish(distill_env: Settings) -> No
     assert failed.metadata["failures"].value == {"dpo": {"repeated_ids": 1, "ids": ["clash"]}}
     assert result.asset_materializations_for_node("release__dataset") == []
     assert files(repo(distill_env)) == published
+
+
+def test_a_release_that_drops_a_config_is_blocked_unless_allowed(
+    distill_env: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    land_feeds(distill_env, DAY1, 25)
+    materialize(SELECTION)
+    first = manifest_of(repo(distill_env) / "latest")
+    assert set(first.configs) == {"dpo", "instruction", "sft"}
+    published = files(repo(distill_env))
+    # every dpo row is gone (its only feed stopped): the candidate has no `dpo`
+    shutil.rmtree(Path(distill_env.lake_root) / "revisions" / "revision_pairs")
+    result = run_unchecked(SELECTION)
+    assert not result.success
+    failed = next(
+        e for e in result.get_asset_check_evaluations() if e.check_name == "keeps_previous_configs"
+    )
+    assert failed.passed is False
+    assert failed.description == (
+        f"config `dpo` had rows in {first.version} (train 24, test 1) and has none now; "
+        "set DISTILL_ALLOW_DROPPED_CONFIGS=dpo to publish without it on purpose"
+    )
+    assert files(repo(distill_env)) == published
+
+    monkeypatch.setenv("DISTILL_ALLOW_DROPPED_CONFIGS", "dpo")
+    result = materialize(SELECTION)
+    outcome = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
+    assert outcome["keeps_previous_configs"] is True
+    assert set(manifest_of(repo(distill_env) / "latest").configs) == {"instruction", "sft"}
 
 
 def land_ssn_leak(settings: Settings, day: str, *others: dict[str, object]) -> None:

@@ -2,6 +2,7 @@
 
 import json
 import re
+from datetime import UTC, datetime
 from pathlib import Path
 
 import dagster as dg
@@ -11,10 +12,9 @@ import pytest
 
 from distill_assets.contracts import telemetry as contract
 from distill_assets.contracts.published import feed_schema
-from distill_assets.defs.telemetry.pseudonym import player_key
-from distill_assets.defs.telemetry.resources import DEVELOPMENT_KEY, KEY_ENV
+from distill_assets.defs.player_ids import DEVELOPMENT_KEY, KEY_ENV, player_key
 from distill_assets.lib.settings import Settings
-from tests.conftest import SAMPLE_DATES, materialize
+from tests.conftest import SAMPLE_DATES, land, materialize
 
 SELECTION = 'key:"telemetry/*"'
 DAY = "2026-11-19"
@@ -104,12 +104,9 @@ def test_sample_partition_bronze_quarantine_and_checks(sample_env: Settings) -> 
         "missing_event_id": 1,
         "invalid_event_id": 1,
         "missing_event_type": 1,
-        "unknown_event_type": 1,
         "missing_player_id": 1,
         "invalid_player_id": 1,
-        "missing_server_ts": 1,
         "invalid_timestamp": 1,
-        "missing_payload": 1,
         "invalid_payload": 1,
         "missing_conversation_id": 1,
         "missing_speaker": 1,
@@ -118,21 +115,26 @@ def test_sample_partition_bronze_quarantine_and_checks(sample_env: Settings) -> 
         "missing_turn_index": 1,
         "invalid_turn_index": 1,
         "unredactable_player_id": 1,
-        "duplicate_event_id": 1,
+    }
+    # the day's deletion request (p_c20c1d455c) erased the player's 11 other bronze events and 4
+    # quarantined lines (missing_server_ts, missing_payload, unknown_event_type,
+    # duplicate_event_id) once the global deletion log ran; bronze keeps the request itself
+    log = pl.read_parquet(Path(sample_env.lake_root) / "telemetry" / "deletion_log.parquet")
+    assert json.loads(log.item(0, "rows_removed")) == {
+        "telemetry/events": 11,
+        "telemetry/quarantine": 4,
     }
     events = pl.read_parquet(lake_file(sample_env, "events"))
-    assert events.height == 116
-    assert len(raw_records(sample_env, DAY)) == events.height + quarantine.height == 137
+    assert events.height == 116 - 11
+    assert len(raw_records(sample_env, DAY)) == events.height + quarantine.height + 15 == 137
     assert dict(events.get_column("event_type").value_counts().iter_rows()) == {
         "dialogue_turn": 91,
-        "decision": 4,
-        "outcome": 4,
-        "trajectory_step": 6,
-        "episode_end": 1,
+        "decision": 3,
+        "outcome": 3,
         "reasoning": 2,
         "gold_standard_result": 2,
-        "peer_prediction": 2,
-        "consent": 3,
+        "peer_prediction": 1,
+        "consent": 2,
         "deletion_request": 1,
     }
     meta = metadata_of(result, "telemetry/events")
@@ -141,7 +143,8 @@ def test_sample_partition_bronze_quarantine_and_checks(sample_env: Settings) -> 
 
 
 def test_bronze_agrees_with_the_pydantic_contract(sample_env: Settings) -> None:
-    materialize(SELECTION, DAY)
+    # bronze as ingested: the deletion log (global) would erase the deleted player's lines
+    materialize('key:"telemetry/events" or key:"telemetry/quarantine"', DAY)
     events = pl.read_parquet(lake_file(sample_env, "events"))
     kept = set(zip(events["source_file"], events["line_no"], strict=True))
     folder = Path(sample_env.raw_root) / "telemetry" / DAY
@@ -214,10 +217,22 @@ def test_player_key_from_the_environment(
 
 
 def test_known_conversation_exact_messages(sample_env: Settings) -> None:
+    # consent is applied at the event's time: the speaker's sample consent comes after the
+    # conversation, so an earlier one is landed (only the two players with it keep dialogues)
+    grant = {
+        "event_id": "evt_test_consent",
+        "event_type": "consent",
+        "schema_version": "1.4",
+        "player_id": "p_9ab43cc176",
+        "session_id": "s_test",
+        "server_ts": 1795046400.0,
+        "payload": {"granted": True, "scopes": ["sft"]},
+    }
+    land(sample_env, "telemetry", DAY, "consent.jsonl", json.dumps(grant) + "\n")
     result = materialize(SELECTION, DAY)
     dialogues = pl.read_parquet(lake_file(sample_env, "dialogues"))
     assert dialogues.schema == pl.Schema({**feed_schema("sft"), "subject": pl.String()})
-    assert dialogues.height == 7
+    assert dialogues.height == 2
     row = dialogues.filter(pl.col("source_ref") == f"conversation:{KNOWN_CONVERSATION}")
     assert row.get_column("messages").to_list()[0] == [
         {"role": "system", "content": NINKASI_AMA},
@@ -275,12 +290,21 @@ def test_known_conversation_exact_messages(sample_env: Settings) -> None:
         "player_key": key,
         "npc_name": "Ninkasi-ama",
         "session_id": "s_b217319b",
+        "quest_id": greeting["payload"]["quest_id"],
+        "timestamp": datetime.fromtimestamp(greeting["server_ts"] // 60 * 60, UTC).strftime(
+            "%Y-%m-%dT%H:%M:%SZ"
+        ),
         "exchanges": 4,
         "turns": 10,
+        "trust": 0.5,  # no gold or peer signal before the conversation
+        "validation_flags": [],
+        "value_class": "social_manipulation_deception",
     }
     meta = metadata_of(result, "telemetry/dialogues")
-    assert (meta["conversations"], meta["conversations_kept"]) == (9, 7)
-    assert (meta["dropped_too_few_exchanges"], meta["dropped_missing_persona"]) == (1, 1)
+    # the other players' conversations (no sft consent) never reach silver; the drop reasons
+    # are covered by tests/unit/telemetry/test_dialogues.py
+    assert (meta["conversations"], meta["conversations_kept"]) == (2, 2)
+    assert (meta["dropped_too_few_exchanges"], meta["dropped_missing_persona"]) == (0, 0)
 
 
 def test_rematerializing_is_byte_identical(sample_env: Settings) -> None:

@@ -1,6 +1,6 @@
 """Planted telemetry cases end in the right table with the right reason (issue 11 acceptance).
 
-Two ingest days from `samples/telemetry_planted.py` go through the real definitions: the daily
+Two ingest days from `telemetry_planted.py` (here) go through the real definitions: the daily
 assets per day, then the global telemetry assets, curation and the release, then the global assets
 once more (the deletion log learns which release first excluded the deleted player).
 """
@@ -8,20 +8,21 @@ once more (the deletion log learns which release first excluded the deleted play
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterator
 from pathlib import Path
 
+import dagster as dg
 import duckdb
 import polars as pl
 import pytest
 
-from distill_assets.defs.telemetry.pseudonym import player_key
-from distill_assets.defs.telemetry.resources import DEVELOPMENT_KEY, KEY_ENV
+from distill_assets import cli
+from distill_assets.defs.player_ids import DEVELOPMENT_KEY, KEY_ENV, player_key
+from distill_assets.defs.telemetry.deletion import ERASED_TABLES
 from distill_assets.lib.hashing import split_bucket
 from distill_assets.lib.settings import Settings
 from distill_assets.rules import telemetry_triage
-from distill_assets.samples import telemetry_planted as planted
+from tests.assets import telemetry_planted as planted
 from tests.conftest import materialize
 
 DAY1, DAY2 = planted.DAYS
@@ -110,12 +111,25 @@ def test_validation_quarantine_and_silver(planted_env: Settings) -> None:
         assert rejected.isdisjoint(daily(planted_env, table, DAY1).get_column("event_id"))
     silver = daily(planted_env, "accepted_events", DAY1)
     marked = silver.filter(pl.col("flagged")).select("event_id", "flag_checks")
+    # consent is applied at processing: bob's turn and reasoning (no consent) and alice's
+    # reasoning (no cot consent) are flagged but never reach silver
+    unconsented = {f"{DAY1}-e0014", f"{DAY1}-e0023", f"{DAY1}-e0024"}
     assert dict(marked.iter_rows()) == {
-        row["event_id"]: [row["check"]] for row in flagged.iter_rows(named=True)
+        row["event_id"]: [row["check"]]
+        for row in flagged.iter_rows(named=True)
+        if row["event_id"] not in unconsented
     }
     bronze = daily(planted_env, "events", DAY1)
     carol_day1 = bronze.filter(pl.col("player_key") == key(planted.CAROL)).height
-    assert silver.height == bronze.height - len(rejected) - carol_day1
+    bob_typed = bronze.filter(
+        (pl.col("player_key") == key(planted.BOB))
+        & pl.col("event_type").is_in(["dialogue_turn", "decision", "reasoning"])
+    ).height
+    # alice: her day-1 decision (dpo withdrawn on day 2) and her reasoning (no cot consent)
+    alice_withdrawn = 2
+    assert silver.height == (
+        bronze.height - len(rejected) - carol_day1 - bob_typed - alice_withdrawn
+    )
     # privacy past bronze: minute buckets, no client clock, no unknown envelope fields
     assert (silver.get_column("event_time") % 60 == 0).all()
     assert not {"client_ts", "server_ts", "extra"} & set(silver.columns)
@@ -131,7 +145,7 @@ def test_consent_deletion_and_release(planted_env: Settings) -> None:
     assert carol not in consent.get_column("player_key").to_list()
     exclusions = global_table(planted_env, "exclusions")
     assert dict(exclusions.group_by("reason").len().iter_rows()) == {
-        "no_consent": 4 * 6 + 3,  # bob, dave, erin, frank, grace, henry: all; alice: dpo, rlds, cot
+        "no_consent": 4 * 3 + 3,  # bob, dave, erin: all; alice: dpo, rlds, cot
         "deletion_request": 4,
     }
     assert sorted(
@@ -145,13 +159,34 @@ def test_consent_deletion_and_release(planted_env: Settings) -> None:
     assert log.select("request_id", "player_key", "scope").rows() == [("del-carol", carol, "all")]
     # carol: day 1 consent + 6 turns + decision + outcome; day 2 6 turns + decision + outcome +
     # the request; triage candidates: 7 a day; one conversation a day
+    # bronze: the same 17 events (the request itself stays, the record deletions rebuild from)
     assert json.loads(log.item(0, "rows_removed")) == {
         "telemetry/accepted_events": 18,
         "telemetry/dialogues": 2,
+        "telemetry/events": 17,
         "telemetry/triage": 14,
     }
-    assert log.item(0, "rows_removed_total") == 34
+    assert log.item(0, "rows_removed_total") == 51
     assert log.item(0, "first_excluded_in") is None
+    # the proof: every store checked after the removal holds none of carol's rows
+    held = json.loads(log.item(0, "rows_still_held"))
+    assert set(held) == {
+        "dagster/materialization_metadata",
+        *(f"telemetry/{t}" for t in ERASED_TABLES),
+    }
+    assert set(held.values()) == {0}
+    for day in planted.DAYS:
+        bronze = daily(planted_env, "events", day).filter(pl.col("player_key") == carol)
+        assert bronze.get_column("event_type").to_list() == (
+            ["deletion_request"] if day == DAY2 else []
+        )
+    # no player's key ever enters the Dagster instance (curation and release included)
+    instance = dg.DagsterInstance.get()
+    for asset_key in instance.get_asset_keys():
+        for record in instance.fetch_materializations(asset_key, limit=1000).records:
+            metadata = repr(record.asset_materialization.metadata)
+            for raw_id in planted.PLAYERS:
+                assert key(raw_id) not in metadata, (asset_key, raw_id)
 
     for table in PAST_BRONZE:
         for day in planted.DAYS:
@@ -178,7 +213,7 @@ def test_consent_deletion_and_release(planted_env: Settings) -> None:
     materialize(selection(GLOBAL))
     log = global_table(planted_env, "deletion_log")
     assert log.select("rows_removed_total", "release_before", "first_excluded_in").rows() == [
-        (34, None, version)
+        (51, None, version)
     ]
     assert bob not in owners
 
@@ -235,19 +270,8 @@ def test_trust_peer_prediction_and_flags(planted_env: Settings) -> None:
 
 def test_payouts(planted_env: Settings) -> None:
     rows = {r["player_key"]: r for r in global_table(planted_env, "payouts").to_dicts()}
-    assert set(rows) == {key(planted.ALICE), key(planted.FRANK)}
-    surprisal = math.log(1 / 0.2) / math.log(1 / 1e-4)
-    novelty = round(surprisal, 6)
-    assert rows[key(planted.ALICE)] == {
-        "player_key": key(planted.ALICE),
-        "partition": DAY1,
-        "tasks": 1,
-        "base": 10.0,
-        "utility": 1.0,
-        "novelty": novelty,
-        "trust": 0.5,
-        "payout": round(10.0 * 1.0 * (1 + 0.5 * surprisal) * 0.5, 6),
-    }
+    # alice's one task was her day-1 decision: her dpo withdrawal on day 2 removed it
+    assert set(rows) == {key(planted.FRANK)}
     # frank: a failed decision (U 0) and a near-miss episode (U 0.8) before his gold results
     assert rows[key(planted.FRANK)] == {
         "player_key": key(planted.FRANK),
@@ -258,6 +282,8 @@ def test_payouts(planted_env: Settings) -> None:
         "novelty": 0.0,
         "trust": 0.5,
         "payout": 10.0,
+        "zeroed_tasks": 0,
+        "zero_reasons": [],
     }
 
 
@@ -271,7 +297,9 @@ def test_triage_rules_and_stable_samples(planted_env: Settings) -> None:
     verdicts = dict(
         rows.select("event_id", pl.concat_str("decision", "reason", separator=":")).iter_rows()
     )
-    assert verdicts[decision_of[key(planted.ALICE)]] == "process:high_ambiguity"
+    # alice withdrew dpo on day 2: her day-1 decision went like a deletion (high_ambiguity is
+    # covered by tests/unit/telemetry/test_privacy_triage.py)
+    assert decision_of[key(planted.ALICE)] not in verdicts
     assert verdicts[decision_of[key(planted.FRANK)]] == "process:innovation_quest"
     assert verdicts[decision_of[key(planted.HENRY)]] == "process:peer_flagged"
     # every candidate's sample and audit membership is the documented stable hash of its id
@@ -303,6 +331,9 @@ def test_triage_and_payouts_do_not_depend_on_order_or_reruns(
     reversed_env = Settings.resolve()
     planted.write_planted(reversed_env.raw_root)
     run_days(tuple(reversed(planted.DAYS)))
+    # consent is applied at processing from the partitions ingested so far: day 2 ran before
+    # alice's day-1 grant was ingested, so it needs the re-run docs/privacy.md prescribes
+    run_days((DAY2,))
     for env in (distill_env, reversed_env):
         again = {
             **{f"triage/{d}": daily(env, "triage", d) for d in planted.DAYS},
@@ -322,3 +353,51 @@ def test_a_day_without_telemetry_and_an_empty_history(distill_env: Settings) -> 
         assert daily(distill_env, table, DAY1).height == 0, table
     for table in GLOBAL:
         assert global_table(distill_env, table).height == 0, table
+
+
+def test_player_show_and_export(
+    planted_env: Settings, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    alice, carol = key(planted.ALICE), key(planted.CAROL)
+    assert cli.main(["player", "show", planted.CAROL, "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    # erased: only the request in bronze and the privacy ledgers that prove the erasure
+    assert shown == {
+        "player_key": carol,
+        "consent": {},
+        "rows": {
+            "lake/telemetry/deletion_log.parquet": 1,
+            "lake/telemetry/deletions.parquet": 1,
+            f"lake/telemetry/events/{DAY2}.parquet": 1,
+            "lake/telemetry/exclusions.parquet": 4,
+        },
+    }
+    assert cli.main(["player", "export", planted.ALICE, "--out", str(tmp_path)]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert planted.ALICE not in json.dumps(summary)
+    assert summary["consent"] == {"dpo": False, "sft": True}
+    latest = Path(planted_env.hub_root) / planted_env.dataset_name / "latest"
+    version = json.loads((latest / "release.json").read_text())["version"]
+    # alice's day-1 decision is gone with her dpo withdrawal (triage 8 = 8 dialogue turns)
+    assert summary["rows"] == {
+        f"hub/versions/{version}/data/sft/train/{DAY1}-00000.parquet": 1,
+        f"lake/curation/sft/{DAY1}.parquet": 1,
+        f"lake/curation/sft_products/{DAY1}.parquet": 1,
+        f"lake/curation/sft_products/{DAY2}.parquet": 1,
+        f"lake/telemetry/accepted_events/{DAY1}.parquet": 11,
+        f"lake/telemetry/accepted_events/{DAY2}.parquet": 7,
+        "lake/telemetry/consent.parquet": 2,
+        f"lake/telemetry/dialogues/{DAY1}.parquet": 1,
+        f"lake/telemetry/dialogues/{DAY2}.parquet": 1,
+        f"lake/telemetry/events/{DAY1}.parquet": 13,
+        f"lake/telemetry/events/{DAY2}.parquet": 7,
+        "lake/telemetry/exclusions.parquet": 3,
+        "lake/telemetry/player_quality.parquet": 1,
+        f"lake/telemetry/triage/{DAY1}.parquet": 8,
+        f"lake/telemetry/triage/{DAY2}.parquet": 6,
+        f"lake/telemetry/validation/{DAY1}.parquet": 1,
+    }
+    folder = tmp_path / alice
+    assert json.loads((folder / "summary.json").read_text()) == summary
+    for name, count in summary["rows"].items():
+        assert pl.read_parquet(folder / name).height == count

@@ -15,20 +15,21 @@ from typing import Any
 import polars as pl
 import pytest
 
-from distill_assets.defs.curation.curated import read_curated
-from distill_assets.defs.telemetry.pseudonym import player_key
-from distill_assets.defs.telemetry.resources import DEVELOPMENT_KEY, KEY_ENV
-from distill_assets.defs.telemetry.tfrecord import read_episodes
+from distill_assets.defs.curation.curated_table import read_curated
+from distill_assets.defs.player_ids import DEVELOPMENT_KEY, KEY_ENV, player_key
+from distill_assets.defs.telemetry.tfrecord import read_examples
 from distill_assets.lib.settings import Settings
 from tests.conftest import materialize
 from tests.e2e.test_load_dataset import load_in_fresh_process
 
 DAY = "2026-11-19"
 ALICE, BOB, CAROL, DAVE, ERIN = "p_alice", "p_bob", "p_carol", "p_dave_bot", "p_erin"
+FRED = "p_fred"
 ALL_TYPES = ["sft", "dpo", "rlds", "cot"]
 POTTERY = {"hand_pressure": 0.6, "lift_rate": 0.3, "wheel_speed_adjust": 0.0}
 TASK = "Create a large storage jar using the fast wheel"
 GOAL = "Shape the walls upward while maintaining even thickness"
+WALK = "Walk to the harbour"
 FAMINE = "The grain stores are nearly empty. Who do you feed?"
 PROMPTS = {
     "famine": FAMINE,
@@ -128,7 +129,13 @@ class Log:
                 session="dec",
             )
 
-    def episode(self, player, at, episode, rewards, *, success=None, score=None, jitter=True):
+    def episode(
+        self, player, at, episode, rewards, *, success=None, score=None, jitter=True, task=TASK
+    ):
+        # alice and bob are high-karma potters: triage always processes their actions (karma on
+        # their steps); the others' repeated wheel steps are routine and skipped
+        karma = {"karma_state": 120} if player in (ALICE, BOB) else {}
+        action = "move" if task == WALK else "wheel_manipulation"
         for index, reward in enumerate(rewards):
             self.emit(
                 player,
@@ -143,13 +150,14 @@ class Log:
                         "skill_state": {"pottery": 3},
                         "natural_language_instruction": GOAL,
                     },
-                    "action": {"action_type": "wheel_manipulation", "action_details": POTTERY},
+                    "action": {"action_type": action, "action_details": POTTERY},
                     "reward": reward,
+                    **karma,
                 },
                 session="craft",
             )
         if success is not None:
-            end = {"episode_id": episode, "success": success, "task_description": TASK}
+            end = {"episode_id": episode, "success": success, "task_description": task}
             if score is not None:
                 end["competence_score"] = score
             ended = at + (4.0 * len(rewards) + 1 if jitter else 2.0 * len(rewards))
@@ -178,6 +186,9 @@ def planted() -> list[dict[str, Any]]:
     log.episode(ALICE, 1300, "ep-alice-noise", [0.1] * 3, success=True, score=0.2)
     log.episode(CAROL, 1400, "ep-carol", [1.0] * 3, success=True, score=0.95)
     log.episode(ERIN, 1500, "ep-erin", [0.9, 1.0, 0.95], success=True, score=0.88)
+    # fred's expert walk is routine movement: triage skips it, so it is never published
+    log.emit(FRED, "consent", 1590, {"granted": True, "scopes": ALL_TYPES}, session="acct")
+    log.episode(FRED, 1600, "ep-fred-walk", [1.0] * 4, success=True, score=0.9, task=WALK)
     # dave is a bot: 24 steps exactly 2 s apart
     log.episode(DAVE, 2000, "ep-dave", [1.0] * 24, success=True, score=0.99, jitter=False)
     # reasoning: alice's explains her famine decision; carol's and dave's must not appear
@@ -225,6 +236,12 @@ def lake(settings: Settings, table: str) -> pl.DataFrame:
     return pl.read_parquet(Path(settings.lake_root) / "telemetry" / table / f"{DAY}.parquet")
 
 
+def content(rows: pl.DataFrame, column: str) -> str:
+    """Return the text of the first row's one-message `column` (dpo is conversational)."""
+    (message,) = rows.row(0, named=True)[column]
+    return message["content"]
+
+
 def curated(settings: Settings, config: str) -> pl.DataFrame:
     frame = read_curated(settings.lake_root, config)
     return frame.filter(pl.col("source") == "telemetry")
@@ -235,9 +252,9 @@ def test_ghost_replay_gives_one_dpo_row_with_the_better_outcome_chosen(trained: 
     ghosts = rows.filter(pl.col("source_ref").str.starts_with("decisions:"))
     assert ghosts.height == 1
     meta = json.loads(ghosts.item(0, "metadata"))
-    assert ghosts.item(0, "prompt") == FAMINE
-    assert ghosts.item(0, "chosen") == "Feed the temple workers."
-    assert ghosts.item(0, "rejected") == "Feed the children."
+    assert content(ghosts, "prompt") == FAMINE
+    assert content(ghosts, "chosen") == "Feed the temple workers."
+    assert content(ghosts, "rejected") == "Feed the children."
     seed_keys = {
         "chosen_policy_outcome",
         "rejected_policy_outcome",
@@ -262,8 +279,8 @@ def test_ghost_replay_gives_one_dpo_row_with_the_better_outcome_chosen(trained: 
 def test_counterfactual_pair_within_one_decision(trained: Settings) -> None:
     rows = curated(trained, "dpo").filter(pl.col("source_ref").str.starts_with("decision:"))
     assert rows.height == 1
-    assert rows.item(0, "chosen") == "Feed the temple workers."
-    assert rows.item(0, "rejected") == "Feed the sick."
+    assert content(rows, "chosen") == "Feed the temple workers."
+    assert content(rows, "rejected") == "Feed the sick."
     meta = json.loads(rows.item(0, "metadata"))
     assert meta["pair_kind"] == "counterfactual"
     assert meta["reward_diff"] == 0.75
@@ -280,7 +297,7 @@ def test_hard_negative_pairs_with_a_success_of_the_same_task(trained: Settings) 
     assert reasons["ep-bob-fail"] == "late_failure_after_high_reward"
     rows = curated(trained, "dpo").filter(pl.col("source_ref").str.starts_with("episodes:"))
     assert rows.get_column("source_ref").to_list() == ["episodes:ep-alice+ep-bob-fail"]
-    assert rows.item(0, "prompt") == TASK
+    assert content(rows, "prompt") == TASK
     meta = json.loads(rows.item(0, "metadata"))
     assert (meta["chosen_policy_outcome"], meta["rejected_policy_outcome"]) == (
         "Success",
@@ -295,16 +312,39 @@ def test_rlds_episodes_have_one_first_one_last_and_exact_tokens(trained: Setting
         assert [s["step_index"] for s in steps] == list(range(len(steps)))
         assert sum(s["is_first"] for s in steps) == 1 and steps[0]["is_first"]
         assert sum(s["is_last"] for s in steps) == 1 and steps[-1]["is_last"]
-        assert all(s["action"]["action_tokens"] == [153, 332, 640] for s in steps)
+        # fixed-length tokens: the pottery axes, the pad on the unused interaction axis
+        assert all(s["action"]["action_tokens"] == [153, 332, 640, 1024] for s in steps[:-1])
+        assert steps[-1]["action"]["action_tokens"] == [1024] * 4
     alice, cut, fail = rows.get_column("steps").to_list()
-    assert alice[-1]["is_terminal"] and alice[-1]["discount"] == 0.0
-    assert [s["discount"] for s in alice[:-1]] == [0.99] * 4
+    # RLDS semantics: 5 actions -> 6 steps, the last observation-only (reward 0, discount 0)
+    assert [s["reward"] for s in alice] == [1.0] * 5 + [0.0]
+    assert [s["discount"] for s in alice] == [0.99] * 4 + [0.0, 0.0]
+    assert [s["is_terminal"] for s in alice] == [False] * 5 + [True]
+    assert [s["reward"] for s in fail if not s["is_last"]] == [0.8, 0.9, 0.9, 0.8, 0.1]
     assert fail[-1]["is_terminal"]
-    assert not any(s["is_terminal"] for s in cut)  # truncated: no episode_end
+    assert len(cut) == 4 and not any(s["is_terminal"] for s in cut)  # truncated: no end
     assert json.loads(alice[0]["observation"]["game_state"]) == {
         "clay_moisture": 0.7,
         "wheel_speed": 0.5,
     }
+    assert alice[1]["observation"]["game_state_values"] == {
+        "clay_moisture": 0.69,
+        "wheel_speed": 0.5,
+        "wall_thickness": None,
+        "symmetry": None,
+    }
+    assert alice[0]["observation"]["skill_state_values"] == {"pottery": 3.0, "wheel_throwing": None}
+
+
+def test_a_skipped_routine_episode_is_absent_from_rlds(trained: Settings) -> None:
+    classes = lake(trained, "competence")
+    assert classes.filter(pl.col("episode_id") == "ep-fred-walk").item(0, "competence") == "expert"
+    triage = lake(trained, "triage").filter(pl.col("player_key") == key(FRED))
+    assert triage.height == 4
+    assert set(triage.get_column("reason").str.replace("^audit:", "")) == {"routine_movement"}
+    assert set(triage.get_column("decision")) <= {"skip", "audit"}
+    assert "ep-fred-walk" not in lake(trained, "episodes").get_column("episode_id").to_list()
+    assert "ep-fred-walk" not in curated(trained, "rlds").get_column("episode_id").to_list()
 
 
 def test_cot_row_is_linked_to_the_decision_it_explains(trained: Settings) -> None:
@@ -358,23 +398,25 @@ def test_load_dataset_rlds_in_a_fresh_process(trained: Settings, tmp_path: Path)
         assert [s["is_last"] for s in steps].count(True) == 1
 
 
-def test_tfrecord_export_reads_back_with_the_same_steps(trained: Settings) -> None:
+def test_tfds_folder_reads_back_with_the_same_episodes_and_splits(trained: Settings) -> None:
     latest = Path(trained.hub_root) / trained.dataset_name / "latest"
-    files = sorted((latest / "tfrecord").glob("rlds-*.tfrecord"))
-    assert files
-    back = [episode for path in files for episode in read_episodes(path)]
+    folder = latest / "rlds" / "tfds"
+    info = json.loads((folder / "dataset_info.json").read_text())
     rows = curated(trained, "rlds")
-    steps = dict(zip(rows["episode_id"], rows["steps"].list.len(), strict=True))
-    assert len(back) == rows.height == 3
-    for context, sequence in back:
-        episode = context["episode_id"].decode()
-        assert int(context["total_steps"][0]) == steps[episode]
-        assert len(sequence["step_index"]) == steps[episode]
-        assert [int(v[0]) for v in sequence["step_index"]] == list(range(steps[episode]))
-        assert [int(v[0]) for v in sequence["is_first"]].count(1) == 1
-        assert [v.tolist() for v in sequence["action/action_tokens"]] == [[153, 332, 640]] * steps[
-            episode
-        ]
+    splits = dict(rows.group_by("split").len().iter_rows())
+    assert {s["name"]: int(s["shardLengths"][0]) for s in info["splits"]} == splits
+    back = {
+        example["episode_id"][0].decode(): example
+        for split in splits
+        for example in read_examples(folder / f"rlds-{split}.tfrecord-00000-of-00001")
+    }
+    assert sorted(back) == sorted(rows.get_column("episode_id").to_list())
+    for row in rows.iter_rows(named=True):
+        example, n = back[row["episode_id"]], len(row["steps"])
+        assert example["id"] == [row["id"].encode()]
+        assert example["steps/step_index"] == list(range(n))
+        assert example["steps/is_last"] == [0] * (n - 1) + [1]
+        assert example["steps/action/action_tokens"] == [153, 332, 640, 1024] * (n - 1) + [1024] * 4
 
 
 def test_card_documents_rlds_layout_tokens_and_telemetry_rows(trained: Settings) -> None:
@@ -383,4 +425,8 @@ def test_card_documents_rlds_layout_tokens_and_telemetry_rows(trained: Settings)
     for heading in ("### `rlds`", "### `dpo`: telemetry", "### `cot`: telemetry"):
         assert heading in notes
     assert "token = axis * 256 + min(255, floor((v + 1) / 2 * 256))" in notes
-    assert "tfrecord/rlds-<split>.tfrecord" in notes
+    assert "rlds/tfds/" in notes and "tfds.builder_from_directory" in notes
+    # the feature spec (issue 26: the card gave no types or shapes)
+    assert "| `steps/action/action_tokens` | int64 | (4,) |" in notes
+    assert "| `steps/observation/game_state_values/clay_moisture` | float32 | () |" in notes
+    assert "| `steps/observation/inventory` | string (JSON) | () |" in notes

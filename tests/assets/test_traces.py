@@ -108,7 +108,7 @@ def test_feeds_have_the_published_columns_and_load_as_datasets(sample_env: Setti
     call = row["messages"][2]["tool_calls"][0]
     assert call["id"] == row["messages"][3]["tool_call_id"] == "call_1"
     assert isinstance(json.loads(call["function"]["arguments"]), dict)
-    assert [t["function"]["name"] for t in json.loads(row["tools"])] == [
+    assert [json.loads(t)["function"]["name"] for t in row["tools"]] == [
         "list_files",
         "read_file",
         "grep",

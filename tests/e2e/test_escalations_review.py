@@ -116,9 +116,9 @@ def test_seed_example_is_published_in_cot_dpo_and_correction(released: Settings)
     dpo = seed_rows["dpo"].row(0, named=True)
     record = seed_line()
     assert (dpo["prompt"], dpo["chosen"], dpo["rejected"]) == (
-        record["query"],
-        record["claude_response"],
-        record["sam_attempt"],
+        [{"role": "user", "content": record["query"]}],
+        [{"role": "assistant", "content": record["claude_response"]}],
+        [{"role": "assistant", "content": record["sam_attempt"]}],
     )
     cot = seed_rows["cot"].row(0, named=True)
     assert cot["thought_process"][0] == (
@@ -126,8 +126,9 @@ def test_seed_example_is_published_in_cot_dpo_and_correction(released: Settings)
         "mapped?"
     )
     correction = seed_rows["correction"].row(0, named=True)
+    attempt = record["sam_attempt"].strip().rstrip(".")
     assert correction["instruction"] == (
-        "Here's what I said: [SAM's incorrect response]. What should I have said instead?"
+        f"Here's what I said: {attempt}. What should I have said instead?"
     )
     assert correction["output"].startswith("Your answer has an error. Here's what you should")
     exports = Path(released.hub_root) / released.dataset_name / "latest" / "exports"
@@ -254,4 +255,75 @@ def test_the_four_configs_load_with_load_dataset(released: Settings, tmp_path: P
         "thought_process",
         "conclusion",
         "outcome",
+    ]
+
+
+def test_a_review_written_into_distillation_db_changes_the_next_release_like_distill_review(
+    released: Settings, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 27: the seed's database is a working store, not only an output."""
+    assert main(["review", "list", "--json"]) == 0
+    held = {r["id"]: r["held_back"] for r in json.loads(capsys.readouterr().out)}
+    assert held["junk1"] == "not_an_answer:acknowledgement"  # why, so a reviewer can overturn it
+    database = Path(released.data_dir) / "distilled" / "distillation.db"
+    corrected = (
+        '9 sheep are left. "All but 9 run away" means every sheep except 9 ran off, so the 9 '
+        "that stayed are the ones left; 17 is only the starting count."
+    )
+    con = sqlite3.connect(database)
+    con.execute(
+        "UPDATE distillation_examples SET human_reviewed = -1, reviewer_notes = ? WHERE id = ?",
+        ("misses hooks", "a7f3b2c1d4e5f6a8"),
+    )
+    con.execute(
+        "UPDATE distillation_examples SET claude_response = ? WHERE id = ?", (corrected, "sheep1")
+    )
+    con.execute(
+        "INSERT INTO distillation_examples (id, created_at, query, claude_response, "
+        "reasoning_type, domain) VALUES (?, ?, ?, ?, ?, ?)",
+        (
+            "sam42",
+            1795046400.0 + 3600,
+            "How do I set a TTL on a Redis key?",
+            "`SET key value EX 3600` stores the value with a one-hour expiry, and `EXPIRE key "
+            "3600` adds one to an existing key; `TTL key` shows the seconds left.",
+            "direct",
+            "code",
+        ),
+    )
+    con.commit()
+    con.close()
+
+    materialize(RELEASE)  # the same step a `distill review reject` needs
+    for config in CONFIGS:
+        assert example_ids(released, config) == {"sheep1"}, config  # as with distill review
+    reviewed = list((Path(released.data_dir) / "distilled" / "approved").glob("reviewed_*.jsonl"))
+    lines = [json.loads(x) for p in reviewed for x in p.read_text().splitlines()]
+    assert [(x["id"], x["decision"], x["notes"], x["reviewer"]) for x in lines] == [
+        ("a7f3b2c1d4e5f6a8", "reject", "misses hooks", "distillation.db"),
+        ("sheep1", None, None, "distillation.db"),
+    ]
+    landed = list(Path(released.raw_root).glob("escalations/2026-11-19/distillation_db-*.jsonl"))
+    assert len(landed) == 1
+
+    # a later `distill review approve` wins over the database's reject (latest timestamp)
+    assert main(["review", "approve", "a7f3b2c1d4e5f6a8", "--notes", "fine after all"]) == 0
+    materialize('key:"escalations/*"', DAY)
+    materialize(RELEASE)
+    assert example_ids(released, "instruction") == {"a7f3b2c1d4e5f6a8", "sheep1", "sam42"}
+    rows = published(released, "instruction")
+    by_example = {json.loads(r["metadata"])["example_id"]: r for r in rows.to_dicts()}
+    assert by_example["sheep1"]["output"] == corrected
+    assert by_example["sheep1"]["source_ref"] == "escalations/2026-11-19/captures.jsonl:3"
+    assert by_example["sam42"]["source_ref"] == "distillation.db#distillation_examples/sam42"
+    con = sqlite3.connect(database)
+    state = con.execute(
+        "SELECT id, human_reviewed, reviewer_notes FROM distillation_examples ORDER BY id"
+    ).fetchall()
+    con.close()
+    assert state == [
+        ("a7f3b2c1d4e5f6a8", 1, "fine after all"),
+        ("junk1", 0, None),
+        ("sam42", 0, None),
+        ("sheep1", 0, None),
     ]

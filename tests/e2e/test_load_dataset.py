@@ -14,7 +14,7 @@ import pytest
 
 from distill_assets.contracts.published import published_schema
 from distill_assets.contracts.release import ReleaseManifest
-from distill_assets.defs.curation.curated import read_curated
+from distill_assets.defs.curation.curated_table import read_curated
 from distill_assets.lib.settings import Settings
 from tests.conftest import materialize
 from tests.unit.curation.feeds import feed_frame, feed_row, write_feed
@@ -171,11 +171,18 @@ def test_published_configs_load_with_exactly_the_reported_rows(
             assert got["ids"] == curated.filter(pl.col("split") == split)["id"].to_list()
 
     sft = loaded["sft"]["train"]
-    assert sft["features"]["messages"] == (
-        "List({'role': Value('string'), 'content': Value('string')})"
-    )
+    messages = "List({'role': Value('string'), 'content': Value('string')})"
+    assert sft["features"]["prompt"] == sft["features"]["completion"] == messages
     assert sft["features"]["quality_score"] == "Value('float64')"
-    assert sft["first"]["messages"][0]["role"] == "user"
+    assert [m["role"] for m in sft["first"]["prompt"]] == ["user"]
+    assert [m["role"] for m in sft["first"]["completion"]] == ["assistant"]
+    dpo = loaded["dpo"]["train"]
+    assert dpo["features"]["prompt"] == dpo["features"]["chosen"] == messages
+    assert [m["role"] for m in dpo["first"]["prompt"]] == ["user"]
+    assert [m["role"] for m in dpo["first"]["chosen"] + dpo["first"]["rejected"]] == [
+        "assistant",
+        "assistant",
+    ]
     assert json.loads(sft["first"]["metadata"]) == {"n": sft["first"]["id"]}
 
     pinned = Path(distill_env.hub_root) / distill_env.dataset_name / "versions" / manifest.version

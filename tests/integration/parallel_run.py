@@ -16,7 +16,8 @@ from multiprocessing import get_context
 import dagster as dg
 
 from distill_assets.defs.jobs import RELEASE_JOB
-from distill_assets.lib.scaleout import QUIET_RUN_CONFIG, execute_ingest
+from distill_assets.operations.launch import QUIET_RUN_CONFIG
+from distill_assets.operations.scaleout import execute_ingest
 
 PROCESSES = 2
 

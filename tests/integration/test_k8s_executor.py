@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from distill_assets.lib.scaleout import ingest_job
+from distill_assets.operations.scaleout import ingest_job
 
 pytestmark = pytest.mark.integration
 

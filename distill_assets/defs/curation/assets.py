@@ -2,7 +2,7 @@
 
 `curation/<config>` holds the scrubbed, deduplicated (exact, near, semantic), decontaminated and
 gated rows of every feed table of the config (`CONFIG_FEEDS`), with a train/test split that always
-works, stored one file per feed partition (`curation/<config>/<day>.parquet`, `curated.py`);
+works, stored one file per feed partition (`curation/<config>/<day>.parquet`, `curated_table.py`);
 `curation/<config>_duplicates` holds every removed row with its reason and the id of the row kept
 in its place (or the eval file it leaked from). Both are unpartitioned assets (their decisions are
 global); per-row work is kept per feed partition in `curation/<config>_products/<day>.parquet` and
@@ -19,16 +19,16 @@ import dagster as dg
 import polars as pl
 
 from distill_assets.contracts.published import CONFIG_FEEDS, EXCLUSION_TABLES
-from distill_assets.defs.curation.curate import (
+from distill_assets.defs.curation.curated_table import curated_schema
+from distill_assets.defs.curation.decontaminate import load_eval_ngrams
+from distill_assets.defs.curation.funnel import funnel_table, write_funnel
+from distill_assets.defs.curation.pipeline import (
     REMOVED_COLUMNS,
     CurationResult,
     curate_lake,
     feed_partitions,
     scan_exclusions,
 )
-from distill_assets.defs.curation.curated import curated_schema
-from distill_assets.defs.curation.decontaminate import load_eval_ngrams
-from distill_assets.defs.curation.funnel import funnel_table, write_funnel
 from distill_assets.defs.curation.products import ProductContext
 from distill_assets.defs.resources import DistillSettings, EmbedderResource
 from distill_assets.lib.lake import global_path, write_parquet_atomic
@@ -88,6 +88,10 @@ def column_schema(schema: pl.Schema) -> dg.MetadataValue:
     return dg.MetadataValue.table_schema(dg.TableSchema(columns))
 
 
+# columns that hold a telemetry player_key (`metadata` JSON included): kept out of previews
+PSEUDONYM_COLUMNS = ("split_group", "subject", "metadata")
+
+
 def newest_rows(result: CurationResult, rows: int = 5) -> pl.DataFrame:
     """Return the first rows of the newest curated partition file that has rows."""
     for part in reversed(result.partitions):
@@ -121,7 +125,8 @@ def curation_metadata(
         "products_reused": dg.MetadataValue.int(len(result.products_reused)),
         "quality_score": histogram(curated.get_column("quality_score")),
         "input_partitions": input_partitions(partitions),
-        "preview": preview(newest_rows(result)),
+        # no pseudonyms in the instance: a deletion cannot erase Dagster metadata (docs/privacy.md)
+        "preview": preview(newest_rows(result).drop(PSEUDONYM_COLUMNS, strict=False)),
         **rules_metadata(GROUP),
     }
 

@@ -243,7 +243,7 @@ def decide(keys: pl.DataFrame, vectors: RowVectors, fuzzy: bool = True) -> Decis
     labels = pl.Series("reason", [None, *REMOVAL_REASONS], dtype=pl.String)
     folded = pl.Series(root != np.arange(count))
     fates = ordered.select(
-        "partition", "product_row", "id", "split_group", "group_bucket", "row_bucket"
+        "partition", "product_row", "id", "split_group", "group_bucket", "prompt_key"
     ).with_columns(
         labels.gather(reason.astype(np.int64)),
         pl.when(folded)
@@ -256,7 +256,7 @@ def decide(keys: pl.DataFrame, vectors: RowVectors, fuzzy: bool = True) -> Decis
         .alias("eval_file"),
     )
     published = fates.filter(pl.col("reason").is_null())
-    splits = assign_splits(published.select("id", "split_group", "group_bucket", "row_bucket"))
+    splits = assign_splits(published.select("id", "split_group", "group_bucket", "prompt_key"))
     published = published.with_columns(splits)
     fates = pl.concat(
         [

@@ -33,7 +33,8 @@ from distill_assets.contracts.published import (
 from distill_assets.defs.curation.decide import near_keys, semantic_keys
 from distill_assets.defs.curation.decontaminate import EvalNgrams, contaminated_by
 from distill_assets.defs.curation.dedup import content_hashes, content_key
-from distill_assets.defs.curation.splits import key_buckets
+from distill_assets.defs.curation.shapes import published_shape
+from distill_assets.defs.curation.splits import key_buckets, prompt_hashes, prompt_text
 from distill_assets.lib.cosine_lsh import bound_parts
 from distill_assets.lib.embed import Embedder
 from distill_assets.lib.lake import (
@@ -61,7 +62,7 @@ from distill_assets.rules.curation import (
 )
 
 ScanDay = Callable[[str], pl.LazyFrame]
-PRODUCT_FORMAT = "5"
+PRODUCT_FORMAT = "6"
 PRODUCTS_SUFFIX = "_products"
 VERSION_KEY = b"distill.product_version"
 FINGERPRINT_KEY = b"distill.feed_fingerprint"
@@ -74,7 +75,7 @@ KEY_COLUMNS: tuple[str, ...] = (
     "event_time",
     "split_group",
     "group_bucket",
-    "row_bucket",
+    "prompt_key",
     SUBJECT_COLUMN,
     "partition",
     "product_row",
@@ -139,10 +140,14 @@ def replacement_chars(columns: Mapping[str, pl.DataType]) -> pl.Expr:
 
 
 def compute_products(feeds: pl.LazyFrame, context: ProductContext) -> pl.DataFrame:
-    """Return the products of the feed rows `feeds` (any number of partitions)."""
+    """Return the products of the feed rows `feeds` (any number of partitions).
+
+    Rows are first given the config's published shape (`shapes.published_shape`).
+    """
     config = context.config
     published = published_schema(config)
     core = {name: dtype for name, dtype in published.items() if name not in COMMON_SCHEMA}
+    feeds = published_shape(feeds, config)
     if SUBJECT_COLUMN not in feeds.collect_schema():
         feeds = feeds.with_columns(pl.lit(None, dtype=pl.String).alias(SUBJECT_COLUMN))
     scrubbed = (
@@ -151,6 +156,7 @@ def compute_products(feeds: pl.LazyFrame, context: ProductContext) -> pl.DataFra
             pl.int_range(pl.len(), dtype=pl.Int64).over("partition").alias("product_row"),
             content_key(core).alias("content_key"),
             near_duplicate_text(config).alias("near_text"),
+            prompt_text(config, published).alias("prompt_text"),
             (
                 gate_failed(QUALITY_GATES.get(config, QualityGate()))
                 | (replacement_chars(scrubbed_columns(published)) > 0)
@@ -165,9 +171,10 @@ def compute_products(feeds: pl.LazyFrame, context: ProductContext) -> pl.DataFra
     keys = semantic_keys(embedding)
     head, tail = bound_parts(embedding)
     return (
-        scrubbed.drop("near_text")
+        scrubbed.drop("near_text", "prompt_text")
         .with_columns(
             content_hashes(scrubbed.get_column("content_key")).alias("content_hash"),
+            prompt_hashes(scrubbed.get_column("prompt_text")).alias("prompt_key"),
             *key_buckets(scrubbed.select("id", "split_group")),
             contaminated_by(texts, context.evals),
             pl.Series("signature", signature, dtype=pl.Array(pl.UInt32, MINHASH_BINS)),

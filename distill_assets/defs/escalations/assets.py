@@ -1,4 +1,6 @@
-"""Escalations (seed 000): raw JSONL → records → distillation_examples → instruction rows.
+"""Escalations: raw JSONL → records → distillation_examples → instruction rows.
+
+See docs/sources/escalations.md.
 
 Layers, one daily partition (ingest date) each:
 - `escalations/records` + `escalations/quarantine` (bronze, DuckDB): every raw line parsed against
@@ -32,13 +34,17 @@ from distill_assets.defs.escalations.records import RECORDS, SOURCE, ingest_reco
 from distill_assets.defs.escalations.review import (
     REVIEW_FILE_COLUMNS,
     apply_decisions,
+    decisions_path,
     distilled_root,
     example_partitions,
     read_decisions,
     review_exclusions,
+    scan_examples,
+    with_corrected_responses,
     write_review_files,
 )
 from distill_assets.defs.escalations.stats import STATS_COLUMNS, stats_metadata
+from distill_assets.defs.escalations.working_store import database_path, harvest, inserted_rows
 from distill_assets.defs.ingest import QUARANTINE_TABLE, bronze_outs, ingest_metadata
 from distill_assets.defs.jobs import GLOBAL_TAG
 from distill_assets.defs.partitions import daily_partitions
@@ -61,7 +67,7 @@ PREVIEW_COLUMNS = ("id", "source_ref", "reasoning_type", "domain", "quality_scor
         SOURCE,
         RECORDS,
         bronze_description=(
-            "Bronze escalations: one row per valid raw escalation line (seed 000 Interaction), "
+            "Bronze escalations: one row per valid raw escalation line (one interaction), "
             "with its id (producer's or SHA256(query + timestamp)[:16]), unix `created_at`, "
             "optional pre-labels and unknown fields in `extra`."
         ),
@@ -191,7 +197,9 @@ def distillation_examples(
     records: pl.LazyFrame,
     legacy_records: pl.LazyFrame,
 ) -> StagedParquet:
-    """Seed 000 canonical distillation examples: one per escalation record.
+    """Canonical distillation examples: one per escalation record.
+
+    See docs/sources/escalations.md#distillation-examples.
 
     Reasoning type from the seed's CoT/tool/correction indicator regexes, numbered reasoning steps,
     classification (pre-labels win over heuristics), quality flags and the seed's quality score.
@@ -225,7 +233,8 @@ def distillation_examples(
         return with_export_counts(apply_decisions(built, decisions), history)
 
     target = working_dir(SOURCE) / f"{EXAMPLES}.parquet"
-    rows = write_frames(map(finished, example_batches(records, legacy_records)), target)
+    corrected = with_corrected_responses(records, decisions)
+    rows = write_frames(map(finished, example_batches(corrected, legacy_records)), target)
     summary = pl.read_parquet(target, columns=list(STATS_COLUMNS))
     context.add_output_metadata(
         {
@@ -239,6 +248,11 @@ def distillation_examples(
                 "quality flag",
             ),
             "quality_score": histogram(summary.get_column("quality_score")),
+            "not_an_answer_by_reason": column_counts(
+                pl.read_parquet(target, columns=["answer_rejection"]).drop_nulls(),
+                "answer_rejection",
+                "not an answer: reason",
+            ),
             **stats_metadata(summary),
             "rows_by_extractor": funnel(dict(by_extractor), "extractor"),
             "llm_fallbacks": funnel(dict(fallbacks)),
@@ -261,7 +275,7 @@ def build_export_asset(name: str) -> dg.AssetsDefinition:
         kinds={"polars"},
         code_version=rules_version(SOURCE),
         description=(
-            f"Seed 000 `{name}` export rows feeding the `{export.config}` config: examples that "
+            f"The `{name}` export rows feeding the `{export.config}` config: examples that "
             "pass the export gate (not rejected, no refusal/junk flag, quality score at least the "
             f"rules' minimum) and the `{name}` condition; drop reasons counted (exports.py)."
         ),
@@ -360,6 +374,10 @@ RELEASE_DATASET_KEY = dg.AssetKey(["release", "dataset"])
 def export_history(context: dg.AssetExecutionContext, settings: DistillSettings) -> pl.DataFrame:
     """Which published versions each escalation example appeared in, and the seed's SQLite file.
 
+    First reads back what was changed in `distilled/distillation.db` since the last release
+    (reviews, notes and corrected answers become decisions in `review/decisions.jsonl`; rows
+    another writer inserted land in the raw folder of their date: working_store.py).
+
     After a publish, records (version, example_id, exported_at) for the escalation rows of the
     published version (read from the checked candidate, which is what was published; nothing
     before the first release), then writes `distilled/distillation.db` in exactly the seed's
@@ -384,14 +402,23 @@ def export_history(context: dg.AssetExecutionContext, settings: DistillSettings)
         history = merge_history(
             history, release_rows(manifest.version, manifest.newest_partition, rows)
         )
-    decisions = read_decisions(distilled_root(cfg.data_dir))
-    database = distilled_root(cfg.data_dir) / "distillation.db"
+    root = distilled_root(cfg.data_dir)
+    known = set(
+        scan_examples(cfg.lake_root, ["id"]).select("id").collect().get_column("id").to_list()
+    )
+    harvested = harvest(root, decisions_path(root), cfg.raw_root, known)
+    kept = inserted_rows(root).filter(~pl.col("id").is_in(list(known)))
+    decisions = read_decisions(root)
+    database = database_path(root)
     written = write_seed_sqlite(
         (
             with_export_counts(apply_decisions(batch, decisions), history)
-            for batch in example_partitions(cfg.lake_root, SEED_SQLITE_COLUMNS, BATCH_ROWS)
+            for batch in example_partitions(
+                cfg.lake_root, (*SEED_SQLITE_COLUMNS, "answer_rejection"), BATCH_ROWS
+            )
         ),
         database,
+        kept,
     )
     context.add_output_metadata(
         {
@@ -399,6 +426,8 @@ def export_history(context: dg.AssetExecutionContext, settings: DistillSettings)
             "rows": history.height,
             "sqlite_path": dg.MetadataValue.path(str(database)),
             "sqlite_rows": written,
+            "sqlite_decisions_read_back": harvested["decisions"],
+            "sqlite_rows_inserted_by_others": harvested["inserted"],
         }
     )
     return history

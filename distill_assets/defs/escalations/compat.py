@@ -9,7 +9,9 @@ partition) — data, never the wall clock, so published bytes stay deterministic
 The SQLite database holds every example (review decisions applied, the latest partition's row per
 id) in exactly the seed's `CREATE TABLE distillation_examples` and five indexes
 (`contracts.escalations.SEED_SQLITE_DDL`), JSON columns as TEXT. It is built in a temporary file
-and renamed into place, so a reader never sees a half-written database.
+and renamed into place, so a reader never sees a half-written database (a crash leaves the
+previous file). It also holds `working_store`'s change log: reviews, edits and rows others make
+in it are read back before the next rewrite.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from distill_assets.contracts.escalations import (
     SEED_SQLITE_DDL,
     SEED_SQLITE_JSON_COLUMNS,
 )
+from distill_assets.defs.escalations.working_store import install_change_log
 
 SOURCE = "escalations"
 HISTORY_SCHEMA = pl.Schema(
@@ -86,8 +89,14 @@ def _json_text(column: str) -> pl.Expr:
     return pl.when(pl.col(column).is_null()).then(None).otherwise(text).alias(column)
 
 
-def write_seed_sqlite(batches: Iterable[pl.DataFrame], path: Path) -> int:
+def write_seed_sqlite(
+    batches: Iterable[pl.DataFrame], path: Path, kept: pl.DataFrame | None = None
+) -> int:
     """Write examples into a fresh seed-schema SQLite database at `path`; return the rows.
+
+    `kept` (seed columns) are rows to keep as they are when no example has their id: the rows
+    another writer inserted that the lake has not ingested yet. The file ends with the change
+    log of `working_store` installed, so changes made to it later are read back.
 
     `batches` hold every partition's examples (`SEED_SQLITE_COLUMNS` and `partition`, review
     decisions and export counts applied), in any number of batches. They are staged on disk in
@@ -121,6 +130,15 @@ def write_seed_sqlite(batches: Iterable[pl.DataFrame], path: Path) -> int:
                 "row_number() OVER (PARTITION BY id ORDER BY from_partition DESC) AS latest "
                 "FROM staged.examples) WHERE latest = 1 ORDER BY created_at, id"
             ).rowcount
+            if kept is not None and not kept.is_empty():
+                # read from the database: JSON columns are TEXT already
+                rows = kept.select(SEED_SQLITE_COLUMNS)
+                marks = ", ".join("?" * len(SEED_SQLITE_COLUMNS))
+                written += con.executemany(
+                    f"INSERT OR IGNORE INTO distillation_examples VALUES ({marks})",
+                    rows.iter_rows(),
+                ).rowcount
+            install_change_log(con)
             con.commit()
             con.execute("DETACH DATABASE staged")
         finally:

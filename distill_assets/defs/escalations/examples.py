@@ -1,9 +1,11 @@
-"""Bronze escalation records → seed 000 `distillation_examples`, as vectorized Polars expressions.
+"""Bronze escalation records → `distillation_examples`, as vectorized Polars expressions.
+
+See docs/sources/escalations.md#distillation-examples.
 
 Per record: numbered reasoning steps, indicator hits per seed pattern list, the reasoning type,
 classification (pre-labels win), SAM errors, improvements, principles, quality flags (the seed's
 ten plus distill's junk flags) and the seed's quality score. The rules are data in
-`distill_assets.rules.escalations`; this module and `extraction.py` only turn them into
+`distill_assets.rules.escalations`; this module and `offline_extraction.py` only turn them into
 expressions.
 
 Records migrated from a legacy SQLite database (`legacy.py`) carry `LEGACY_COLUMNS`: their own
@@ -19,8 +21,9 @@ from collections.abc import Iterator
 import polars as pl
 
 from distill_assets.contracts.escalations import DistillationExample
-from distill_assets.defs.escalations import extraction
+from distill_assets.defs.escalations import offline_extraction as extraction
 from distill_assets.defs.escalations.gate import training_ready
+from distill_assets.defs.escalations.working_store import DB_REF
 from distill_assets.lib.lake import frame_batches
 from distill_assets.rules import escalations as rules
 
@@ -80,6 +83,8 @@ BATCH_ROWS = 65_536
 ORDER = ("source_file", "line_no")
 
 _RESPONSE = pl.col("claude_response")
+# the answer without code blocks: one expression for `prose` and the steps (computed once: CSE)
+_PROSE = _RESPONSE.str.replace_all(rules.CODE_BLOCK, " ")
 _NULL_STR = pl.lit(None, dtype=pl.String)
 
 
@@ -141,7 +146,7 @@ def _measures() -> list[pl.Expr]:
     return [
         pl.when(pl.col("legacy_steps").list.len() > 0)
         .then(pl.col("legacy_steps"))
-        .otherwise(extraction.reasoning_steps())
+        .otherwise(extraction.reasoning_steps(_PROSE))
         .alias("reasoning_steps"),
         extraction.tool_usage().alias("tool_usage"),
         indicator_hits(_RESPONSE, rules.COT_INDICATORS).alias("cot_hits"),
@@ -151,7 +156,7 @@ def _measures() -> list[pl.Expr]:
         indicator_hits(_RESPONSE, rules.REFLECTION_INDICATORS).alias("reflection_hits"),
         indicator_hits(_RESPONSE, rules.REFUSAL_INDICATORS).alias("refusal_hits"),
         _RESPONSE.str.count_matches(rules.TOKEN_PATTERN).cast(pl.Int64).alias("token_count"),
-        _RESPONSE.str.replace_all(rules.CODE_BLOCK, " ").alias("prose"),
+        _PROSE.alias("prose"),
         _RESPONSE.str.contains(rules.CODE_FENCE, literal=True).alias("has_code"),
         _RESPONSE.str.count_matches(rules.CODE_FENCE, literal=True).alias("fences"),
         pl.col("query").str.count_matches(rules.QUERY_SUBTASK).alias("query_subtasks"),
@@ -169,7 +174,11 @@ def _detected_reasoning_type() -> pl.Expr:
     steps = pl.col("reasoning_steps").list.len()
     conditions = {
         "correction": pl.col("has_sam_attempt")
-        & (pl.col("correction_hits") >= rules.MIN_CORRECTION_HITS),
+        & (
+            pl.col("correction_hits")
+            + _RESPONSE.str.contains(dict(rules.SAM_ERROR_RULES)["wrong_value"]).cast(pl.Int64)
+            >= rules.MIN_CORRECTION_HITS
+        ),
         "tool_use": pl.col("tool_hits") >= rules.MIN_TOOL_HITS,
         "multi_step": (pl.col("query_subtasks") >= rules.MULTI_STEP_MIN_SUBTASKS)
         & (steps >= rules.MULTI_STEP_MIN_STEPS),
@@ -193,7 +202,7 @@ def _heuristic_domain() -> pl.Expr:
 
 
 def _heuristic_complexity() -> pl.Expr:
-    steps = pl.col("reasoning_steps").list.len()
+    steps = pl.col("ordered_steps")
     length_points = (pl.col("token_count") // rules.COMPLEXITY_WORDS_PER_POINT).clip(
         0, rules.COMPLEXITY_MAX_LENGTH_POINTS
     )
@@ -205,6 +214,7 @@ def _heuristic_complexity() -> pl.Expr:
             1
             + length_points
             + step_points
+            + pl.col("nested_steps").cast(pl.Int64)
             + pl.col("has_code").cast(pl.Int64)
             + pl.col("has_context").cast(pl.Int64)
             + (pl.col("query_words") > rules.COMPLEXITY_LONG_QUERY_WORDS).cast(pl.Int64)
@@ -259,7 +269,10 @@ def _quality_flags() -> pl.Expr:
 
 
 def quality_score() -> pl.Expr:
-    """Return the seed 000 score: base 0.5 plus/minus each factor, clamped to [0, 1] and rounded."""
+    """Return the example quality score (docs/sources/escalations.md#quality-score).
+
+    Base 0.5 plus/minus each factor, clamped to [0, 1] and rounded.
+    """
     flags = pl.col("quality_flags")
 
     def term(condition: pl.Expr, weight: float) -> pl.Expr:
@@ -328,7 +341,10 @@ def distillation_examples(records: pl.LazyFrame) -> pl.LazyFrame:
         .with_columns(
             _detected_reasoning_type().alias("detected_reasoning_type"),
             _repetition_units().alias("repetition_units"),
+            extraction.answer_evidence().alias("answer_evidence"),
+            **extraction.step_structure(),
         )
+        .with_columns(extraction.answer_rejection().alias("answer_rejection"))
         .with_columns(_classification())
         .with_columns(
             _quality_flags().alias("quality_flags"),
@@ -360,9 +376,11 @@ def distillation_examples(records: pl.LazyFrame) -> pl.LazyFrame:
                 meta_cognitive=pl.col("uncertainty_hits") + pl.col("reflection_hits"),
             ).alias("indicator_hits"),
             pl.lit(SOURCE).alias("source"),
-            pl.coalesce("legacy_source_ref", pl.format("{}:{}", "source_file", "line_no")).alias(
-                "source_ref"
-            ),
+            pl.coalesce(
+                "legacy_source_ref",
+                pl.col("extra").str.json_path_match(f"$.{DB_REF}"),
+                pl.format("{}:{}", "source_file", "line_no"),
+            ).alias("source_ref"),
             pl.col("legacy_human_reviewed").fill_null(0).alias("human_reviewed"),
             pl.col("legacy_reviewer_notes").alias("reviewer_notes"),
             pl.lit(0, dtype=pl.Int64).alias("training_ready"),

@@ -1,15 +1,16 @@
-"""`distillation_examples` → the four export feeds (seed 000 "Training Export Formats").
+"""`distillation_examples` → the four export feeds (docs/sources/escalations.md#export-formats).
 
 - `instruction` → `escalations/instruction_examples` → config `instruction` (Alpaca):
   instruction = query, input = query_context or "", output = claude_response;
-- `cot` → `escalations/cot_examples` → config `cot`: the same plus `thought_process` (the reasoning
-  steps, `content: reasoning`), `conclusion` (the answer's last paragraph) and `outcome` ("": an
-  escalation has no observed outcome);
+- `cot` → `escalations/cot_examples` → config `cot`: the same plus `thought_process` (the answer's
+  numbered steps, `content: reasoning`, each followed by the indented lines under it, e.g. its code
+  block), `conclusion` (the answer's last paragraph) and `outcome` ("": an escalation records no
+  observed outcome; the card says so);
 - `preference` → `escalations/preference_pairs` → config `dpo`: prompt = query,
   chosen = claude_response, rejected = sam_attempt;
 - `correction` → `escalations/correction_examples` → config `correction`: the seed's format 4
-  wording (`CORRECTION_INSTRUCTION` verbatim, input = original question and SAM's answer, output =
-  "Your answer has an error. ..." + claude_response).
+  wording (`CORRECTION_INSTRUCTION` with its placeholder filled with SAM's attempt, input =
+  original question and SAM's answer, output = "Your answer has an error. ..." + claude_response).
 
 An example leaves a feed for the first reason of the shared gate (`gate.py`: rejected, an excluded
 flag, below the minimum score) or, after it, its format's own condition (`not_<format>`); reasons
@@ -37,9 +38,9 @@ from distill_assets.lib.lake import frame_batches, write_frames
 from distill_assets.rules import escalations as rules
 
 SOURCE = "escalations"
-CORRECTION_INSTRUCTION = (
-    "Here's what I said: [SAM's incorrect response]. What should I have said instead?"
-)
+# docs/sources/escalations.md#export-formats, format 4; `{}` stands where the original shows
+# `[SAM's incorrect response]`
+CORRECTION_INSTRUCTION = "Here's what I said: {}. What should I have said instead?"
 CORRECTION_INPUT = "Original question: {}\n\nMy answer: {}"
 CORRECTION_OUTPUT = "Your answer has an error. Here's what you should have said:\n\n{}"
 
@@ -70,17 +71,43 @@ def _has_error() -> pl.Expr:
     )
 
 
+# a numbered step of the answer and the indented lines under it (blank lines between allowed; a
+# line starting with a digit ends it, as the next step of an indented list would)
+STEP_BLOCK = r"(?m)" + rules.STEP_PREFIX + r"\S.*(?:\n(?:[ \t]*\n)*[ \t]+[^\s\d].*)*"
+# the indentation a list item's continuation lines carry (the marker's width)
+CONTINUATION_INDENT = r"\n(?: {1,4}|\t)"
+
+
 def _thought_process() -> pl.Expr:
-    return pl.col("reasoning_steps").list.eval(
-        pl.when(pl.element().struct.field("reasoning").is_not_null())
-        .then(
-            pl.concat_str(
-                pl.element().struct.field("content"),
-                pl.lit(": "),
-                pl.element().struct.field("reasoning"),
-            )
+    """Return each numbered step as `content: reasoning`, then the lines indented under it.
+
+    The step's line is split as `extraction.reasoning_steps` splits it; the indented lines (a
+    code block) follow on new lines, dedented by the list marker's width.
+    """
+    item = pl.element()
+    blocks = pl.col("claude_response").str.extract_all(STEP_BLOCK)
+    parts = blocks.list.eval(
+        pl.struct(
+            line=item.str.extract(r"^(.*)", 1).str.replace(rules.STEP_PREFIX, "").str.strip_chars(),
+            more=item.str.replace(r"^.*", "").str.replace_all(CONTINUATION_INDENT, "\n"),
         )
-        .otherwise(pl.element().struct.field("content"))
+    )
+    line, more = item.struct.field("line"), item.struct.field("more")
+    split = parts.list.eval(
+        pl.struct(header=line.str.extract_groups(rules.STEP_HEADER), line=line, more=more)
+    )
+    header = item.struct.field("header")
+    content = pl.coalesce(
+        header.struct.field("1").str.strip_chars(),
+        item.struct.field("line").str.replace_all(r"\*\*", "").str.strip_chars(),
+    )
+    rest = header.struct.field("2").str.strip_chars().fill_null("")
+    return split.list.eval(
+        pl.concat_str(
+            content,
+            pl.when(rest != "").then(pl.lit(": ") + rest).otherwise(pl.lit("")),
+            item.struct.field("more").str.strip_chars_end(),
+        )
     )
 
 
@@ -137,7 +164,10 @@ FORMATS: dict[str, ExportFormat] = {
             "correction",
             _has_error(),
             {
-                "instruction": pl.lit(CORRECTION_INSTRUCTION),
+                "instruction": pl.format(
+                    CORRECTION_INSTRUCTION,
+                    pl.col("sam_attempt").str.strip_chars().str.strip_chars_end("."),
+                ),
                 "input": pl.format(CORRECTION_INPUT, "query", "sam_attempt"),
                 "output": pl.format(CORRECTION_OUTPUT, "claude_response"),
             },

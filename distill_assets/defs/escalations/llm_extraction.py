@@ -1,8 +1,9 @@
 """Optional LLM extraction of the seed record's reasoning parts (off by default).
 
-Behind the project's one extractor interface (`lib.extract`): when an OpenAI-compatible endpoint
+Behind the project's one extractor interface (`lib.extractor`): when an OpenAI-compatible endpoint
 is configured (`DISTILL_LLM_BASE_URL`, `DISTILL_LLM_MODEL`), each example's `reasoning_steps`,
-`corrections` and `principles` are asked of the model (batched, bounded concurrency). A row whose
+`corrections` and `principles`, and whether the reply answers the query at all (the answer-ness
+judge: `answer_rejection`), are asked of the model (batched, bounded concurrency). A row whose
 call fails, whose answer is not a JSON object or whose fields do not fit the schema keeps the
 offline extraction, and the fallbacks are counted by reason. The score, training format and
 readiness are then recomputed from the fields that won.
@@ -24,7 +25,7 @@ from distill_assets.defs.escalations.examples import (
     quality_score,
 )
 from distill_assets.defs.escalations.gate import training_ready
-from distill_assets.lib.extract import (
+from distill_assets.lib.extractor import (
     Extraction,
     LlmExtractor,
     extract_with_fallback,
@@ -39,6 +40,7 @@ LLM_SCHEMA = pl.Schema(
         "reasoning_steps": pl.List(STEP_DTYPE),
         "corrections": CORRECTIONS_DTYPE,
         "principles": pl.List(PRINCIPLE_DTYPE),
+        "answer_rejection": pl.String(),
     }
 )
 
@@ -73,27 +75,48 @@ def parse(text: str, row: Mapping[str, Any]) -> dict[str, Any]:
     corrections = answer["corrections"]
     if corrections is not None and not corrections.get("sam_errors"):
         corrections = None
+    # the answer-ness judge: null (an answer) or one of the rules' rejection kinds; a model that
+    # does not judge keeps the offline verdict
+    rejection = answer.get("not_an_answer", row["answer_rejection"])
+    if rejection is not None and rejection not in rules.ANSWER_REJECTIONS:
+        raise ValueError(f"unknown not_an_answer kind {rejection!r}")
     return {
         "reasoning_steps": answer["reasoning_steps"],
         "corrections": corrections,
         "principles": answer["principles"],
+        "answer_rejection": rejection,
     }
 
 
 def rescore(examples: pl.DataFrame) -> pl.DataFrame:
-    """Recompute score, training format and readiness after fields were replaced."""
+    """Recompute flags, score, training format and readiness after fields were replaced.
+
+    The `not_an_answer` flag follows `answer_rejection` (the junk flags close the list).
+    """
     has_error = pl.col("corrections").struct.field("sam_errors").list.len().fill_null(0) > 0
     steps = pl.col("reasoning_steps").list.len()
-    return examples.with_columns(quality_score().alias("quality_score")).with_columns(
-        pl.when(pl.col("training_format") == "preference")
-        .then(pl.lit("preference"))
-        .when(has_error)
-        .then(pl.lit("correction"))
-        .when(steps >= rules.COT_EXPORT_MIN_STEPS)
-        .then(pl.lit("cot"))
-        .otherwise(pl.lit("instruction"))
-        .alias("training_format"),
-        training_ready().alias("training_ready"),
+    flags = pl.col("quality_flags")
+    junk = pl.concat_list(
+        pl.when(pl.col("answer_rejection").is_not_null()).then(pl.lit("not_an_answer")),
+        pl.when(flags.list.contains("off_topic")).then(pl.lit("off_topic")),
+    ).list.drop_nulls()
+    reflagged = pl.concat_list(
+        flags.list.eval(pl.element().filter(~pl.element().is_in(list(rules.JUNK_FLAGS)))), junk
+    ).alias("quality_flags")
+    return (
+        examples.with_columns(reflagged)
+        .with_columns(quality_score().alias("quality_score"))
+        .with_columns(
+            pl.when(pl.col("training_format") == "preference")
+            .then(pl.lit("preference"))
+            .when(has_error)
+            .then(pl.lit("correction"))
+            .when(steps >= rules.COT_EXPORT_MIN_STEPS)
+            .then(pl.lit("cot"))
+            .otherwise(pl.lit("instruction"))
+            .alias("training_format"),
+            training_ready().alias("training_ready"),
+        )
     )
 
 

@@ -1,6 +1,6 @@
 """Raw escalation JSONL → bronze `records` + `quarantine` through the shared streaming ingest."""
 
-from distill_assets.contracts.escalations import parse_parameters
+from distill_assets.contracts.escalations import RAW
 from distill_assets.defs.ingest import IngestResult, ingest_partition
 
 SOURCE = "escalations"
@@ -8,16 +8,14 @@ RECORDS = "records"
 
 
 def ingest_records(raw_paths: list[str], raw_root: str | None = None) -> IngestResult:
-    """Parse raw escalation files with `sql/escalations/select_parsed_records.sql`.
+    """Parse raw escalation files with the contract's parse (`contracts.escalations.RAW`).
 
-    The contract's field list, ISO pattern, time range and enums are bound as parameters; the raw
-    line is kept only in quarantine (bronze holds every parsed field plus `extra`).
+    The statement is generated from `contracts.escalations.Interaction`; the raw line is kept only
+    in quarantine (bronze holds every parsed field plus `extra`).
     """
     return ingest_partition(
-        SOURCE,
-        RECORDS,
+        RAW,
         raw_paths,
         raw_root=raw_root,
-        params=parse_parameters(),
         bronze_exclude=("line",),
     )

@@ -1,11 +1,12 @@
-"""Human review of `distillation_examples` (seed 000 "Human-reviewable", task 1.1.8).
+"""Human review of `distillation_examples` (docs/sources/escalations.md#review).
 
 Files live under the seed's `distilled/` folder of the data dir (`distilled_root`):
 
 - `review/decisions.jsonl` — every decision `distill review approve|reject` made, one JSON object
-  per line `{id, decision: approve|reject, notes, reviewer, ts}`, appended, never edited. The
-  latest line per id wins. Parquet is never edited in place: decisions are data, applied at the
-  next materialization.
+  per line `{id, decision: approve|reject|edit, notes, reviewer, ts[, response, via]}`, appended,
+  never edited; reviews and edits made in `distillation.db` join them (`working_store.py`) and
+  the latest timestamp wins, field by field. Parquet is never edited in place: decisions are
+  data, applied at the next materialization.
 - `pending_review/batch_YYYYMMDD.json` — per ingest date, the examples still awaiting review;
 - `approved/reviewed_YYYYMMDD.jsonl` — per decision date (UTC), the examples reviewed that day
   with their decision and notes.
@@ -25,6 +26,7 @@ from pathlib import Path
 import polars as pl
 
 from distill_assets.defs.escalations.gate import training_ready
+from distill_assets.defs.escalations.working_store import database_decisions
 from distill_assets.lib.lake import (
     frame_batches,
     partition_files,
@@ -34,7 +36,7 @@ from distill_assets.lib.lake import (
 
 SOURCE = "escalations"
 EXAMPLES = "distillation_examples"
-DECISIONS = ("approve", "reject")
+DECISIONS = ("approve", "reject", "edit")
 DECISION_STATE = {"approve": 1, "reject": -1}
 REJECTED_REASON = "rejected_by_reviewer"
 DECISION_SCHEMA = pl.Schema(
@@ -44,6 +46,8 @@ DECISION_SCHEMA = pl.Schema(
         "notes": pl.String(),
         "reviewer": pl.String(),
         "ts": pl.Float64(),
+        "response": pl.String(),
+        "via": pl.String(),
     }
 )
 PENDING_COLUMNS = (
@@ -54,6 +58,7 @@ PENDING_COLUMNS = (
     "training_format",
     "quality_score",
     "quality_flags",
+    "answer_rejection",
     "query",
     "sam_attempt",
     "claude_response",
@@ -71,7 +76,14 @@ _REVIEWED_SCHEMA = pl.Schema(
     }
 )
 # What `apply_decisions` reads and sets (with `id`).
-REVIEW_COLUMNS = ("id", "human_reviewed", "reviewer_notes", "quality_flags", "quality_score")
+REVIEW_COLUMNS = (
+    "id",
+    "human_reviewed",
+    "reviewer_notes",
+    "quality_flags",
+    "quality_score",
+    "answer_rejection",
+)
 # What `write_review_files` reads of each example.
 REVIEW_FILE_COLUMNS = tuple(dict.fromkeys([*PENDING_COLUMNS, *REVIEW_COLUMNS]))
 
@@ -87,12 +99,27 @@ def decisions_path(root: Path) -> Path:
 
 
 def append_decision(
-    root: Path, example_id: str, decision: str, *, notes: str | None, reviewer: str, ts: float
+    root: Path,
+    example_id: str,
+    decision: str,
+    *,
+    notes: str | None,
+    reviewer: str,
+    ts: float,
+    response: str | None = None,
 ) -> dict[str, object]:
-    """Append one decision line and return it."""
+    """Append one decision line and return it (`response`: a corrected answer, optional)."""
     if decision not in DECISIONS:
         raise ValueError(f"decision must be one of {DECISIONS}, not {decision!r}")
-    line = {"id": example_id, "decision": decision, "notes": notes, "reviewer": reviewer, "ts": ts}
+    line: dict[str, object] = {
+        "id": example_id,
+        "decision": decision,
+        "notes": notes,
+        "reviewer": reviewer,
+        "ts": ts,
+    }
+    if response is not None:
+        line["response"] = response
     path = decisions_path(root)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a", encoding="utf-8") as handle:
@@ -101,40 +128,92 @@ def append_decision(
 
 
 def read_decisions(root: Path) -> pl.DataFrame:
-    """Return the latest decision per example id (file order decides; malformed lines skipped)."""
+    """Return the resolved decision per example id, from `distill review` and the database.
+
+    Lines of `review/decisions.jsonl` (malformed ones skipped) and the reviews and edits made in
+    `distillation.db` since distill wrote it (`working_store.database_decisions`; those already
+    carried into the file count once) resolve field by field, the latest timestamp winning (the
+    later line on a tie): `decision` = the latest approve/reject (null when there are only
+    edits), `notes` and `response` = the latest given, `reviewer`/`via` = the latest line's.
+    """
     path = decisions_path(root)
-    if not path.exists() or path.stat().st_size == 0:
-        return pl.DataFrame(schema=DECISION_SCHEMA)
-    lines = pl.read_ndjson(path, schema=DECISION_SCHEMA, ignore_errors=True)
-    return (
-        lines.filter(pl.col("id").is_not_null() & pl.col("decision").is_in(list(DECISIONS)))
+    parts = [database_decisions(root).select(DECISION_SCHEMA.names())]
+    if path.exists() and path.stat().st_size > 0:
+        lines = pl.read_ndjson(path, schema=DECISION_SCHEMA, ignore_errors=True)
+        parts.insert(0, lines)
+    lines = (
+        pl.concat(parts)
+        .filter(pl.col("id").is_not_null() & pl.col("decision").is_in(list(DECISIONS)))
+        .with_columns(pl.col("ts").fill_null(0.0))
+        .unique(
+            ["id", "decision", "ts", "notes", "response", "via"], keep="first", maintain_order=True
+        )
         .with_row_index("_line")
-        .sort("_line")
-        .unique("id", keep="last", maintain_order=True)
-        .drop("_line")
+        .sort("ts", "_line")
+    )
+    return (
+        lines.group_by("id")
+        .agg(
+            pl.col("decision").filter(pl.col("decision") != "edit").last(),
+            pl.col("notes").drop_nulls().last(),
+            pl.col("reviewer").last(),
+            pl.col("ts").max(),
+            pl.col("response").drop_nulls().last(),
+            pl.col("via").last(),
+        )
+        .select(DECISION_SCHEMA.names())
         .sort("id")
     )
 
 
 def apply_decisions(examples: pl.DataFrame, decisions: pl.DataFrame) -> pl.DataFrame:
-    """Return `examples` with review decisions applied (state, notes, training readiness)."""
+    """Return `examples` with review decisions applied (state, notes, training readiness).
+
+    A corrected answer (`response`) replaces `claude_response` when the frame has that column
+    (the examples' own extraction sees it earlier: `with_corrected_responses`).
+    """
     joined = examples.join(
         decisions.select(
             "id",
             pl.col("decision").replace_strict(DECISION_STATE, return_dtype=pl.Int64).alias("_s"),
             pl.col("notes").alias("_notes"),
+            pl.col("response").alias("_response"),
         ),
         on="id",
         how="left",
         maintain_order="left",
     )
+    corrected = (
+        [pl.coalesce("_response", "claude_response").alias("claude_response")]
+        if "claude_response" in examples.columns
+        else []
+    )
     return (
         joined.with_columns(
             pl.coalesce("_s", "human_reviewed").alias("human_reviewed"),
             pl.coalesce("_notes", "reviewer_notes").alias("reviewer_notes"),
+            *corrected,
         )
         .with_columns(training_ready().alias("training_ready"))
-        .drop("_s", "_notes")
+        .drop("_s", "_notes", "_response")
+    )
+
+
+def with_corrected_responses(records: pl.LazyFrame, decisions: pl.DataFrame) -> pl.LazyFrame:
+    """Return bronze records with each corrected answer (a decision's `response`) in place.
+
+    Applied before extraction, so the steps, flags and score are those of the corrected text.
+    The records' order is kept.
+    """
+    corrections = decisions.filter(pl.col("response").is_not_null()).select(
+        "id", pl.col("response").alias("_response")
+    )
+    if corrections.is_empty():
+        return records
+    return (
+        records.join(corrections.lazy(), on="id", how="left", maintain_order="left")
+        .with_columns(pl.coalesce("_response", "claude_response").alias("claude_response"))
+        .drop("_response")
     )
 
 

@@ -1,9 +1,10 @@
 """The seed's dated JSONL exports, written into every published version (a release extra).
 
-`exports/instruction_YYYYMMDD.jsonl`, `preference_…`, `cot_…`, `correction_…` (seed 000 "Storage
-Locations"), each with exactly the seed's keys per line, from the escalation rows of the configs
-being published (both splits, ordered by id). YYYYMMDD is the newest input partition of the
-release (`00000000` before any), never the wall clock, so a re-built version is byte-identical.
+`exports/instruction_YYYYMMDD.jsonl`, `preference_…`, `cot_…`, `correction_…`
+(docs/sources/escalations.md#seed-jsonl-exports), each with exactly the original export keys per
+line, from the escalation rows of the configs being published (both splits, ordered by id). YYYYMMDD
+is the newest input partition of the release (`00000000` before any), never the wall clock, so a
+re-built version is byte-identical.
 """
 
 from __future__ import annotations
@@ -25,6 +26,18 @@ SEED_EXPORTS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 
 
+def _seed_text(key: str, dtype: pl.DataType) -> pl.Expr:
+    """Return a published column as the seed's plain string (messages: their contents joined).
+
+    `dpo` publishes conversational pairs (one message per side); the seed's preference lines hold
+    the strings.
+    """
+    if isinstance(dtype, pl.List):
+        contents = pl.col(key).list.eval(pl.element().struct.field("content"))
+        return contents.list.join("\n\n").alias(key)
+    return pl.col(key)
+
+
 def write_seed_exports(
     curated: Mapping[str, pl.DataFrame], newest_partition: str | None, out_dir: Path
 ) -> list[Path]:
@@ -35,7 +48,11 @@ def write_seed_exports(
         frame = curated.get(config)
         if frame is None or frame.is_empty():
             continue
-        rows = frame.filter(pl.col("source") == SOURCE).sort("id").select(keys)
+        rows = (
+            frame.filter(pl.col("source") == SOURCE)
+            .sort("id")
+            .select(_seed_text(key, frame.schema[key]) for key in keys)
+        )
         if rows.is_empty():
             continue
         path = out_dir / EXPORTS_DIR / f"{name}_{day}.jsonl"

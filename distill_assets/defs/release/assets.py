@@ -14,8 +14,10 @@ from distill_assets.contracts.release import ReleaseManifest
 from distill_assets.defs.partitions import last_partition_date, skipped_raw_folders
 from distill_assets.defs.release.build import PreviousShards, build_release, previous_manifest
 from distill_assets.defs.release.candidate import candidate_dir, load_release_inputs, read_manifest
+from distill_assets.defs.release.extras import ReleaseContributions
 from distill_assets.defs.release.folders import local_folder, staged_folder
-from distill_assets.defs.release.publish import PublishedRelease, PublisherResource
+from distill_assets.defs.release.publish import PublishedRelease
+from distill_assets.defs.release.resources import PublisherResource
 from distill_assets.defs.release.withhold import (
     find_withheld,
     record_withheld,
@@ -63,7 +65,10 @@ def release_metadata(manifest: ReleaseManifest) -> dict[str, dg.MetadataValue]:
     kinds={"polars", "parquet"},
 )
 def candidate(
-    context: dg.AssetExecutionContext, settings: DistillSettings, publisher: PublisherResource
+    context: dg.AssetExecutionContext,
+    settings: DistillSettings,
+    publisher: PublisherResource,
+    release_contributions: dg.ResourceParam[ReleaseContributions],
 ) -> dg.MaterializeResult:
     """Stage the next dataset version in the lake at `release/candidate/`.
 
@@ -74,7 +79,9 @@ def candidate(
     the publisher keeps it locally (`shards_reused`). Rows the independent scan flags in the
     curated text are left out and listed (`withhold.py`, `withheld_rows`). Blocking checks
     inspect it before `release/dataset` publishes it. Its metadata also lists the raw folders
-    not ingested because their name is not a valid or complete date (`skipped_raw_folders`).
+    not ingested because their name is not a valid or complete date (`skipped_raw_folders`). The
+    source rooms' extra files and card notes come from the `release_contributions` resource
+    (`definitions.py`).
     """
     cfg = settings.resolved()
     target = publisher.publisher(cfg)
@@ -91,8 +98,9 @@ def candidate(
                 latest, version, target.version_manifest
             ),
             previous_shards=shards,
+            contributions=release_contributions,
         )
-        manifest = record_withheld(staging, manifest, withheld)
+        manifest = record_withheld(staging, manifest, withheld, release_contributions.card_notes)
     context.log.info(f"staged {manifest.version} at {folder}")
     for line in withheld_lines(withheld):
         context.log.warning(line)

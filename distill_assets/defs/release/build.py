@@ -22,11 +22,11 @@ import hashlib
 import pkgutil
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from importlib import import_module
 from pathlib import Path
 
 import polars as pl
 
+from distill_assets import rules as rules_package
 from distill_assets.contracts.published import published_schema
 from distill_assets.contracts.release import (
     ConfigSummary,
@@ -38,7 +38,7 @@ from distill_assets.contracts.release import (
     SplitSummary,
 )
 from distill_assets.defs.release.card import render_card
-from distill_assets.defs.release.extras import write_extras
+from distill_assets.defs.release.extras import ReleaseContributions, write_extras
 from distill_assets.defs.release.layout import (
     LAYOUT_FORMAT,
     MANIFEST,
@@ -46,6 +46,7 @@ from distill_assets.defs.release.layout import (
     SHARD_ROWS,
     data_file_path,
     link_or_copy,
+    published_arrow_schema,
     shard_count,
     write_data_file,
 )
@@ -170,8 +171,7 @@ class ReleaseInputs:
 
 def all_rules_versions() -> dict[str, str]:
     """Return the version of every module of `distill_assets.rules`, by module name."""
-    package = import_module("distill_assets.rules")
-    names = sorted(info.name for info in pkgutil.iter_modules(package.__path__))
+    names = sorted(info.name for info in pkgutil.iter_modules(rules_package.__path__))
     return {name: rules_version(name) for name in names}
 
 
@@ -211,6 +211,25 @@ def score_summary(scores: pl.Series) -> ScoreSummary:
         max=round(float(clean.max()), SCORE_DECIMALS),
         histogram=[int(counts.get(i, 0)) for i in range(SCORE_BINS)],
     )
+
+
+def chosen_longer_share(parts: list[CuratedPart]) -> float | None:
+    """Return the share of pairs whose `chosen` messages hold more characters than `rejected`.
+
+    None for a config without preference pairs or rows. The card reports it: a preference set
+    whose chosen side is mostly the longer one teaches a length bias.
+    """
+    frames = [part.read(["chosen", "rejected"]) for part in parts]
+    pairs = pl.concat([f for f in frames if f.height], how="vertical") if frames else None
+    if pairs is None or pairs.is_empty():
+        return None
+
+    def chars(column: str) -> pl.Expr:
+        contents = pl.col(column).list.eval(pl.element().struct.field("content").str.len_chars())
+        return contents.list.sum()
+
+    longer = pairs.select((chars("chosen") > chars("rejected")).mean()).item()
+    return round(float(longer), SCORE_DECIMALS)
 
 
 def summed_placeholders(parts: list[CuratedPart]) -> dict[str, int]:
@@ -281,7 +300,7 @@ def write_config(
     Each part's split gets `shard_count` files (a split with no rows none); a part is read
     whole only when one of its files cannot be reused from `previous`.
     """
-    schema = published_schema(config)
+    schema = published_arrow_schema(config)
     files, summaries = [], []
     for part in parts:
         summary = part.read(SUMMARY_COLUMNS)
@@ -327,15 +346,19 @@ def build_release(
     previous_for: Callable[[str], ReleaseManifest | None],
     shard_rows: int = SHARD_ROWS,
     previous_shards: PreviousShards | None = None,
+    *,
+    contributions: ReleaseContributions | None = None,
 ) -> ReleaseManifest:
     """Write the repository of one version into `out_dir` and return its manifest.
 
     A split with no rows has no file and is not listed (the `datasets` library cannot load an
     empty Parquet split); a config with no rows at all is omitted and named in `empty_configs`.
     `previous_for(version)` returns the manifest to compare with (`previous_manifest`);
-    `previous_shards` offers the data files of the previous version for reuse.
+    `previous_shards` offers the data files of the previous version for reuse; `contributions`
+    the sources' extra files and card notes (none when not given).
     """
     previous_shards = previous_shards or PreviousShards(None, None)
+    contributions = contributions or ReleaseContributions()
     files: list[ReleaseFile] = []
     configs: dict[str, ConfigSummary] = {}
     empty: list[str] = []
@@ -352,8 +375,13 @@ def build_release(
             scores=score_summary(curated.get_column("quality_score")),
             funnel=inputs.funnels.get(config, {}),
             redactions=summed_placeholders(parts),
+            chosen_longer_share=(
+                chosen_longer_share(parts) if "chosen" in published_schema(config) else None
+            ),
         )
-    extras = write_extras(CuratedRows(inputs.curated), inputs.newest_partition, out_dir)
+    extras = write_extras(
+        CuratedRows(inputs.curated), inputs.newest_partition, out_dir, contributions.writers
+    )
     version = release_version(inputs.newest_partition, files, inputs.rules)
     previous = previous_for(version)
     manifest = ReleaseManifest(
@@ -371,5 +399,5 @@ def build_release(
         extra_files=extras,
     )
     (out_dir / MANIFEST).write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    (out_dir / README).write_text(render_card(manifest), encoding="utf-8")
+    (out_dir / README).write_text(render_card(manifest, contributions.card_notes), encoding="utf-8")
     return manifest

@@ -11,11 +11,11 @@ from upath import UPath
 
 from distill_assets.contracts.published import CONFIG_FEEDS
 from distill_assets.contracts.release import ReleaseFile, ReleaseManifest
-from distill_assets.defs.curation.curate import feed_partitions
-from distill_assets.defs.curation.curated import CuratedPartition, stored_partitions
+from distill_assets.defs.curation.curated_table import CuratedPartition, stored_partitions
 from distill_assets.defs.curation.funnel import read_funnel
+from distill_assets.defs.curation.pipeline import feed_partitions
 from distill_assets.defs.release.build import CuratedPart, ReleaseInputs, all_rules_versions
-from distill_assets.defs.release.layout import MANIFEST
+from distill_assets.defs.release.layout import MANIFEST, without_extensions
 from distill_assets.lib.lake import global_path, read_parquet_table
 from distill_assets.rules.curation import DUPLICATE_REASONS
 
@@ -31,7 +31,8 @@ def read_parquet(path: UPath, columns: list[str] | None = None) -> pl.DataFrame:
     """Read a Parquet file from any filesystem the lake may be on."""
     if not path.exists():
         raise FileNotFoundError(f"{path} does not exist: materialize its asset first")
-    return pl.from_arrow(read_parquet_table(path, columns))  # type: ignore[return-value]
+    table = without_extensions(read_parquet_table(path, columns))
+    return pl.from_arrow(table)  # type: ignore[return-value]
 
 
 def curated_parts(partitions: list[CuratedPartition]) -> list[CuratedPart]:

@@ -9,6 +9,7 @@ manifest, so the card is as deterministic as the data.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from datetime import date, timedelta
 
 import yaml
@@ -18,8 +19,6 @@ from distill_assets.contracts.release import ReleaseManifest
 from distill_assets.defs.release.layout import split_pattern
 from distill_assets.defs.release.notes import notes_section
 from distill_assets.rules.curation import (
-    MAX_GROUP_SHARE,
-    MIN_ROWS_FOR_BOTH_SPLITS,
     SPLITS,
     TEST_FRACTION,
     TEST_SPLIT,
@@ -117,6 +116,13 @@ def _configs_section(manifest: ReleaseManifest) -> str:
     text = "## Configs\n\n" + _table(
         ["config", *SPLITS, "total", "test share", "duplicates removed", "core columns"], rows
     )
+    for config, summary in manifest.configs.items():
+        if summary.chosen_longer_share is not None:
+            text += (
+                f"\n\nLength bias of `{config}`: `chosen` is the longer side in "
+                f"{summary.chosen_longer_share:.1%} of pairs (a preference set that mostly "
+                "prefers the longer answer teaches length)."
+            )
     if manifest.empty_configs:
         names = ", ".join(f"`{c}`" for c in manifest.empty_configs)
         text += f"\n\nNo rows in this version (omitted): {names}."
@@ -182,10 +188,10 @@ def _curation_section() -> str:
         "highest quality, then earliest, then smallest id; rows sharing a 13-word n-gram with a "
         "configured evaluation set are removed as contaminated, and rows below the config's "
         "quality gate are dropped. Rows are split by a stable SHA-256 hash of their group (task, "
-        f"session, scenario, player) with {TEST_FRACTION:.0%} of groups in `test`, so no group "
-        f"spans splits, except that a group holding more than {MAX_GROUP_SHARE:.0%} of a config "
-        f"is split by row and a config of at least {MIN_ROWS_FOR_BOTH_SPLITS} rows always has "
-        "both splits. "
+        f"session, scenario, player) with {TEST_FRACTION:.0%} of groups in `test`; groups "
+        "whose rows share a normalized prompt are one group. No group and no prompt spans "
+        "splits, and a source record is in the same split in every config (a config whose "
+        "groups all fall on one side has one split). "
         "Rules: `distill_assets/rules/curation.py`."
     )
 
@@ -274,12 +280,12 @@ def _extra_files_table(manifest: ReleaseManifest) -> str:
     rows = [[f"`{f.path}`", f.bytes, f"`{f.sha256}`"] for f in manifest.extra_files]
     return (
         "\n\nBeside the data, sources add these files (not read by `load_dataset`; e.g. the "
-        "seed 000 JSONL exports):\n\n" + _table(["file", "bytes", "sha256"], rows)
+        "escalation JSONL exports):\n\n" + _table(["file", "bytes", "sha256"], rows)
     )
 
 
-def render_card(manifest: ReleaseManifest) -> str:
-    """Return the full `README.md` of a version."""
+def render_card(manifest: ReleaseManifest, card_notes: Mapping[str, Sequence[str]]) -> str:
+    """Return the full `README.md` of a version, with the sources' notes of its configs."""
     meta = yaml.safe_dump(front_matter(manifest), sort_keys=False, allow_unicode=True)
     sections = [
         f"# {manifest.name}\n\nVersion `{manifest.version}`"
@@ -290,7 +296,7 @@ def render_card(manifest: ReleaseManifest) -> str:
         ),
         _load_section(manifest),
         _configs_section(manifest),
-        *filter(None, [notes_section(manifest)]),
+        *filter(None, [notes_section(manifest, card_notes)]),
         _sources_section(manifest),
         _scores_section(manifest),
         _curation_section(),

@@ -24,7 +24,8 @@ from upath import UPath
 
 from distill_assets.contracts.published import published_schema
 from distill_assets.contracts.release import ReleaseFile, ReleaseManifest
-from distill_assets.defs.curation.curated import read_curated
+from distill_assets.defs.curation.curated_table import read_curated
+from distill_assets.defs.player_ids import PlayerIdHasher
 from distill_assets.defs.release import scan
 from distill_assets.defs.release.assets import CANDIDATE_KEY
 from distill_assets.defs.release.candidate import (
@@ -33,7 +34,10 @@ from distill_assets.defs.release.candidate import (
     read_files_rows,
     read_manifest,
 )
-from distill_assets.defs.release.layout import DATA_DIR, README, arrow_schema
+from distill_assets.defs.release.continuity import allowed_drops, drop_reasons
+from distill_assets.defs.release.known_players import known_player_findings, known_players
+from distill_assets.defs.release.layout import DATA_DIR, README, published_arrow_schema
+from distill_assets.defs.release.split_audit import config_leaks, record_leaks
 from distill_assets.defs.release.withhold import read_withheld
 from distill_assets.defs.resources import DistillSettings
 from distill_assets.lib import scrub
@@ -46,7 +50,7 @@ from distill_assets.lib.lake import (
 )
 from distill_assets.lib.scrub import leak_counts, scrubbed_columns
 from distill_assets.rules import rules_version
-from distill_assets.rules.curation import SPLIT_BY_GROUP, WITHHELD_MAX_ROWS
+from distill_assets.rules.curation import WITHHELD_MAX_ROWS
 
 
 def checks_version() -> str:
@@ -193,7 +197,7 @@ def matches_contract(settings: DistillSettings) -> dg.AssetCheckResult:
     manifest = read_manifest(folder)
     schemas: dict[str, object] = {}
     for entry in manifest.files:
-        expected = arrow_schema(published_schema(entry.config))
+        expected = published_arrow_schema(entry.config)
         with parquet_file(folder / entry.path) as footer:
             actual = footer.schema_arrow.remove_metadata()
         if not actual.equals(expected):
@@ -235,36 +239,34 @@ def ids_unique(settings: DistillSettings) -> dg.AssetCheckResult:
 
 @dg.asset_check(asset=CANDIDATE_KEY, blocking=True)
 def groups_within_one_split(settings: DistillSettings) -> dg.AssetCheckResult:
-    """Check that no split group (task, session, scenario, player) spans splits.
+    """Check that nothing leaks across splits: groups, prompts, source records, metadata.
 
-    Judged on the published files joined with the curated partition files' `split_group`. Rows
-    curation deliberately split by a finer key (`split_by` other than `group`: an oversized group
-    split by row, or a key moved so that both splits exist; `rules/curation.py`) are left out.
+    Judged on the published files joined with the curated partition files' `split_group`
+    (`split_audit.py` lists what is looked for). A row without a curated group fails too.
     """
     lake_root = settings.resolved().lake_root
     folder = candidate_dir(lake_root)
     manifest = read_manifest(folder)
     failures: dict[str, object] = {}
+    records = []
     for config in manifest.configs:
-        published = read_config_rows(folder, manifest, config, ["id", "source_ref"])
+        published = read_config_rows(folder, manifest, config)
         groups = read_curated(lake_root, config, ["id", "source_ref", "split_group", "split_by"])
-        joined = published.join(groups, on=["id", "source_ref"], how="left").filter(
-            pl.col("split_by").fill_null(SPLIT_BY_GROUP) == SPLIT_BY_GROUP
-        )
+        joined = published.join(groups, on=["id", "source_ref"], how="left")
+        leaks = config_leaks(config, joined)
         unknown = joined.filter(pl.col("split_group").is_null()).height
-        spanning = (
-            joined.drop_nulls("split_group")
-            .group_by("split_group")
-            .agg(pl.col("split").n_unique().alias("splits"))
-            .filter(pl.col("splits") > 1)
-            .sort("split_group")
+        if unknown:
+            leaks["rows_without_group"] = unknown
+        if leaks:
+            failures[config] = leaks
+        records.append(
+            joined.select(
+                pl.lit(config).alias("config"), "source", "source_ref", "split", "split_by"
+            )
         )
-        if unknown or spanning.height:
-            failures[config] = {
-                "groups_in_several_splits": spanning.height,
-                "groups": spanning["split_group"].head(5).to_list(),
-                "rows_without_group": unknown,
-            }
+    across = record_leaks(pl.concat(records, how="vertical")) if records else {}
+    if across:
+        failures["across_configs"] = across
     return _result(failures)
 
 
@@ -285,15 +287,18 @@ def no_unscrubbed_secrets(settings: DistillSettings) -> dg.AssetCheckResult:
 
 
 @dg.asset_check(asset=CANDIDATE_KEY, blocking=True)
-def independent_pii_scan(settings: DistillSettings) -> dg.AssetCheckResult:
+def independent_pii_scan(
+    settings: DistillSettings, player_id_hasher: PlayerIdHasher
+) -> dg.AssetCheckResult:
     """Scan every published text with detectors independent of the scrubber; any hit blocks.
 
     detect-secrets plugins, phonenumbers and validators (ipaddress, Luhn, SSA, IBAN mod 97) — see
-    `defs/release/scan.py`. The candidate already left out the rows the same scan flagged in the
-    curated text (`withhold.py`), so a hit here is text the release built itself. More than
-    `WITHHELD_MAX_ROWS` withheld rows in one config also block (a systematic scrubber failure).
-    Failures name the config, row ids, columns and finding types. Files passed before under the
-    same checks version are not read again (module docstring).
+    `defs/release/scan.py` — and the known-player detector (a token whose keyed hash is a known
+    player_key, `defs/release/known_players.py`). The candidate already left out the rows the
+    scan flagged in the curated text (`withhold.py`), so a hit here is text the release built
+    itself. More than `WITHHELD_MAX_ROWS` withheld rows in one config also block (a systematic
+    scrubber failure). Failures name the config, row ids, columns and finding types. Files passed
+    before under the same checks version are not read again (module docstring).
     """
     withheld = read_withheld(settings.resolved().lake_root)
     per_config = dict(withheld.group_by("config").agg(pl.col("id").n_unique()).iter_rows())
@@ -303,9 +308,13 @@ def independent_pii_scan(settings: DistillSettings) -> dg.AssetCheckResult:
             {c: {"withheld_rows": n, "threshold": WITHHELD_MAX_ROWS} for c, n in over.items()},
             withheld_rows=dg.MetadataValue.int(withheld.height),
         )
+    known = known_players(settings.resolved().lake_root, player_id_hasher)
 
     def findings_of(config: str, rows: pl.DataFrame) -> dict[str, object] | None:
-        findings = scan.scan_frame(rows, scrubbed_columns(published_schema(config)))
+        columns = scrubbed_columns(published_schema(config))
+        findings = pl.concat(
+            [scan.scan_frame(rows, columns), known_player_findings(rows, columns, known)]
+        )
         if not findings.height:
             return None
         by_type = findings.group_by("type").len().sort("type")
@@ -315,6 +324,24 @@ def independent_pii_scan(settings: DistillSettings) -> dg.AssetCheckResult:
         }
 
     return _text_check(settings, "independent_pii_scan", None, findings_of)
+
+
+@dg.asset_check(asset=CANDIDATE_KEY, blocking=True)
+def keeps_previous_configs(settings: DistillSettings) -> dg.AssetCheckResult:
+    """Check that every config and split the previous version had still has rows.
+
+    A drop is reported as one line per config (`continuity.py`); configs named in
+    `DISTILL_ALLOW_DROPPED_CONFIGS` (or `*`) may be dropped on purpose.
+    """
+    resolved = settings.resolved()
+    manifest = read_manifest(candidate_dir(resolved.lake_root))
+    reasons = drop_reasons(manifest, allowed_drops(resolved.allow_dropped_configs))
+    return dg.AssetCheckResult(
+        passed=not reasons,
+        severity=dg.AssetCheckSeverity.ERROR,
+        description="; ".join(reasons.values()) or None,
+        metadata={"failures": dg.MetadataValue.json(reasons)},
+    )
 
 
 @dg.asset_check(asset=CANDIDATE_KEY, blocking=True)

@@ -7,6 +7,9 @@ the previous version. The card's `configs:` point `datasets` at `data/<config>/<
 which reads the shards in path order (partition order). Files are written by PyArrow with fixed
 options from Arrow tables cast to one canonical schema (plain `string`/`list`, no Polars view
 types), so the same rows give the same bytes, and `datasets` infers `Value("string")` and friends.
+Fields a config lists in `JSON_FIELDS` are written as Arrow JSON (`arrow.json`, Parquet's JSON
+logical type), which `datasets` loads as Python objects (`Json()`); the release's own readers see
+them as plain strings again (`without_extensions`).
 """
 
 from __future__ import annotations
@@ -21,8 +24,10 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from distill_assets.contracts.published import JSON_FIELDS, published_schema
+
 DATA_DIR = "data"
-LAYOUT_FORMAT = "2"
+LAYOUT_FORMAT = "3"
 SHARD_ROWS = 250_000
 ROW_GROUP_ROWS = 10_000
 COMPRESSION = "zstd"
@@ -58,20 +63,54 @@ def link_or_copy(source: Path | str, target: Path | str) -> None:
         shutil.copy2(source, target)
 
 
-def arrow_type(dtype: pl.DataType) -> pa.DataType:
-    """Return the canonical Arrow type of a Polars type (plain strings and lists)."""
+def arrow_type(
+    dtype: pl.DataType, json_fields: frozenset[str] = frozenset(), path: str = ""
+) -> pa.DataType:
+    """Return the canonical Arrow type of a Polars type (plain strings and lists).
+
+    A string at a dotted `path` listed in `json_fields` becomes Arrow JSON.
+    """
     if dtype == pl.String:
-        return pa.string()
+        return pa.json_() if path in json_fields else pa.string()
     if isinstance(dtype, pl.List):
-        return pa.list_(arrow_type(dtype.inner))
+        return pa.list_(arrow_type(dtype.inner, json_fields, path))
     if isinstance(dtype, pl.Struct):
-        return pa.struct([pa.field(f.name, arrow_type(f.dtype)) for f in dtype.fields])
+        return pa.struct(
+            [
+                pa.field(f.name, arrow_type(f.dtype, json_fields, f"{path}.{f.name}"))
+                for f in dtype.fields
+            ]
+        )
     return pl.Series(dtype=dtype).to_arrow().type
 
 
-def arrow_schema(schema: pl.Schema) -> pa.Schema:
-    """Return the canonical Arrow schema of a Polars schema."""
-    return pa.schema([pa.field(name, arrow_type(dtype)) for name, dtype in schema.items()])
+def arrow_schema(schema: pl.Schema, json_fields: frozenset[str] = frozenset()) -> pa.Schema:
+    """Return the canonical Arrow schema of a Polars schema (`json_fields` as Arrow JSON)."""
+    return pa.schema(
+        [pa.field(name, arrow_type(dtype, json_fields, name)) for name, dtype in schema.items()]
+    )
+
+
+def published_arrow_schema(config: str) -> pa.Schema:
+    """Return the Arrow schema of a config's data files."""
+    return arrow_schema(published_schema(config), JSON_FIELDS.get(config, frozenset()))
+
+
+def storage_type(dtype: pa.DataType) -> pa.DataType:
+    """Return `dtype` with every extension type (Arrow JSON) replaced by its storage type."""
+    if isinstance(dtype, pa.BaseExtensionType):
+        return dtype.storage_type
+    if pa.types.is_list(dtype):
+        return pa.list_(storage_type(dtype.value_type))
+    if pa.types.is_struct(dtype):
+        return pa.struct([pa.field(f.name, storage_type(f.type)) for f in dtype])
+    return dtype
+
+
+def without_extensions(table: pa.Table) -> pa.Table:
+    """Return a data file's table with Arrow JSON columns as plain strings (Polars reads them)."""
+    plain = pa.schema([pa.field(f.name, storage_type(f.type)) for f in table.schema])
+    return table if plain.equals(table.schema) else table.cast(plain)
 
 
 @dataclass(frozen=True)
@@ -92,9 +131,9 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def write_data_file(frame: pl.DataFrame, schema: pl.Schema, path: Path) -> WrittenFile:
+def write_data_file(frame: pl.DataFrame, schema: pa.Schema, path: Path) -> WrittenFile:
     """Write `frame` (columns of `schema`, in order) as one Parquet data file."""
-    table = frame.select(schema.names()).to_arrow().cast(arrow_schema(schema))
+    table = frame.select(schema.names).to_arrow().cast(schema)
     path.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(
         table.combine_chunks(),

@@ -10,8 +10,7 @@ with the version, so `load_dataset(repo, config, revision=version)` pins it; an 
 the version is already published and nothing is uploaded. It talks to the Hub through `HubApi`,
 the subset of `huggingface_hub.HfApi` it needs (tests pass a fixture-backed fake).
 
-`PublisherResource` picks the target: the Hub when a repo id and token are configured (resource
-fields, else `DISTILL_HUB_REPO_ID` / `HF_TOKEN` at run time), else the local folder.
+`resources.PublisherResource` picks the target (the Hub, a local folder or object storage).
 """
 
 from __future__ import annotations
@@ -23,18 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-import dagster as dg
-from upath import UPath
-
 from distill_assets.contracts.release import ReleaseManifest
 from distill_assets.defs.release.folders import point_link, sibling
 from distill_assets.defs.release.layout import DATA_DIR, MANIFEST, link_or_copy
-from distill_assets.lib.lake import is_remote
-from distill_assets.lib.settings import Settings
-from distill_assets.lib.startup import SettingsError
 
-HUB_REPO_ENV = "DISTILL_HUB_REPO_ID"
-HUB_TOKEN_ENV = "HF_TOKEN"
 HUB_REPO_TYPE = "dataset"
 
 
@@ -232,35 +223,3 @@ class HubPublisher(Publisher):
             revision=version,
             created=created,
         )
-
-
-class PublisherResource(dg.ConfigurableResource):
-    """Where releases go: the Hugging Face Hub if a repo id and token are set, else local folders.
-
-    Empty fields fall back to the `DISTILL_HUB_REPO_ID` and `HF_TOKEN` environment variables when
-    the release runs; with no repo id, versions go to `<hub root>/<dataset name>/`; a repo id
-    without a token is a `SettingsError` (never a silent local publish).
-    """
-
-    hub_repo_id: str = ""
-    hub_token: str = ""
-    hub_private: bool = True
-
-    def publisher(self, settings: Settings) -> Publisher:
-        """Return the publisher for these settings."""
-        repo_id = self.hub_repo_id or os.environ.get(HUB_REPO_ENV, "")
-        token = self.hub_token or os.environ.get(HUB_TOKEN_ENV, "")
-        if repo_id and not token:
-            raise SettingsError(
-                f"{HUB_REPO_ENV}={repo_id} is set but {HUB_TOKEN_ENV} is not: refusing to publish "
-                "locally instead of to the Hub"
-            )
-        if repo_id and token:
-            from huggingface_hub import HfApi
-
-            return HubPublisher(repo_id, HfApi(token=token), private=self.hub_private)
-        if not is_remote(UPath(settings.hub_root)):
-            return LocalPublisher(settings.hub_root, settings.dataset_name)
-        from distill_assets.defs.release.objectstore import ObjectStorePublisher
-
-        return ObjectStorePublisher(settings.hub_root, settings.dataset_name)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from importlib.metadata import version
 from pathlib import Path
 
@@ -179,9 +179,15 @@ def withhold_inputs(inputs: ReleaseInputs, withheld: pl.DataFrame) -> ReleaseInp
 
 
 def record_withheld(
-    folder: Path, manifest: ReleaseManifest, withheld: pl.DataFrame
+    folder: Path,
+    manifest: ReleaseManifest,
+    withheld: pl.DataFrame,
+    card_notes: Mapping[str, Sequence[str]],
 ) -> ReleaseManifest:
-    """Add the withheld rows to the manifest and card staged in `folder`; return the manifest."""
+    """Add the withheld rows to the manifest and card staged in `folder`; return the manifest.
+
+    `card_notes` are the sources' notes the card was built with (`ReleaseContributions`).
+    """
     configs = dict(manifest.configs)
     for config, summary in manifest.configs.items():
         rows = withheld.filter(pl.col("config") == config)
@@ -195,7 +201,7 @@ def record_withheld(
         )
     manifest = manifest.model_copy(update={"configs": configs})
     (folder / MANIFEST).write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    (folder / README).write_text(render_card(manifest), encoding="utf-8")
+    (folder / README).write_text(render_card(manifest, card_notes), encoding="utf-8")
     return manifest
 
 

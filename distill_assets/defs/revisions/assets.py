@@ -1,9 +1,9 @@
-"""Revisions (seed 002): validator REVISE → APPROVE loops → DPO preference pairs.
+"""Revisions (docs/sources/revisions.md): validator REVISE → APPROVE loops → DPO preference pairs.
 
 Layers, one daily partition (ingest date) each:
 - `revisions/validations` + `revisions/quarantine` (bronze, DuckDB): every raw validation line
   parsed against `contracts.revisions.RevisionValidation`, or quarantined with a reason code, file
-  and line (`sql/revisions/select_parsed_validations.sql`).
+  and line (the parse generated from the contract, `contracts.revisions.RAW`).
 - `revisions/revision_pairs` (feed of the `dpo` config, Polars) and `revisions/unpaired_turns`:
   every turn of the partition becomes exactly one pair or one unpaired row with its reason
   (`defs/revisions/pairing.py`, rules in `rules/revisions.py`).
@@ -18,6 +18,7 @@ all partitions merged (`defs/revisions/merge.py`) and written as the markdown me
 import dagster as dg
 import polars as pl
 
+from distill_assets.contracts import revisions as contract
 from distill_assets.defs.ingest import (
     QUARANTINE_TABLE,
     bronze_outs,
@@ -81,9 +82,7 @@ def revision_validations(
     """Parse a day of raw validation JSONL into bronze validations and quarantine (DuckDB)."""
     cfg = settings.resolved()
     paths = list_raw_files(cfg.raw_root, SOURCE, context.partition_key)
-    result = ingest_partition(
-        SOURCE, VALIDATIONS, paths, raw_root=cfg.raw_root, bronze_exclude=("line",)
-    )
+    result = ingest_partition(contract.RAW, paths, raw_root=cfg.raw_root, bronze_exclude=("line",))
     context.add_output_metadata(ingest_metadata(result), output_name=VALIDATIONS)
     context.add_output_metadata(
         {"by_reason": funnel(result.quarantine_by_reason)}, output_name=QUARANTINE_TABLE
@@ -96,7 +95,7 @@ def revision_validations(
         PAIRS: dg.AssetOut(
             key=[SOURCE, PAIRS],
             description=(
-                "DPO feed (seed 002): one preference pair per turn whose loop went REVISE → "
+                "DPO feed of revisions: one preference pair per turn whose loop went REVISE → "
                 "APPROVE with hints. prompt = query, chosen = approved response, rejected = the "
                 "first response that got REVISE; metadata holds hints, focus, revision count."
             ),
@@ -164,7 +163,7 @@ def turn_principles(
     unpaired: pl.DataFrame,
     llm: LlmResource,
 ) -> pl.DataFrame:
-    """Extract one improvement principle per revision pair (seed 002).
+    """Extract one improvement principle per revision pair (docs/sources/revisions.md#principles).
 
     Fields: category, trigger pattern, title, principle, why it works, original issue and
     successful fix. Extracted by the offline rule set (`rules/principles.py`), or by the
@@ -201,7 +200,9 @@ def turn_principles(
 def principles(
     context: dg.AssetExecutionContext, settings: DistillSettings, embedder: EmbedderResource
 ) -> pl.DataFrame:
-    """Merge every partition's per-turn principles and write the principles memory (seed 002).
+    """Merge every partition's per-turn principles and write the principles memory.
+
+    See docs/sources/revisions.md#merging-and-confidence.
 
     Principles that say the same thing (same category, near-identical trigger by the embedder)
     become one with a `support` count, all `source_turns` and a confidence that grows with

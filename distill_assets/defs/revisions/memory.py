@@ -1,4 +1,4 @@
-"""The principles memory (seed 002, "Principle Format", "Storage Location", "Retrieval").
+"""The principles memory (docs/sources/revisions.md#memory: principle format, location, retrieval).
 
 One markdown file per merged principle under `<memory root>/Improvements/Principles/`, in the
 seed's format: front matter `category`, `trigger_pattern`, `source_turn`, `confidence`,

@@ -1,4 +1,6 @@
-"""Merge principles that say the same thing; confidence that follows evidence (beyond seed 002).
+"""Merge principles that say the same thing; confidence that follows evidence.
+
+See docs/sources/revisions.md#merging-and-confidence.
 
 The per-turn principles of every partition are read together, sorted by (event_time, id), and
 grouped: principles with the same category and the same trigger form a group; two groups of one

@@ -1,4 +1,6 @@
-"""Turn the validations of one partition into DPO pairs and unpaired turns (seed 002).
+"""Turn the validations of one partition into DPO pairs and unpaired turns.
+
+See docs/sources/revisions.md#pairs.
 
 A turn's loop is its validations up to and including the first APPROVE or FAIL (the verdict that
 ends it; anything the validator logged later is outside the loop and ignored). Every verdict before

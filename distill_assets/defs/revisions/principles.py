@@ -1,9 +1,11 @@
-"""Improvement principles from revision pairs (seed 002): inputs, extractors, extraction.
+"""Improvement principles from revision pairs: inputs, extractors, extraction.
+
+See docs/sources/revisions.md#principles.
 
 Every pair of `revisions/revision_pairs` is one extraction input (`extraction_inputs`): the seed's
 inputs truncated as `rules.principles` says, keyed by the pair's `principle_id` (derived from its
 `source_ref` by `pairing.with_principle_id`, the id its `dpo` row names in its metadata). Two
-extractors implement the project's one extractor interface (`lib.extract`):
+extractors implement the project's one extractor interface (`lib.extractor`):
 
 - `OfflinePrincipleExtractor` (the default): the deterministic rule set of `rules.principles`,
   Polars expressions over whole columns;
@@ -22,7 +24,7 @@ from typing import Any
 import polars as pl
 
 from distill_assets.defs.revisions.pairing import PRINCIPLE_ID, with_principle_id
-from distill_assets.lib.extract import (
+from distill_assets.lib.extractor import (
     Extraction,
     LlmExtractor,
     extract_with_fallback,

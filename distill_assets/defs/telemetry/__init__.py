@@ -1,1 +1,1 @@
-"""Telemetry room (seed 004): events → quarantine, dialogues."""
+"""Telemetry room (docs/sources/telemetry.md): events → quarantine, dialogues."""

@@ -1,4 +1,6 @@
-"""Telemetry assets (seed 004): raw envelopes → bronze → validation → silver → triage, dialogues.
+"""Telemetry assets: raw envelopes → bronze → validation → silver → triage, dialogues.
+
+See docs/sources/telemetry.md.
 
 Daily: bronze events + quarantine, `validation`, silver `accepted_events`, `triage`, `dialogues`.
 With the release, from all history (GLOBAL_TAG): deletions, the deletion log (rewriting earlier
@@ -20,14 +22,21 @@ from distill_assets.defs.ingest import (
 )
 from distill_assets.defs.jobs import GLOBAL_TAG
 from distill_assets.defs.partitions import daily_partitions
+from distill_assets.defs.player_ids import DEVELOPMENT_SOURCE, PlayerIdHasher
 from distill_assets.defs.resources import DistillSettings, StagedParquet
 from distill_assets.defs.telemetry import deletion, privacy
 from distill_assets.defs.telemetry.dialogues import DROP_REASONS, build_dialogues
 from distill_assets.defs.telemetry.events import BRONZE_SCHEMA, SILVER_SCHEMA
 from distill_assets.defs.telemetry.payouts import payouts
-from distill_assets.defs.telemetry.resources import DEVELOPMENT_SOURCE, PlayerIdHasher
+from distill_assets.defs.telemetry.taxonomy import class_counts, with_value_class
 from distill_assets.defs.telemetry.triage import PASS_DECISIONS, TRIAGE_SCHEMA, pass_rates, triage
-from distill_assets.defs.telemetry.trust import player_quality, trust_signals, trust_walk
+from distill_assets.defs.telemetry.trust import (
+    event_flags,
+    player_quality,
+    trust_signals,
+    trust_walk,
+    trust_weighted,
+)
 from distill_assets.defs.telemetry.validation import VALIDATION_SCHEMA, validate_events
 from distill_assets.lib.cleanup import working_dir
 from distill_assets.lib.lake import global_path, local_file, partition_path, scan_partitions
@@ -105,8 +114,7 @@ def telemetry_bronze(
     if key_source == DEVELOPMENT_SOURCE:
         context.log.warning(DEVELOPMENT_KEY_WARNING)
     result = ingest_partition(
-        SOURCE,
-        EVENTS,
+        contract.RAW,
         list_raw_files(cfg.raw_root, SOURCE, context.partition_key),
         raw_root=cfg.raw_root,
         params=params,
@@ -127,11 +135,17 @@ def telemetry_bronze(
     partitions_def=daily_partitions,
     group_name=SOURCE,
     kinds={"polars"},
+    # telemetry_trust and telemetry_taxonomy are not folded into the code version: `distill
+    # stale` reports this asset's version as rules/telemetry.py's own (test_stale_backfill.py)
     code_version=rules_version(SOURCE),
     ins={"events": dg.AssetIn(key=[SOURCE, ACCEPTED])},
 )
-def telemetry_dialogues(context: dg.AssetExecutionContext, events: pl.LazyFrame) -> pl.DataFrame:
-    """SFT feed rows (`sft` config) from player-NPC conversations with 3+ exchanges (seed 004).
+def telemetry_dialogues(
+    context: dg.AssetExecutionContext, settings: DistillSettings, events: pl.LazyFrame
+) -> pl.DataFrame:
+    """SFT feed rows (`sft` config) from player-NPC conversations with 3+ exchanges.
+
+    See docs/sources/telemetry.md#dialogues.
 
     One row per conversation: system (NPC persona) + alternating user (player) / assistant (NPC)
     messages in turn order, consecutive same-speaker turns merged; metadata holds the seed's
@@ -139,16 +153,30 @@ def telemetry_dialogues(context: dg.AssetExecutionContext, events: pl.LazyFrame)
     train and test. Built from silver `accepted_events` (validated, de-identified), so a
     rejected event never reaches it; `subject` (`sft:<player_key>`) lets the release drop a
     player's rows on deletion or without sft consent. Dropped conversations are counted by reason.
+    Trust weighs the rows: metadata gains the player's trust at the time and the validation flags
+    of the turns, quality_score is down-weighted by distrust, and rows below the trust floor are
+    dropped (`rules/telemetry_trust.py`).
     """
     rows, stats = build_dialogues(events.rename({"event_time": "server_ts"}))
-    rows = rows.with_columns(privacy.subject("sft", pl.col("split_group")).alias(SUBJECT_COLUMN))
+    rows, below_floor = trust_weighted(
+        rows.with_columns(pl.col("split_group").alias("player_key")),
+        trust_history(settings.resolved().lake_root),
+        event_flags(events, "dialogue_turn", "conversation_id", "conversation:"),
+    )
+    rows = with_value_class(rows.drop("player_key"), DIALOGUES).with_columns(
+        privacy.subject("sft", pl.col("split_group")).alias(SUBJECT_COLUMN)
+    )
     dropped = {reason: stats.dropped.get(reason, 0) for reason in DROP_REASONS}
     context.add_output_metadata(
         {
             **rules_metadata(SOURCE),
+            "rules/telemetry_trust": rules_version("telemetry_trust"),
+            "rules/telemetry_taxonomy": rules_version("telemetry_taxonomy"),
+            "by_value_class": class_counts(rows),
             "dialogue_turns": stats.turns,
             "conversations": stats.conversations,
             "conversations_kept": stats.kept,
+            "dropped_below_trust_floor": below_floor,
             "conversations_dropped": sum(dropped.values()),
             "dropped_by_reason": funnel(dropped),
             **{f"dropped_{reason}": count for reason, count in dropped.items()},
@@ -156,7 +184,8 @@ def telemetry_dialogues(context: dg.AssetExecutionContext, events: pl.LazyFrame)
             "trimmed_leading_npc_turns": stats.trimmed_leading_npc_turns,
             "trimmed_trailing_player_turns": stats.trimmed_trailing_player_turns,
             "quality_score": histogram(rows.get_column("quality_score")),
-            "preview": preview(rows.select("id", "source_ref", "quality_score", "metadata")),
+            # no metadata or text: the player_key and a player's words stay out of the instance
+            "preview": preview(rows.select("id", "source_ref", "quality_score")),
         }
     )
     return rows
@@ -171,14 +200,22 @@ def _deleted_players(lake_root: str) -> pl.LazyFrame:
 
 
 def _accepted_history(lake_root: str) -> pl.LazyFrame:
-    """Every partition of silver, read through the deletions table.
+    """Every partition of silver, read through the deletions table and consent withdrawals.
 
-    `deletion_log` rewrites earlier partitions to drop deleted players; reading through the
-    deletions table as well keeps the global tables right whatever order the two run in, so they
-    depend on the deletions themselves, not on the rewrite.
+    `deletion_log` rewrites earlier partitions to drop deleted players and withdrawn data types;
+    reading through the deletions and the withdrawals as well keeps the global tables right
+    whatever order the two run in, so they depend on the requests themselves, not the rewrite.
     """
     silver = scan_partitions(lake_root, SOURCE, ACCEPTED, SILVER_SCHEMA)
-    return silver.join(_deleted_players(lake_root), on="player_key", how="anti")
+    return privacy.without_withdrawn(
+        silver.join(_deleted_players(lake_root), on="player_key", how="anti"),
+        _bronze(lake_root, _ACCOUNT_COLUMNS).filter(pl.col("event_type") == "consent"),
+    )
+
+
+def trust_history(lake_root: str) -> pl.DataFrame:
+    """Return the trust walk over all silver history (for trust at a feed row's time)."""
+    return trust_walk(trust_signals(_accepted_history(lake_root)))
 
 
 @dg.asset(
@@ -192,7 +229,9 @@ def _accepted_history(lake_root: str) -> pl.LazyFrame:
 def telemetry_validation(
     context: dg.AssetExecutionContext, settings: DistillSettings, events: pl.LazyFrame
 ) -> pl.DataFrame:
-    """One row per event and validation check it failed (seed 004 stage 2, anti-gaming layer).
+    """One row per event and validation check it failed (anti-gaming layer).
+
+    See docs/sources/telemetry.md#validation.
 
     Columns: event_id, player_key, event_type, check, category (timestamp_sanity |
     action_plausibility | bot_signature), decision (flag | reject), reason. Impossible actions and
@@ -213,7 +252,7 @@ def telemetry_validation(
             "flagged_events": rows.filter(pl.col("decision") == "flag")
             .get_column("event_id")
             .n_unique(),
-            "preview": preview(rows),
+            "preview": preview(rows.drop("player_key")),
         }
     )
     return rows.select(VALIDATION_SCHEMA.names())
@@ -231,23 +270,37 @@ def telemetry_validation(
 def telemetry_accepted_events(
     context: dg.AssetExecutionContext,
     settings: DistillSettings,
+    player_id_hasher: PlayerIdHasher,
     validation: pl.LazyFrame,
 ) -> StagedParquet:
-    """Silver telemetry: the events validation did not reject, de-identified (seed 004 privacy).
+    """Silver telemetry: the events validation did not reject, de-identified.
+
+    See docs/sources/telemetry.md#silver.
 
     Columns: event_id, event_type, player_key, session_id, event_time (server time floored to the
     privacy bucket), event_seq (order within the partition), payload (precise location removed),
     location_cell (generalised grid cell), flagged + flag_checks (validation flags kept for review),
     source_ref (bronze file:line). No client clock, no unknown envelope fields. Players a deletion
-    request removed are left out. Rules: `rules/telemetry_privacy.py`. DuckDB reads bronze and
-    writes silver (`privacy.write_accepted_events`): the payloads never pass through Python.
+    request removed are left out, and so are events of a data type (dialogue → sft, decision →
+    dpo, trajectory step and episode end → rlds, reasoning → cot) their player had not consented
+    to at the event's time or withdrew later. Player ids in payload text (any known player, any
+    case, and any token of the game's id shape) are replaced by `[REDACTED_PLAYER_ID]`. Rules:
+    `rules/telemetry_privacy.py`. DuckDB reads bronze and writes silver
+    (`privacy.write_accepted_events`): the payloads never pass through Python.
     """
     cfg = settings.resolved()
     target = working_dir(SOURCE) / f"{ACCEPTED}.parquet"
     bronze = partition_path(cfg.lake_root, SOURCE, EVENTS, context.partition_key)
+    identity = privacy.SilverIdentity(
+        pads=player_id_hasher.resolved().sql_params(),
+        known=_bronze(cfg.lake_root, ("player_key",)),
+        consent_events=privacy.consent_events(
+            _bronze(cfg.lake_root, _ACCOUNT_COLUMNS).filter(pl.col("event_type") == "consent")
+        ),
+    )
     with local_file(bronze) as events:
         rows = privacy.write_accepted_events(
-            events, validation, _deleted_players(cfg.lake_root), target
+            events, validation, _deleted_players(cfg.lake_root), target, identity
         )
     summary = pl.read_parquet(target, columns=["event_type", "flagged"])
     context.add_output_metadata(
@@ -270,7 +323,7 @@ def telemetry_accepted_events(
     ins={"events": dg.AssetIn(key=[SOURCE, ACCEPTED])},
 )
 def telemetry_triage(context: dg.AssetExecutionContext, events: pl.LazyFrame) -> pl.DataFrame:
-    """Triage of candidate events before expensive processing (seed 004 stage 3.5).
+    """Triage of candidate events before expensive processing (docs/sources/telemetry.md#triage).
 
     One row per decision, trajectory step, reasoning and dialogue turn: event_id, player_key,
     event_type, action_type, decision (process | sample | skip | audit), reason. Always-process
@@ -319,7 +372,12 @@ def telemetry_deletions(
     lake_root = settings.resolved().lake_root
     rows = privacy.deletion_requests(_bronze(lake_root, _ACCOUNT_COLUMNS))
     context.add_output_metadata(
-        {**rules_metadata("telemetry_privacy"), "requests": rows.height, "preview": preview(rows)}
+        {
+            **rules_metadata("telemetry_privacy"),
+            "requests": rows.height,
+            # no player_key in metadata: the Dagster instance is not erased by a deletion
+            "preview": preview(rows.drop("player_key")),
+        }
     )
     return rows
 
@@ -329,29 +387,65 @@ def telemetry_deletions(
     group_name=SOURCE,
     kinds={"polars"},
     tags=GLOBAL_TAG,
-    ins={"deletions": dg.AssetIn(key=[SOURCE, DELETIONS])},
-    deps=[dg.AssetKey([SOURCE, table]) for table in privacy.DELETABLE_TABLES],
+    ins={
+        "deletions": dg.AssetIn(key=[SOURCE, DELETIONS]),
+        "consent": dg.AssetIn(key=[SOURCE, CONSENT]),
+    },
+    deps=[dg.AssetKey([SOURCE, table]) for table in deletion.ERASED_TABLES],
 )
 def telemetry_deletion_log(
-    context: dg.AssetExecutionContext, settings: DistillSettings, deletions: pl.DataFrame
+    context: dg.AssetExecutionContext,
+    settings: DistillSettings,
+    player_id_hasher: PlayerIdHasher,
+    deletions: pl.DataFrame,
+    consent: pl.DataFrame,
 ) -> pl.DataFrame:
-    """Apply deletions to every written partition past bronze and logs it (global).
+    """Apply deletions to every written partition, bronze and quarantine included, and log it.
 
-    Rewrites each partition of validation, accepted_events, triage and dialogues that still holds
-    a deleted player's rows (atomically), then logs per request: request_id, player_key, scope,
-    requested_at, rows_removed (JSON: table -> rows), rows_removed_total, release_before (latest
-    version when logged) and first_excluded_in (the first release published after it).
+    Rewrites each partition of bronze events (all but the request itself), quarantine (raw lines
+    holding the player's key), validation, accepted_events, triage, dialogues and the training
+    tables that still holds a deleted player's rows (atomically), then logs per request:
+    request_id, player_key, scope, requested_at, rows_removed (JSON: table -> rows),
+    rows_removed_total, release_before (latest version when logged), first_excluded_in (the
+    first release published after it) and rows_still_held (JSON: store -> rows found after the
+    removal, the Dagster materialization metadata included; all zero proves the erasure).
+    A consent withdrawal (latest decision for a data type) removes that type's rows from silver
+    and the training tables the same way (counted in `withdrawn_rows_removed`). For a request
+    logged for the first time, the player's raw id written by others in bronze payloads and
+    quarantined lines is replaced too (`mentions_redacted`).
     """
     cfg = settings.resolved()
-    players = privacy.deleted_players(deletions.lazy()).collect().get_column("player_key")
-    removed = deletion.remove_players(cfg.lake_root, players.to_list())
+    players = privacy.deleted_players(deletions.lazy()).collect().get_column("player_key").to_list()
     previous_path = global_path(cfg.lake_root, SOURCE, DELETION_LOG)
     previous = pl.read_parquet(str(previous_path)) if previous_path.exists() else None
-    log = deletion.deletion_log(deletions, previous, removed, Path(cfg.hub_root) / cfg.dataset_name)
+    logged = set() if previous is None else set(previous.get_column("player_key").to_list())
+    removed = deletion.remove_players(cfg.lake_root, players)
+    mentions = deletion.redact_mentions(
+        cfg.lake_root,
+        [p for p in players if p not in logged],
+        player_id_hasher.resolved().sql_params(),
+    )
+    withdrawn = deletion.remove_withdrawn(
+        cfg.lake_root, consent.filter(~pl.col("granted")).select("player_key", "data_type")
+    )
+    remaining = pl.concat(
+        [
+            deletion.remaining_rows(cfg.lake_root, players),
+            deletion.materializations_naming(
+                context.instance, sorted(context.instance.get_asset_keys(), key=str), players
+            ),
+        ]
+    )
+    log = deletion.deletion_log(
+        deletions, previous, removed, Path(cfg.hub_root) / cfg.dataset_name, remaining
+    )
     context.add_output_metadata(
         {
             "requests": log.height,
+            "rows_still_held": int(remaining.get_column("rows").sum()),
             "rows_removed_now": int(removed.get_column("rows").sum()),
+            "withdrawn_rows_removed": int(withdrawn.get_column("rows").sum()),
+            "mentions_redacted": mentions,
             "removed_by_table": funnel(
                 {
                     t: int(n)
@@ -441,7 +535,9 @@ def telemetry_exclusions(
 def telemetry_player_quality(
     context: dg.AssetExecutionContext, settings: DistillSettings
 ) -> pl.DataFrame:
-    """Player trust and quality from all history in event order (seed 004 anti-gaming, global).
+    """Player trust and quality from all history in event order (global).
+
+    See docs/sources/telemetry.md#trust.
 
     Columns: player_key, trust_score, gold_standard_accuracy, peer_prediction_score,
     total_contributions (triage candidates), high_value_contributions (processed ones), flagged,
@@ -450,9 +546,10 @@ def telemetry_player_quality(
     lake_root = settings.resolved().lake_root
     silver = _accepted_history(lake_root)
     walk = trust_walk(trust_signals(silver))
-    contributions = scan_partitions(lake_root, SOURCE, TRIAGE, TRIAGE_SCHEMA).select(
-        "player_key", (pl.col("decision") == "process").alias("high_value")
-    )
+    contributions = privacy.without_withdrawn(
+        scan_partitions(lake_root, SOURCE, TRIAGE, TRIAGE_SCHEMA),
+        _bronze(lake_root, _ACCOUNT_COLUMNS).filter(pl.col("event_type") == "consent"),
+    ).select("player_key", (pl.col("decision") == "process").alias("high_value"))
     bots = (
         scan_partitions(lake_root, SOURCE, VALIDATION, VALIDATION_SCHEMA)
         .filter(pl.col("check") == "bot_signature")
@@ -484,11 +581,14 @@ def telemetry_player_quality(
     deps=[dg.AssetKey([SOURCE, DELETIONS]), dg.AssetKey([SOURCE, ACCEPTED])],
 )
 def telemetry_payouts(context: dg.AssetExecutionContext, settings: DistillSettings) -> pl.DataFrame:
-    """Payouts per player per ingest day: BaseRate * U * (1 + lambda * H) * C (seed 004, global).
+    """Payouts per player per ingest day: BaseRate * U * (1 + lambda * H) * C (global).
 
-    Columns: player_key, partition, tasks, base, utility, novelty, trust, payout. Recomputed from
-    all history, with C the trust at each task's time, so it does not depend on the order days
-    were processed in. Rules: `rules/telemetry_trust.py`.
+    See docs/sources/telemetry.md#payouts.
+
+    Columns: player_key, partition, tasks, base, utility, novelty, trust, payout, zeroed_tasks,
+    zero_reasons (why tasks paid 0: peer_mismatch). Recomputed from all history, with C the trust
+    at each task's time, so it does not depend on the order days were processed in. Rules:
+    `rules/telemetry_trust.py`.
     """
     silver = _accepted_history(settings.resolved().lake_root)
     rows = payouts(silver, trust_walk(trust_signals(silver)))
@@ -498,6 +598,7 @@ def telemetry_payouts(context: dg.AssetExecutionContext, settings: DistillSettin
             "player_days": rows.height,
             "tasks": int(rows.get_column("tasks").sum()),
             "payout_total": float(rows.get_column("payout").sum()),
+            "zeroed_tasks": int(rows.get_column("zeroed_tasks").sum()),
         }
     )
     return rows

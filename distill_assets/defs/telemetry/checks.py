@@ -46,8 +46,8 @@ def telemetry_dialogues_schema(
     asset=dg.AssetKey([SOURCE, "triage"]),
     name=PASS_RATE_CHECK,
     description=(
-        "Warn when more than 40% of candidate events pass triage (seed 004 stage 3.5: "
-        "'If pass rate > 40%, tighten filters')."
+        "Warn when more than 40% of candidate events pass triage: the triage filters "
+        "need tightening (docs/sources/telemetry.md#triage)."
     ),
 )
 def telemetry_triage_pass_rate(

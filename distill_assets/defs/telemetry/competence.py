@@ -1,4 +1,4 @@
-"""Competence filter (seed 004 stage 5; rules: `rules/telemetry_competence.py`).
+"""Competence filter (docs/sources/telemetry.md#competence; rules: `rules/telemetry_competence.py`).
 
 `competence` classifies every episode `expert | hard_negative | ordinary | noise` with a reason;
 `hard_negative_pairs` pairs each hard negative with the best `MAX_PARTNERS` successful episodes of
@@ -60,6 +60,7 @@ def competence(episodes: pl.DataFrame, embedder: Embedder) -> pl.DataFrame:
     hard = (
         pl.col("ended")
         & ~pl.col("success")
+        & (pl.col("score") <= rules.HARD_NEGATIVE_AT_MOST)
         & (pl.col("peak_intermediate_reward") > rules.HIGH_INTERMEDIATE_FRACTION * rules.REWARD_MAX)
     )
     label = (

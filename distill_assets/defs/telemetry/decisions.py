@@ -1,4 +1,6 @@
-"""Silver decisions + outcomes → `telemetry/decisions` and `dpo` pairs (seed 004 Schema 2).
+"""Silver decisions + outcomes → `telemetry/decisions` and `dpo` pairs.
+
+See docs/sources/telemetry.md#decisions-and-pairs.
 
 Pure Polars. Pairing rules: `rules/telemetry_pairs.py`. Only decisions triage passed are used, and
 silver already holds no rejected (bot) or deleted player; consent is applied at release through

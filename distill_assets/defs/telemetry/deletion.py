@@ -1,21 +1,27 @@
-"""Applying deletion requests to tables already written, and the deletion log (seed 004 privacy).
+"""Applying deletion requests to tables already written, and the deletion log.
+
+See docs/privacy.md#deletion.
 
 See `privacy.py` for the two-layer mechanism. `remove_players` rewrites, atomically and one
-partition file at a time, every partition of `DELETABLE_TABLES` that still holds a deleted
-player's rows; `deletion_log` keeps one row per request with the rows it removed per table and the
-release that first excluded them.
+partition file at a time, every partition of bronze, quarantine and `DELETABLE_TABLES` that still
+holds a deleted player's rows; `deletion_log` keeps one row per request with the rows it removed
+per table, the release that first excluded them and what a check after the removal still found.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
+import dagster as dg
+import duckdb
 import polars as pl
 from upath import UPath
 
 from distill_assets.contracts.release import ReleaseManifest
+from distill_assets.defs.ingest import QUARANTINE_TABLE
 from distill_assets.defs.telemetry.privacy import DELETABLE_TABLES, SOURCE
 from distill_assets.lib.cleanup import working_dir
 from distill_assets.lib.lake import (
@@ -24,6 +30,12 @@ from distill_assets.lib.lake import (
     local_file,
     move_into_place,
     partition_files,
+)
+from distill_assets.lib.sql import connect, load_sql
+from distill_assets.rules.telemetry_privacy import (
+    EVENT_DATA_TYPES,
+    PLAYER_PLACEHOLDER,
+    TOKEN_CHARS,
 )
 
 LOG_SCHEMA = pl.Schema(
@@ -36,22 +48,46 @@ LOG_SCHEMA = pl.Schema(
         "rows_removed_total": pl.Int64(),
         "release_before": pl.String(),
         "first_excluded_in": pl.String(),
+        "rows_still_held": pl.String(),
     }
 )
 MANIFEST = "release.json"
+REMOVED_SCHEMA = pl.Schema({"table": pl.String(), "player_key": pl.String(), "rows": pl.Int64()})
+BRONZE_TABLE = "events"
+# the one bronze event of an erased player that stays: the request itself (no text, no raw id)
+KEPT_BRONZE_EVENT = "deletion_request"
+# every partitioned telemetry table a deletion rewrites: bronze and quarantine, then past bronze
+# tables a consent withdrawal rewrites -> their data type (None: by each row's event_type)
+TYPED_TABLES: dict[str, str | None] = {
+    "accepted_events": None,
+    "triage": None,
+    "dialogues": "sft",
+    "decisions": "dpo",
+    "decision_pairs": "dpo",
+    "competence": "rlds",
+    "episodes": "rlds",
+    "episode_pairs": "rlds",
+    "reasoning": "cot",
+}
+# the text column of the stores that keep other players' words as written: bronze and quarantine
+MENTION_COLUMNS = {BRONZE_TABLE: "payload", QUARANTINE_TABLE: "raw_line"}
+METADATA_STORE = "dagster/materialization_metadata"
+METADATA_PAGE = 1000
+ERASED_TABLES: tuple[str, ...] = (BRONZE_TABLE, QUARANTINE_TABLE, *DELETABLE_TABLES)
 
 
-def _rewrite_without(path: UPath, involved: pl.Expr) -> None:
+def _rewrite_without(path: UPath, involved: pl.Expr, *changes: pl.Expr) -> None:
     """Rewrite the partition file `path` without the rows `involved` selects, atomically.
 
-    The kept rows stream from the old file to a local staged one (Polars' streaming sink), so
-    memory does not grow with the partition; the staged file then replaces `path`.
+    `changes` (column expressions) are applied to the kept rows. The kept rows stream from the old
+    file to a local staged one (Polars' streaming sink), so memory does not grow with the
+    partition; the staged file then replaces `path`.
     """
     work = working_dir("deletion")
     try:
         staged = work / path.name
         with local_file(path) as local:
-            pl.scan_parquet(local).filter(~involved).sink_parquet(
+            pl.scan_parquet(local).filter(~involved).with_columns(*changes).sink_parquet(
                 staged, compression=PARQUET_COMPRESSION, row_group_size=ROW_GROUP_SIZE
             )
         move_into_place(staged, path)
@@ -59,43 +95,210 @@ def _rewrite_without(path: UPath, involved: pl.Expr) -> None:
         shutil.rmtree(work, ignore_errors=True)
 
 
+def redact_mentions(lake_root: str, players: list[str], pads: dict[str, bytes]) -> int:
+    """Replace, in bronze payloads and quarantined raw lines, the raw ids of `players` others wrote.
+
+    Another player's text may name a deleted player; past bronze that id is already replaced, and
+    this removes it from bronze and quarantine too. The tokens are found as silver finds them
+    (`select_player_tokens.sql`: the keyed hash of each distinct token against the deleted keys);
+    a partition holding some is rewritten with them replaced by the placeholder. Returns the rows
+    changed.
+    """
+    changed = 0
+    if not players:
+        return changed
+    deleted = pl.DataFrame({"player_key": players}, schema={"player_key": pl.String()})
+    for table, column in MENTION_COLUMNS.items():
+        for path in partition_files(lake_root, SOURCE, table):
+            con = connect(private=True)
+            try:
+                with local_file(UPath(path)) as local:
+                    con.read_parquet(str(local)).select(
+                        duckdb.ColumnExpression(column).alias("payload")
+                    ).create_view("events")
+                    con.register("known", deleted.to_arrow())
+                    tokens = con.execute(
+                        load_sql("telemetry/select_player_tokens"),
+                        {**pads, "token": TOKEN_CHARS, "match_keys": False},
+                    ).fetchall()
+            finally:
+                con.close()
+            if not tokens:
+                continue
+            pattern = r"\b(?:" + "|".join(re.escape(t) for (t,) in tokens) + r")\b"
+            mentions = pl.col(column).str.contains(pattern).fill_null(False)
+            changed += pl.scan_parquet(path).filter(mentions).select(pl.len()).collect().item()
+            _rewrite_without(
+                UPath(path),
+                pl.lit(False),
+                pl.col(column).str.replace_all(pattern, PLAYER_PLACEHOLDER, literal=False),
+            )
+    return changed
+
+
+def _matched_players(table: str, wanted: pl.Series) -> pl.Expr:
+    """Return, per row of `table`, the list of `wanted` player keys the row belongs to.
+
+    Bronze rows match on `player_key`, except the deletion requests themselves, which bronze keeps
+    as the record `telemetry/deletions` is rebuilt from. Quarantine rows have no key column: their
+    raw line holds the key in place of the raw id (ingest), found with an Aho-Corasick match.
+    A table of pairs names two players: a row goes when either is deleted.
+    """
+    if table == BRONZE_TABLE:
+        own = pl.col("player_key").is_in(wanted.implode()) & (
+            pl.col("event_type") != KEPT_BRONZE_EVENT
+        )
+        return (
+            pl.when(own)
+            .then(pl.concat_list("player_key"))
+            .otherwise(pl.lit([], pl.List(pl.String)))
+        )
+    if table == QUARANTINE_TABLE:
+        return pl.col("raw_line").fill_null("").str.extract_many(wanted.to_list()).list.unique()
+    spec = DELETABLE_TABLES[table]
+    columns = (spec,) if isinstance(spec, str) else spec
+    return pl.concat_list(
+        pl.when(pl.col(c).is_in(wanted.implode())).then(pl.col(c)) for c in columns
+    ).list.drop_nulls()
+
+
+def _hits(path: str, matched: pl.Expr) -> pl.DataFrame:
+    """Return `(player_key, rows)`: the rows of a partition file each wanted player has."""
+    return (
+        pl.scan_parquet(path)
+        .select(matched.alias("player_key"))
+        .explode("player_key")
+        .drop_nulls()
+        .group_by("player_key")
+        .agg(pl.len().cast(pl.Int64).alias("rows"))
+        .collect()
+    )
+
+
+def _withdrawn_subjects(table: str, subjects: pl.Series) -> pl.Expr:
+    """Return, per row of `table`, the withdrawn subjects (`<type>:<player_key>`) it belongs to."""
+    data_type = TYPED_TABLES[table]
+    spec = DELETABLE_TABLES[table]
+    columns = (spec,) if isinstance(spec, str) else spec
+    kind = (
+        pl.col("event_type").replace_strict(EVENT_DATA_TYPES, default=None)
+        if data_type is None
+        else pl.lit(data_type)
+    )
+    return pl.concat_list(
+        pl.when((kind + ":" + pl.col(c)).is_in(subjects.implode())).then(kind + ":" + pl.col(c))
+        for c in columns
+    ).list.drop_nulls()
+
+
+def remove_withdrawn(lake_root: str, withdrawn: pl.DataFrame) -> pl.DataFrame:
+    """Remove the rows of data types their players withdrew consent from (`TYPED_TABLES`).
+
+    `withdrawn` holds `(player_key, data_type)` whose latest consent decision is a withdrawal.
+    Returns `(table, player_key, rows)` with `player_key` the subject `<data type>:<player_key>`.
+    Each partition with such rows is rewritten atomically, like a deletion.
+    """
+    removed: list[pl.DataFrame] = []
+    subjects = withdrawn.select(pl.col("data_type") + ":" + pl.col("player_key")).to_series()
+    for table in TYPED_TABLES if subjects.len() else ():
+        matched = _withdrawn_subjects(table, subjects)
+        for path in partition_files(lake_root, SOURCE, table):
+            hits = _hits(path, matched)
+            if hits.height:
+                _rewrite_without(UPath(path), matched.list.len() > 0)
+                removed.append(hits.with_columns(pl.lit(f"{SOURCE}/{table}").alias("table")))
+    if not removed:
+        return pl.DataFrame(schema=REMOVED_SCHEMA)
+    return pl.concat(removed).select(REMOVED_SCHEMA.names()).sort("table", "player_key")
+
+
+def remaining_rows(lake_root: str, players: list[str]) -> pl.DataFrame:
+    """Return `(table, player_key, rows)`: every erased table and player, with the rows still held.
+
+    Run after `remove_players`, every count is zero: the deletion log records it as its proof.
+    """
+    grid = pl.DataFrame(
+        {"table": [f"{SOURCE}/{t}" for t in ERASED_TABLES]}, schema={"table": pl.String()}
+    ).join(pl.DataFrame({"player_key": players}, schema={"player_key": pl.String()}), how="cross")
+    found: list[pl.DataFrame] = []
+    wanted = pl.Series(players, dtype=pl.String)
+    for table in ERASED_TABLES if players else ():
+        matched = _matched_players(table, wanted)
+        for path in partition_files(lake_root, SOURCE, table):
+            found.append(
+                _hits(path, matched).with_columns(pl.lit(f"{SOURCE}/{table}").alias("table"))
+            )
+    held = (
+        pl.concat(found).group_by("table", "player_key").agg(pl.col("rows").sum())
+        if found
+        else pl.DataFrame(schema=REMOVED_SCHEMA)
+    )
+    return (
+        grid.join(held, on=["table", "player_key"], how="left")
+        .with_columns(pl.col("rows").fill_null(0))
+        .select(REMOVED_SCHEMA.names())
+        .sort("table", "player_key")
+    )
+
+
 def remove_players(lake_root: str, players: list[str]) -> pl.DataFrame:
-    """Remove `players`' rows from every partition of `DELETABLE_TABLES`; return what was removed.
+    """Remove `players`' rows from every partition of `ERASED_TABLES`; return what was removed.
 
     Returns `(table, player_key, rows)` per table and player with removed rows. A partition without
     such rows is not touched; one with them is rewritten, streamed, and replaced atomically.
     """
     removed: list[pl.DataFrame] = []
     if not players:
-        return pl.DataFrame(schema={"table": pl.String, "player_key": pl.String, "rows": pl.Int64})
+        return pl.DataFrame(schema=REMOVED_SCHEMA)
     wanted = pl.Series(players, dtype=pl.String)
-    for table, column in DELETABLE_TABLES.items():
-        # a table of pairs names two players: a row goes when either is deleted
-        columns = (column,) if isinstance(column, str) else column
-        involved = pl.any_horizontal(pl.col(c).is_in(wanted.implode()) for c in columns)
+    for table in ERASED_TABLES:
+        matched = _matched_players(table, wanted)
         for path in partition_files(lake_root, SOURCE, table):
-            hits = (
-                pl.scan_parquet(path)
-                .filter(involved)
-                .select(pl.col(c).alias(f"player_{i}") for i, c in enumerate(columns))
-                .unpivot(value_name="player_key")
-                .filter(pl.col("player_key").is_in(wanted.implode()))
-                .group_by("player_key")
-                .agg(pl.len().cast(pl.Int64).alias("rows"))
-                .collect()
-            )
+            hits = _hits(path, matched)
             if hits.height == 0:
                 continue
-            _rewrite_without(UPath(path), involved)
+            _rewrite_without(UPath(path), matched.list.len() > 0)
             removed.append(hits.with_columns(pl.lit(f"{SOURCE}/{table}").alias("table")))
     if not removed:
-        return pl.DataFrame(schema={"table": pl.String, "player_key": pl.String, "rows": pl.Int64})
+        return pl.DataFrame(schema=REMOVED_SCHEMA)
     return (
         pl.concat(removed)
         .group_by("table", "player_key")
         .agg(pl.col("rows").sum())
         .select("table", "player_key", "rows")
         .sort("table", "player_key")
+    )
+
+
+def materializations_naming(
+    instance: dg.DagsterInstance, asset_keys: list[dg.AssetKey], players: list[str]
+) -> pl.DataFrame:
+    """Return `(table, player_key, rows)`: materialization events whose metadata names a player.
+
+    Telemetry metadata never carries a player_key (previews leave the column out), so this is
+    zero unless an older version wrote one; the deletion log records the count as its proof for
+    the Dagster instance (`METADATA_STORE`, every player listed).
+    """
+    counts = dict.fromkeys(players, 0)
+    for asset_key in asset_keys if players else ():
+        cursor = None
+        while True:
+            page = instance.fetch_materializations(asset_key, limit=METADATA_PAGE, cursor=cursor)
+            for record in page.records:
+                materialization = record.asset_materialization
+                text = repr(materialization.metadata) if materialization else ""
+                for player in players:
+                    counts[player] += player in text
+            if not page.has_more:
+                break
+            cursor = page.cursor
+    return pl.DataFrame(
+        {
+            "table": [METADATA_STORE] * len(counts),
+            "player_key": list(counts),
+            "rows": list(counts.values()),
+        },
+        schema=REMOVED_SCHEMA,
     )
 
 
@@ -123,13 +326,17 @@ def deletion_log(
     previous: pl.DataFrame | None,
     removed: pl.DataFrame,
     hub_dir: Path,
+    remaining: pl.DataFrame,
 ) -> pl.DataFrame:
     """Return the updated deletion log (one row per request, never forgetting earlier counts).
 
     A new request gets the rows just removed for its player (a player's removals go to their
     earliest request) and `release_before` = the latest published version now; the first version
     published after that (`previous_version` = `release_before`) is the first release that
-    excluded them, filled in once it exists.
+    excluded them, filled in once it exists. `rows_still_held` (JSON: store -> rows) is what a
+    check after this run's removal found of the player in every store it erases (`remaining`:
+    `remaining_rows` plus the Dagster materializations; all zero is the proof of erasure), null
+    for a request that removes one data type from the release only.
     """
     latest, successors = release_successors(hub_dir)
     old = previous if previous is not None else pl.DataFrame(schema=LOG_SCHEMA)
@@ -140,6 +347,9 @@ def deletion_log(
         deletions.sort("requested_at", "request_id").unique("player_key", keep="first")
     ).select("player_key", "request_id")
     owner = dict(first_request.iter_rows())
+    held: dict[str, dict[str, int]] = {}
+    for table, player, rows_held in remaining.iter_rows():
+        held.setdefault(player, {})[table] = rows_held
     rows: list[dict[str, object]] = []
     logged = {row["request_id"]: row for row in old.iter_rows(named=True)}
     for request in deletions.sort("requested_at", "request_id").iter_rows(named=True):
@@ -162,6 +372,11 @@ def deletion_log(
                 "rows_removed_total": sum(before.values()),
                 "release_before": release_before,
                 "first_excluded_in": first,
+                "rows_still_held": (
+                    json.dumps(dict(sorted(held[request["player_key"]].items())))
+                    if request["player_key"] in held
+                    else None
+                ),
             }
         )
     return pl.DataFrame(rows, schema=LOG_SCHEMA)

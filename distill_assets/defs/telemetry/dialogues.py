@@ -1,4 +1,6 @@
-"""Silver `dialogue_turn` events → one SFT row per conversation (seed 004 Schema 1). Pure Polars.
+"""Silver `dialogue_turn` events → one SFT row per conversation. Pure Polars.
+
+See docs/sources/telemetry.md#dialogues.
 
 Conversations are assembled within one ingest-date partition by `conversation_id`, turns in
 `turn_index` order. Then, per conversation:
@@ -15,7 +17,9 @@ Conversations are assembled within one ingest-date partition by `conversation_id
 
 The system message is the NPC persona of the earliest turn that carries one; metadata fields
 (seed Schema 1: game_genre, player_skill_tier, ambiguity_level, social_context, karma_state,
-profession) are the earliest non-null value, i.e. the state when the conversation began.
+profession; and the game's session_id and quest_id) are the earliest non-null value, i.e. the
+state when the conversation began. `timestamp` is the first turn's event time as ISO 8601 UTC,
+floored to the minute as silver floors it (docs/privacy.md#de-identification).
 A conversation whose turns land in two ingest dates is judged per date (each part on its own).
 """
 
@@ -40,6 +44,7 @@ PAYLOAD_STRINGS = (
     "npc_id",
     "npc_name",
     "npc_persona",
+    "quest_id",
     "game_genre",
     "player_skill_tier",
     "ambiguity_level",
@@ -57,6 +62,7 @@ CONTEXT_FIELDS = (
 )
 DROP_REASONS = ("mixed_players", "duplicate_turn_index", "missing_persona", "too_few_exchanges")
 ROLES = {"player": "user", "npc": "assistant"}
+TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 # Separators of the content key hashed into the row id (never occur in chat text).
 _ROLE_SEPARATOR = "\x1e"
 _MESSAGE_SEPARATOR = "\x1d"
@@ -103,6 +109,7 @@ def _conversations(turns: pl.LazyFrame) -> pl.LazyFrame:
         pl.col("player_key").first(),
         pl.col("server_ts").first().alias("event_time"),
         _first_present("session_id"),
+        _first_present("quest_id"),
         _first_present("npc_name"),
         *(_first_present(name) for name in CONTEXT_FIELDS),
     )
@@ -195,11 +202,19 @@ def _feed_rows(kept: pl.DataFrame) -> pl.DataFrame:
     """Shape kept conversations as `feed_schema("sft")` rows, sorted by event time."""
     system = pl.struct(pl.lit("system").alias("role"), pl.col("persona").alias("content"))
     messages = pl.concat_list(pl.concat_list(system), pl.col("turn_messages")).alias("messages")
+    # the seed's Schema 1 timestamp, from the silver event time (already floored to the minute)
+    timestamp = (
+        pl.from_epoch(pl.col("event_time").cast(pl.Int64), time_unit="s")
+        .dt.strftime(TIMESTAMP_FORMAT)
+        .alias("timestamp")
+    )
     metadata = pl.struct(
         *CONTEXT_FIELDS,
         "player_key",
         "npc_name",
         "session_id",
+        "quest_id",
+        timestamp,
         "exchanges",
         "turns",
     ).struct.json_encode()

@@ -1,14 +1,23 @@
-"""Silver trajectory events → episodes in RLDS step layout (seed 004 Schema 3). Pure Polars.
+"""Silver trajectory events → episodes in RLDS step layout. Pure Polars.
+
+See docs/sources/telemetry.md#episodes.
 
 Steps (`trajectory_step`) are grouped by `episode_id` within one ingest partition, ordered by
 `step_index` (then event time and id), tokenized (`tokenize.py`) and nested as typed Arrow structs
 (`contracts.published.RLDS_STEPS_DTYPE`); free-form maps (`game_state`, `skill_state`,
-`action_details`) stay JSON object strings. An episode ended when an `episode_end` for it is in the
-same partition: its last step is terminal (`is_terminal`, discount 0); without one it was truncated
-(no terminal step, success false, task description = the first step's instruction). Every other
-step has discount `rules.action_tokens.DISCOUNT`. Episodes are built from every accepted step:
-triage decides which single events get expensive per-event processing, and dropping steps would
-break an episode's step order.
+`action_details`) stay JSON object strings, and the numbers of `rules.action_tokens`'
+GAME_STATE_KEYS / SKILL_STATE_KEYS are also typed fields (`game_state_values`,
+`skill_state_values`; null when absent or not a number). An episode ended when an `episode_end`
+for it is in the same partition; without one it was truncated (success false, task description =
+the first step's instruction). Episodes are built from every accepted step: triage decides which
+single events get expensive per-event processing, and dropping steps would break an episode's
+step order.
+
+`build_episodes` keeps one step per recorded action (what competence and the hard-negative pairs
+score: its last step is marked `is_last`, and `is_terminal` with discount 0 when the episode
+ended). The published `rlds` rows (`rlds_rows`) follow RLDS step semantics instead
+(`rlds_steps`): the recorded actions plus a final observation-only step, as the
+`rules.action_tokens` docstring describes.
 """
 
 from __future__ import annotations
@@ -82,14 +91,24 @@ def episode_ends(events: pl.LazyFrame) -> pl.DataFrame:
     )
 
 
+def _numbers(column: str, keys: tuple[str, ...]) -> pl.Expr:
+    """Return a struct of the JSON object `column`'s values at `keys` as floats (null if none)."""
+    return pl.struct(
+        pl.col(column).str.json_path_match(f"$.{key}").cast(pl.Float64, strict=False).alias(key)
+        for key in keys
+    )
+
+
 def _step_struct() -> pl.Expr:
     observation = pl.struct(
         pl.col("observation_game_state").fill_null("{}").alias("game_state"),
+        _numbers("observation_game_state", rules.GAME_STATE_KEYS).alias("game_state_values"),
         pl.col("observation_inventory")
         .str.json_decode(pl.List(pl.String))
         .fill_null(pl.lit([], dtype=pl.List(pl.String)))
         .alias("inventory"),
         pl.col("observation_skill_state").fill_null("{}").alias("skill_state"),
+        _numbers("observation_skill_state", rules.SKILL_STATE_KEYS).alias("skill_state_values"),
         pl.col("observation_natural_language_instruction")
         .fill_null("")
         .alias("natural_language_instruction"),
@@ -160,17 +179,71 @@ def episode_text(episodes: pl.DataFrame) -> pl.Series:
     ).to_series()
 
 
+def rlds_steps(episodes: pl.DataFrame) -> pl.Series:
+    """Return each episode's `steps` in RLDS step semantics (`rules.action_tokens` docstring).
+
+    `episodes`: episode_id (unique), ended, steps (one per recorded action, `build_episodes`).
+    The recorded steps lose is_last/is_terminal; the last one's discount is 0 when the episode
+    ended. A final step follows: the last observation again, step_index + 1, no action (empty
+    type, "{}" details, PAD_TOKEN tokens), reward 0, discount 0, is_last, and is_terminal when
+    the episode ended.
+    """
+    recorded = (
+        episodes.select("episode_id", "ended", "steps")
+        .with_row_index("episode_nr")
+        .explode("steps")
+        .unnest("steps")
+        .with_columns(pl.int_range(pl.len()).over("episode_nr").alias("position"))
+    )
+    last_recorded = pl.col("position") == pl.col("position").max().over("episode_nr")
+    actions = recorded.with_columns(
+        pl.lit(False).alias("is_last"),
+        pl.lit(False).alias("is_terminal"),
+        pl.when(last_recorded & pl.col("ended"))
+        .then(0.0)
+        .otherwise(rules.DISCOUNT)
+        .alias("discount"),
+    )
+    no_action = pl.struct(
+        pl.lit("").alias("action_type"),
+        pl.lit("{}").alias("action_details"),
+        pl.concat_list([pl.lit(rules.PAD_TOKEN, dtype=pl.Int64)] * rules.TOKENS_PER_STEP).alias(
+            "action_tokens"
+        ),
+    )
+    final = recorded.filter(last_recorded).with_columns(
+        (pl.col("step_index") + 1).alias("step_index"),
+        (pl.col("position") + 1).alias("position"),
+        pl.lit(False).alias("is_first"),
+        pl.lit(True).alias("is_last"),
+        pl.col("ended").alias("is_terminal"),
+        no_action.alias("action"),
+        pl.lit(0.0).alias("reward"),
+        pl.lit(0.0).alias("discount"),
+    )
+    fields = list(RLDS_STEPS_DTYPE.inner.to_schema())
+    steps = (
+        pl.concat([actions, final.select(actions.columns)])
+        .sort("episode_nr", "position")
+        .group_by("episode_nr", maintain_order=True)
+        .agg(pl.struct(fields).alias("steps"))
+    )
+    return steps.get_column("steps").cast(RLDS_STEPS_DTYPE)
+
+
 def rlds_rows(episodes: pl.DataFrame, classes: pl.DataFrame) -> pl.DataFrame:
     """Return `rlds` feed rows: every episode the competence filter did not discard as noise.
 
-    quality_score is the competence score; metadata holds player_key, total_steps, truncated,
-    competence (class, reason, score, score_source) and flagged_steps; split_group is the player.
+    quality_score is the competence score; metadata holds player_key, total_steps (recorded
+    actions), truncated, competence (class, reason, score, score_source) and flagged_steps;
+    split_group is the player. `steps` follow RLDS step semantics (`rlds_steps`).
     """
     kept = episodes.join(
         classes.select("episode_id", "score", "score_source", "competence", "reason"),
         on="episode_id",
         how="inner",
     ).filter(pl.col("competence") != "noise")
+    kept = kept.with_columns(rlds_steps(kept).alias("steps"))
     metadata = pl.struct(
         "player_key",
         "session_id",

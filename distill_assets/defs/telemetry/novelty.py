@@ -1,4 +1,6 @@
-"""Novelty score and near-duplicate rejection of telemetry feed rows (seed 004 stage 6).
+"""Novelty score and near-duplicate rejection of telemetry feed rows.
+
+See docs/sources/telemetry.md#novelty.
 
 Incremental: a partition's rows are compared with an index of what earlier partitions of the same
 feed table already hold (their stored `embedding` column) and with the rows before them in the

@@ -1,4 +1,4 @@
-"""Removal of preference pairs that involve an excluded player (seed 004 consent and deletion).
+"""Removal of preference pairs that involve an excluded player (docs/privacy.md#removal-at-release).
 
 A `dpo` pair row of telemetry involves two players; its removal subject is the pair subject
 `dpo:<chosen key>+<rejected key>` (`competence.pair_subjects`). `pair_exclusions` lists every pair

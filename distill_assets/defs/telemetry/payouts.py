@@ -1,4 +1,6 @@
-"""Per-player, per-day payouts: Payout = BaseRate * U * (1 + lambda * H) * C (seed 004).
+"""Per-player, per-day payouts: Payout = BaseRate * U * (1 + lambda * H) * C.
+
+See docs/sources/telemetry.md#payouts.
 
 Tasks, utility U, novelty H and confidence C are defined in `rules/telemetry_trust.py`. Inputs are
 the silver events of every partition (with their ingest `partition`) and the trust walk; the
@@ -11,7 +13,7 @@ from __future__ import annotations
 import polars as pl
 
 from distill_assets.defs.telemetry.events import payload_fields, silver_events
-from distill_assets.defs.telemetry.trust import trust_at
+from distill_assets.defs.telemetry.trust import peer_verdicts, trust_at
 from distill_assets.lib.sql import connect, load_sql
 from distill_assets.rules import telemetry_trust as rules
 
@@ -25,6 +27,8 @@ PAYOUT_SCHEMA = pl.Schema(
         "novelty": pl.Float64(),
         "trust": pl.Float64(),
         "payout": pl.Float64(),
+        "zeroed_tasks": pl.Int64(),
+        "zero_reasons": pl.List(pl.String()),
     }
 )
 TASK_COLUMNS = (
@@ -36,6 +40,7 @@ TASK_COLUMNS = (
     "task_type",
     "utility",
     "novelty",
+    "zero_reason",
 )
 
 
@@ -55,9 +60,22 @@ def _novelty(decisions: pl.DataFrame) -> pl.DataFrame:
 
 
 def decision_tasks(silver: pl.LazyFrame) -> pl.DataFrame:
-    """Decisions with an outcome: U from the outcome label, H from the AI policy."""
+    """Decisions with an outcome: U from the outcome label, H from the AI policy.
+
+    `zero_reason` is `peer_mismatch` when the player's peer-prediction response on the decision's
+    scenario fell outside the majority cluster (the seed's payoff matrix: a mismatch pays zero).
+    """
     events = silver_events(silver)
-    decisions = payload_fields(events, "decision", {"chosen_option": pl.String()}).join(
+    decision_fields = {"chosen_option": pl.String(), "scenario_id": pl.String()}
+    mismatched = (
+        peer_verdicts(events)
+        .filter(pl.col("signal") == "peer_mismatch")
+        .select(
+            "player_key", "scenario_id", pl.lit(rules.PEER_MISMATCH_REASON).alias("zero_reason")
+        )
+        .unique()
+    )
+    decisions = payload_fields(events, "decision", decision_fields).join(
         events.select(
             "event_id",
             "partition",
@@ -91,6 +109,7 @@ def decision_tasks(silver: pl.LazyFrame) -> pl.DataFrame:
     )
     joined = (
         decisions.join(outcomes, left_on="event_id", right_on="decision_event_id", how="inner")
+        .join(mismatched, on=["player_key", "scenario_id"], how="left")
         .with_columns(utility.alias("utility"), pl.lit("decision").alias("task_type"))
         .collect()
     )
@@ -141,6 +160,7 @@ def episode_tasks(silver: pl.LazyFrame) -> pl.DataFrame:
             utility.alias("utility"),
             pl.lit(0.0).alias("novelty"),
             pl.lit("episode").alias("task_type"),
+            pl.lit(None, dtype=pl.String).alias("zero_reason"),
         )
         .select(TASK_COLUMNS)
         .collect()
@@ -151,18 +171,21 @@ def payouts(silver: pl.LazyFrame, walk: pl.DataFrame) -> pl.DataFrame:
     """Return `telemetry/payouts`: per player and partition, the summed task payouts.
 
     `base` is the sum of the tasks' base rates, `utility`, `novelty` and `trust` their means, and
-    `payout` the sum of BaseRate * U * (1 + lambda * H) * C over the tasks.
+    `payout` the sum of BaseRate * U * (1 + lambda * H) * C over the tasks, where a task with a
+    zero-pay reason (a peer mismatch) pays 0; `zeroed_tasks` counts those tasks and
+    `zero_reasons` lists their distinct reasons, sorted.
     """
     tasks = pl.concat([decision_tasks(silver), episode_tasks(silver)], how="vertical_relaxed")
     tasks = trust_at(walk, tasks).with_columns(
         pl.col("task_type").replace_strict(rules.BASE_RATES, return_dtype=pl.Float64).alias("base")
     )
-    per_task = (
+    formula = (
         pl.col("base")
         * pl.col("utility")
         * (1.0 + rules.NOVELTY_LAMBDA * pl.col("novelty"))
         * pl.col("trust")
     )
+    per_task = pl.when(pl.col("zero_reason").is_null()).then(formula).otherwise(0.0)
     digits = rules.PAYOUT_DECIMALS
     return (
         tasks.with_columns(per_task.alias("payout"))
@@ -174,6 +197,8 @@ def payouts(silver: pl.LazyFrame, walk: pl.DataFrame) -> pl.DataFrame:
             pl.col("novelty").mean().round(digits),
             pl.col("trust").mean().round(digits),
             pl.col("payout").sum().round(digits),
+            pl.col("zero_reason").is_not_null().sum().cast(pl.Int64).alias("zeroed_tasks"),
+            pl.col("zero_reason").drop_nulls().unique().sort().alias("zero_reasons"),
         )
         .sort("partition", "player_key")
         .cast(dict(PAYOUT_SCHEMA))

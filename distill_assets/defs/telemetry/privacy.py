@@ -1,4 +1,6 @@
-"""Telemetry privacy past bronze: silver events, consent state, deletions (seed 004 privacy).
+"""Telemetry privacy past bronze: silver events, consent state, deletions.
+
+See docs/privacy.md#de-identification.
 
 Rules and their documented precision are `rules/telemetry_privacy.py`.
 
@@ -12,13 +14,21 @@ Deletion mechanism. A deletion is global, not per day, so it works in two layers
    atomically (temporary name, then rename), and logs the rows it removed per table. Global tables
    (player quality, payouts) are recomputed from silver after it. The release drops their feed
    rows through the exclusion table (`telemetry/exclusions`, subjects `<data type>:<player_key>`).
-Bronze keeps only the HMAC pseudonym (no raw id) and is the replayable record; it is not rewritten.
+Bronze keeps only the HMAC pseudonym of the envelope's id and is the replayable record; the
+deletion log erases a deleted player's bronze events (all but the request) and quarantined lines
+too (`deletion.py`).
+
+Consent and ids in text are applied here, at processing (`write_accepted_events`): an event of a
+data type enters silver only under consent for it at the event's time, and player ids in payload
+text (known players by keyed hash, any case; the game's id shape) become a placeholder.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
@@ -77,6 +87,20 @@ EXCLUDED_BY_DELETION = "deletion_request"
 EXCLUDED_BY_CONSENT = "no_consent"
 
 
+@dataclass(frozen=True)
+class SilverIdentity:
+    """What the bronze→silver step needs to know about players beyond the partition.
+
+    `pads`: the HMAC key pads (`ResolvedKey.sql_params`); `known`: every known player_key (all
+    bronze partitions); `consent_events`: every consent decision of all history
+    (`consent_events`).
+    """
+
+    pads: dict[str, bytes]
+    known: pl.LazyFrame
+    consent_events: pl.LazyFrame
+
+
 def bucket(ts: pl.Expr) -> pl.Expr:
     """Floor a unix-seconds time to the documented privacy bucket."""
     return (ts / rules.TIME_BUCKET_SECONDS).floor() * rules.TIME_BUCKET_SECONDS
@@ -88,7 +112,11 @@ def subject(data_type: str, player_key: pl.Expr) -> pl.Expr:
 
 
 def write_accepted_events(
-    events_file: Path, validation: pl.LazyFrame, deleted: pl.LazyFrame, target: Path
+    events_file: Path,
+    validation: pl.LazyFrame,
+    deleted: pl.LazyFrame,
+    target: Path,
+    identity: SilverIdentity,
 ) -> int:
     """Write the silver events of a partition to `target` and return the rows written.
 
@@ -98,6 +126,12 @@ def write_accepted_events(
     memory limit (80 % of RAM by default), and spills beyond it to a scratch folder. A fixed
     smaller limit is not safe: the sort then fails with DuckDB's out-of-memory error once the
     day outgrows it (a 500 MB day needs more than 256 MB).
+
+    `identity` gives the consent decisions and the known player keys: events of a data type
+    without consent at their time are left out, and player ids in payload text are replaced
+    (`rules/telemetry_privacy.py`). The tokens naming a known player are found in DuckDB
+    (`select_player_tokens.sql`, HMAC of each distinct token); only that short list reaches
+    Python, to build the replacement pattern.
     """
     checks = validation.select("event_id", "check", "decision").collect()
     rejected = checks.filter(pl.col("decision") == "reject").select("event_id")
@@ -110,11 +144,23 @@ def write_accepted_events(
         con.register("rejected", rejected.to_arrow())
         con.register("flags", flags.to_arrow())
         con.register("deleted", deleted.select("player_key").collect().to_arrow())
+        con.register("known", identity.known.select("player_key").unique().collect().to_arrow())
+        con.register("data_types", _data_types().to_arrow())
+        consents = consent_timeline(identity.consent_events)
+        con.register("consents", consents.to_arrow())
+        con.register("withdrawals", withdrawals(consents).to_arrow())
+        tokens = con.execute(
+            load_sql("telemetry/select_player_tokens"),
+            {**identity.pads, "token": rules.TOKEN_CHARS, "match_keys": True},
+        ).fetchall()
         params = {
             "bucket": float(rules.TIME_BUCKET_SECONDS),
             "grid": rules.LOCATION_GRID_UNITS,
             "patch": json.dumps({"location": None}),
             "step_patch": json.dumps({"location": None, "observation": {"location": None}}),
+            "player_ids": player_id_pattern([t for (t,) in tokens]),
+            "placeholder": rules.PLAYER_PLACEHOLDER,
+            "default_granted": rules.CONSENT_DEFAULT_GRANTED,
         }
         query = load_sql("telemetry/select_accepted_events")
         rows = con.execute(f"COPY ({query}) TO '{target}' {DUCKDB_COPY_PARQUET}", params).fetchone()
@@ -122,6 +168,94 @@ def write_accepted_events(
         con.close()
         shutil.rmtree(spill, ignore_errors=True)
     return int(rows[0]) if rows else 0
+
+
+def player_id_pattern(known_tokens: list[str]) -> str:
+    """Return the regex (RE2, used case-insensitively) of player-id tokens to replace in text.
+
+    The known players' tokens as whole words, and any token of the game's id shape.
+    """
+    if not known_tokens:
+        return rules.PLAYER_ID_SHAPE
+    words = "|".join(re.escape(t) for t in sorted(set(known_tokens)))
+    return rf"\b(?:{words})\b|{rules.PLAYER_ID_SHAPE}"
+
+
+def _data_types() -> pl.DataFrame:
+    return pl.DataFrame(
+        list(rules.EVENT_DATA_TYPES.items()),
+        schema={"event_type": pl.String(), "data_type": pl.String()},
+        orient="row",
+    )
+
+
+def consent_events(events: pl.LazyFrame) -> pl.LazyFrame:
+    """Return every consent decision: player_key, data_type, granted, server_ts, event_id.
+
+    One row per consent event and data type it lists (scopes outside `DATA_TYPES` ignored).
+    """
+    consent = payload_fields(events, "consent", {"granted": pl.Boolean()}).join(
+        events.select("event_id", pl.col("payload").str.json_path_match("$.scopes")),
+        on="event_id",
+    )
+    return (
+        consent.with_columns(pl.col("payload").str.json_decode(pl.List(pl.String())).alias("scope"))
+        .explode("scope")
+        .filter(pl.col("scope").is_in(rules.DATA_TYPES))
+        .select(
+            "player_key",
+            pl.col("scope").alias("data_type"),
+            pl.col("granted").fill_null(False),
+            "server_ts",
+            "event_id",
+        )
+    )
+
+
+def consent_timeline(decisions: pl.LazyFrame) -> pl.DataFrame:
+    """Return `(player_key, data_type, granted, decided_ts)`: one decision per player, type, time.
+
+    Decisions at the same server time resolve to the last by event_id (the documented order).
+    """
+    return (
+        decisions.sort("server_ts", "event_id")
+        .group_by("player_key", "data_type", "server_ts")
+        .agg(pl.col("granted").last())
+        .select("player_key", "data_type", "granted", pl.col("server_ts").alias("decided_ts"))
+        .sort("player_key", "data_type", "decided_ts")
+        .collect()
+    )
+
+
+def withdrawals(timeline: pl.DataFrame) -> pl.DataFrame:
+    """Return the latest withdrawal per player and type: player_key, data_type, withdrawn_ts."""
+    return (
+        timeline.filter(~pl.col("granted"))
+        .group_by("player_key", "data_type")
+        .agg(pl.col("decided_ts").max().alias("withdrawn_ts"))
+        .sort("player_key", "data_type")
+    )
+
+
+def without_withdrawn(silver: pl.LazyFrame, consent: pl.LazyFrame) -> pl.LazyFrame:
+    """Return `silver` without the events of data types their player's latest consent withdrew.
+
+    `consent` holds bronze consent events (`consent_events` reads them).
+    """
+    withdrawn = (
+        consent_events(consent)
+        .sort("server_ts", "event_id")
+        .group_by("player_key", "data_type")
+        .agg(pl.col("granted").last())
+        .filter(~pl.col("granted"))
+        .select("player_key", "data_type")
+    )
+    typed = silver.with_columns(
+        pl.col("event_type").replace_strict(rules.EVENT_DATA_TYPES, default=None).alias("_type")
+    )
+    return typed.join(
+        withdrawn, left_on=["player_key", "_type"], right_on=["player_key", "data_type"], how="anti"
+    ).drop("_type")
 
 
 def deletion_requests(events: pl.LazyFrame) -> pl.DataFrame:
@@ -156,23 +290,17 @@ def deleted_players(deletions: pl.LazyFrame) -> pl.LazyFrame:
 
 def consent_state(events: pl.LazyFrame) -> pl.DataFrame:
     """Return each player's latest consent decision per data type (latest event wins)."""
-    consent = payload_fields(events, "consent", {"granted": pl.Boolean()}).join(
-        events.select("event_id", pl.col("payload").str.json_path_match("$.scopes")),
-        on="event_id",
-    )
     decisions = (
-        consent.with_columns(pl.col("payload").str.json_decode(pl.List(pl.String())).alias("scope"))
-        .explode("scope")
-        .filter(pl.col("scope").is_in(rules.DATA_TYPES))
+        consent_events(events)
         .sort("server_ts", "event_id")
-        .group_by("player_key", "scope")
+        .group_by("player_key", "data_type")
         .agg(pl.all().last())
     )
     return (
         decisions.select(
             "player_key",
-            pl.col("scope").alias("data_type"),
-            pl.col("granted").fill_null(False),
+            "data_type",
+            "granted",
             bucket(pl.col("server_ts")).alias("decided_at"),
             "event_id",
         )

@@ -1,7 +1,7 @@
-"""Silver `reasoning` events → `cot` feed rows (seed 004 Schema 4). Pure Polars.
+"""Silver `reasoning` events → `cot` feed rows (docs/sources/telemetry.md#reasoning). Pure Polars.
 
-Rules: `rules/telemetry_reasoning.py`. Columns (DESIGN.md `cot`): instruction = the linked
-decision's prompt, else the reasoning context;
+Rules: `rules/telemetry_reasoning.py`. Columns (the `cot` config, README.md#what-you-get):
+instruction = the linked decision's prompt, else the reasoning context;
 input = the context when linked to a decision, else empty; output and conclusion = the conclusion;
 thought_process = the player's steps; outcome = the reasoning's own outcome, else the linked
 decision's outcome, else empty. metadata: player_key, reasoning_id, scenario_id, decision_event_id,

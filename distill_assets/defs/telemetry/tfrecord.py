@@ -1,143 +1,278 @@
-"""RLDS episodes as TFRecord files of `tf.train.SequenceExample` (seed 004: "RLDS TFRecord").
+"""RLDS episodes as a TFDS dataset folder, written without TensorFlow.
 
-One SequenceExample per episode: the context holds the episode (`episode_id`, `task_description`,
-`success`, `total_steps`, `id`), the feature lists one entry per step in step order, with the
-published step layout flattened to RLDS names (`step_index`, `is_first`, `is_last`,
-`is_terminal`, `reward`, `discount`, `action/action_type`, `action/action_details` (JSON),
-`action/action_tokens` (int64 list), `observation/game_state` (JSON),
-`observation/skill_state` (JSON), `observation/natural_language_instruction`,
-`observation/inventory` (bytes list)). Written and read with the small `tfrecord` package (no
-TensorFlow); records are framed and CRC-checked as TensorFlow writes them, so
-`tf.data.TFRecordDataset` + `tf.io.parse_single_sequence_example` read them too.
-Files: `tfrecord/rlds-<split>.tfrecord` in the release's version folder, episodes in id order.
+See docs/sources/telemetry.md#tfds-folder.
+
+Each release writes `rlds/tfds/` beside `data/`: `dataset_info.json`, `features.json` and one
+shard per split, `rlds-<split>.tfrecord-00000-of-00001`, so that
+`tfds.builder_from_directory("<version>/rlds/tfds")` loads the episodes and `rlds` accepts them
+(every episode has a nested `steps` dataset with `observation`, `action`, `reward`, `discount`,
+`is_first`, `is_last`, `is_terminal`). It also writes `rlds/feature_spec.json` (every feature's
+path, dtype, shape and meaning) and `rlds/action_space.json` (token axes, ranges, bins, pad).
+
+TFDS serializes an episode as one `tf.train.Example` whose keys are the feature paths joined by
+`/`: an episode field is a one-value list; a field of the nested `steps` dataset lists the
+values of every step in order (`steps/reward`: one float per step; `steps/action/action_tokens`:
+TOKENS_PER_STEP ints per step, flattened). Every step feature has a fixed shape, so steps batch
+(`rlds.transformations.batch`, reverb patterns): the variable-length `inventory` is a JSON array
+string here (a TFDS `Sequence` would be ragged and break batching). Booleans are int64 0/1, floats
+float32, strings UTF-8 bytes. The JSON files follow what `tfds.core.DatasetInfo.write_to_directory`
+writes (`features.json` from `FeatureConnector.to_json`, `dataset_info.json` from the
+`DatasetInfo` proto as JSON).
+
+Examples are encoded and framed by `lib/tfexample.py` (protobuf wire format and TFRecord framing
+without TensorFlow or generated protobuf classes), deterministically: a rerun writes identical
+bytes.
 """
 
 from __future__ import annotations
 
-import struct
+import json
+import math
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import polars as pl
-from tfrecord import TFRecordWriter, example_pb2
-from tfrecord.reader import sequence_loader
 
-FOLDER = "tfrecord"
+from distill_assets.defs.telemetry.action_space import action_space
+from distill_assets.lib import tfexample
+from distill_assets.rules import action_tokens as rules
+
 CONFIG = "rlds"
-CONTEXT: dict[str, str] = {
-    "id": "byte",
-    "episode_id": "byte",
-    "task_description": "byte",
-    "success": "int",
-    "total_steps": "int",
+FOLDER = "rlds"
+TFDS_FOLDER = f"{FOLDER}/tfds"
+DATASET_NAME = "rlds"
+# the version of this folder's feature layout (TFDS wants major.minor.patch), not the release's
+TFDS_VERSION = "1.0.0"
+SHARD_TEMPLATE = "{DATASET}-{SPLIT}.{FILEFORMAT}-{SHARD_X_OF_Y}"
+_FEATURES_MODULE = "tensorflow_datasets.core.features"
+_TEXT = f"{_FEATURES_MODULE}.text_feature.Text"
+_TENSOR = f"{_FEATURES_MODULE}.tensor_feature.Tensor"
+_DICT = f"{_FEATURES_MODULE}.features_dict.FeaturesDict"
+_DATASET = f"{_FEATURES_MODULE}.dataset_feature.Dataset"
+
+# A leaf: (dtype, shape, meaning); dtype int64 | float32 | bool | string | json (a string of JSON
+# text: published JSON strings as they are, lists dumped compactly); shape () is a scalar, (n,) a
+# fixed-length vector. A dict is a nested FeaturesDict.
+Leaf = tuple[str, tuple[int, ...], str]
+_VALUES_DOC = "the game's number; NaN when the step lacks it"
+STEP_FEATURES: dict[str, Any] = {
+    "step_index": ("int64", (), "the game's step index; the final step's is the last one + 1"),
+    "is_first": ("bool", (), "true on the first step only"),
+    "is_last": ("bool", (), "true on the final, observation-only step (action/reward invalid)"),
+    "is_terminal": ("bool", (), "true on the final step when the game ended the episode"),
+    "observation": {
+        "game_state": ("json", (), "the game state as a JSON object string"),
+        "game_state_values": {key: ("float32", (), _VALUES_DOC) for key in rules.GAME_STATE_KEYS},
+        "skill_state": ("json", (), "the skill levels as a JSON object string"),
+        "skill_state_values": {key: ("float32", (), _VALUES_DOC) for key in rules.SKILL_STATE_KEYS},
+        "inventory": ("json", (), "item names held, as a JSON array string"),
+        "natural_language_instruction": ("string", (), "the current objective"),
+    },
+    "action": {
+        "action_type": ("string", (), "category of the action; empty on the final step"),
+        "action_details": ("json", (), "continuous values as a JSON object string"),
+        "action_tokens": (
+            "int64",
+            (rules.TOKENS_PER_STEP,),
+            f"one token per axis (action_space.json); {rules.PAD_TOKEN} pads an unused axis",
+        ),
+    },
+    "reward": ("float32", (), "reward of this step's action; 0 on the final step"),
+    "discount": ("float32", (), f"{rules.DISCOUNT}; 0 into a terminal state and on the final step"),
 }
-SEQUENCE: dict[str, str] = {
-    "step_index": "int",
-    "is_first": "int",
-    "is_last": "int",
-    "is_terminal": "int",
-    "reward": "float",
-    "discount": "float",
-    "action/action_type": "byte",
-    "action/action_details": "byte",
-    "action/action_tokens": "int",
-    "observation/game_state": "byte",
-    "observation/skill_state": "byte",
-    "observation/natural_language_instruction": "byte",
-    "observation/inventory": "byte",
+EPISODE_FEATURES: dict[str, Any] = {
+    "id": ("string", (), "stable row id (the `rlds` config's id)"),
+    "source": ("string", (), "always telemetry"),
+    "source_ref": ("string", (), "`episode:` + the episode id"),
+    "quality_score": ("float32", (), "competence score in [0, 1]"),
+    "metadata": ("json", (), "JSON object of source-specific fields"),
+    "episode_id": ("string", (), "the game's episode id"),
+    "task_description": ("string", (), "natural-language task"),
+    "success": ("bool", (), "the game reported success"),
+    "steps": STEP_FEATURES,
 }
+_TENSOR_DTYPE = {"int64": "int64", "float32": "float32", "bool": "bool"}
 
 
-def _step_values(steps: list[dict[str, Any]]) -> dict[str, list[Any]]:
-    obs = [s["observation"] for s in steps]
-    act = [s["action"] for s in steps]
+def _leaf_json(leaf: Leaf) -> dict[str, Any]:
+    dtype, shape, _ = leaf
+    if dtype in {"string", "json"}:
+        return {"pythonClassName": _TEXT, "text": {}}
+    dims = {"dimensions": [str(n) for n in shape]} if shape else {}
     return {
-        "step_index": [s["step_index"] for s in steps],
-        "is_first": [int(s["is_first"]) for s in steps],
-        "is_last": [int(s["is_last"]) for s in steps],
-        "is_terminal": [int(s["is_terminal"]) for s in steps],
-        "reward": [s["reward"] for s in steps],
-        "discount": [s["discount"] for s in steps],
-        "action/action_type": [a["action_type"].encode() for a in act],
-        "action/action_details": [a["action_details"].encode() for a in act],
-        "action/action_tokens": [list(a["action_tokens"]) for a in act],
-        "observation/game_state": [o["game_state"].encode() for o in obs],
-        "observation/skill_state": [o["skill_state"].encode() for o in obs],
-        "observation/natural_language_instruction": [
-            o["natural_language_instruction"].encode() for o in obs
-        ],
-        "observation/inventory": [[i.encode() for i in o["inventory"]] for o in obs],
+        "pythonClassName": _TENSOR,
+        "tensor": {"dtype": _TENSOR_DTYPE[dtype], "encoding": "none", "shape": dims},
     }
 
 
-class _DeterministicWriter(TFRecordWriter):
-    """A `TFRecordWriter` whose records are serialized deterministically.
-
-    Protobuf map fields (a SequenceExample's features) serialize in an unspecified order that
-    differs between processes, so the same episodes gave different bytes; deterministic
-    serialization orders map keys, so a rerun writes byte-identical files.
-    """
-
-    def write(
-        self,
-        datum: dict[str, tuple[Any, str]],
-        sequence_datum: dict[str, tuple[list[Any], str]] | None = None,
-    ) -> None:
-        """Frame one SequenceExample (length, CRCs) as TensorFlow does, with sorted map keys."""
-        record = example_pb2.SequenceExample.FromString(
-            TFRecordWriter.serialize_tf_sequence_example(datum, sequence_datum or {})
-        ).SerializeToString(deterministic=True)
-        length_bytes = struct.pack("<Q", len(record))
-        self.file.write(length_bytes)
-        self.file.write(TFRecordWriter.masked_crc(length_bytes))
-        self.file.write(record)
-        self.file.write(TFRecordWriter.masked_crc(record))
+def _dict_json(features: Mapping[str, Any]) -> dict[str, Any]:
+    out = {}
+    for name, value in features.items():
+        if name == "steps":
+            out[name] = {
+                "pythonClassName": _DATASET,
+                "sequence": {"feature": _dict_json(value), "length": "-1"},
+            }
+        elif isinstance(value, dict):
+            out[name] = _dict_json(value)
+        else:
+            out[name] = _leaf_json(value)
+    return {"featuresDict": {"features": out}, "pythonClassName": _DICT}
 
 
-def write_episodes(episodes: pl.DataFrame, path: Path) -> int:
-    """Write `rlds` rows (id, episode_id, task_description, success, steps) to one TFRecord file.
+def features_json() -> dict[str, Any]:
+    """Return `features.json` as TFDS's `FeaturesDict.to_json()` writes it for the episodes."""
+    return _dict_json(EPISODE_FEATURES)
 
-    Returns the number of episodes written. A per-episode loop: the release writes each
+
+def _leaves(features: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Leaf]]:
+    out = []
+    for name, value in features.items():
+        path = f"{prefix}{name}"
+        out += _leaves(value, path + "/") if isinstance(value, dict) else [(path, value)]
+    return out
+
+
+def feature_spec() -> dict[str, Any]:
+    """Return `feature_spec.json`: every feature path with dtype, shape (per step) and meaning."""
+    return {
+        "dataset": DATASET_NAME,
+        "tfds_version": TFDS_VERSION,
+        "shape_note": "shapes are per episode, or per step for paths under steps/",
+        "features": [
+            {
+                "path": path,
+                "dtype": "string" if dtype == "json" else dtype,
+                "shape": list(shape),
+                "encoding": "json" if dtype == "json" else "none",
+                "description": doc,
+            }
+            for path, (dtype, shape, doc) in _leaves(EPISODE_FEATURES)
+        ],
+        "pad_token": rules.PAD_TOKEN,
+        "missing_number": "NaN",
+    }
+
+
+_KIND = {"string": tfexample.BYTES, "json": tfexample.BYTES, "float32": tfexample.FLOATS}
+
+
+def _encode(dtype: str, value: Any) -> Any:
+    if dtype == "string":
+        return value.encode()
+    if dtype == "json":
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        return text.encode()
+    if dtype == "float32":
+        return math.nan if value is None else float(value)
+    return int(value)
+
+
+def _get(record: Mapping[str, Any], path: str) -> Any:
+    for part in path.split("/"):
+        record = record[part]
+    return record
+
+
+def episode_example(row: Mapping[str, Any]) -> bytes:
+    """Serialize one `rlds` row (episode fields + RLDS steps) as TFDS does, deterministically."""
+    features: dict[str, bytes] = {}
+    for path, (dtype, _, _) in _leaves({k: v for k, v in EPISODE_FEATURES.items() if k != "steps"}):
+        features[path] = tfexample.feature(
+            _KIND.get(dtype, tfexample.INT64S), [_encode(dtype, row[path])]
+        )
+    steps = row["steps"]
+    for path, (dtype, shape, _) in _leaves(STEP_FEATURES):
+        per_step = [_get(step, path) for step in steps]
+        flat = [v for vector in per_step for v in vector] if shape else per_step
+        kind = _KIND.get(dtype, tfexample.INT64S)
+        features[f"steps/{path}"] = tfexample.feature(kind, [_encode(dtype, v) for v in flat])
+    return tfexample.example(features)
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def _json_bytes(value: Any, indent: int) -> bytes:
+    return (json.dumps(value, indent=indent, sort_keys=True) + "\n").encode()
+
+
+def shard_name(split: str) -> str:
+    """Return a split's single shard file name (TFDS's `filepathTemplate`)."""
+    return f"{DATASET_NAME}-{split}.tfrecord-00000-of-00001"
+
+
+def dataset_info(split_sizes: Mapping[str, tuple[int, int]]) -> dict[str, Any]:
+    """Return `dataset_info.json` for splits {name: (episodes, shard bytes)}, as TFDS writes it."""
+    return {
+        "name": DATASET_NAME,
+        "version": TFDS_VERSION,
+        "description": (
+            "distill `rlds` config: game trajectories as RLDS episodes. "
+            "Features: feature_spec.json; action tokens: action_space.json (beside this folder)."
+        ),
+        "fileFormat": "tfrecord",
+        "moduleName": "distill_assets.defs.telemetry.tfrecord",
+        "splits": [
+            {
+                "filepathTemplate": SHARD_TEMPLATE,
+                "name": split,
+                "numBytes": str(num_bytes),
+                "shardLengths": [str(episodes)],
+            }
+            for split, (episodes, num_bytes) in sorted(split_sizes.items())
+        ],
+    }
+
+
+def write_tfds_folder(episodes: pl.DataFrame, folder: Path) -> list[Path]:
+    """Write `rlds` rows (with a `split` column) as a TFDS folder; return the files written.
+
+    One shard per split, episodes in id order. A per-episode loop: the release writes each
     published episode once, off the daily hot path.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    writer = _DeterministicWriter(str(path))
-    try:
-        for row in episodes.sort("id").iter_rows(named=True):
-            steps = row["steps"]
-            context = {
-                "id": (row["id"].encode(), "byte"),
-                "episode_id": (row["episode_id"].encode(), "byte"),
-                "task_description": (row["task_description"].encode(), "byte"),
-                "success": (int(row["success"]), "int"),
-                "total_steps": (len(steps), "int"),
-            }
-            values = _step_values(steps)
-            writer.write(context, {name: (values[name], kind) for name, kind in SEQUENCE.items()})
-    finally:
-        writer.close()
-    return episodes.height
+    written, sizes = [], {}
+    for split in episodes.get_column("split").unique().sort().to_list():
+        rows = episodes.filter(pl.col("split") == split).sort("id")
+        data = b"".join(tfexample.frame(episode_example(row)) for row in rows.iter_rows(named=True))
+        path = folder / shard_name(split)
+        _write_atomic(path, data)
+        written.append(path)
+        sizes[split] = (rows.height, len(data))
+    for name, value, indent in (
+        ("features.json", features_json(), 4),
+        ("dataset_info.json", dataset_info(sizes), 2),
+    ):
+        _write_atomic(folder / name, _json_bytes(value, indent))
+        written.append(folder / name)
+    return written
 
 
 def write_release_files(
     curated: Mapping[str, pl.DataFrame], newest_partition: str | None, out_dir: Path
 ) -> list[Path]:
-    """Release extras writer: each split's `rlds` episodes as `tfrecord/rlds-<split>.tfrecord`.
+    """Release extras writer: the `rlds` TFDS folder, feature spec and action space.
 
     `newest_partition` is not needed (the files depend on the published rows only).
     """
     episodes = curated.get(CONFIG)
     if episodes is None or episodes.is_empty():
         return []
-    written = []
-    for split in episodes.get_column("split").unique().sort().to_list():
-        path = out_dir / FOLDER / f"{CONFIG}-{split}.tfrecord"
-        write_episodes(episodes.filter(pl.col("split") == split), path)
+    written = write_tfds_folder(episodes, out_dir / TFDS_FOLDER)
+    specs = (("feature_spec.json", feature_spec()), ("action_space.json", action_space()))
+    for name, value in specs:
+        path = out_dir / FOLDER / name
+        _write_atomic(path, _json_bytes(value, 2))
         written.append(path)
     return written
 
 
-def read_episodes(path: Path) -> list[tuple[dict[str, Any], dict[str, list[Any]]]]:
-    """Read a TFRecord file of episodes back as (context, step feature lists) per episode."""
-    return list(sequence_loader(str(path), None, CONTEXT, SEQUENCE))
+def read_examples(path: Path) -> list[dict[str, list[Any]]]:
+    """Read a shard back (no TensorFlow): per episode, each feature key's list of values."""
+    return [tfexample.parse_example(record) for record in tfexample.read_records(path)]

@@ -1,4 +1,6 @@
-"""Action tokenization of trajectory steps (seed 004 Schema 3; rules: `rules/action_tokens.py`).
+"""Action tokenization of trajectory steps (rules: `rules/action_tokens.py`).
+
+See docs/sources/telemetry.md#action-tokens.
 
 Steps are exploded into one row per `action_details` key (DuckDB, payload key order kept), each
 key gets its axis, a value normalised to [-1, 1], Gaussian-smoothed along its episode's steps and
@@ -139,7 +141,10 @@ def token(axis: pl.Expr, value: pl.Expr) -> pl.Expr:
 
 
 def decode_token(token_: int) -> tuple[int, float]:
-    """Return (axis, value) of a token: the value is the centre of its bin in [-1, 1]."""
+    """Return (axis, value) of a token: the value is the centre of its bin in [-1, 1].
+
+    PAD_TOKEN (an axis no key took) is outside the vocabulary and raises like any other.
+    """
     if not 0 <= token_ < rules.VOCAB_SIZE:
         raise ValueError(f"token {token_} outside [0, {rules.VOCAB_SIZE})")
     axis, bin_ = divmod(token_, rules.BINS)
@@ -155,9 +160,10 @@ def denormalise(key: str, value: float) -> float:
 
 
 def tokenize_steps(steps: pl.DataFrame) -> pl.DataFrame:
-    """Add `action_tokens` (list of ints, axis order) and `action_flag` to trajectory steps.
+    """Add `action_tokens` (TOKENS_PER_STEP ints, one per axis) and `action_flag` to steps.
 
-    `steps`: episode_id, step_index, action_type, action_details (JSON object text). The flag is
+    `steps`: episode_id, step_index, action_type, action_details (JSON object text). Entry i of
+    `action_tokens` is axis i's token, PAD_TOKEN when no key took axis i. The flag is
     `too_many_action_keys` when a step had more keys than axes, else null.
     """
     indexed = steps.with_row_index("row_nr").with_columns(pl.col("row_nr").cast(pl.Int64))
@@ -171,22 +177,25 @@ def tokenize_steps(steps: pl.DataFrame) -> pl.DataFrame:
     keyed = values.join(
         indexed.select("row_nr", "episode_id", "step_index"), on="row_nr", how="left"
     )
-    tokens = (
-        smooth(normalise(keyed))
-        .group_by("row_nr")
-        .agg(
-            token(pl.col("axis"), pl.col("smoothed"))
-            .filter(pl.col("axis").is_not_null())
-            .sort_by(pl.col("axis").filter(pl.col("axis").is_not_null()))
-            .alias("action_tokens"),
-            pl.col("axis").is_null().any().alias("overflow"),
-        )
+    smoothed = smooth(normalise(keyed))
+    tokens = smoothed.filter(pl.col("axis").is_not_null()).select(
+        "row_nr", "axis", token(pl.col("axis"), pl.col("smoothed")).alias("action_token")
     )
+    axes = pl.DataFrame({"axis": list(range(rules.TOKENS_PER_STEP))}, schema={"axis": pl.Int64})
+    padded = (
+        indexed.select("row_nr")
+        .join(axes, how="cross")
+        .join(tokens, on=["row_nr", "axis"], how="left")
+        .sort("row_nr", "axis")
+        .group_by("row_nr", maintain_order=True)
+        .agg(pl.col("action_token").fill_null(rules.PAD_TOKEN).alias("action_tokens"))
+    )
+    overflow = smoothed.group_by("row_nr").agg(pl.col("axis").is_null().any().alias("overflow"))
     return (
-        indexed.join(tokens, on="row_nr", how="left")
+        indexed.join(padded, on="row_nr", how="left")
+        .join(overflow, on="row_nr", how="left")
         .sort("row_nr")
         .with_columns(
-            pl.col("action_tokens").fill_null(pl.lit([], dtype=pl.List(pl.Int64))),
             pl.when(pl.col("overflow").fill_null(False))
             .then(pl.lit(rules.TOO_MANY_KEYS_FLAG))
             .otherwise(pl.lit(None, dtype=pl.String))

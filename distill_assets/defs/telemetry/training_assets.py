@@ -1,4 +1,6 @@
-"""Telemetry training-data assets (seed 004 Schemas 2-4, stages 5-6): Dagster wiring only.
+"""Telemetry training-data assets: Dagster wiring only.
+
+Decisions, episodes, reasoning, competence and novelty (docs/sources/telemetry.md).
 
 Daily, from silver `accepted_events` and `triage`: `decisions` (with outcomes) → `decision_pairs`
 (`dpo`); `competence` (stage 5) → `episodes` (`rlds`) + `episode_pairs` (hard negatives, `dpo`);
@@ -15,6 +17,7 @@ from distill_assets.defs.jobs import GLOBAL_TAG
 from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.resources import DistillSettings, EmbedderResource
 from distill_assets.defs.telemetry import privacy
+from distill_assets.defs.telemetry.assets import trust_history
 from distill_assets.defs.telemetry.competence import competence, hard_negative_pairs
 from distill_assets.defs.telemetry.decisions import decision_pairs, decisions
 from distill_assets.defs.telemetry.episodes import build_episodes, rlds_rows
@@ -25,14 +28,29 @@ from distill_assets.defs.telemetry.pairs import (
     pair_exclusions,
 )
 from distill_assets.defs.telemetry.reasoning import reasoning_rows
-from distill_assets.defs.telemetry.triage import TRIAGE_SCHEMA
-from distill_assets.lib.lake import global_path, scan_partitions
+from distill_assets.defs.telemetry.taxonomy import class_counts, with_value_class
+from distill_assets.defs.telemetry.triage import (
+    TRIAGE_SCHEMA,
+    audit_false_negatives,
+    gate,
+    passed,
+    step_episodes,
+    without_skipped,
+)
+from distill_assets.defs.telemetry.trust import (
+    event_flags,
+    trust_weighted,
+    trust_weighted_pairs,
+)
+from distill_assets.lib.lake import global_path, scan_partition, scan_partitions
 from distill_assets.lib.metadata import column_counts, histogram, preview
 from distill_assets.rules import rules_metadata, rules_version
 from distill_assets.rules.telemetry_novelty import DUPLICATE_REASON
+from distill_assets.rules.telemetry_triage import AUDIT_VALUABLE_CLASSES
 
 SOURCE = "telemetry"
 ACCEPTED = dg.AssetKey([SOURCE, "accepted_events"])
+TRIAGE = dg.AssetKey([SOURCE, "triage"])
 DECISIONS = "decisions"
 DECISION_PAIRS = "decision_pairs"
 COMPETENCE = "competence"
@@ -43,10 +61,31 @@ PAIR_EXCLUSIONS = "pair_exclusions"
 PAIR_TABLES = (DECISION_PAIRS, EPISODE_PAIRS)
 # rules modules each asset applies: its code_version, and the rules_version its metadata records
 DECISION_RULES = ("telemetry_pairs",)
-PAIR_RULES = ("telemetry_pairs", "telemetry_novelty", "embedding")
+PAIR_RULES = (
+    "telemetry_pairs",
+    "telemetry_trust",
+    "telemetry_taxonomy",
+    "telemetry_novelty",
+    "embedding",
+)
 COMPETENCE_RULES = ("telemetry_competence", "action_tokens", "embedding")
-EPISODE_RULES = ("action_tokens", "telemetry_competence", "telemetry_novelty", "embedding")
-REASONING_RULES = ("telemetry_reasoning", "telemetry_novelty", "embedding")
+EPISODE_RULES = (
+    "action_tokens",
+    "telemetry_competence",
+    "telemetry_triage",
+    "telemetry_trust",
+    "telemetry_taxonomy",
+    "telemetry_novelty",
+    "embedding",
+)
+REASONING_RULES = (
+    "telemetry_reasoning",
+    "telemetry_triage",
+    "telemetry_trust",
+    "telemetry_taxonomy",
+    "telemetry_novelty",
+    "embedding",
+)
 
 
 def _dpo_excluded(lake_root: str) -> pl.DataFrame:
@@ -66,7 +105,12 @@ def _novel(
     config: str,
     table: str,
 ) -> tuple[pl.DataFrame, dict[str, object]]:
-    """Score a partition's feed rows for novelty and drop near-duplicates (stage 6)."""
+    """Class a partition's feed rows by value, score them for novelty, drop near-duplicates.
+
+    The value class (`taxonomy.py`) goes into metadata before novelty; stage 6 then drops rows
+    too close to published ones. The returned metadata counts the kept rows per value class.
+    """
+    rows = with_value_class(rows, table)
     index = published_index(
         settings.resolved().lake_root, table, context.partition_key, rows.get_column(SUBJECT_COLUMN)
     )
@@ -75,6 +119,7 @@ def _novel(
         pl.col("metadata").str.json_path_match("$.novelty_score").cast(pl.Float64)
     ).to_series()
     return result.kept, {
+        "by_value_class": class_counts(result.kept),
         "index_rows": index.height,
         f"dropped_{DUPLICATE_REASON}": result.duplicates,
         "novelty_score": histogram(scores),
@@ -89,13 +134,19 @@ def _trust(lake_root: str) -> pl.LazyFrame:
     return pl.scan_parquet(str(path)).select("player_key", "trust_score")
 
 
+def _triage(settings: DistillSettings, partition: str) -> pl.LazyFrame:
+    """Read the partition's `telemetry/triage` rows (a dep of the products it gates)."""
+    lake_root = settings.resolved().lake_root
+    return scan_partition(lake_root, SOURCE, "triage", partition).cast(dict(TRIAGE_SCHEMA))
+
+
 @dg.asset(
     key=[SOURCE, DECISIONS],
     partitions_def=daily_partitions,
     group_name=SOURCE,
     kinds={"polars"},
     code_version=rules_version(*DECISION_RULES),
-    ins={"events": dg.AssetIn(key=ACCEPTED), "triage": dg.AssetIn(key=[SOURCE, "triage"])},
+    ins={"events": dg.AssetIn(key=ACCEPTED), "triage": dg.AssetIn(key=TRIAGE)},
 )
 def telemetry_decisions(
     context: dg.AssetExecutionContext,
@@ -103,7 +154,9 @@ def telemetry_decisions(
     events: pl.LazyFrame,
     triage: pl.LazyFrame,
 ) -> pl.DataFrame:
-    """Decisions triage passed, joined with their outcome and counterfactuals (seed 004 Schema 2).
+    """Decisions triage passed, joined with their outcome and counterfactuals.
+
+    See docs/sources/telemetry.md#decisions-and-pairs.
 
     One row per decision: scenario_id, game_state_hash, prompt, chosen option and text, reasoning,
     ambiguity_score, outcome/label/reward/karma_delta, the player's trust (for pairing ties) and
@@ -139,7 +192,9 @@ def telemetry_decision_pairs(
     embedder: EmbedderResource,
     made: pl.DataFrame,
 ) -> pl.DataFrame:
-    """`dpo` feed rows from decisions: ghost-replay and counterfactual pairs (seed 004 Schema 2).
+    """`dpo` feed rows from decisions: ghost-replay and counterfactual pairs.
+
+    See docs/sources/telemetry.md#decisions-and-pairs.
 
     Ghost replays: same scenario, different players, choices and outcomes; the better reward is
     chosen, ties by trust. Counterfactuals: the chosen option vs an alternative with a known
@@ -149,7 +204,10 @@ def telemetry_decision_pairs(
     Subject: the pair of players. Players already excluded from dpo take no part. Each row has
     a novelty_score; near-duplicates of published rows are dropped (stage 6).
     """
-    rows = decision_pairs(made, _dpo_excluded(settings.resolved().lake_root))
+    lake_root = settings.resolved().lake_root
+    rows, below_floor = trust_weighted_pairs(
+        decision_pairs(made, _dpo_excluded(lake_root)), trust_history(lake_root)
+    )
     rows, novelty = _novel(context, settings, embedder, rows, config="dpo", table=DECISION_PAIRS)
     kinds = rows.select(pl.col("metadata").str.json_path_match("$.pair_kind").alias("pair_kind"))
     context.add_output_metadata(
@@ -157,6 +215,7 @@ def telemetry_decision_pairs(
             **rules_metadata(*PAIR_RULES),
             **novelty,
             "pairs": rows.height,
+            "dropped_below_trust_floor": below_floor,
             "by_kind": column_counts(kinds, "pair_kind"),
             "quality_score": histogram(rows.get_column("quality_score")),
             "preview": preview(rows.select("id", "source_ref", "prompt", "chosen", "rejected")),
@@ -219,6 +278,7 @@ def telemetry_competence(
     group_name=SOURCE,
     code_version=rules_version(*EPISODE_RULES),
     ins={"events": dg.AssetIn(key=ACCEPTED), "classes": dg.AssetIn(key=[SOURCE, COMPETENCE])},
+    deps=[TRIAGE],
 )
 def telemetry_episodes(
     context: dg.AssetExecutionContext,
@@ -227,19 +287,37 @@ def telemetry_episodes(
     events: pl.LazyFrame,
     classes: pl.DataFrame,
 ):
-    """Episodes in RLDS layout with action tokens (seed 004 Schema 3) and hard-negative pairs.
+    """Episodes in RLDS layout with action tokens and hard-negative pairs.
 
+    See docs/sources/telemetry.md#episodes.
+
+    Only episodes triage passed (a step processed or sampled) are published; the audited skips
+    are evaluated against competence (false-negative rate per action type in the metadata).
     Rules: `rules/action_tokens.py` (axes, smoothing, bins, discount),
-    `rules/telemetry_competence.py` and `rules/telemetry_novelty.py` (both outputs carry a
-    novelty_score; near-duplicates of published rows are dropped).
+    `rules/telemetry_competence.py`, `rules/telemetry_triage.py` and `rules/telemetry_novelty.py`
+    (both outputs carry a novelty_score; near-duplicates of published rows are dropped).
     """
-    episodes = build_episodes(events)
+    triage = _triage(settings, context.partition_key)
+    keys = step_episodes(events)
+    verdicts = gate(keys, triage, "episode_id")
+    valuable = classes.filter(pl.col("competence").is_in(AUDIT_VALUABLE_CLASSES))
+    audit = audit_false_negatives(keys, triage, verdicts, valuable, "episode_id")
+    built = build_episodes(events)
+    episodes = passed(built, verdicts, "episode_id")
     rows = rlds_rows(episodes, classes).select(
         *(pl.col(name).cast(dtype) for name, dtype in feed_schema("rlds").items()),
         privacy.subject("rlds", pl.col("player_key")).alias(SUBJECT_COLUMN),
         "player_key",
     )
-    pairs = hard_negative_pairs(episodes, classes, _dpo_excluded(settings.resolved().lake_root))
+    rows, below_floor = trust_weighted(
+        rows,
+        trust_history(settings.resolved().lake_root),
+        event_flags(events, "trajectory_step", "episode_id", "episode:"),
+    )
+    pairs, pairs_below_floor = trust_weighted_pairs(
+        hard_negative_pairs(episodes, classes, _dpo_excluded(settings.resolved().lake_root)),
+        trust_history(settings.resolved().lake_root),
+    )
     rows, rlds_novelty = _novel(context, settings, embedder, rows, config="rlds", table=EPISODES)
     pairs, pair_novelty = _novel(
         context, settings, embedder, pairs, config="dpo", table=EPISODE_PAIRS
@@ -249,7 +327,12 @@ def telemetry_episodes(
         {
             **rules_metadata(*EPISODE_RULES),
             **rlds_novelty,
-            "episodes": episodes.height,
+            "episodes": built.height,
+            "triage_passed_episodes": episodes.height,
+            "triage_by_verdict": column_counts(verdicts, "triage"),
+            **{f"audited/{kind}": found["audited"] for kind, found in audit.items()},
+            **{f"audit_false_negative_rate/{kind}": found["rate"] for kind, found in audit.items()},
+            "dropped_below_trust_floor": below_floor,
             "published_episodes": rows.height,
             "steps": int(steps.sum()),
             "flagged_steps": int(episodes.get_column("flagged_steps").sum()),
@@ -257,7 +340,10 @@ def telemetry_episodes(
         },
         output_name=EPISODES,
     )
-    context.add_output_metadata({"pairs": pairs.height, **pair_novelty}, output_name=EPISODE_PAIRS)
+    context.add_output_metadata(
+        {"pairs": pairs.height, "dropped_below_trust_floor": pairs_below_floor, **pair_novelty},
+        output_name=EPISODE_PAIRS,
+    )
     return rows, pairs
 
 
@@ -268,6 +354,7 @@ def telemetry_episodes(
     kinds={"polars"},
     code_version=rules_version(*REASONING_RULES),
     ins={"events": dg.AssetIn(key=ACCEPTED), "made": dg.AssetIn(key=[SOURCE, DECISIONS])},
+    deps=[TRIAGE],
 )
 def telemetry_reasoning(
     context: dg.AssetExecutionContext,
@@ -276,20 +363,25 @@ def telemetry_reasoning(
     events: pl.LazyFrame,
     made: pl.DataFrame,
 ) -> pl.DataFrame:
-    """`cot` feed rows from player reasoning traces (seed 004 Schema 4).
+    """`cot` feed rows from player reasoning traces (docs/sources/telemetry.md#reasoning).
 
-    Linked by scenario_id to the decision and outcome they explain; a novelty_score each,
-    near-duplicates of published rows dropped. Rules: `rules/telemetry_reasoning.py`,
-    `rules/telemetry_novelty.py`.
+    Only traces triage passed; linked by scenario_id to the decision and outcome they explain; a
+    novelty_score each, near-duplicates of published rows dropped. Rules:
+    `rules/telemetry_reasoning.py`, `rules/telemetry_triage.py`, `rules/telemetry_novelty.py`.
     """
-    rows, novelty = _novel(
-        context, settings, embedder, reasoning_rows(events, made), config="cot", table=REASONING
+    traces = without_skipped(events, _triage(settings, context.partition_key), "reasoning")
+    rows, below_floor = trust_weighted(
+        reasoning_rows(traces, made),
+        trust_history(settings.resolved().lake_root),
+        event_flags(events, "reasoning", "source_ref", ""),
     )
+    rows, novelty = _novel(context, settings, embedder, rows, config="cot", table=REASONING)
     context.add_output_metadata(
         {
             **rules_metadata(*REASONING_RULES),
             **novelty,
             "traces": rows.height,
+            "dropped_below_trust_floor": below_floor,
             "linked_to_decision": rows.filter(
                 pl.col("metadata").str.json_path_match("$.decision_event_id").is_not_null()
             ).height,

@@ -1,8 +1,13 @@
 """Silver events → `telemetry/triage`: process | sample | skip | audit per candidate event.
 
-The rules, their order and rates are `rules/telemetry_triage.py` (seed 004 stage 3.5). Everything
-is judged within one partition and sampling uses stable hashes of event ids, so a rerun, or any
-order of processing partitions, gives the same rows.
+The rules, their order and rates are `rules/telemetry_triage.py`
+(docs/sources/telemetry.md#triage). Everything is judged within one partition and sampling uses
+stable hashes of event ids, so a rerun, or any order of processing partitions, gives the same rows.
+
+Triage gates the products built from the candidates: `gate` turns candidate verdicts into one
+verdict per product (an episode from its steps), `passed` keeps the passing products,
+`without_skipped` drops skipped reasoning events, and `audit_false_negatives` evaluates the audit
+sample against what full processing found valuable.
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ from distill_assets.rules import telemetry_triage as rules
 
 CANDIDATE_TYPES = ("decision", "trajectory_step", "reasoning", "dialogue_turn")
 PASS_DECISIONS = ("process", "sample")
+# a product's (episode's, reasoning trace's) verdict from its candidates' (see `gate`)
+GATE_PASS, GATE_AUDIT, GATE_SKIP = "pass", "audit", "skip"
 TRIAGE_SCHEMA = pl.Schema(
     {
         "event_id": pl.String(),
@@ -180,3 +187,89 @@ def pass_rates(rows: pl.DataFrame) -> dict[str, float]:
     rates = {str(kind): round(float(rate), 4) for kind, rate in per_type}
     rates["all"] = round(float(rows.select(passed.mean()).item() or 0.0), 4) if rows.height else 0.0
     return rates
+
+
+def step_episodes(events: pl.LazyFrame) -> pl.LazyFrame:
+    """Return `event_id, episode_id` of every trajectory step: the product a step triages for."""
+    steps = payload_fields(events, "trajectory_step", {"episode_id": pl.String()})
+    return steps.select("event_id", "episode_id")
+
+
+def gate(keys: pl.LazyFrame, rows: pl.LazyFrame, key: str) -> pl.DataFrame:
+    """Return one triage verdict per product (`key`, `triage`): pass | audit | skip.
+
+    `keys` maps candidate event ids to their product (`key`, e.g. episode_id). A product passes
+    when any of its candidates passed triage (process | sample), is `audit` when none passed but
+    one was audited, and `skip` otherwise (docs/sources/telemetry.md#triage).
+    """
+    decision = pl.col("decision")
+    return (
+        keys.join(rows.select("event_id", "decision"), on="event_id", how="inner")
+        .group_by(key)
+        .agg(
+            pl.when(decision.is_in(PASS_DECISIONS).any())
+            .then(pl.lit(GATE_PASS))
+            .when((decision == "audit").any())
+            .then(pl.lit(GATE_AUDIT))
+            .otherwise(pl.lit(GATE_SKIP))
+            .alias("triage")
+        )
+        .sort(key)
+        .collect()
+    )
+
+
+def passed(frame: pl.DataFrame, verdicts: pl.DataFrame, key: str) -> pl.DataFrame:
+    """Keep the rows of `frame` whose product triage passed (products without a verdict drop)."""
+    passing = verdicts.filter(pl.col("triage") == GATE_PASS).select(key)
+    return frame.join(passing, on=key, how="semi")
+
+
+def without_skipped(events: pl.LazyFrame, rows: pl.LazyFrame, event_type: str) -> pl.LazyFrame:
+    """Drop the `event_type` events triage did not pass (skip or audit); keep every other event."""
+    skipped = rows.filter(
+        (pl.col("event_type") == event_type) & ~pl.col("decision").is_in(PASS_DECISIONS)
+    ).select("event_id")
+    return events.join(skipped, on="event_id", how="anti")
+
+
+def audit_false_negatives(
+    keys: pl.LazyFrame,
+    rows: pl.LazyFrame,
+    verdicts: pl.DataFrame,
+    valuable: pl.DataFrame,
+    key: str,
+) -> dict[str, dict[str, float | int]]:
+    """Evaluate the audit sample: per action type, audited candidates and false negatives.
+
+    An audited candidate is a false negative when its product did not pass triage (so it would be
+    lost) and full processing found the product valuable (`valuable` lists those product keys).
+    Returns `{action_type: {"audited", "false_negatives", "rate"}}`, action types sorted.
+    """
+    lost = verdicts.filter(pl.col("triage") != GATE_PASS).select(key)
+    found = (
+        valuable.select(key)
+        .join(lost, on=key, how="semi")
+        .with_columns(pl.lit(True).alias("lost_value"))
+    )
+    audited = (
+        rows.filter(pl.col("decision") == "audit")
+        .select("event_id", "action_type")
+        .join(keys, on="event_id", how="inner")
+        .collect()
+        .join(found, on=key, how="left")
+        .group_by("action_type")
+        .agg(
+            pl.len().cast(pl.Int64).alias("audited"),
+            pl.col("lost_value").fill_null(False).sum().cast(pl.Int64).alias("false_negatives"),
+        )
+        .sort("action_type")
+    )
+    return {
+        str(kind): {
+            "audited": int(n),
+            "false_negatives": int(lost_n),
+            "rate": round(lost_n / n, 4),
+        }
+        for kind, n, lost_n in audited.iter_rows()
+    }

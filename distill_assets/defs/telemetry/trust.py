@@ -1,4 +1,6 @@
-"""Player trust from gold standards and peer predictions, and player quality (seed 004).
+"""Player trust from gold standards and peer predictions, and player quality.
+
+See docs/sources/telemetry.md#trust.
 
 The rules and numbers are `rules/telemetry_trust.py`. Signals are extracted vectorized; the trust
 walk itself is sequential per player (each update is clamped, so it is not a plain cumulative sum)
@@ -35,6 +37,8 @@ QUALITY_SCHEMA = pl.Schema(
         "flag_reasons": pl.List(pl.String()),
     }
 )
+# a feed row is ordered after every signal at its own time (see `trust_of_rows`)
+_AFTER_EVERY_SIGNAL = 2**62
 GOLD_FLAG = "gold_accuracy_below_70"
 BOT_FLAG = "bot_signature"
 
@@ -54,12 +58,21 @@ def gold_signals(events: pl.LazyFrame) -> pl.LazyFrame:
     )
 
 
-def peer_signals(events: pl.LazyFrame) -> pl.LazyFrame:
-    """Return one `peer_match` / `peer_mismatch` signal per clustered peer response (ties: none)."""
+def peer_verdicts(events: pl.LazyFrame) -> pl.LazyFrame:
+    """Return one `peer_match` / `peer_mismatch` per clustered peer response (ties: none).
+
+    Each row keeps the response's `scenario_id`, so a payout can tell which decision the verdict
+    is about (docs/sources/telemetry.md#payouts: a mismatch pays zero).
+    """
     peers = payload_fields(
         events,
         "peer_prediction",
-        {"pairing_id": pl.String(), "choice": pl.String(), "peer_choice": pl.String()},
+        {
+            "pairing_id": pl.String(),
+            "scenario_id": pl.String(),
+            "choice": pl.String(),
+            "peer_choice": pl.String(),
+        },
     )
     latest = (
         peers.sort("server_ts", "event_seq", "event_id")
@@ -87,11 +100,17 @@ def peer_signals(events: pl.LazyFrame) -> pl.LazyFrame:
         "server_ts",
         "event_seq",
         "event_id",
+        "scenario_id",
         pl.when(pl.col("size") == pl.col("largest"))
         .then(pl.lit("peer_match"))
         .otherwise(pl.lit("peer_mismatch"))
         .alias("signal"),
     )
+
+
+def peer_signals(events: pl.LazyFrame) -> pl.LazyFrame:
+    """Return the peer verdicts as trust signals (without their scenario)."""
+    return peer_verdicts(events).drop("scenario_id")
 
 
 def trust_signals(silver: pl.LazyFrame) -> pl.DataFrame:
@@ -215,3 +234,101 @@ def trust_at(walk: pl.DataFrame, tasks: pl.DataFrame) -> pl.DataFrame:
         .select("event_id", "trust")
     )
     return tasks.join(trust, on="event_id", how="left")
+
+
+def trust_of_rows(walk: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
+    """Add `trust`: each feed row's player trust after every signal up to its `event_time`.
+
+    `rows` need `id`, `player_key` and `event_time`; a signal at the row's own time counts.
+    """
+    tasks = rows.select(
+        "player_key",
+        pl.col("event_time").alias("server_ts"),
+        pl.lit(_AFTER_EVERY_SIGNAL, dtype=pl.Int64).alias("event_seq"),
+        pl.col("id").alias("event_id"),
+    )
+    trust = trust_at(walk, tasks).select(pl.col("event_id").alias("id"), "trust")
+    return rows.join(trust, on="id", how="left")
+
+
+def event_flags(events: pl.LazyFrame, event_type: str, key: str, prefix: str) -> pl.DataFrame:
+    """Return `source_ref, validation_flags` per product of `event_type` silver events.
+
+    A product is the events sharing the payload field `key` (episode_id, conversation_id), its
+    feed rows' source_ref `prefix + key`; with `key` = "source_ref" each event is its own product.
+    The flags are the sorted distinct validation checks flagged on its events.
+    """
+    if key == "source_ref":
+        selected = events.filter(pl.col("event_type") == event_type)
+    else:
+        selected = payload_fields(events, event_type, {key: pl.String()})
+    return (
+        selected.select((pl.lit(prefix) + pl.col(key)).alias("source_ref"), "flag_checks")
+        .group_by("source_ref")
+        .agg(
+            pl.col("flag_checks")
+            .list.explode(keep_nulls=False, empty_as_null=False)
+            .unique()
+            .sort()
+            .alias("validation_flags")
+        )
+        .collect()
+    )
+
+
+def trust_weighted(
+    rows: pl.DataFrame, walk: pl.DataFrame, flags: pl.DataFrame
+) -> tuple[pl.DataFrame, int]:
+    """Weigh feed rows (with `player_key`) by their trust at the time (`weigh_by_trust`)."""
+    joined = trust_of_rows(walk, rows).join(flags, on="source_ref", how="left")
+    return weigh_by_trust(joined)
+
+
+def weigh_by_trust(
+    rows: pl.DataFrame, noted: tuple[str, ...] = ("trust", "validation_flags")
+) -> tuple[pl.DataFrame, int]:
+    """Fold trust into feed rows; return the rows kept and how many fell below the trust floor.
+
+    `rows` carry `trust` and the `noted` columns. Rows whose trust is below TRUST_FLOOR are
+    dropped; the others get `quality_score` times min(trust / INITIAL_TRUST, 1) and the `noted`
+    columns added to their `metadata` JSON (docs/sources/telemetry.md#trust).
+    """
+    trust = pl.col("trust").fill_null(rules.INITIAL_TRUST)
+    weight = (trust / rules.INITIAL_TRUST).clip(upper_bound=1.0)
+    below = trust < rules.TRUST_FLOOR
+    notes = {
+        "trust": trust,
+        "validation_flags": pl.col("validation_flags").fill_null(
+            pl.lit([], dtype=pl.List(pl.String))
+        ),
+    }
+    extra = pl.struct(notes.get(name, pl.col(name)).alias(name) for name in noted)
+    kept = rows.filter(~below).with_columns(
+        (pl.col("quality_score") * weight).round(rules.QUALITY_DECIMALS).alias("quality_score"),
+        (
+            pl.col("metadata").str.strip_suffix("}")
+            + pl.lit(",")
+            + extra.struct.json_encode().str.strip_prefix("{")
+        ).alias("metadata"),
+    )
+    return kept.drop("trust", *noted, strict=False), rows.height - kept.height
+
+
+def trust_weighted_pairs(rows: pl.DataFrame, walk: pl.DataFrame) -> tuple[pl.DataFrame, int]:
+    """Weigh pair feed rows by the lower trust of their two players at the pair's time.
+
+    Metadata gains `trust_chosen` and `trust_rejected`; the lower one weighs the score and
+    decides the floor (a pair is only as trustworthy as its less trusted side).
+    """
+    sides = {}
+    for side in ("chosen", "rejected"):
+        players = rows.select("id", "event_time", pl.col(f"player_key_{side}").alias("player_key"))
+        sides[side] = trust_of_rows(walk, players).select(
+            "id", pl.col("trust").fill_null(rules.INITIAL_TRUST).alias(f"trust_{side}")
+        )
+    joined = (
+        rows.join(sides["chosen"], on="id", how="left")
+        .join(sides["rejected"], on="id", how="left")
+        .with_columns(pl.min_horizontal("trust_chosen", "trust_rejected").alias("trust"))
+    )
+    return weigh_by_trust(joined, ("trust_chosen", "trust_rejected"))

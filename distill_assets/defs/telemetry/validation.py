@@ -1,8 +1,9 @@
 """Bronze events → `telemetry/validation`: one row per event and failed check (pure Polars).
 
-The checks, their decisions and thresholds are `rules/telemetry_validation.py` (seed 004 stage 2
-and the anti-gaming layer). Everything is judged within one ingest-date partition, so re-running a
-day gives the same rows whatever else was processed.
+The checks, their decisions and thresholds are `rules/telemetry_validation.py`
+(docs/sources/telemetry.md#validation, the anti-gaming layer included). Everything is judged
+within one ingest-date partition, so re-running a day gives the same rows whatever else was
+processed.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Agent traces (seed 003), one daily partition per ingest date.
+"""Agent traces (docs/sources/traces.md#agent-traces), one daily partition per ingest date.
 
 Raw JSONL → `events` + `quarantine` → `runs`, `sft_steps`, `sft_tool_steps`, `dropped_steps`.
 """
@@ -9,11 +9,11 @@ from pathlib import Path
 import dagster as dg
 import polars as pl
 
-from distill_assets.defs.ingest import bronze_outs, ingest_metadata
+from distill_assets.contracts import traces
+from distill_assets.defs.ingest import bronze_outs, ingest_metadata, ingest_partition
 from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.resources import DistillSettings, StagedParquet
-from distill_assets.defs.traces.bronze import ingest_events
-from distill_assets.defs.traces.extract import Extraction, ExtractOptions
+from distill_assets.defs.traces.sft_extraction import Extraction, ExtractOptions
 from distill_assets.lib.cleanup import working_dir
 from distill_assets.lib.lake import local_file, partition_path
 from distill_assets.lib.metadata import funnel, histogram, preview
@@ -30,7 +30,9 @@ DROPPED_STEPS = dg.AssetKey([SOURCE, "dropped_steps"])
 
 
 class SftExtractConfig(dg.Config):
-    """Seed 003 `SFTExtractConfig` (defaults from the seed) and its "future enhancements".
+    """`SFTExtractConfig` with its defaults and its "future enhancements".
+
+    See docs/sources/traces.md#options.
 
     The run-config face of `ExtractOptions` (same fields and defaults; a test keeps them equal).
     """
@@ -79,7 +81,7 @@ def traces_bronze(
     """Parse a day's raw trace files into bronze events and quarantine in one streaming pass."""
     cfg = settings.resolved()
     paths = list_raw_files(cfg.raw_root, SOURCE, context.partition_key)
-    result = ingest_events(paths, raw_root=cfg.raw_root)
+    result = ingest_partition(traces.RAW, paths, raw_root=cfg.raw_root)
     context.add_output_metadata(ingest_metadata(result), output_name="events")
     context.add_output_metadata(
         {"quarantine_by_reason": funnel(result.quarantine_by_reason)}, output_name="quarantine"
@@ -131,7 +133,7 @@ def traces_runs(context: dg.AssetExecutionContext, settings: DistillSettings) ->
             kinds={"duckdb", "parquet"},
             code_version=rules_version(SOURCE),
             description=(
-                "Step-level SFT samples (seed 003), the `sft` feed: one per ok call of a known "
+                "Step-level SFT samples of traces, the `sft` feed: one per ok call of a known "
                 "tool in a successful run; context = the llm_request that produced the action "
                 "(system, GOAL, history with tool outputs cut to max_context_chars), target = "
                 "the assistant's tool-call JSON. Together/OpenAI chat format."
@@ -165,7 +167,9 @@ def traces_runs(context: dg.AssetExecutionContext, settings: DistillSettings) ->
 def traces_sft(
     context: dg.AssetExecutionContext, config: SftExtractConfig, settings: DistillSettings
 ) -> tuple[StagedParquet, StagedParquet, StagedParquet]:
-    """Extract seed 003's step-level SFT samples (both formats) and the dropped-step funnel.
+    """Extract step-level SFT samples (both formats) and the dropped-step funnel.
+
+    See docs/sources/traces.md#samples.
 
     The request text is parsed and rendered in slices of the bronze file (metadata `slices`), so
     memory does not grow with the size of the day's contexts.

@@ -1,12 +1,12 @@
-"""Deterministic raw escalation logs (seed 000 Interaction JSONL) for samples, tests and benchmarks.
+"""Deterministic raw escalation logs for samples, tests and benchmarks.
 
-One day is two files as two SAM nodes would write them: `escalations-node1.jsonl` (about 60% of
-the lines, ending in a torn line as if the writer died mid-record) and `escalations-node2.jsonl.gz`
-(a rotated, gzipped log). Good records come from `scenarios.SCENARIOS` at times spread over the
-day, in sessions of one to a few queries, with `created_at`, an ISO `timestamp` or both, a producer
-`id` or none, sometimes pre-labelled, and extra producer fields (`sam_model`,
-`escalation_reason`). One good record per day carries invalid UTF-8 in `sam_reasoning` (kept and
-flagged at ingest) and the first file holds one blank line (not a record).
+The lines follow docs/sources/escalations.md#raw-contract. One day is two files as two SAM nodes
+would write them: `escalations-node1.jsonl` (about 60% of the lines, ending in a torn line as if the
+writer died mid-record) and `escalations-node2.jsonl.gz` (a rotated, gzipped log). Good records come
+from `scenarios.SCENARIOS` at times spread over the day, in sessions of one to a few queries, with
+`created_at`, an ISO `timestamp` or both, a producer `id` or none, sometimes pre-labelled, and extra
+producer fields (`sam_model`, `escalation_reason`). One good record per day carries invalid UTF-8 in
+`sam_reasoning` (kept and flagged at ingest) and the first file holds one blank line (not a record).
 
 Bad records: at least one of every quarantine reason per day (`BAD_KINDS`, plus the torn last
 line), otherwise `BAD_SHARE` of the lines. `GeneratedDay.bad_records` counts them by the exact

@@ -1,4 +1,6 @@
-"""Realistic escalation scenarios for the escalations sample generator (seed 000 Interaction).
+"""Realistic escalation scenarios for the escalations sample generator.
+
+See docs/sources/escalations.md#raw-contract.
 
 Each scenario fills a template from a seeded `random.Random` and returns the interaction fields
 plus the labels a producer would pre-label it with. Together they cover every reasoning type

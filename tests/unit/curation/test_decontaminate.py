@@ -3,12 +3,12 @@ import json
 import polars as pl
 import pytest
 
-from distill_assets.defs.curation.curate import curate
 from distill_assets.defs.curation.decontaminate import (
     contaminated_by,
     eval_set_files,
     load_eval_ngrams,
 )
+from distill_assets.defs.curation.pipeline import curate
 from distill_assets.defs.curation.products import ProductContext
 from distill_assets.lib.embed import load_embedder
 from tests.unit.curation.feeds import feed_frame, feed_row

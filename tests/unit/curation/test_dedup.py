@@ -4,8 +4,8 @@ import json
 import polars as pl
 
 from distill_assets.contracts.published import feed_schema
-from distill_assets.defs.curation.curate import curate
 from distill_assets.defs.curation.dedup import content_key
+from distill_assets.defs.curation.pipeline import curate
 from tests.unit.curation.feeds import feed_frame, feed_row
 
 
@@ -45,7 +45,8 @@ def test_representative_is_highest_score_then_earliest_then_smallest_id():
         "below_threshold": 0,
     }
     kept = result.curated.filter(pl.col("id") == "c")
-    assert kept["prompt"][0] == " SAME\tprompt "  # the representative keeps its own text
+    # the representative keeps its own text (published as a one-message conversation)
+    assert kept["prompt"].to_list() == [[{"role": "user", "content": " SAME\tprompt "}]]
 
 
 def test_duplicates_are_found_across_partitions_and_sources_regardless_of_order():
@@ -72,17 +73,21 @@ def test_duplicates_are_found_across_partitions_and_sources_regardless_of_order(
 def test_content_hash_is_sha256_of_the_documented_normalized_json():
     rows = [row("a", "  Hello\n\tWORLD  ")]
     result = curate(lazy("dpo", rows), "dpo")
+    # the published (conversational) columns are hashed: dpo rows are messages lists
     normalized = {
-        "prompt": "hello world",
-        "chosen": "good hello world",
-        "rejected": "bad hello world",
+        "prompt": [{"role": "user", "content": "hello world"}],
+        "chosen": [{"role": "assistant", "content": "good hello world"}],
+        "rejected": [{"role": "assistant", "content": "bad hello world"}],
     }
     text = json.dumps(normalized, separators=(",", ":"))
     assert result.curated["content_hash"][0] == hashlib.sha256(text.encode()).hexdigest()[:16]
     key = feed_frame("dpo", rows).select(
         content_key({"prompt": pl.String(), "chosen": pl.String(), "rejected": pl.String()})
     )
-    assert key.item() == text
+    assert key.item() == json.dumps(
+        {"prompt": "hello world", "chosen": "good hello world", "rejected": "bad hello world"},
+        separators=(",", ":"),
+    )
 
 
 def test_messages_that_differ_only_in_case_and_whitespace_are_duplicates():

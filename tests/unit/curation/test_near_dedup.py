@@ -2,7 +2,7 @@ import itertools
 
 import polars as pl
 
-from distill_assets.defs.curation.curate import curate
+from distill_assets.defs.curation.pipeline import curate
 from tests.unit.curation.feeds import feed_frame, feed_row
 from tests.unit.curation.texts import changed, jaccard, words
 

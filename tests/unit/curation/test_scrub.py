@@ -1,7 +1,7 @@
 import polars as pl
 import pytest
 
-from distill_assets.contracts.published import published_schema
+from distill_assets.contracts.published import INTERNAL_SCHEMA, feed_schema, published_schema
 from distill_assets.lib.scrub import (
     leak_counts,
     redaction_column,
@@ -130,8 +130,13 @@ def test_ordinary_text_and_placeholders_are_left_alone(text):
     assert scrub_text(text) == (text, {})
 
 
+def feed_columns(config: str) -> pl.Schema:
+    """Return a config's feed columns without the internal ones (sft: `messages`, dpo: strings)."""
+    return pl.Schema({n: d for n, d in feed_schema(config).items() if n not in INTERNAL_SCHEMA})
+
+
 def test_nested_messages_metadata_and_provenance_are_scrubbed_but_id_and_source_are_not():
-    schema = published_schema("sft")
+    schema = feed_columns("sft")
     frame = pl.LazyFrame(
         {
             "id": ["a@b.co"],
@@ -166,7 +171,7 @@ def test_nested_messages_metadata_and_provenance_are_scrubbed_but_id_and_source_
 
 
 def test_scrubbing_twice_changes_nothing_and_leaves_no_leak():
-    schema = published_schema("dpo")
+    schema = feed_columns("dpo")
     frame = pl.LazyFrame(
         {
             "id": ["1", "2"],

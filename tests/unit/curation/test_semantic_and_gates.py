@@ -2,7 +2,6 @@ import numpy as np
 import polars as pl
 
 from distill_assets.defs.curation import decide, products
-from distill_assets.defs.curation.curate import curate
 from distill_assets.defs.curation.decide import (
     ArraySource,
     RowVectors,
@@ -10,6 +9,7 @@ from distill_assets.defs.curation.decide import (
     semantic_links,
 )
 from distill_assets.defs.curation.decontaminate import NO_EVAL_SETS
+from distill_assets.defs.curation.pipeline import curate
 from distill_assets.defs.curation.products import ProductContext
 from distill_assets.lib.cosine_lsh import bound_parts
 from distill_assets.lib.embed import Embedder

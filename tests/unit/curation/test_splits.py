@@ -1,13 +1,9 @@
 import polars as pl
 
-from distill_assets.defs.curation.curate import curate
+from distill_assets.defs.curation.pipeline import curate
 from distill_assets.defs.curation.splits import assign_splits, key_buckets
 from distill_assets.lib.hashing import split_bucket
-from distill_assets.rules.curation import (
-    MAX_GROUP_SHARE,
-    MIN_ROWS_FOR_BOTH_SPLITS,
-    buckets_in_test,
-)
+from distill_assets.rules.curation import buckets_in_test
 from tests.unit.curation.feeds import feed_frame, feed_row
 
 
@@ -31,74 +27,73 @@ def test_empty_group_falls_back_to_the_row_id():
     assert assign_splits(rows)["split"].to_list() == [expected("abc")] * 2
 
 
-def test_an_oversized_group_is_split_by_row_and_recorded():
+def test_a_large_group_is_never_cut():
+    """Issue 26: an oversized group used to be split by row (a task in both `sft` splits)."""
     ids = [f"e{i}" for i in range(50)]
     rows = pl.DataFrame(
         {"id": [*ids, "x1", "x2"], "split_group": ["session"] * 50 + ["other1", "other2"]}
     )
-    assert MAX_GROUP_SHARE < 50 / 52
     splits = pl.concat([rows, assign_splits(rows)], how="horizontal")
-    session = splits.filter(pl.col("split_group") == "session")
-    assert set(session["split_by"]) == {"row"}
-    assert session["split"].to_list() == [expected(f"session/{i}") for i in ids]
-    assert splits.filter(pl.col("split_group") != "session")["split_by"].to_list() == [
-        "group",
-        "group",
-    ]
+    assert dict(splits.select("split_group", "split").unique().iter_rows()) == {
+        g: expected(g) for g in ("session", "other1", "other2")
+    }
+    assert set(splits["split_by"]) == {"group"}
 
 
-def test_a_config_whose_rows_all_share_one_session_has_both_splits():
-    for n in range(MIN_ROWS_FOR_BOTH_SPLITS, MIN_ROWS_FOR_BOTH_SPLITS + 40):
-        rows = pl.DataFrame({"id": [f"c{n}-{i}" for i in range(n)], "split_group": ["s"] * n})
-        splits = assign_splits(rows)
-        assert set(splits["split"]) == {"train", "test"}, n
-
-
-def test_an_empty_split_gets_the_key_with_the_extreme_bucket():
-    # 20 groups chosen so that none hashes into test: the lowest bucket moves to test
-    groups, i = [], 0
-    while len(groups) < MIN_ROWS_FOR_BOTH_SPLITS:
-        if expected(f"g{i}") == "train":
-            groups.append(f"g{i}")
-        i += 1
-    rows = pl.DataFrame({"id": groups, "split_group": groups})
-    splits = pl.concat([rows, assign_splits(rows)], how="horizontal")
-    lowest = min(groups, key=lambda g: (split_bucket(g), g))
-    assert splits.filter(pl.col("split") == "test").select("id", "split_by").rows() == [
-        (lowest, "moved")
-    ]
-
-
-def test_escalations_captured_in_one_session_publish_train_and_test():
-    rows = [
-        feed_row(
-            "instruction",
-            f"x{i}",
-            f"escalation number {i} about topic {i * 7}",
-            source="escalations",
-            group="capture-session",
-        )
-        for i in range(40)
-    ]
-    feeds = (
-        feed_frame("instruction", rows).lazy().with_columns(pl.lit("2026-11-19").alias("partition"))
+def test_a_split_is_a_function_of_the_group_alone_whatever_else_the_config_holds():
+    """Issue 26: the same trace step was in `sft` test but `sft_tools` train."""
+    groups = [f"g{i}" for i in range(30)]
+    alone = pl.DataFrame({"id": groups, "split_group": groups})
+    crowded = pl.concat(
+        [alone, pl.DataFrame({"id": ["d1", "d2"], "split_group": ["player-a", "player-b"]})]
     )
-    curated = curate(feeds, "instruction").curated
-    assert curated.height == 40
-    counts = dict(curated.group_by("split").len().iter_rows())
-    assert counts["train"] > 0 and counts["test"] > 0
-    assert set(curated["split_by"]) == {"row"}
+    assert assign_splits(crowded).head(30).equals(assign_splits(alone))
 
 
-def test_stored_key_buckets_are_the_documented_buckets_of_both_keys():
+def test_groups_sharing_a_normalized_prompt_share_a_split():
+    """Issue 26: the same normalized dpo prompt was in train and test."""
+    # g-test hashes into test, g-train into train; a shared prompt makes them one group
+    test_group = next(f"g{i}" for i in range(1000) if expected(f"g{i}") == "test")
+    train_group = next(f"h{i}" for i in range(1000) if expected(f"h{i}") == "train")
+    rows = pl.DataFrame(
+        {
+            "id": ["a", "b", "c"],
+            "split_group": [test_group, train_group, train_group],
+            "prompt_key": ["same", "same", None],
+        }
+    )
+    splits = assign_splits(rows)
+    merged = min(test_group, train_group)
+    assert splits["split"].to_list() == [expected(merged)] * 3
+    assert splits["split_by"].to_list() == [
+        "group" if g == merged else "prompt" for g in (test_group, train_group, train_group)
+    ]
+
+
+def test_identical_prompts_in_different_sessions_never_straddle_after_curation():
+    texts = ["Explain  THE quicksort", "explain the quicksort"] + [f"topic {i}" for i in range(40)]
+    rows = [
+        feed_row("dpo", f"x{i}", text, source="revisions", group=f"session-{i}")
+        for i, text in enumerate(texts)
+    ]
+    rows[1]["chosen"] = "Merge sort is the better comparison here."  # not a duplicate pair
+    feeds = feed_frame("dpo", rows).lazy().with_columns(pl.lit("2026-11-19").alias("partition"))
+    curated = curate(feeds, "dpo").curated.sort("id")
+    assert curated.height == 42
+    quicksort = curated.filter(pl.col("id").is_in(["x0", "x1"]))
+    assert quicksort.select("split_group", "split_by").rows() == [
+        ("session-0", "group"),
+        ("session-1", "prompt"),
+    ]
+    assert quicksort["split"].to_list() == [expected("session-0")] * 2
+    assert set(curated.filter(~pl.col("id").is_in(["x0", "x1"]))["split_by"]) == {"group"}
+
+
+def test_stored_key_buckets_are_the_documented_buckets_of_the_group():
     rows = pl.DataFrame({"id": ["a", "b", "c"], "split_group": ["s", "", None]})
     buckets = key_buckets(rows)
-    assert buckets.rows() == [
-        (split_bucket("s"), split_bucket("s/a")),
-        (split_bucket("b"), split_bucket("b/b")),
-        (split_bucket("c"), split_bucket("c/c")),
-    ]
-    # an oversized session, a normal group and a moved key: the same splits either way
+    assert buckets.rows() == [(split_bucket("s"),), (split_bucket("b"),), (split_bucket("c"),)]
+    # a large session and two small groups: the same splits either way
     ids = [f"e{i}" for i in range(50)]
     rows = pl.DataFrame(
         {"id": [*ids, "x1", "x2"], "split_group": ["session"] * 50 + ["other1", "other2"]}

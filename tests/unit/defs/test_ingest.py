@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 import zlib
@@ -11,10 +12,12 @@ import polars as pl
 import pyarrow as pa
 import pytest
 
-from distill_assets.contracts.escalations import parse_parameters
+from distill_assets.contracts.escalations import RAW as ESCALATIONS
+from distill_assets.contracts.revisions import RAW as REVISIONS
+from distill_assets.contracts.telemetry import RAW as TELEMETRY
 from distill_assets.defs import ingest
+from distill_assets.defs.player_ids import PlayerIdHasher
 from distill_assets.defs.telemetry.assets import parse_params
-from distill_assets.defs.telemetry.resources import PlayerIdHasher
 from distill_assets.lib import rawfiles
 from distill_assets.lib.rawfiles import list_raw_files
 from distill_assets.lib.sql import connect
@@ -22,22 +25,25 @@ from distill_assets.samples import escalations, revisions, telemetry
 
 DAY = "2026-11-19"
 SOURCES = {
-    "escalations": (escalations, "records", "duplicate_id"),
-    "revisions": (revisions, "validations", "duplicate_validation"),
-    "telemetry": (telemetry, "events", "duplicate_event_id"),
+    "escalations": (escalations, ESCALATIONS, "duplicate_id"),
+    "revisions": (revisions, REVISIONS, "duplicate_validation"),
+    "telemetry": (telemetry, TELEMETRY, "duplicate_event_id"),
 }
 
 
-def _ingest(source: str, root: Path) -> tuple[pl.DataFrame, pl.DataFrame, dict[str, int]]:
-    _, table, _ = SOURCES[source]
+def _ingest(
+    source: str, root: Path, chunk_bytes: int | None = None
+) -> tuple[pl.DataFrame, pl.DataFrame, dict[str, int]]:
+    _, contract, _ = SOURCES[source]
+    if chunk_bytes is not None:
+        contract = dataclasses.replace(contract, chunk_bytes=chunk_bytes)
     params = {
-        "escalations": parse_parameters(),
+        "escalations": {},
         "revisions": {},
         "telemetry": parse_params(PlayerIdHasher(key="test"))[0],
     }[source]
     result = ingest.ingest_partition(
-        source,
-        table,
+        contract,
         list_raw_files(str(root), source, DAY),
         raw_root=str(root),
         params=params,
@@ -59,8 +65,7 @@ def test_small_chunks_give_the_same_tables(
     bronze, quarantine, reasons = _ingest(source, tmp_path)
     # 16 KiB blocks, one chunk per block: duplicates are found across chunks and files
     monkeypatch.setattr(rawfiles, "BLOCK_BYTES", 16 << 10)
-    monkeypatch.setattr(ingest, "CHUNK_BYTES", 1)
-    small_bronze, small_quarantine, small_reasons = _ingest(source, tmp_path)
+    small_bronze, small_quarantine, small_reasons = _ingest(source, tmp_path, chunk_bytes=1)
     assert reasons[duplicate_reason] > 0
     assert small_reasons == reasons
     assert small_bronze.equals(bronze)
@@ -70,9 +75,7 @@ def test_small_chunks_give_the_same_tables(
     )
 
 
-def test_a_duplicate_in_a_later_chunk_names_the_first_record(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_duplicate_in_a_later_chunk_names_the_first_record(tmp_path: Path) -> None:
     folder = tmp_path / "revisions" / DAY
     folder.mkdir(parents=True)
     first = (
@@ -81,8 +84,7 @@ def test_a_duplicate_in_a_later_chunk_names_the_first_record(
     conflicting = first.replace('"r"', '"other"')
     (folder / "a.jsonl").write_text(first + "\n", encoding="utf-8")
     (folder / "b.jsonl").write_text(first + "\n" + conflicting + "\n", encoding="utf-8")
-    monkeypatch.setattr(ingest, "CHUNK_BYTES", 1)
-    _, quarantine, reasons = _ingest("revisions", tmp_path)
+    _, quarantine, reasons = _ingest("revisions", tmp_path, chunk_bytes=1)
     assert reasons == {"duplicate_validation": 2}
     assert quarantine.select("source_file", "line_no", "detail").rows() == [
         (

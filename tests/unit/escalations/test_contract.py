@@ -12,16 +12,16 @@ import pytest
 from pydantic import ValidationError
 
 from distill_assets.contracts.escalations import (
+    RAW,
     RECORD_SCHEMA,
     Interaction,
     derived_id,
     parse_iso_timestamp,
-    parse_parameters,
 )
 from distill_assets.defs.escalations.records import ingest_records
 from distill_assets.defs.ingest import UsualExtras
 from distill_assets.lib.rawfiles import RawLineReader
-from distill_assets.lib.sql import connect, load_sql
+from distill_assets.lib.sql import connect
 
 BASE = {"created_at": 1795076100, "query": "q", "claude_response": "r"}
 
@@ -177,8 +177,8 @@ def test_iso_parsing_does_not_depend_on_the_session_time_zone(tmp_path: Path) ->
         con = connect()
         con.execute(f"SET TimeZone = '{zone}'")
         con.register("raw_lines", RawLineReader([str(path)]).reader())
-        statement = load_sql("escalations/select_parsed_records")
-        params = parse_parameters() | UsualExtras(con).params()
+        statement = RAW.parse()
+        params = UsualExtras(con).params()
         frame = pl.from_arrow(con.sql(statement, params=params).to_arrow_table())
         results.append(frame.get_column("created_at").to_list())
     expected = [parse_iso_timestamp("2026-11-19T08:15:00"), 1795068900.0]

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from distill_assets.contracts.escalations import DistillationExample
-from distill_assets.defs.escalations import examples, extraction
+from distill_assets.defs.escalations import examples, offline_extraction
 from distill_assets.rules import escalations as rules
 from distill_assets.samples.escalations.scenarios import SCENARIOS
 from tests.unit.escalations.frames import example_frame
@@ -71,7 +71,9 @@ def test_seed_example_extracts_every_part_of_the_seed_record_offline() -> None:
         "The guard is a band-aid. Find why data is undefined:"
     )
     assert (row["domain"], row["subdomain"], row["task_type"]) == ("code", "javascript", "debug")
-    assert row["complexity"] == 5  # = the seed's label: 1 + 161//150 + (>=3 steps) + code + context
+    # the seed's hand label is 5; by the rules (issue 27: number and depth of steps):
+    # 1 + 161//150 + (>= 3 and >= 4 steps) + (nested bullets under step 2) + code + context
+    assert row["complexity"] == 7
     assert row["token_count"] == 161
     assert row["quality_flags"] == []
     [error] = row["corrections"]["sam_errors"]
@@ -165,7 +167,15 @@ def test_score_is_clamped_at_zero() -> None:
     row = one(claude_response="Restart it now. " * 4 + "And")
     assert len(row["claude_response"]) < 100
     assert row["reasoning_type"] == "direct"
-    assert row["quality_flags"] == ["repetition", "incomplete", "no_reasoning", "too_short"]
+    # "Restart it now." is a request to the assistant, not an answer (answer-ness model)
+    assert row["quality_flags"] == [
+        "repetition",
+        "incomplete",
+        "no_reasoning",
+        "too_short",
+        "not_an_answer",
+    ]
+    assert row["answer_rejection"] == "user_request"
     assert row["quality_score"] == 0.0  # 0.5 - 0.2 - 0.1 - 0.3 - 0.2 = -0.3 → 0
 
 
@@ -189,7 +199,7 @@ def test_multi_step_when_the_query_asks_several_things() -> None:
     row = one(query=query, claude_response=response)
     assert row["reasoning_type"] == "multi_step"
     assert row["indicator_hits"]["chain_of_thought"] == 1  # the numbered-list indicator
-    assert row["complexity"] == 2  # 1 + (>= 3 steps)
+    assert row["complexity"] == 3  # 1 + (>= 3 and >= 4 steps)
     assert row["quality_flags"] == ["too_short"]
     assert row["quality_score"] == 0.6  # 0.5 + 0.1 (steps)
     single = one(query="How do I rotate the keys?", claude_response=response)
@@ -368,7 +378,7 @@ def test_reasoning_steps_read_each_step_once() -> None:
         "5. 42 is the answer\n"
     )
     frame = pl.DataFrame({"claude_response": [response, "no steps", None]})
-    steps = frame.select(extraction.reasoning_steps()).to_series().to_list()
+    steps = frame.select(offline_extraction.reasoning_steps()).to_series().to_list()
     assert steps[0] == [
         {
             "step_num": 1,

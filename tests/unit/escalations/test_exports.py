@@ -68,7 +68,7 @@ def test_feed_rows_map_the_seed_instruction_format() -> None:
     assert second["split_group"] == "esc2"  # no session: the escalation id
 
 
-def test_drop_reasons_in_order_and_threshold_is_inclusive() -> None:
+def test_drop_reasons_in_order_and_threshold_is_exclusive() -> None:
     source = examples(
         {
             "claude_response": "I can't help with that. Credentials for production systems are "
@@ -77,12 +77,17 @@ def test_drop_reasons_in_order_and_threshold_is_inclusive() -> None:
         {"claude_response": "4."},
         {"claude_response": "```python\nimport os\nprint(os.getcwd())\n```"},
         {"claude_response": "I can't help with that."},
+        {
+            "claude_response": "Call `os.getcwd()` to read the working directory of the "
+            "current process: it returns the absolute path as a string, never a Path object."
+        },
     )
-    assert source.get_column("quality_score").to_list() == [0.4, 0.2, 0.3, 0.2]
+    assert source.get_column("quality_score").to_list() == [0.4, 0.2, 0.3, 0.2, 0.4]
     feed, dropped = export_rows(source, "instruction")
-    # a refusal is dropped for the flag even above the threshold; 0.3 is kept (>= 0.3)
-    assert dropped == {"flag_refusal": 2, "below_min_quality": 1}
-    assert feed.get_column("source_ref").to_list() == ["escalations/2026-11-19/a.jsonl:3"]
+    # a refusal is dropped for the flag even above the threshold; 0.3 is dropped: the seed's
+    # quality filter keeps examples above the minimum (> 0.3)
+    assert dropped == {"flag_refusal": 2, "below_min_quality": 2}
+    assert feed.get_column("source_ref").to_list() == ["escalations/2026-11-19/a.jsonl:5"]
 
 
 def test_empty_input_gives_an_empty_feed_of_the_right_schema() -> None:
@@ -90,3 +95,64 @@ def test_empty_input_gives_an_empty_feed_of_the_right_schema() -> None:
     assert feed.height == 0
     assert feed.drop("subject").schema == feed_schema("instruction")
     assert dropped == {}
+
+
+GUARDED_STEPS = (
+    "This error occurs when you call .map() on undefined:\n\n"
+    "1. **Identify the variable**: the stack trace points at `messages.map`.\n"
+    "2. **Trace the data flow**: the response has not arrived yet.\n"
+    "3. **Add a guard**:\n"
+    "   ```jsx\n"
+    "   messages?.map(item => <Row key={item.id} {...item} />)\n"
+    "   ```\n"
+    "4. **Fix the root cause**: initialize state with `useState([])`.\n\n"
+    "The guard stops the crash."
+)
+
+
+def test_cot_steps_keep_their_code_blocks_and_outcome_is_empty() -> None:
+    """Issue 26: the step "Add a guard" lost its code block."""
+    source = examples({"claude_response": GUARDED_STEPS, "sam_attempt": "use a try block"})
+    feed, _ = export_rows(source, "cot")
+    (row,) = feed.to_dicts()
+    assert row["thought_process"] == [
+        "Identify the variable: the stack trace points at `messages.map`.",
+        "Trace the data flow: the response has not arrived yet.",
+        "Add a guard\n```jsx\nmessages?.map(item => <Row key={item.id} {...item} />)\n```",
+        "Fix the root cause: initialize state with `useState([])`.",
+    ]
+    assert row["conclusion"] == "The guard stops the crash."
+    assert row["outcome"] == ""  # an escalation records no observed outcome (card: cot notes)
+
+
+def test_correction_instruction_carries_the_real_attempt() -> None:
+    """Issue 26: every row had the seed's unfilled `[SAM's incorrect response]` placeholder."""
+    source = examples(
+        {
+            "query": "Why does messages.map crash my React table?",
+            "sam_attempt": "Wrap the map call in a try block.",
+            "claude_response": GUARDED_STEPS,
+            "corrections": {
+                "sam_errors": [
+                    {
+                        "error_type": "factual",
+                        "what_sam_said": "try block",
+                        "what_was_wrong": "map on undefined is not an exception to catch",
+                        "correct_answer": "guard with ?.",
+                    }
+                ],
+                "improvements": [],
+            },
+        }
+    )
+    feed, dropped = export_rows(source, "correction")
+    assert dropped == {}
+    (row,) = feed.to_dicts()
+    assert row["instruction"] == (
+        "Here's what I said: Wrap the map call in a try block. What should I have said instead?"
+    )
+    assert "[SAM's incorrect response]" not in row["instruction"]
+    assert row["input"] == (
+        "Original question: Why does messages.map crash my React table?\n\n"
+        "My answer: Wrap the map call in a try block."
+    )

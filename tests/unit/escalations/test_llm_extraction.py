@@ -81,3 +81,25 @@ def test_no_endpoint_means_offline_only() -> None:
     merged, extraction = extract_with_llm(offline, None)
     assert extraction is None
     assert merged.equals(offline)
+
+
+def test_the_model_judges_answer_ness_and_the_flags_follow() -> None:
+    offline = example_frame(
+        {"query": "ack: how do I rotate the key?", "claude_response": "ok thanks"},
+        {
+            "query": "wish: how do I rotate the key?",
+            "claude_response": "Rotate it with `vault write -f transit/keys/app/rotate`; old "
+            "versions keep decrypting until you raise min_decryption_version.",
+        },
+    )
+    assert offline.get_column("answer_rejection").to_list() == ["acknowledgement", None]
+
+    def judge(body: dict[str, Any]) -> tuple[int, dict[str, Any] | str]:
+        user = json.loads(body["messages"][-1]["content"])
+        verdict = None if user["query"].startswith("ack") else "user_wish"
+        return reply(json.dumps({**ANSWER, "corrections": None, "not_an_answer": verdict}))
+
+    with chat_server(judge) as server:
+        merged, _ = extract_with_llm(offline, chat_client(server.base_url, "fixture-model"))
+    assert merged.get_column("answer_rejection").to_list() == [None, "user_wish"]
+    assert ["not_an_answer" in f for f in merged.get_column("quality_flags")] == [False, True]

@@ -28,8 +28,8 @@ def test_pending_batches_per_partition_and_reviewed_files_per_decision_day(
 ) -> None:
     decisions = pl.DataFrame(
         [
-            ("b", "approve", "fine", "ann", NOV_20 + 60),
-            ("c", "reject", None, "bob", NOV_20 + DAY),
+            ("b", "approve", "fine", "ann", NOV_20 + 60, None, None),
+            ("c", "reject", None, "bob", NOV_20 + DAY, None, None),
         ],
         schema=DECISION_SCHEMA,
         orient="row",

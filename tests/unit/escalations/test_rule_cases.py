@@ -41,6 +41,9 @@ PATTERN_CASES: list[tuple[str, int, str, str]] = [
     ("UNCERTAINTY_INDICATORS", 2, "we can't know for sure", "we know for sure"),
     ("UNCERTAINTY_INDICATORS", 3, "I might be wrong", "I am right"),
     ("UNCERTAINTY_INDICATORS", 4, "it is hard to say", "it is easy to say"),
+    ("UNCERTAINTY_INDICATORS", 5, "I'm very uncertain about this", "I'm certain about this"),
+    ("UNCERTAINTY_INDICATORS", 6, "Not sure, but try 30", "Sure, try 30"),
+    ("UNCERTAINTY_INDICATORS", 7, "this is pure speculation", "this is a fact"),
     ("REFLECTION_INDICATORS", 0, "Let me double-check", "Let me check in"),
     ("REFLECTION_INDICATORS", 1, "On second thought", "On the second floor"),
     ("REFLECTION_INDICATORS", 2, "I was wrong", "I was right"),
@@ -56,15 +59,15 @@ PATTERN_CASES: list[tuple[str, int, str, str]] = [
     ("HALLUCINATION_INDICATORS", 3, "it was invented by Bell", "it was invented"),
     ("ERROR_PAGE_INDICATORS", 0, "502 Bad Gateway", "a bad gateway design"),
     ("ERROR_PAGE_INDICATORS", 1, "Rate limit exceeded", "the rate limit is 10"),
-    ("USER_CHATTER_INDICATORS", 0, "hey there", "they are here"),
-    ("USER_CHATTER_INDICATORS", 1, "can you fix it", "you can fix it"),
-    ("USER_CHATTER_INDICATORS", 2, "please hurry", "it pleases me"),
-    ("USER_CHATTER_INDICATORS", 3, "that didn't work", "that works because"),
+    ("ANSWER_ROLE_CUES", 0, "ok now can you fix it", "you can fix it"),
+    ("ANSWER_ROLE_CUES", 1, "I want it to remember my theme", "You want it to remember"),
+    ("ANSWER_ROLE_CUES", 2, "it crashes when I click save", "a crash dump holds the stack"),
     ("PRINCIPLE_RULES", 0, "Always validate input.", "Validation helps."),
     ("PRINCIPLE_RULES", 1, "When a test fails, read the log", "When done"),
-    ("SAM_ERROR_RULES", 0, "That is incorrect: it is 9", "That is 9"),
-    ("SAM_ERROR_RULES", 1, "A better approach is a set", "A set works"),
-    ("SAM_ERROR_RULES", 2, "It depends on your setup", "It is your setup"),
+    ("SAM_ERROR_RULES", 0, "The TTL should be 300 seconds", "The TTL is a number"),
+    ("SAM_ERROR_RULES", 1, "That is incorrect: it is 9", "That is 9"),
+    ("SAM_ERROR_RULES", 2, "A better approach is a set", "A set works"),
+    ("SAM_ERROR_RULES", 3, "It depends on your setup", "It is your setup"),
     ("DOMAIN_RULES", 0, "write a haiku", "write a report"),
     ("DOMAIN_RULES", 1, "plan the rollout", "plant a tree"),
     ("DOMAIN_RULES", 2, "a Python traceback", "a long story"),
@@ -94,6 +97,12 @@ SINGLE_PATTERNS: list[tuple[str, str, str]] = [
     ("ERROR_PAGE_START", "<!DOCTYPE html><html>", "Use <html> tags"),
     ("ROOT_CAUSE_PATTERN", "fix the root cause", "fix the cause"),
     ("INCOMPLETE_ENDING", "and then the", "and that is all."),
+    ("DONT_KNOW", "I don't know.", "I know: use a set."),
+    ("HEDGE_CONTINUATION", "not sure, but probably 30", "not sure."),
+    ("LOG_LINE", '  File "app.py", line 3', "The file is app.py"),
+    ("COMMAND_LINE", "$ git push origin main", "Push with git."),
+    ("EXPLANATION_MARKERS", "it fails because the lock is held", "it fails"),
+    ("GUIDANCE_MARKERS", "you can pass a timeout", "a timeout"),
 ]
 
 
@@ -233,7 +242,14 @@ def test_junk_captures_are_flagged_kept_and_excluded_from_every_export() -> None
     for name in FORMATS:
         feed, dropped = export_rows(captured, name)
         assert not junk_ids & set(feed.get_column("subject")), name
-        assert sum(n for reason, n in dropped.items() if reason.startswith("flag_")) == 5
+        gated = {r: n for r, n in dropped.items() if r.startswith(("flag_", "not_an_answer:"))}
+        assert gated == {
+            "flag_off_topic": 1,
+            "flag_refusal": 1,
+            "not_an_answer:acknowledgement": 1,
+            "not_an_answer:error_page": 1,
+            "not_an_answer:user_request": 1,
+        }, name
     assert captured.filter(pl.col("id").is_in(list(junk_ids)))["training_ready"].sum() == 0
 
 

@@ -8,6 +8,7 @@ import polars as pl
 import pytest
 from upath import UPath
 
+from distill_assets.contracts import revisions
 from distill_assets.defs.ingest import ingest_partition
 from distill_assets.lib.cleanup import (
     remove_if_empty,
@@ -53,7 +54,7 @@ def test_a_failed_ingest_removes_its_working_dir(
     raw = tmp_path / "a.jsonl"
     raw.write_text('{"a": 1}\n')
     with pytest.raises(Exception, match="nonsense"):
-        ingest_partition("revisions", "validations", [str(raw)], parse_sql="SELECT nonsense")
+        ingest_partition(revisions.RAW, [str(raw)], parse_sql="SELECT nonsense")
     assert [p for p in tmp_path.iterdir() if p.name.startswith("distill-")] == []
 
 

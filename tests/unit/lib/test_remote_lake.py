@@ -17,7 +17,8 @@ from upath import UPath
 
 from distill_assets.defs.release.build import build_release
 from distill_assets.defs.release.objectstore import ObjectStorePublisher, load_hint
-from distill_assets.defs.release.publish import LocalPublisher, PublisherResource
+from distill_assets.defs.release.publish import LocalPublisher
+from distill_assets.defs.release.resources import PublisherResource
 from distill_assets.lib.lake import (
     is_remote,
     local_file,

@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 
 from distill_assets.cli import main
-from distill_assets.defs.telemetry.resources import PlayerIdHasher
+from distill_assets.defs.player_ids import PlayerIdHasher
 from distill_assets.lib.settings import Settings
 from distill_assets.lib.startup import (
     DEVELOPMENT_KEY_WARNING,

@@ -4,9 +4,8 @@ from dataclasses import replace
 import polars as pl
 import pyarrow.parquet as pq
 
-from distill_assets.contracts.published import published_schema
 from distill_assets.contracts.release import ReleaseManifest
-from distill_assets.defs.curation.curate import curate
+from distill_assets.defs.curation.pipeline import curate
 from distill_assets.defs.release.build import (
     CuratedPart,
     PreviousShards,
@@ -17,7 +16,7 @@ from distill_assets.defs.release.build import (
     previous_manifest,
     release_version,
 )
-from distill_assets.defs.release.layout import arrow_schema, data_file_path, shard_count
+from distill_assets.defs.release.layout import data_file_path, published_arrow_schema, shard_count
 from distill_assets.rules import rules_version
 from tests.unit.curation.feeds import feed_frame, feed_row
 
@@ -102,7 +101,7 @@ def test_layout_is_exactly_the_hugging_face_repository(tmp_path):
     }
     for entry in manifest.files:
         schema = pq.read_schema(tmp_path / entry.path).remove_metadata()
-        assert schema.equals(arrow_schema(published_schema(entry.config)))
+        assert schema.equals(published_arrow_schema(entry.config))
         assert pq.read_metadata(tmp_path / entry.path).num_rows == entry.rows
     assert ReleaseManifest.model_validate_json((tmp_path / "release.json").read_text()) == manifest
 

@@ -49,7 +49,7 @@ def test_card_body_reports_counts_sources_scores_inputs_rules_and_first_version(
     manifest = build_release(inputs(), tmp_path, no_previous)
     card = (tmp_path / "README.md").read_text()
     assert f"Version `{manifest.version}` (newest input partition 2026-11-20)." in card
-    assert "| `sft` | 26 | 4 | 30 | 13.3% | 2 | `messages` |" in card
+    assert "| `sft` | 26 | 4 | 30 | 13.3% | 2 | `prompt`, `completion` |" in card
     assert "| `dpo` | 11 | 1 | 12 | 8.3% | 0 | `prompt`, `chosen`, `rejected` |" in card
     assert "No rows in this version (omitted): `instruction`." in card
     assert "| `sft` | test | traces | 4 |" in card

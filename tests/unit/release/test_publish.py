@@ -5,11 +5,8 @@ from upath import UPath
 
 from distill_assets.defs.release.build import build_release
 from distill_assets.defs.release.objectstore import ObjectStorePublisher
-from distill_assets.defs.release.publish import (
-    HubPublisher,
-    LocalPublisher,
-    PublisherResource,
-)
+from distill_assets.defs.release.publish import HubPublisher, LocalPublisher
+from distill_assets.defs.release.resources import PublisherResource
 from distill_assets.lib.settings import Settings
 from distill_assets.lib.startup import SettingsError
 from tests.unit.release.fake_hub import FakeHubApi

@@ -73,16 +73,20 @@ def test_scan_frame_names_row_column_and_type_and_scrubbed_rows_are_clean() -> N
             "source_ref": ["r/1", "r/2"],
             "quality_score": [0.5, 0.5],
             "metadata": ['{"ip": "8.8.4.4"}', "{}"],
-            "messages": [
+            "prompt": [
                 [{"role": "user", "content": "hi"}, {"role": "tool", "content": "078-05-1120"}],
                 [{"role": "user", "content": "nothing here"}],
+            ],
+            "completion": [
+                [{"role": "assistant", "content": "ok"}],
+                [{"role": "assistant", "content": "fine"}],
             ],
         },
         schema=schema,
     )
     columns = scrubbed_columns(schema)
     assert scan_frame(frame, columns).sort("column").rows() == [
-        ("a", "messages", "us_ssn"),
         ("a", "metadata", "ipv4"),
+        ("a", "prompt", "us_ssn"),
     ]
     assert scan_frame(scrub(frame.lazy(), columns).collect(), columns).height == 0

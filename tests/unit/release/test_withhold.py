@@ -27,36 +27,38 @@ def leaky_inputs():
     return replace(base, curated={**base.curated, "sft": curated("sft", rows)})
 
 
-def leak_id(release_inputs) -> str:
-    rows = pl.concat(part.read(None) for part in release_inputs.curated["sft"])
-    leaking = pl.struct(pl.col("messages")).struct.json_encode().str.contains("219 09")
-    return rows.filter(leaking)["id"].item()
-
-
 def test_a_finding_withholds_its_row_and_the_rest_is_published(tmp_path):
     lake = str(tmp_path / "lake")
     release_inputs = leaky_inputs()
-    row_id = leak_id(release_inputs)
+    row_id = "leak"
     withheld = find_withheld(lake, release_inputs.curated)
-    assert withheld.rows() == [("sft", "2026-11-19", row_id, "messages", "us_ssn")]
+    # the sft row's prompt and completion both hold the question
+    assert withheld.rows() == [
+        ("sft", "2026-11-19", row_id, "completion", "us_ssn"),
+        ("sft", "2026-11-19", row_id, "prompt", "us_ssn"),
+    ]
     assert read_withheld(lake).rows() == withheld.rows()
 
     out = tmp_path / "release"
     manifest = build_release(withhold_inputs(release_inputs, withheld), out, no_previous)
-    manifest = record_withheld(out, manifest, withheld)
+    manifest = record_withheld(out, manifest, withheld, {})
     published = pl.concat(pl.read_parquet(p) for p in (out / "data" / "sft").rglob("*.parquet"))
     assert published.height == 30
     assert row_id not in published["id"].to_list()
     stored = json.loads((out / "release.json").read_text())
     assert stored["configs"]["sft"]["withheld"] == [
-        {"id": row_id, "column": "messages", "kind": "us_ssn"}
+        {"id": row_id, "column": "completion", "kind": "us_ssn"},
+        {"id": row_id, "column": "prompt", "kind": "us_ssn"},
     ]
     card = (out / "README.md").read_text()
-    assert f"| `sft` | `{row_id}` | `messages` | us_ssn |" in card
+    assert f"| `sft` | `{row_id}` | `prompt` | us_ssn |" in card
     everything = card + (out / "release.json").read_text()
     everything += global_path(lake, "release", "withheld").read_bytes().decode("latin-1")
     assert "219 09" not in everything
-    assert withheld_lines(withheld) == [f"withheld sft row {row_id} column messages: us_ssn"]
+    assert withheld_lines(withheld) == [
+        f"withheld sft row {row_id} column completion: us_ssn",
+        f"withheld sft row {row_id} column prompt: us_ssn",
+    ]
 
 
 def test_a_part_scanned_before_is_not_read_again(tmp_path):

@@ -56,7 +56,7 @@ def loop(
 
 
 def laptop_loop(turn: str = "turn_001234", ts: float = 1_795_076_043.0) -> list[dict[str, object]]:
-    """Return seed 002's example loop."""
+    """Return the original revisions example loop."""
     return loop(
         turn, LAPTOP_QUERY, LAPTOP_ORIGINAL, LAPTOP_REVISED, LAPTOP_HINTS, focus="formatting", ts=ts
     )

@@ -9,6 +9,7 @@ import polars as pl
 import pytest
 from pydantic import ValidationError
 
+from distill_assets.contracts import revisions
 from distill_assets.contracts.revisions import (
     QUARANTINE_REASONS,
     VALIDATIONS_SCHEMA,
@@ -86,7 +87,7 @@ def parsed(tmp_path_factory: pytest.TempPathFactory) -> tuple[pl.DataFrame, pl.D
     # a torn last line after all cases
     path.write_text("\n".join(c for c, _ in CASES) + '\n{"turn_id": "torn", "ts": 17', "utf-8")
     result = ingest_partition(
-        "revisions", "validations", [str(path)], raw_root=str(root), bronze_exclude=("line",)
+        revisions.RAW, [str(path)], raw_root=str(root), bronze_exclude=("line",)
     )
     return pl.read_parquet(result.bronze.path), pl.read_parquet(result.quarantine.path)
 
@@ -152,7 +153,7 @@ def test_duplicates_keep_the_first_line(tmp_path: Path) -> None:
     first = line("t", iteration=2, decision="APPROVE")
     conflicting = line("t", iteration=2, decision="FAIL")
     path.write_text("\n".join([first, line("t"), first, conflicting]) + "\n", "utf-8")
-    result = ingest_partition("revisions", "validations", [str(path)], raw_root=str(tmp_path))
+    result = ingest_partition(revisions.RAW, [str(path)], raw_root=str(tmp_path))
     quarantine = pl.read_parquet(result.quarantine.path)
     bronze = pl.read_parquet(result.bronze.path)
     assert quarantine.select("line_no", "reason", "detail").rows() == [

@@ -22,7 +22,7 @@ from tests.unit.revisions.loops import OTHER_TOPICS, laptop_loop, other_topic_lo
 
 LAPTOP_ID = stable_id("principle", "revisions", "turn:turn_001234")
 LAPTOP_FILE = f"price-comparison-table-format-{LAPTOP_ID}.md"
-# seed 002, "Principle Format", for the seed's own example
+# docs/sources/revisions.md#principle-format, its own example
 LAPTOP_MARKDOWN = """---
 category: formatting
 trigger_pattern: price comparison queries

@@ -49,7 +49,7 @@ def frame(rows: list[dict[str, object]]) -> pl.LazyFrame:
 
 
 TURNS = [
-    # seed 002's example, rows out of order on purpose
+    # the original revisions example, rows out of order on purpose
     v("laptops", 2, "APPROVE", "| Laptop | Price |", query=None),
     v(
         "laptops",

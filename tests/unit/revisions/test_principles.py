@@ -1,4 +1,7 @@
-"""Principle extraction (seed 002): inputs, the offline rule set, the LLM extractor and fallback."""
+"""Principle extraction: inputs, the offline rule set, the LLM extractor and fallback.
+
+See docs/sources/revisions.md#principles.
+"""
 
 from __future__ import annotations
 

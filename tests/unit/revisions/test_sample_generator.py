@@ -6,6 +6,7 @@ from pathlib import Path
 
 import polars as pl
 
+from distill_assets.contracts import revisions
 from distill_assets.defs.ingest import ingest_partition
 from distill_assets.defs.revisions.pairing import pair_turns
 from distill_assets.samples.revisions import BAD_PER_BATCH, LINE_KINDS, generate_day
@@ -22,7 +23,7 @@ def test_same_inputs_write_identical_bytes(tmp_path: Path) -> None:
 def test_bad_lines_are_quarantined_with_the_generated_reasons(tmp_path: Path) -> None:
     written = generate_day(tmp_path, "2026-11-20", 4, 0)
     result = ingest_partition(
-        "revisions", "validations", [str(p) for p in written.files], raw_root=str(tmp_path)
+        revisions.RAW, [str(p) for p in written.files], raw_root=str(tmp_path)
     )
     assert result.stats.records == written.records
     assert result.quarantine_by_reason == written.bad_records
@@ -36,7 +37,7 @@ def test_generated_day_has_pairs_and_every_loop_outcome(tmp_path: Path) -> None:
     for day in days:
         generate_day(tmp_path, day, 3, 0)
     paths = sorted(str(p) for p in (tmp_path / "revisions" / days[1]).iterdir())
-    result = ingest_partition("revisions", "validations", paths, raw_root=str(tmp_path))
+    result = ingest_partition(revisions.RAW, paths, raw_root=str(tmp_path))
     pairs, unpaired = pair_turns(pl.scan_parquet(result.bronze.path))
     assert pairs.height > 0
     assert set(unpaired["reason"]) == {

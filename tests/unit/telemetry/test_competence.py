@@ -1,4 +1,4 @@
-"""Competence filter (seed 004 stage 5; `rules/telemetry_competence.py`)."""
+"""Competence filter (docs/sources/telemetry.md#competence; `rules/telemetry_competence.py`)."""
 
 from __future__ import annotations
 
@@ -66,6 +66,10 @@ def test_classes_and_reasons() -> None:
             episode("noise", "a", [1.0] * 5, success=True, score=0.39),
             # peak 0.9 in the first 80% (4 of 5 steps), then failure: hard negative
             episode("late_fail", "b", [0.2, 0.9, 0.5, 0.5, 0.0], score=0.6),
+            # the same late failure scored above the seed's 0.40-0.70 band: not a hard negative
+            episode("late_fail_above_band", "b", [0.2, 0.9, 0.5, 0.5, 0.0], score=0.71),
+            # at the band's upper edge it still is one
+            episode("late_fail_at_edge", "b", [0.2, 0.9, 0.5, 0.5, 0.0], score=0.70),
             # the high reward only in the final 20%: not a hard negative
             episode("early_fail", "b", [0.2, 0.2, 0.2, 0.2, 0.9], score=0.6),
             # no end event: never a hard negative
@@ -78,6 +82,8 @@ def test_classes_and_reasons() -> None:
         "expert": ("expert", "score_above_expert_threshold"),
         "noise": ("noise", "score_below_noise_threshold"),
         "late_fail": ("hard_negative", "late_failure_after_high_reward"),
+        "late_fail_above_band": ("ordinary", "between_thresholds"),
+        "late_fail_at_edge": ("hard_negative", "late_failure_after_high_reward"),
         "early_fail": ("ordinary", "between_thresholds"),
         "cut": ("ordinary", "between_thresholds"),
     }

@@ -1,4 +1,7 @@
-"""Decision preference pairs (seed 004 Schema 2; `rules/telemetry_pairs.py`)."""
+"""Decision preference pairs (`rules/telemetry_pairs.py`).
+
+See docs/sources/telemetry.md#decisions-and-pairs.
+"""
 
 from __future__ import annotations
 

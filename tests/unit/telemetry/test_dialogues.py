@@ -23,7 +23,7 @@ def bronze(turns: list[tuple], extra_events: list[dict] | None = None) -> pl.Laz
     rows = []
     for n, (conversation, index, speaker, text, player, *more) in enumerate(turns):
         payload = {"conversation_id": conversation, "turn_index": index, "speaker": speaker}
-        payload |= {"text": text, "npc_name": "Lu-Utu", **CONTEXT}
+        payload |= {"text": text, "npc_name": "Lu-Utu", "quest_id": "quest_lu_utu", **CONTEXT}
         if more:
             payload |= more[0]
         rows.append(
@@ -83,6 +83,8 @@ def test_feed_row_columns_and_values() -> None:
         "player_key": "k1",
         "npc_name": "Lu-Utu",
         "session_id": "s1",
+        "quest_id": "quest_lu_utu",
+        "timestamp": "1970-01-01T00:16:40Z",  # event_time 1000 s
         "exchanges": 3,
         "turns": 6,
     }

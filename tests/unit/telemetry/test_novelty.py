@@ -1,4 +1,7 @@
-"""Novelty and near-duplicate rejection of telemetry feed rows (seed 004 stage 6)."""
+"""Novelty and near-duplicate rejection of telemetry feed rows.
+
+See docs/sources/telemetry.md#novelty.
+"""
 
 from __future__ import annotations
 

@@ -6,10 +6,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from distill_assets.contracts import telemetry
 from distill_assets.defs.ingest import ingest_partition
+from distill_assets.defs.player_ids import PlayerIdHasher, player_key
 from distill_assets.defs.telemetry.assets import parse_params
-from distill_assets.defs.telemetry.pseudonym import player_key
-from distill_assets.defs.telemetry.resources import PlayerIdHasher
 
 KEY = "unit-test-key"
 PID = "p_7f3a9c21d4"
@@ -73,8 +73,7 @@ def ingest(
     path.write_text("\n".join(lines) + ("\n" if trailing_newline else ""), encoding="utf-8")
     params, _ = parse_params(PlayerIdHasher(key=key))
     result = ingest_partition(
-        "telemetry",
-        "events",
+        telemetry.RAW,
         [str(path)],
         raw_root=str(raw_root),
         params=params,

@@ -5,12 +5,21 @@ from pathlib import Path
 
 import polars as pl
 
-from distill_assets.defs.telemetry.privacy import consent_state, exclusions, write_accepted_events
+from distill_assets.defs.player_ids import hmac_pads, player_key
+from distill_assets.defs.telemetry.privacy import (
+    SilverIdentity,
+    consent_events,
+    consent_state,
+    exclusions,
+    write_accepted_events,
+)
 from distill_assets.defs.telemetry.triage import triage
 from distill_assets.lib.hashing import split_bucket
+from distill_assets.rules import telemetry_privacy
 from distill_assets.rules import telemetry_triage as rules
 
 T0 = 1795082400.0
+KEY = b"test-key"
 
 
 def bronze(rows: list[tuple[str, str, str, float, dict]]) -> pl.LazyFrame:
@@ -29,13 +38,39 @@ def bronze(rows: list[tuple[str, str, str, float, dict]]) -> pl.LazyFrame:
     )
 
 
+def granted_to_all(events: pl.LazyFrame) -> pl.LazyFrame:
+    """Consent decisions granting every data type to every player of `events` before any event."""
+    return (
+        events.select("player_key")
+        .unique()
+        .join(pl.LazyFrame({"data_type": list(telemetry_privacy.DATA_TYPES)}), how="cross")
+        .with_columns(granted=pl.lit(True), server_ts=pl.lit(0.0), event_id=pl.lit("grant-all"))
+    )
+
+
 def accepted_events(
-    events: pl.LazyFrame, checks: pl.LazyFrame, deleted: pl.LazyFrame, folder: Path
+    events: pl.LazyFrame,
+    checks: pl.LazyFrame,
+    deleted: pl.LazyFrame,
+    folder: Path,
+    *,
+    consents: pl.LazyFrame | None = None,
+    known: tuple[str, ...] = (),
 ) -> pl.DataFrame:
-    """Write `events` as a bronze file, run silver on it and read what it wrote."""
+    """Write `events` as a bronze file, run silver on it and read what it wrote.
+
+    `consents` defaults to every player granting every data type; `known` adds player keys
+    known from other days to the partition's own.
+    """
     bronze_file, target = folder / "events.parquet", folder / "accepted_events.parquet"
     events.collect().write_parquet(bronze_file)
-    rows = write_accepted_events(bronze_file, checks, deleted, target)
+    inner, outer = hmac_pads(KEY)
+    identity = SilverIdentity(
+        pads={"inner_pad": inner, "outer_pad": outer},
+        known=pl.concat([events.select("player_key"), pl.LazyFrame({"player_key": list(known)})]),
+        consent_events=granted_to_all(events) if consents is None else consents,
+    )
+    rows = write_accepted_events(bronze_file, checks, deleted, target, identity)
     silver = pl.read_parquet(target)
     assert rows == silver.height
     return silver
@@ -140,6 +175,75 @@ def decision(scenario: str, state_hash: str, ambiguity: float = 0.1) -> dict:
     }
 
 
+def dialogue(text: str) -> dict:
+    return {"conversation_id": "c", "turn_index": 0, "speaker": "player", "text": text}
+
+
+def test_player_ids_in_text_are_replaced_whatever_their_case_or_owner(tmp_path: Path) -> None:
+    speaker = player_key(KEY, "p_cons_4242aa77")
+    deleted_elsewhere = player_key(KEY, "p_del_90210abcde")
+    numeric_player = player_key(KEY, "4417093265")
+    events = bronze(
+        [
+            (
+                "e1",
+                "dialogue_turn",
+                speaker,
+                T0,
+                dialogue(
+                    "Tell the guild of P_CONS_4242AA77 that p_del_90210abcde and "
+                    "p_nocon_31337beef still owe me silver."
+                ),
+            ),
+            ("e2", "dialogue_turn", speaker, T0 + 1, dialogue(f"Ask 4417093265, not {speaker}.")),
+            ("e3", "dialogue_turn", speaker, T0 + 2, dialogue("Pay 1234567890 to np_c or map_x.")),
+        ]
+    )
+    silver = accepted_events(
+        events, NO_CHECKS, NO_ONE, tmp_path, known=(deleted_elsewhere, numeric_player)
+    )
+    texts = [json.loads(p)["text"] for p in silver.get_column("payload")]
+    assert texts == [
+        "Tell the guild of [REDACTED_PLAYER_ID] that [REDACTED_PLAYER_ID] and "
+        "[REDACTED_PLAYER_ID] still owe me silver.",
+        "Ask [REDACTED_PLAYER_ID], not [REDACTED_PLAYER_ID].",
+        # an unknown number and words merely containing `p_` are not player ids
+        "Pay 1234567890 to np_c or map_x.",
+    ]
+
+
+def test_consent_is_applied_at_the_events_time_and_withdrawal_removes_earlier_rows(
+    tmp_path: Path,
+) -> None:
+    decision = {"scenario_id": "s1", "prompt": "?", "options": [], "chosen_option": "o1"}
+    step0 = {"episode_id": "ep", "step_index": 0, "observation": {}, "action": {}, "reward": 0.0}
+    events = bronze(
+        [
+            ("a-early", "dialogue_turn", "a", T0, dialogue("before consent")),
+            ("a-grant", "consent", "a", T0 + 10, {"granted": True, "scopes": ["sft"]}),
+            ("a-at", "dialogue_turn", "a", T0 + 10, dialogue("at the consent")),
+            ("a-late", "dialogue_turn", "a", T0 + 20, dialogue("after consent")),
+            ("a-dpo", "decision", "a", T0 + 20, decision),
+            ("a-outcome", "outcome", "a", T0 + 21, {"outcome": "won", "label": "good"}),
+            ("b-grant", "consent", "b", T0, {"granted": True, "scopes": ["rlds", "cot"]}),
+            ("b-step", "trajectory_step", "b", T0 + 5, step0),
+            ("b-cot", "reasoning", "b", T0 + 5, {"context": "c", "thought_process": []}),
+        ]
+    )
+    # b withdraws rlds on a later day: the day's step goes, like a deletion; cot stays
+    later = bronze([("b-stop", "consent", "b", T0 + 86400, {"granted": False, "scopes": ["rlds"]})])
+    consents = consent_events(pl.concat([events, later]))
+    silver = accepted_events(events, NO_CHECKS, NO_ONE, tmp_path, consents=consents)
+    assert silver.get_column("event_id").to_list() == [
+        "b-grant",
+        "b-cot",
+        "a-at",
+        "a-grant",
+        "a-late",
+        "a-outcome",
+    ]
+
+
 def test_triage_skip_and_sample_rules(tmp_path: Path) -> None:
     events = bronze(
         [
@@ -149,6 +253,7 @@ def test_triage_skip_and_sample_rules(tmp_path: Path) -> None:
             ("s0", "trajectory_step", "p", T0 + 3, step(0, moisture=0.5)),
             ("s1", "trajectory_step", "p", T0 + 4, step(1, moisture=0.9)),
             ("s2", "trajectory_step", "p", T0 + 5, step(2, "walk", moisture=0.9)),
+            ("d4", "decision", "p", T0 + 6, decision("drought", "h3", ambiguity=0.9)),
         ]
     )
     silver = accepted_events(events, NO_CHECKS, NO_ONE, tmp_path).lazy()
@@ -166,6 +271,7 @@ def test_triage_skip_and_sample_rules(tmp_path: Path) -> None:
         "s0": "skip:no_trigger",
         "s1": "sample:sampled_high_entropy" if sampled else "skip:high_entropy_not_sampled",
         "s2": "skip:routine_movement",
+        "d4": "process:high_ambiguity",
     }
     expected = {
         e: ("audit:" + v.split(":")[1]) if e in audited and v.startswith("skip") else v

@@ -5,8 +5,13 @@ import hmac
 
 import pytest
 
-from distill_assets.defs.telemetry.pseudonym import hmac_pads, player_key
-from distill_assets.defs.telemetry.resources import DEVELOPMENT_KEY, KEY_ENV, PlayerIdHasher
+from distill_assets.defs.player_ids import (
+    DEVELOPMENT_KEY,
+    KEY_ENV,
+    PlayerIdHasher,
+    hmac_pads,
+    player_key,
+)
 
 
 def test_configured_key_wins(monkeypatch: pytest.MonkeyPatch) -> None:

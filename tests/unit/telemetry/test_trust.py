@@ -5,7 +5,14 @@ import json
 import polars as pl
 import pytest
 
-from distill_assets.defs.telemetry.trust import trust_at, trust_signals, trust_walk
+from distill_assets.defs.telemetry.trust import (
+    event_flags,
+    trust_at,
+    trust_signals,
+    trust_walk,
+    trust_weighted,
+    trust_weighted_pairs,
+)
 from distill_assets.lib.hashing import split_bucket, with_stable_bucket
 
 
@@ -111,3 +118,87 @@ def test_stable_buckets_match_the_python_reference(salt: str) -> None:
     frame = pl.DataFrame({"event_id": [f"evt-{i}" for i in range(50)]})
     buckets = with_stable_bucket(frame, "event_id", salt, 10_000).get_column("bucket").to_list()
     assert buckets == [split_bucket(salt + f"evt-{i}") for i in range(50)]
+
+
+def test_a_low_trust_players_rows_score_lower_and_fall_out_below_the_floor() -> None:
+    events = silver(
+        [
+            gold("g1", "low", 10, passed=False),
+            gold("g2", "low", 20, passed=False),  # trust 0.3: at the floor, still kept
+            gold("g3", "low", 30, passed=False),  # trust 0.2: below the floor
+        ]
+    )
+    walk = trust_walk(trust_signals(events))
+    rows = pl.DataFrame(
+        {
+            "id": ["r1", "r2", "r3", "r4"],
+            "source_ref": ["a", "b", "c", "d"],
+            "player_key": ["low", "low", "low", "ok"],
+            "event_time": [5.0, 25.0, 35.0, 35.0],
+            "quality_score": [0.8, 0.8, 0.8, 0.8],
+            "metadata": ['{"k":1}'] * 4,
+        }
+    )
+    flags = pl.DataFrame(
+        {"source_ref": ["b"], "validation_flags": [["clock_skew"]]},
+        schema={"source_ref": pl.String, "validation_flags": pl.List(pl.String)},
+    )
+    kept, below_floor = trust_weighted(rows, walk, flags)
+    assert below_floor == 1
+    assert kept.select("id", "quality_score").rows() == [
+        ("r1", 0.8),  # before the failures: the initial trust 0.5, weight 1
+        ("r2", 0.48),  # 0.8 * 0.3 / 0.5
+        ("r4", 0.8),  # a player without signals keeps the content score
+    ]
+    assert [json.loads(m) for m in kept.get_column("metadata")] == [
+        {"k": 1, "trust": 0.5, "validation_flags": []},
+        {"k": 1, "trust": 0.3, "validation_flags": ["clock_skew"]},
+        {"k": 1, "trust": 0.5, "validation_flags": []},
+    ]
+
+
+def test_event_flags_are_the_distinct_checks_of_a_products_events() -> None:
+    steps = [
+        ("s1", "p", 1, "trajectory_step", {"episode_id": "ep1"}),
+        ("s2", "p", 2, "trajectory_step", {"episode_id": "ep1"}),
+        ("s3", "p", 3, "trajectory_step", {"episode_id": "ep2"}),
+    ]
+    events = silver(steps).with_columns(
+        pl.Series(
+            "flag_checks",
+            [["clock_skew"], ["action_out_of_range", "clock_skew"], []],
+            dtype=pl.List(pl.String),
+        )
+    )
+    flags = event_flags(events, "trajectory_step", "episode_id", "episode:").sort("source_ref")
+    assert flags.rows() == [
+        ("episode:ep1", ["action_out_of_range", "clock_skew"]),
+        ("episode:ep2", []),
+    ]
+
+
+def test_a_pair_is_weighed_by_its_less_trusted_side() -> None:
+    events = silver([gold("g1", "low", 10, passed=False), gold("g2", "bad", 10, passed=False)])
+    events = pl.concat(
+        [events, silver([gold(f"b{i}", "bad", 11 + i, passed=False) for i in range(3)])]
+    )
+    walk = trust_walk(trust_signals(events))
+    rows = pl.DataFrame(
+        {
+            "id": ["p1", "p2"],
+            "player_key_chosen": ["ok", "ok"],
+            "player_key_rejected": ["low", "bad"],
+            "event_time": [20.0, 20.0],
+            "quality_score": [0.5, 0.5],
+            "metadata": ['{"k":1}'] * 2,
+        }
+    )
+    kept, below_floor = trust_weighted_pairs(rows, walk)
+    # low: 0.4 after one failure; bad: 0.1 after four, below the floor
+    assert below_floor == 1
+    assert kept.select("id", "quality_score").rows() == [("p1", 0.4)]  # 0.5 * 0.4 / 0.5
+    assert json.loads(kept.item(0, "metadata")) == {
+        "k": 1,
+        "trust_chosen": 0.5,
+        "trust_rejected": 0.4,
+    }

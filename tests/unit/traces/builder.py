@@ -233,8 +233,9 @@ def extract(folder: Any, files: dict[str, str | bytes], **options: Any) -> Extra
     """Write `files` under `folder`, ingest them and run the extraction with `options`."""
     import polars as pl
 
-    from distill_assets.defs.traces.bronze import ingest_events
-    from distill_assets.defs.traces.extract import Extraction, ExtractOptions
+    from distill_assets.contracts.traces import RAW
+    from distill_assets.defs.ingest import ingest_partition
+    from distill_assets.defs.traces.sft_extraction import Extraction, ExtractOptions
 
     raw = folder / "raw"
     for name, content in files.items():
@@ -247,7 +248,7 @@ def extract(folder: Any, files: dict[str, str | bytes], **options: Any) -> Extra
     paths = sorted(str(p) for p in raw.rglob("*") if p.is_file())
     work = folder / "work"
     work.mkdir(exist_ok=True)
-    result = ingest_events(paths, raw_root=str(raw), workdir=work)
+    result = ingest_partition(RAW, paths, raw_root=str(raw), workdir=work)
     with Extraction(result.bronze.path, ExtractOptions(**options)) as extraction:
         extraction.write_runs(work / "runs.parquet")
         extraction.write_sft_steps(work / "sft.parquet", "together")

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import polars as pl
 
+from distill_assets.contracts import traces
 from distill_assets.defs.ingest import ingest_partition
-from distill_assets.defs.traces.bronze import BRONZE_SCHEMA, QUARANTINE_SCHEMA, ingest_events
+from distill_assets.lib.rawfiles import PROBLEM_SCHEMA
 from tests.unit.traces.builder import success_run, text
 
 GOOD = {"ts": 1.5, "kind": "llm_usage", "payload": {"t": 0}, "run_id": "r1", "meta": {"a": 1}}
@@ -54,7 +55,7 @@ def ingest(tmp_path: Path, files: dict[str, str | bytes]) -> tuple[pl.DataFrame,
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
     paths = sorted(str(p) for p in raw.rglob("*") if p.is_file())
-    result = ingest_events(paths, raw_root=str(raw))
+    result = ingest_partition(traces.RAW, paths, raw_root=str(raw))
     bronze = pl.read_parquet(result.bronze.path)
     quarantine = pl.read_parquet(result.quarantine.path)
     assert result.stats.records == bronze.height + quarantine.height
@@ -171,19 +172,32 @@ def test_multi_megabyte_event_and_task_id(tmp_path: Path) -> None:
     assert bronze["task_id"].to_list() == [None, "quixbugs/gcd"]
 
 
-def test_same_tables_as_the_shared_ingest(tmp_path: Path) -> None:
+def test_bronze_has_the_contract_columns(tmp_path: Path) -> None:
     body = text(success_run("s1")) + "".join(f"{bad}\n" for bad, _ in BAD_LINES) + '{"ts": 1'
     files = {"traces/d/a.jsonl": body, "traces/d/b.jsonl": "\ufeff" + line() + "\r\n\r\n"}
-    fast_bronze, fast_quarantine = ingest(tmp_path, files)
-    raw = tmp_path / "raw"
-    paths = sorted(str(p) for p in raw.rglob("*") if p.is_file())
-    shared = ingest_partition(
-        "traces", "events", paths, raw_root=str(raw), bronze_exclude=("line",)
+    bronze, quarantine = ingest(tmp_path, files)
+    assert bronze.schema == pl.Schema(
+        {
+            "source_file": pl.String,
+            "line_no": pl.Int64,
+            "ts": pl.Float64,
+            "kind": pl.String,
+            "run_id": pl.String,
+            "t": pl.Int64,
+            "task_id": pl.String,
+            "model": pl.String,
+            "goal": pl.String,
+            "action": pl.String,
+            "tool": pl.String,
+            "args": pl.String,
+            "ok": pl.Boolean,
+            "event": pl.String,
+            "utf8_replaced": pl.Boolean,
+        }
     )
-    assert pl.read_parquet(shared.bronze.path).equals(fast_bronze)
-    assert pl.read_parquet(shared.quarantine.path).equals(fast_quarantine)
-    assert fast_bronze.schema == pl.Schema(pl.from_arrow(BRONZE_SCHEMA.empty_table()).schema)
-    assert fast_quarantine.columns == QUARANTINE_SCHEMA.names
+    assert bronze.columns == list(traces.BRONZE_COLUMNS)
+    assert quarantine.columns == PROBLEM_SCHEMA.names
+    assert bronze["event"].to_list()[-1] == line()
 
 
 def test_bronze_is_deterministic(tmp_path: Path) -> None:
@@ -191,8 +205,8 @@ def test_bronze_is_deterministic(tmp_path: Path) -> None:
     raw.mkdir(parents=True)
     (raw / "a.jsonl").write_text(text(success_run("s1")) + "not json\n")
     paths = [str(raw / "a.jsonl")]
-    first = ingest_events(paths, raw_root=str(tmp_path / "raw"))
-    second = ingest_events(paths, raw_root=str(tmp_path / "raw"))
+    first = ingest_partition(traces.RAW, paths, raw_root=str(tmp_path / "raw"))
+    second = ingest_partition(traces.RAW, paths, raw_root=str(tmp_path / "raw"))
     assert first.bronze.path.read_bytes() == second.bronze.path.read_bytes()
     assert first.quarantine.path.read_bytes() == second.quarantine.path.read_bytes()
 
@@ -203,9 +217,11 @@ def test_files_are_read_in_path_order_whatever_order_they_are_given_in(tmp_path:
     (raw / "a.jsonl").write_text(text(success_run("s1")))
     (raw / "b.jsonl").write_text(text(success_run("s2")))
     paths = [str(raw / "b.jsonl"), str(raw / "a.jsonl")]
-    given = ingest_events(paths, raw_root=str(tmp_path / "raw"), workdir=_dir(tmp_path / "g"))
-    ordered = ingest_events(
-        sorted(paths), raw_root=str(tmp_path / "raw"), workdir=_dir(tmp_path / "o")
+    given = ingest_partition(
+        traces.RAW, paths, raw_root=str(tmp_path / "raw"), workdir=_dir(tmp_path / "g")
+    )
+    ordered = ingest_partition(
+        traces.RAW, sorted(paths), raw_root=str(tmp_path / "raw"), workdir=_dir(tmp_path / "o")
     )
     bronze = pl.read_parquet(given.bronze.path)
     assert bronze.equals(pl.read_parquet(ordered.bronze.path))

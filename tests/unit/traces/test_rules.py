@@ -1,4 +1,7 @@
-"""Seed 003 rules: the tool schemas and the role grammars samples are validated against."""
+"""Trace rules: the tool schemas and the role grammars samples are validated against.
+
+See docs/sources/traces.md#filtering-rules.
+"""
 
 from __future__ import annotations
 
@@ -36,5 +39,8 @@ def test_role_grammars() -> None:
     assert together.match("system,user,assistant,user,assistant")
     assert not together.match("system,user,assistant,assistant")
     tools = re.compile(rules.TOOLS_ROLE_ORDER)
-    assert tools.match("system,user,assistant,tool,system,assistant")
+    assert tools.match("system,user,assistant,tool,user,assistant")
+    assert tools.match("system,user,assistant,tool,assistant,tool,assistant")
+    assert not tools.match("system,user,assistant,tool,system,assistant")
+    assert not tools.match("system,user,assistant,tool,user,user,assistant")
     assert not tools.match("system,user,assistant,system,tool,assistant")

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import polars as pl
 
-from distill_assets.defs.traces.bronze import ingest_events
-from distill_assets.defs.traces.extract import Extraction, ExtractOptions
+from distill_assets.contracts.traces import RAW
+from distill_assets.defs.ingest import ingest_partition
+from distill_assets.defs.traces.sft_extraction import Extraction, ExtractOptions
 from distill_assets.samples.traces import generate_day
 
 DAY = "2026-11-19"
@@ -35,7 +36,7 @@ def test_scale_one_has_every_scenario_and_its_bad_records(tmp_path: Path) -> Non
     names = sorted(p.name for p in day.files)
     assert names[0] == "archive.jsonl.gz" and names[-1] == "rollouts-worker-2.jsonl"
     paths = sorted(str(p) for p in day.files)
-    ingested = ingest_events(paths, raw_root=str(tmp_path))
+    ingested = ingest_partition(RAW, paths, raw_root=str(tmp_path))
     assert ingested.stats.records == day.records
     assert ingested.quarantine_by_reason == day.bad_records
     assert sum(day.bad_records.values()) / day.records > 0.05

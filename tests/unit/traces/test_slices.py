@@ -15,8 +15,9 @@ import polars as pl
 import pyarrow.parquet as pq
 import pytest
 
-from distill_assets.defs.traces.bronze import ingest_events
-from distill_assets.defs.traces.extract import Extraction, ExtractOptions
+from distill_assets.contracts.traces import RAW
+from distill_assets.defs.ingest import ingest_partition
+from distill_assets.defs.traces.sft_extraction import Extraction, ExtractOptions
 from distill_assets.lib import lake
 from distill_assets.samples.traces import generate_day
 
@@ -30,7 +31,7 @@ def bronze(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The bronze events of two batches of generated traces, in row groups of 5 rows."""
     root = tmp_path_factory.mktemp("slices")
     day = generate_day(root / "raw", DAY, 2, 3)
-    ingested = ingest_events(sorted(str(p) for p in day.files), raw_root=str(root / "raw"))
+    ingested = ingest_partition(RAW, sorted(str(p) for p in day.files), raw_root=str(root / "raw"))
     small = root / "events.parquet"
     pq.write_table(pq.read_table(ingested.bronze.path), small, row_group_size=SMALL_ROW_GROUP)
     return small

@@ -1,0 +1,361 @@
+"""The curation pipeline of one config: feeds → products → global decisions → curated rows.
+
+Pure (no Dagster). Per-row work (scrub, content hash, MinHash signature, embedding, contamination,
+quality gate) is `products.py`; decisions over all history from compact keys only are
+`decide.py`. `curate` runs everything from a frame of feed rows (from scratch, in memory);
+`curate_lake` keeps one product per feed partition in the lake and recomputes only the days whose
+feed partitions changed. Both give the same result for the same feed rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import polars as pl
+
+from distill_assets.contracts.published import (
+    CONFIG_FEEDS,
+    EXCLUSION_SCHEMA,
+    EXCLUSION_TABLES,
+    SUBJECT_COLUMN,
+    feed_schema,
+)
+from distill_assets.defs.curation.curated_table import (
+    CuratedPartition,
+    curated_schema,
+    refresh_curated,
+)
+from distill_assets.defs.curation.decide import ArraySource, Decisions, RowVectors, decide
+from distill_assets.defs.curation.decontaminate import NO_EVAL_SETS
+from distill_assets.defs.curation.products import (
+    FULL_VECTORS,
+    KEY_COLUMNS,
+    ROW_ARRAYS,
+    LakeVectors,
+    ProductContext,
+    compute_products,
+    matrix,
+    read_products,
+    refresh_products,
+)
+from distill_assets.lib.embed import load_embedder
+from distill_assets.lib.lake import global_path, partition_files, scan_partition
+from distill_assets.lib.scrub import redaction_column
+from distill_assets.rules.curation import EXACT_DEDUP_ONLY, REDACTIONS, REMOVAL_REASONS
+
+# Audit columns kept in the curated lake table beside the published ones; the release drops them.
+AUDIT_COLUMNS: tuple[str, ...] = ("split_group", "content_hash", "partition", "split_by")
+# what `curate_lake` keeps in memory of the published rows (their text stays in the files)
+SUMMARY_COLUMNS: tuple[str, ...] = (
+    "partition",
+    "product_row",
+    "id",
+    "source",
+    "quality_score",
+    "split",
+    "split_by",
+)
+REMOVED_COLUMNS: tuple[str, ...] = (
+    "id",
+    "source",
+    "source_ref",
+    "partition",
+    "content_hash",
+    "reason",
+    "kept_id",
+    "eval_file",
+)
+
+
+def feed_name(source: str, table: str) -> str:
+    """Return the `source/table` name of a feed table (its asset key path)."""
+    return f"{source}/{table}"
+
+
+def feed_partitions(lake_root: str, config: str) -> dict[str, list[str]]:
+    """Return, per feed table of `config`, the partitions present in the lake (sorted)."""
+    return {
+        feed_name(source, table): [
+            path.rsplit("/", 1)[-1].removesuffix(".parquet")
+            for path in partition_files(lake_root, source, table)
+        ]
+        for source, table in CONFIG_FEEDS.get(config, [])
+    }
+
+
+def scan_feeds(lake_root: str, config: str, days: set[str] | None = None) -> pl.LazyFrame:
+    """Lazily read every partition (or those in `days`) of every feed table of `config`.
+
+    The frame holds the contract columns, `subject` and `partition`, feed table by feed table
+    (`CONFIG_FEEDS` order), each in partition order. A feed table with no partition yet
+    contributes no rows. A partition missing a contract column is a bug in the room that writes
+    it: reported by table and file, not read as nulls.
+    """
+    schema = feed_schema(config)
+    frames = []
+    for source, table in CONFIG_FEEDS.get(config, []):
+        for path in partition_files(lake_root, source, table):
+            day = path.rsplit("/", 1)[-1].removesuffix(".parquet")
+            if days is not None and day not in days:
+                continue
+            present = pl.read_parquet_schema(path)
+            missing = [name for name in schema if name not in present]
+            if missing:
+                raise ValueError(
+                    f"feed table {feed_name(source, table)} of config {config!r} lacks "
+                    f"{missing} in {path}"
+                )
+            subject = (
+                pl.col(SUBJECT_COLUMN).cast(pl.String)
+                if SUBJECT_COLUMN in present
+                else pl.lit(None, dtype=pl.String).alias(SUBJECT_COLUMN)
+            )
+            frames.append(
+                scan_partition(lake_root, source, table, day).select(
+                    *(pl.col(name).cast(dtype) for name, dtype in schema.items()),
+                    subject,
+                    pl.lit(day, dtype=pl.String).alias("partition"),
+                )
+            )
+    if not frames:
+        return pl.LazyFrame(
+            schema={**schema, SUBJECT_COLUMN: pl.String(), "partition": pl.String()}
+        )
+    return pl.concat(frames, how="vertical")
+
+
+def scan_feed_day(lake_root: str, config: str, day: str) -> pl.LazyFrame:
+    """Lazily read one day of every feed table of `config` (as `scan_feeds` reads all days)."""
+    return scan_feeds(lake_root, config, days={day})
+
+
+def scan_exclusions(lake_root: str) -> pl.LazyFrame:
+    """Lazily read every exclusion table present (`EXCLUSION_TABLES`; absent ones list nothing)."""
+    frames = [
+        pl.scan_parquet(str(path)).select(
+            pl.col(name).cast(dtype) for name, dtype in EXCLUSION_SCHEMA.items()
+        )
+        for path in (global_path(lake_root, source, table) for source, table in EXCLUSION_TABLES)
+        if path.exists()
+    ]
+    if not frames:
+        return pl.LazyFrame(schema=EXCLUSION_SCHEMA)
+    return pl.concat(frames, how="vertical")
+
+
+@dataclass(frozen=True)
+class CurationResult:
+    """What curating one config produced.
+
+    `curated` holds the curated rows: every column (`curated_schema`) from `curate`, only
+    `SUMMARY_COLUMNS` from `curate_lake`, whose rows are in the partition files `partitions`.
+    """
+
+    curated: pl.DataFrame
+    duplicates: pl.DataFrame
+    rows_in: int
+    redactions: dict[str, int] = field(default_factory=dict)
+    redacted_rows: int = 0
+    excluded: dict[str, int] = field(default_factory=dict)
+    removed: dict[str, int] = field(default_factory=dict)
+    split_by: dict[str, int] = field(default_factory=dict)
+    products_computed: list[str] = field(default_factory=list)
+    products_reused: list[str] = field(default_factory=list)
+    partitions: list[CuratedPartition] = field(default_factory=list)
+
+    @property
+    def curated_rewritten(self) -> list[str]:
+        """Return the partitions whose curated file this run wrote."""
+        return [p.partition for p in self.partitions if p.rewritten]
+
+    @property
+    def drop_reasons(self) -> dict[str, int]:
+        """Return why rows left, by reason code (exclusions, then the funnel's order)."""
+        return {**self.excluded, **self.removed}
+
+    @property
+    def funnel(self) -> dict[str, int]:
+        """Return the rows left after each stage: in → scrubbed → each removal → published."""
+        stages = {"rows_in": self.rows_in}
+        left = self.rows_in - sum(self.excluded.values())
+        stages["scrubbed"] = left
+        for reason in REMOVAL_REASONS:
+            left -= self.removed.get(reason, 0)
+            stages[reason] = left
+        stages["published"] = self.curated.height
+        return stages
+
+
+def exclude_subjects(
+    feeds: pl.LazyFrame, exclusions: pl.LazyFrame
+) -> tuple[pl.LazyFrame, dict[str, int]]:
+    """Drop feed rows whose `(source, subject)` an exclusion lists; count them per reason.
+
+    A subject listed under several reasons counts under the smallest reason code.
+    """
+    listed = (
+        exclusions.drop_nulls([SUBJECT_COLUMN])
+        .group_by("source", SUBJECT_COLUMN)
+        .agg(pl.col("reason").min())
+    )
+    keys = ["source", SUBJECT_COLUMN]
+    counted = (
+        feeds.select(keys).join(listed, on=keys, how="inner").group_by("reason").len().collect()
+    )
+    kept = feeds.join(listed.select(keys), on=keys, how="anti", nulls_equal=False)
+    return kept, {str(reason): int(n) for reason, n in sorted(counted.iter_rows())}
+
+
+def frame_vectors(products: pl.DataFrame) -> RowVectors:
+    """Return the vectors of in-memory products (`ROW_ARRAYS`, `FULL_VECTORS` held in memory)."""
+    full = {name: matrix(products.get_column(name), dtype) for name, dtype in FULL_VECTORS.items()}
+    return RowVectors(
+        *(matrix(products.get_column(name), dtype) for name, dtype in ROW_ARRAYS.items()),
+        ArraySource(full),
+        np.arange(products.height),
+    )
+
+
+def _compact(products: pl.DataFrame) -> pl.DataFrame:
+    """Return the key and redaction columns of products (what global decisions read)."""
+    redactions = [redaction_column(r.kind) for r in REDACTIONS]
+    return products.select(*KEY_COLUMNS, *redactions)
+
+
+def decide_products(
+    keys: pl.DataFrame,
+    vectors: RowVectors,
+    exclusions: pl.LazyFrame | None,
+    config: str,
+) -> tuple[Decisions, dict[str, int], pl.DataFrame]:
+    """Drop excluded subjects, then decide; return decisions, exclusion counts, kept keys."""
+    indexed = keys.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("key_row"))
+    excluded: dict[str, int] = {}
+    if exclusions is not None:
+        kept, excluded = exclude_subjects(indexed.lazy(), exclusions)
+        indexed = kept.collect()
+    rows = indexed.get_column("key_row").to_numpy()
+    if not np.array_equal(rows, np.arange(keys.height)):
+        vectors = vectors.take(rows)
+    decisions = decide(indexed.drop("key_row"), vectors, fuzzy=config not in EXACT_DEDUP_ONLY)
+    return decisions, excluded, indexed.drop("key_row")
+
+
+def removed_rows(fates: pl.DataFrame, keys: pl.DataFrame) -> pl.DataFrame:
+    """Return the removed rows (`REMOVED_COLUMNS`) from the decisions and the rows' keys."""
+    return (
+        fates.filter(pl.col("reason").is_not_null())
+        .join(keys, on=["partition", "product_row"], how="inner")
+        .select(REMOVED_COLUMNS)
+        .sort("reason", "kept_id", "id", "source_ref", "partition", nulls_last=True)
+    )
+
+
+def redaction_totals(keys: pl.DataFrame) -> tuple[dict[str, int], int]:
+    """Return matches replaced per redaction kind and how many rows had any, over `keys`."""
+    counts = [redaction_column(r.kind) for r in REDACTIONS]
+    touched = keys.select(
+        *(pl.col(c).sum() for c in counts), (pl.sum_horizontal(counts) > 0).sum().alias("rows")
+    )
+    totals = touched.row(0) if keys.height else (0,) * (len(counts) + 1)
+    return {r.kind: int(totals[i] or 0) for i, r in enumerate(REDACTIONS)}, int(totals[-1] or 0)
+
+
+def split_by_counts(curated: pl.DataFrame) -> dict[str, int]:
+    """Return published rows per `split_by`."""
+    counts = curated.group_by("split_by").len().sort("split_by")
+    return {str(k): int(n) for k, n in counts.iter_rows()}
+
+
+def assemble(
+    config: str,
+    *,
+    products: pl.DataFrame,
+    keys: pl.DataFrame,
+    decisions: Decisions,
+    excluded: dict[str, int],
+) -> CurationResult:
+    """Join decisions back onto the product rows: curated rows, removed rows and counts."""
+    fates = decisions.fates
+    curated = (
+        products.join(fates.filter(pl.col("reason").is_null()), on=["partition", "product_row"])
+        .select(curated_schema(config).names())
+        .cast(dict(curated_schema(config)))
+        .sort("split", "id", "source_ref", "content_hash", "partition", maintain_order=True)
+    )
+    redactions, redacted_rows = redaction_totals(keys)
+    return CurationResult(
+        curated=curated.rechunk(),
+        duplicates=removed_rows(fates, keys).rechunk(),
+        rows_in=products.height,
+        redactions=redactions,
+        redacted_rows=redacted_rows,
+        excluded=excluded,
+        removed=decisions.removal_counts,
+        split_by=split_by_counts(curated),
+    )
+
+
+def curate(
+    feeds: pl.LazyFrame,
+    config: str,
+    exclusions: pl.LazyFrame | None = None,
+    context: ProductContext | None = None,
+) -> CurationResult:
+    """Curate the feed rows of `config` from scratch, in memory (`rules/curation.py`)."""
+    context = context or ProductContext(config, load_embedder(), NO_EVAL_SETS)
+    products = compute_products(feeds, context)
+    keys = _compact(products)
+    decisions, excluded, kept = decide_products(keys, frame_vectors(products), exclusions, config)
+    return assemble(config, products=products, keys=kept, decisions=decisions, excluded=excluded)
+
+
+def curate_lake(
+    lake_root: str,
+    config: str,
+    context: ProductContext,
+    exclusions: pl.LazyFrame | None = None,
+) -> CurationResult:
+    """Curate `config` from its per-partition products into per-partition curated files.
+
+    Products are refreshed for changed feed partitions only; the global decisions read compact
+    product columns only; a curated partition file is rewritten only when its key changed
+    (`curated_table.py`), so a night reads the text of its new partition and of the partitions whose
+    rows' fate it changed.
+    """
+    refresh = refresh_products(
+        lake_root, config, context, lambda day: scan_feed_day(lake_root, config, day)
+    )
+    redactions = [redaction_column(r.kind) for r in REDACTIONS]
+    if refresh.paths:
+        keys = read_products(refresh.paths, [*KEY_COLUMNS, *redactions])
+        lake = LakeVectors(refresh.paths)
+        vectors = RowVectors(*lake.columns(ROW_ARRAYS), lake, np.arange(keys.height))
+    else:
+        empty = compute_products(scan_feeds(lake_root, config, days=set()), context)
+        keys = empty.select(*KEY_COLUMNS, *redactions)
+        vectors = frame_vectors(empty)
+    decisions, excluded, kept = decide_products(keys, vectors, exclusions, config)
+    del vectors
+    published = (
+        decisions.fates.filter(pl.col("reason").is_null())
+        .join(kept, on=["partition", "product_row"], how="inner")
+        .select(SUMMARY_COLUMNS)
+        .sort("partition", "product_row")
+    )
+    partitions = refresh_curated(lake_root, config, refresh, context.version, published)
+    redaction_counts, redacted_rows = redaction_totals(kept)
+    return CurationResult(
+        curated=published,
+        duplicates=removed_rows(decisions.fates, kept).rechunk(),
+        rows_in=keys.height,
+        redactions=redaction_counts,
+        redacted_rows=redacted_rows,
+        excluded=excluded,
+        removed=decisions.removal_counts,
+        split_by=split_by_counts(published),
+        products_computed=refresh.computed,
+        products_reused=refresh.reused,
+        partitions=partitions,
+    )

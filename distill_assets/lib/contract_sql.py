@@ -1,0 +1,245 @@
+"""Generate a raw contract's bulk parse statement from its pydantic model.
+
+A contract states each field once, on the model: its name, type, whether it is required, its
+constraints (an enum's or a Literal's values, `ge`/`gt`/`le`/`lt`), and, as `Annotated` metadata,
+the `JsonField` kind that says how a JSON value of that field is read and normalised (`Text`,
+`TextOrInteger`, `Integer`, `Number`, `Choice`, `UnixOrIsoSeconds`, `IsoSeconds`, `TextList`: the
+same normalisations as the model's validators); optional fields of which at least one is required
+share a `OneOf` group, checked as one (`missing_<group>`, `invalid_<group>`).
+`parse_statement` walks the model's fields in order and writes the DuckDB statement the ingest
+runs (`lib.rawcontract.RawContract.parse`): one `json_transform` of each line to the contract's
+fields, a type (`json_kind`) and a value per field, and the reason chain: the line-level reasons
+(`LINE_REASONS`), then, field by field in model order, `missing_<field>` (a required field
+absent, null, or blank where blank means absent) and `invalid_<field>` (present but not of the
+contract). The first failing test is the record's `quarantine_reason`; the model's field order
+is therefore the order the reasons are tested in. The statement also returns the bronze columns
+(in the order of the contract's bronze schema), the unknown fields as `extra` (with
+`extra_keys`, see `defs.ingest.UsualExtras`), `quarantine_detail` (worded by the contract's
+`Details`) and, for a contract with a key unique within a partition, `dedup_key`. Bronze columns
+that no single field gives (a derived id) are the contract's `derived` expressions, over the
+fields' values and bronze columns (`{field.value}`, `{field.output}`).
+
+The statement is built once per process on first use (cached): there is no SQL file to go stale.
+The contract's constants (an enum's values, a bound, a pattern) are part of the statement, as SQL
+literals quoted here; no record value is ever put in it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+
+from pydantic import BaseModel
+
+from distill_assets.lib.json_fields import Column, JsonField, OneOf, sql_literal
+
+# reasons every line can get before its fields are looked at, in the order they are tested
+LINE_REASONS: tuple[str, ...] = ("invalid_json", "torn_last_line", "not_an_object")
+# the bronze columns no contract field gives, when the bronze schema names them
+_PROVENANCE = {
+    "id": "left(sha256(source_file || chr(31) || line_no), 16)",
+    "source_ref": "source_file || ':' || line_no",
+    "source_file": "source_file",
+    "line_no": "line_no",
+    "utf8_replaced": "utf8_replaced",
+}
+
+
+@dataclass(frozen=True)
+class Details:
+    """How a contract words its quarantine details: SQL over `doc` (the line) and `doc_type`.
+
+    One per line reason; `missing`/`invalid`: of a field's reasons, given the field's name
+    (`{name}`); `None`: no detail.
+    """
+
+    invalid_json: str | None
+    torn_last_line: str | None
+    not_an_object: str
+    missing: str | None
+    invalid: str
+
+
+# revisions: every reason explained; a bad value is shown (its JSON, cut to 200 characters)
+EXPLAINED = Details(
+    invalid_json="'line is not valid JSON'",
+    torn_last_line="'last line of the file is not valid JSON (cut off while being written?)'",
+    not_an_object="'JSON ' || lower(doc_type) || ' where an object was expected'",
+    missing="'{name} is absent, null or blank'",
+    invalid="'{name} = ' || left(json_extract(doc, '$.{name}')::VARCHAR, 200)",
+)
+# escalations: only what is wrong with an object is shown (its JSON, the whole detail cut to 200)
+TERSE = Details(
+    invalid_json=None,
+    torn_last_line=None,
+    not_an_object="'json ' || lower(doc_type)",
+    missing=None,
+    invalid="left('{name} = ' || coalesce(CAST(json(doc) -> '{name}' AS VARCHAR), 'null'), 200)",
+)
+
+
+@dataclass(frozen=True)
+class _Check:
+    """One reason of the chain: its code, its SQL test and its detail (SQL)."""
+
+    reason: str
+    test: str
+    detail: str | None
+
+
+def columns(model: type[BaseModel]) -> dict[str, Column]:
+    """Return each field of `model`, in order, as a `Column` (its `JsonField` from its metadata)."""
+    fields = {}
+    for name, info in model.model_fields.items():
+        kinds = [m for m in info.metadata if isinstance(m, JsonField)]
+        if len(kinds) != 1:
+            raise TypeError(f"{model.__name__}.{name} needs exactly one JsonField in its metadata")
+        fields[name] = Column(name, kinds[0], info)
+    return fields
+
+
+def _group(col: Column) -> str | None:
+    return next((m.group for m in col.info.metadata if isinstance(m, OneOf)), None)
+
+
+def _field_checks(model: type[BaseModel], details: Details) -> list[_Check]:
+    """Return the field reasons in the order they are tested, with their tests and details."""
+    cols = columns(model)
+    checks: list[_Check] = []
+    done: set[str] = set()
+    for name, col in cols.items():
+        group = _group(col)
+        if group is None:
+            members, label, required = [col], name, col.info.is_required()
+        elif group in done:
+            continue
+        else:
+            members = [c for c in cols.values() if _group(c) == group]
+            label, required = group, True
+            done.add(group)
+        missing = " AND ".join(f"({m.absent()})" for m in members)
+        blank = members[0].kind.absent_when(members[0]) if group is None else None
+        if required:
+            test = f"({missing}) OR ({blank})" if blank else missing
+            text = details.missing.format(name=label) if details.missing else None
+            checks.append(_Check(f"missing_{label}", test, text))
+        invalid = " OR ".join(f"({m.invalid()})" for m in members)
+        shown = [(m, details.invalid.format(name=m.name)) for m in members]
+        text = (
+            shown[0][1]
+            if len(shown) == 1
+            else "CASE "
+            + " ".join(f"WHEN {m.invalid()} THEN {d}" for m, d in shown[:-1])
+            + f" ELSE {shown[-1][1]} END"
+        )
+        checks.append(_Check(f"invalid_{label}", invalid, text))
+    return checks
+
+
+def field_reasons(model: type[BaseModel]) -> tuple[str, ...]:
+    """Return the reasons a record's fields can get, in the order they are tested."""
+    return tuple(check.reason for check in _field_checks(model, EXPLAINED))
+
+
+@cache
+def parse_statement(
+    model: type[BaseModel],
+    source: str,
+    bronze: tuple[str, ...],
+    *,
+    key: tuple[str, ...] = (),
+    details: Details = EXPLAINED,
+    derived: tuple[tuple[str, str], ...] = (),
+    extra_default: str | None = "{}",
+) -> str:
+    """Return the parse statement of `model`'s records (see the module docstring).
+
+    `bronze`: the bronze columns in order (provenance columns, `source`, the model's fields,
+    `derived` ones, `extra`); `key`: the bronze columns whose values, joined, are `dedup_key`;
+    `details`: how quarantine details are worded; `derived`: (column, SQL template) pairs;
+    `extra_default`: `extra` of an object without unknown fields.
+    """
+    cols = columns(model)
+    structure = json.dumps(dict.fromkeys(cols, "JSON"), separators=(",", ":"))
+    known = ", ".join(sql_literal(name) for name in cols)
+    kinds = ",\n        ".join(f"json_kind({c.json}) AS {c.type}" for c in cols.values())
+    values = ",\n        ".join(f"{c.kind.value(c)} AS {c.value}" for c in cols.values())
+    checks = [
+        _Check("torn_last_line", "doc IS NULL AND is_last_line", details.torn_last_line),
+        _Check("invalid_json", "doc IS NULL", details.invalid_json),
+        _Check("not_an_object", "doc_type <> 'OBJECT'", details.not_an_object),
+        *_field_checks(model, details),
+    ]
+    chain = "\n            ".join(f"WHEN {c.test} THEN {sql_literal(c.reason)}" for c in checks)
+    explained = " ".join(
+        f"WHEN {sql_literal(c.reason)} THEN {c.detail}" for c in checks if c.detail is not None
+    )
+    patch = json.dumps(dict.fromkeys(cols), separators=(",", ":"))
+    default = f" WHEN doc_type = 'OBJECT' THEN {sql_literal(extra_default)}"
+    outputs = {
+        **_PROVENANCE,
+        "source": sql_literal(source),
+        **{name: col.output for name, col in cols.items()},
+        **{name: template.format(**cols) for name, template in derived},
+        "extra": (
+            "CASE WHEN len(extra_keys) > 0 AND extra_keys = $extra_sequence "
+            "THEN CAST(to_json(json_transform(doc, $extra_structure)) AS VARCHAR) "
+            "WHEN len(extra_keys) > 0 "
+            f"THEN CAST(json_merge_patch(doc, {sql_literal(patch)}) AS VARCHAR)"
+            f"{default if extra_default is not None else ''} END"
+        ),
+    }
+    selected = [f'{outputs[name]} AS "{name}"' for name in bronze]
+    selected.append("extra_keys")
+    selected.append("contract_reason AS quarantine_reason")
+    selected.append(f"CASE contract_reason {explained} END AS quarantine_detail")
+    if key:
+        joined = " || chr(31) || ".join(f"({outputs[name]})" for name in key)
+        selected.append(f"CASE WHEN contract_reason IS NULL THEN {joined} END AS dedup_key")
+    listed = ",\n    ".join(selected)
+    origin = f"{model.__module__}.{model.__name__}"
+    return f"""-- generated by distill_assets.lib.contract_sql from {origin}
+WITH lines AS (
+    SELECT
+        source_file, line_no, line, utf8_replaced, is_last_line,
+        CASE WHEN json_valid(line) THEN line END AS doc
+    FROM raw_lines
+),
+objects AS (
+    SELECT *, coalesce(starts_object(doc), false) AS is_object FROM lines
+),
+parsed AS (
+    SELECT
+        *,
+        CASE WHEN doc IS NULL THEN NULL WHEN is_object THEN 'OBJECT' ELSE json_type(doc) END
+            AS doc_type,
+        CASE WHEN is_object THEN json_transform(doc, {sql_literal(structure)}) END AS f,
+        CASE WHEN is_object THEN json_keys(doc) END AS keys
+    FROM objects
+),
+typed AS (
+    SELECT
+        *,
+        {kinds},
+        list_filter(keys, lambda k: NOT list_contains([{known}], k)) AS extra_keys
+    FROM parsed
+),
+valued AS (
+    SELECT
+        *,
+        {values}
+    FROM typed
+),
+checked AS (
+    SELECT
+        *,
+        CASE
+            {chain}
+        END AS contract_reason
+    FROM valued
+)
+SELECT
+    {listed}
+FROM checked
+"""

@@ -1,0 +1,70 @@
+"""Payouts: a peer-prediction mismatch pays zero and the row says why (rules/telemetry_trust.py)."""
+
+import json
+
+import polars as pl
+
+from distill_assets.defs.telemetry.payouts import payouts
+from distill_assets.defs.telemetry.trust import trust_signals, trust_walk
+
+
+def silver(rows: list[tuple[str, str, float, str, dict]]) -> pl.LazyFrame:
+    return pl.LazyFrame(
+        {
+            "event_id": [r[0] for r in rows],
+            "player_key": [r[1] for r in rows],
+            "event_time": [r[2] for r in rows],
+            "event_seq": list(range(len(rows))),
+            "event_type": [r[3] for r in rows],
+            "payload": [json.dumps(r[4]) for r in rows],
+            "partition": ["2026-01-20"] * len(rows),
+        }
+    )
+
+
+def decision(event_id: str, player: str, t: float, scenario: str, chosen: str) -> tuple:
+    payload = {
+        "scenario_id": scenario,
+        "game_state_hash": scenario,
+        "prompt": "?",
+        "options": [chosen],
+        "chosen_option": chosen,
+        "ambiguity_score": 0.5,
+        "ai_policy_probs": {chosen: 1.0},
+    }
+    return (event_id, player, t, "decision", payload)
+
+
+def outcome(event_id: str, player: str, t: float, decision_id: str) -> tuple:
+    payload = {"decision_event_id": decision_id, "outcome": "ok", "label": "Success", "reward": 1}
+    return (event_id, player, t, "outcome", payload)
+
+
+def peer(event_id: str, player: str, t: float, scenario: str, choice: str) -> tuple:
+    payload = {"pairing_id": "pr", "scenario_id": scenario, "choice": choice}
+    return (event_id, player, t, "peer_prediction", payload)
+
+
+def test_a_peer_mismatch_pays_zero_and_the_row_says_why() -> None:
+    events = silver(
+        [
+            decision("da", "a", 1, "s", "x"),
+            outcome("oa", "a", 2, "da"),
+            decision("dc", "c", 1, "s", "y"),
+            outcome("oc", "c", 2, "dc"),
+            decision("dc2", "c", 3, "t", "z"),
+            outcome("oc2", "c", 4, "dc2"),
+            peer("pa", "a", 10, "s", "x"),
+            peer("pb", "b", 10, "s", "x"),
+            peer("pc", "c", 10, "s", "y"),
+        ]
+    )
+    rows = payouts(events, trust_walk(trust_signals(events)))
+    got = {r["player_key"]: r for r in rows.to_dicts()}
+    # a matched: 10 * U 1 * (1 + 0.5 * H 0) * C 0.5; c's mismatched decision on `s` pays nothing,
+    # his decision on `t` (no pairing) pays as usual
+    assert got["a"]["payout"] == 5.0
+    assert (got["a"]["zeroed_tasks"], got["a"]["zero_reasons"]) == (0, [])
+    assert got["c"]["tasks"] == 2
+    assert got["c"]["payout"] == 5.0
+    assert (got["c"]["zeroed_tasks"], got["c"]["zero_reasons"]) == (1, ["peer_mismatch"])
