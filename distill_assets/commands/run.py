@@ -14,7 +14,6 @@ from upath import UPath
 
 from distill_assets.defs.release.objectstore import load_hint
 from distill_assets.lib.cleanup import remove_orphaned_workdirs
-from distill_assets.lib.rawfiles import list_partitions
 from distill_assets.lib.runlock import LockHeld, fail_orphaned_runs, run_lock
 from distill_assets.lib.settings import SOURCES, Settings
 from distill_assets.lib.startup import SettingsError, check_startup, resolve_settings
@@ -94,6 +93,7 @@ def run_locked(args: argparse.Namespace, settings: Settings) -> int:
     # Imported after landing: the partitions start from the first raw date present.
     from distill_assets.defs.partitions import (
         SKIP_REASONS,
+        days_with_raw_files,
         last_partition_date,
         skipped_raw_folders,
     )
@@ -101,7 +101,7 @@ def run_locked(args: argparse.Namespace, settings: Settings) -> int:
     last = last_partition_date()
     for folder, problem in skipped_raw_folders(settings.raw_root, last).items():
         print(f"[distill] skipped raw folder {folder}: {SKIP_REASONS[problem]}")
-    partitions = sorted({p for s in sources for p in list_partitions(settings.raw_root, s, last)})
+    partitions = days_with_raw_files(settings.raw_root, sources, last)
     if wanted is not None:
         in_range = set(days_in(*wanted))
         partitions = [p for p in partitions if p in in_range]

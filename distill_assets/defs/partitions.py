@@ -14,25 +14,24 @@ folders are reported (`distill run` output) and skipped: `not_a_date` (`2026-13-
 they are and are ingested once the folder is renamed or the day is complete. The setting
 `DISTILL_FUTURE_DAYS=N` (default 0) makes the N days after the last complete day partitions too
 (Dagster's `end_offset`): 1 admits today's incomplete day, for producers that land ahead of UTC.
+
+A date whose folders hold no raw file (`days_with_raw_files`) is not ingested by `distill run`,
+`distill backfill` or the nightly schedule: it is reported as `empty` and skipped, since its
+ingest would only write empty tables.
 """
 
 from datetime import UTC, date, datetime, timedelta
 
 import dagster as dg
 
-from distill_assets.lib.rawfiles import list_partitions, skipped_folders
+from distill_assets.lib.rawfiles import list_partitions, list_raw_files, skipped_folders
 from distill_assets.lib.settings import SOURCES, Settings
 
 
 def partitions_start(settings: Settings, today: date | None = None) -> str:
-    """Return the first daily partition (see the module docstring)."""
+    """Return the first daily partition (see the module docstring; `Settings` checked the date)."""
     if settings.partitions_start:
-        try:
-            return date.fromisoformat(settings.partitions_start).isoformat()
-        except ValueError:
-            raise ValueError(
-                f"DISTILL_PARTITIONS_START={settings.partitions_start!r} is not a date (YYYY-MM-DD)"
-            ) from None
+        return date.fromisoformat(settings.partitions_start).isoformat()
     today = today or datetime.now(UTC).date()
     yesterday = today - timedelta(days=1)
     landed = [day for s in SOURCES for day in list_partitions(settings.raw_root, s, yesterday)]
@@ -51,6 +50,7 @@ SKIP_REASONS = {
     "future_date": (
         "a date after the last complete day (UTC) and DISTILL_FUTURE_DAYS: not ingested yet"
     ),
+    "empty": "an empty folder: nothing to ingest",
 }
 
 
@@ -62,8 +62,27 @@ def last_partition_date() -> date | None:
 
 def skipped_raw_folders(raw_root: str, last: date | None) -> dict[str, str]:
     """Return `source/name` → reason for every raw folder that is not a partition to ingest."""
-    return {
+    skipped = {
         f"{source}/{name}": problem
         for source in SOURCES
         for name, problem in skipped_folders(raw_root, source, last).items()
     }
+    for source in SOURCES:
+        for day in list_partitions(raw_root, source, last):
+            if not list_raw_files(raw_root, source, day):
+                skipped[f"{source}/{day}"] = "empty"
+    return dict(sorted(skipped.items()))
+
+
+def days_with_raw_files(
+    raw_root: str, sources: tuple[str, ...] = SOURCES, last: date | None = None
+) -> list[str]:
+    """Return the ingest dates (up to `last`) where at least one of `sources` has a raw file."""
+    return sorted(
+        {
+            day
+            for source in sources
+            for day in list_partitions(raw_root, source, last)
+            if list_raw_files(raw_root, source, day)
+        }
+    )

@@ -1,5 +1,9 @@
 """Project-wide resources: settings, the Parquet lake IO manager.
 
+The lake IO manager holds the data dir's run lock (`lib.runlock`) for as long as its run (or, with
+a step-per-process executor, its step) executes: every run that writes the lake takes it in its
+own process, whoever launched it, so two writers never overlap on one data dir.
+
 `LakeIOManager` is built on Dagster's `UPathIOManager` (dagster-polars 0.27.12 breaks on Polars 2.x,
 see DESIGN.md): outputs are Polars frames (a LazyFrame is streamed), Arrow tables, or a
 `StagedParquet` file an asset wrote itself with DuckDB; all land atomically at
@@ -8,6 +12,8 @@ see DESIGN.md): outputs are Polars frames (a LazyFrame is streamed), Arrow table
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +32,7 @@ from distill_assets.lib.lake import (
     write_parquet_atomic,
 )
 from distill_assets.lib.llm import ChatClient, chat_client
+from distill_assets.lib.runlock import run_lock
 from distill_assets.lib.settings import Settings
 
 
@@ -140,6 +147,12 @@ class LakeIOManager(dg.ConfigurableIOManagerFactory):
     """The lake IO manager; `lake_root` empty means the settings' lake root."""
 
     lake_root: str = ""
+
+    @contextmanager
+    def yield_for_execution(self, context: dg.InitResourceContext) -> Iterator[ParquetLakeIO]:
+        """Hold the data dir's run lock while the run uses the lake (module docstring)."""
+        with run_lock(Settings.resolve().data_dir, context.run_id):
+            yield self.create_io_manager(context)
 
     def create_io_manager(self, context: dg.InitResourceContext) -> ParquetLakeIO:
         """Build the IO manager rooted at the configured lake."""

@@ -1,10 +1,17 @@
-"""One `distill run` per data dir at a time, and a Dagster instance that is set up once.
+"""One writer per data dir at a time, whatever launches it, and a Dagster instance set up once.
 
 The lock is an exclusive `flock` on `<data dir>/.distill.lock`. The kernel releases it when its
 process ends, however it ends (`kill -9` included), so a lock file left behind is stale by
-construction and the next run simply takes it over; the file's content (pid, UTC start time) is
-only there to name the holder in the message of a run that finds the lock taken. A second run
-does not wait: it exits with that message.
+construction and the next run simply takes it over; the file's content (UTC start time, pid, run
+id) is only there to name the holder in the message of a run that finds the lock taken. A second
+writer does not wait: it stops with that message (one line).
+
+Two places take it: `distill run` / `distill backfill` for their whole command, and the lake IO
+manager (`defs.resources.LakeIOManager`) in the process of every Dagster run that writes the lake,
+whoever launched it (the UI, a schedule, a sensor, a daemon backfill, `dagster asset
+materialize`). The lock is re-entrant within a process, so the runs a `distill` command executes
+in-process run under the command's lock. With a step-per-process executor (`multiprocess`, `k8s`)
+each step process takes it; a step finding it held by another step of the same run proceeds.
 
 Two processes creating the SQLite storage of a fresh `DAGSTER_HOME` at the same moment can leave
 it with two migration heads; the instance is therefore opened (and its storage created) under a
@@ -26,6 +33,7 @@ import dagster as dg
 from distill_assets.lib.cleanup import process_alive
 
 LOCK_FILE = ".distill.lock"
+RUN_FIELD = "run "
 INSTANCE_LOCK_FILE = ".distill-instance.lock"
 PID_TAG = "distill/cli_pid"
 UNFINISHED = [dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED]
@@ -43,25 +51,53 @@ def _try_lock(handle: TextIO) -> bool:
     return True
 
 
+# lock files this process holds -> how many nested `run_lock` blocks hold each
+_HELD: dict[Path, int] = {}
+
+
+def _holder_run(holder: str) -> str | None:
+    """Return the run id a lock file's content names, if any."""
+    fields = [f.strip() for f in holder.split(",")]
+    runs = [f.removeprefix(RUN_FIELD) for f in fields if f.startswith(RUN_FIELD)]
+    return runs[0] if runs else None
+
+
 @contextmanager
-def run_lock(data_dir: str) -> Iterator[Path]:
-    """Hold the run lock of `data_dir` for the block; raise `LockHeld` if another process has it."""
+def run_lock(data_dir: str, run_id: str | None = None) -> Iterator[Path]:
+    """Hold the run lock of `data_dir` for the block; raise `LockHeld` if another writer has it.
+
+    Re-entrant within a process. `run_id` names the Dagster run taking it: a step process of a
+    run whose other step holds the lock proceeds (module docstring).
+    """
     folder = Path(data_dir)
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / LOCK_FILE
+    path = (folder / LOCK_FILE).resolve()
+    if path in _HELD:
+        _HELD[path] += 1
+        try:
+            yield path
+        finally:
+            _HELD[path] -= 1
+        return
     with path.open("a+", encoding="utf-8") as handle:
         if not _try_lock(handle):
             handle.seek(0)
             holder = handle.read().strip() or "pid unknown"
+            if run_id is not None and _holder_run(holder) == run_id:
+                yield path
+                return
             raise LockHeld(f"another run holds the lock {path} ({holder})")
         handle.seek(0)
         handle.truncate()
         started = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        handle.write(f"since {started}, pid {os.getpid()}\n")
+        run = f", {RUN_FIELD}{run_id}" if run_id else ""
+        handle.write(f"since {started}, pid {os.getpid()}{run}\n")
         handle.flush()
+        _HELD[path] = 1
         try:
             yield path
         finally:
+            del _HELD[path]
             handle.seek(0)
             handle.truncate()
             fcntl.flock(handle, fcntl.LOCK_UN)

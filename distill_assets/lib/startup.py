@@ -17,8 +17,10 @@ naming the variable) for a setting that would publish to the wrong place or leak
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -38,6 +40,10 @@ DEVELOPMENT_KEY_WARNING = (
 )
 
 
+STORAGE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM}
+SQLITE_STORAGE_MESSAGES = ("disk is full", "readonly database", "unable to open database")
+
+
 class SettingsError(ValueError):
     """A setting that must be fixed before distill runs (the message is one line)."""
 
@@ -53,6 +59,23 @@ def resolve_settings() -> Settings:
             variable = f"DISTILL_{str(error['loc'][0]).upper()}"
             message = f"{variable}={error['input']!r}: {message}"
         raise SettingsError(message) from None
+
+
+def storage_error_line(exc: BaseException) -> str | None:
+    """Return one line naming the path of a storage error (disk full, read-only, permission).
+
+    None for any other error. SQLite (Dagster's default storage) names no file: the line names
+    the instance folder, `$DAGSTER_HOME`.
+    """
+    if isinstance(exc, OSError) and exc.errno in STORAGE_ERRNOS:
+        where = exc.filename if exc.filename is not None else "(path not reported)"
+        return f"{os.strerror(exc.errno)}: {where}"
+    if isinstance(exc, sqlite3.OperationalError) and any(
+        text in str(exc) for text in SQLITE_STORAGE_MESSAGES
+    ):
+        home = os.environ.get("DAGSTER_HOME", "(DAGSTER_HOME not set)")
+        return f"Dagster storage: {exc}: under {home}"
+    return None
 
 
 def _local(root: str) -> Path | None:

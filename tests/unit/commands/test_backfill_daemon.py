@@ -10,7 +10,7 @@ from dagster._daemon.types import DaemonHeartbeat
 
 from distill_assets.cli import main
 from distill_assets.lib.settings import Settings
-from distill_assets.operations.daemon import daemon_running, submit_backfill
+from distill_assets.operations.daemon import daemon_alive, daemon_running, submit_backfill
 from distill_assets.operations.instance import project_instance
 from tests.conftest import land
 
@@ -27,12 +27,66 @@ def _targets(backfill) -> set[tuple[str, str | None]]:
     }
 
 
-def test_daemon_is_running_only_with_a_recent_heartbeat(distill_env: Settings) -> None:
+def test_daemon_is_running_only_with_a_heartbeat_seconds_old(distill_env: Settings) -> None:
     with project_instance(distill_env) as instance:
         assert not daemon_running(instance)
         _beat(instance, 1_000.0)
-        assert daemon_running(instance, now=1_060.0)
-        assert not daemon_running(instance, now=1_200.0)
+        assert daemon_running(instance, now=1_005.0)
+        assert not daemon_running(instance, now=1_006.0)
+
+
+class FakeClock:
+    """A clock that `sleep` advances; a heartbeat lands when it reaches `beat_at`."""
+
+    def __init__(self, instance: dg.DagsterInstance, now: float, beat_at: float | None) -> None:
+        self.instance, self.now, self.beat_at, self.slept = instance, now, beat_at, 0.0
+
+    def time(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+        self.slept += seconds
+        if self.beat_at is not None and self.now >= self.beat_at:
+            _beat(self.instance, self.beat_at)
+            self.beat_at = None
+
+
+def test_an_old_heartbeat_counts_only_if_a_new_one_follows(distill_env: Settings) -> None:
+    """A daemon stopped 20 s ago beats no more: waited for until its beat is due, then given up."""
+    with project_instance(distill_env) as instance:
+        _beat(instance, 1_000.0)
+        gone = FakeClock(instance, now=1_020.0, beat_at=None)
+        assert not daemon_alive(instance, clock=gone.time, sleep=gone.sleep)
+        assert gone.now == 1_035.0
+        alive = FakeClock(instance, now=1_020.0, beat_at=1_030.0)
+        assert daemon_alive(instance, clock=alive.time, sleep=alive.sleep)
+        assert alive.slept == 10.0
+        late = FakeClock(instance, now=1_100.0, beat_at=None)
+        assert not daemon_alive(instance, clock=late.time, sleep=late.sleep)
+        assert late.slept == 0.0
+
+
+def test_backfill_with_a_stale_heartbeat_runs_in_process_and_says_so(
+    distill_env: Settings, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`make ui` stopped a minute ago: nothing is handed to the gone daemon."""
+    from distill_assets.commands import backfill
+
+    executed = []
+    monkeypatch.setattr(backfill, "execute_plan", lambda *args: executed.append(args[2]) or 0)
+    land(distill_env, "revisions", "2026-11-19", "a.jsonl", "{}\n")
+    with project_instance(distill_env) as instance:
+        _beat(instance, time.time() - 60)
+    assert main(["backfill", "--from", "2026-11-19", "--to", "2026-11-19"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert (
+        lines[-1] == "[distill] no Dagster daemon is running: running the backfill in this process"
+    )
+    assert lines[-2].startswith("[distill] the Dagster daemon's last heartbeat is 6")
+    assert executed == [{"2026-11-19": None, None: None}]
+    with project_instance(distill_env) as instance:
+        assert instance.get_backfills() == []
 
 
 def test_submitted_backfill_targets_exactly_the_plan(distill_env: Settings) -> None:

@@ -10,6 +10,7 @@ import pytest
 
 from distill_assets.defs.partitions import partitions_start
 from distill_assets.lib.settings import Settings
+from distill_assets.lib.startup import SettingsError, resolve_settings
 from tests.conftest import land
 
 
@@ -37,8 +38,8 @@ def test_the_setting_wins_and_a_bad_value_is_one_line(
     monkeypatch.setenv("DISTILL_PARTITIONS_START", "2026-11-01")
     assert partitions_start(Settings.resolve()) == "2026-11-01"
     monkeypatch.setenv("DISTILL_PARTITIONS_START", "November")
-    with pytest.raises(ValueError, match=r"^DISTILL_PARTITIONS_START='November' is not a date"):
-        partitions_start(Settings.resolve())
+    with pytest.raises(SettingsError, match=r"^DISTILL_PARTITIONS_START='November' is not a date"):
+        resolve_settings()
 
 
 def test_definitions_built_over_the_samples_start_at_the_first_sample_date(

@@ -1,5 +1,6 @@
 import json
 from datetime import UTC, datetime
+from pathlib import Path
 
 import dagster as dg
 import pytest
@@ -25,17 +26,45 @@ def definitions() -> dg.Definitions:
         (datetime(2026, 1, 1, 2, 0, tzinfo=UTC), "2025-12-31"),
     ],
 )
-def test_nightly_schedule_runs_yesterdays_partition_at_two_utc(definitions, tick, partition):
+def test_nightly_schedule_runs_yesterdays_partition_at_two_utc(
+    definitions, distill_env, tick, partition
+):
     schedule = definitions.resolve_schedule_def("nightly_ingest")
     assert (schedule.cron_schedule, schedule.execution_timezone) == ("0 2 * * *", "UTC")
     assert schedule.job_name == INGEST_JOB
     assert schedule.default_status == dg.DefaultScheduleStatus.RUNNING
+    land(distill_env, "telemetry", partition, "a.jsonl", "{}\n")
     with (
         dg.instance_for_test() as instance,
-        dg.build_schedule_context(instance=instance, scheduled_execution_time=tick) as context,
+        dg.build_schedule_context(
+            instance=instance,
+            scheduled_execution_time=tick,
+            repository_def=definitions.get_repository_def(),
+            resources={"settings": DistillSettings()},
+        ) as context,
     ):
         requests = schedule.evaluate_tick(context).run_requests
     assert [r.partition_key for r in requests] == [partition]
+
+
+def test_nightly_schedule_skips_a_day_without_raw_files(definitions, distill_env):
+    """An empty folder or none at all: the tick is skipped with the reason, no empty tables."""
+    schedule = definitions.resolve_schedule_def("nightly_ingest")
+    (Path(distill_env.raw_root) / "traces" / "2026-11-21").mkdir(parents=True)
+    with (
+        dg.instance_for_test() as instance,
+        dg.build_schedule_context(
+            instance=instance,
+            scheduled_execution_time=datetime(2026, 11, 22, 2, 0, tzinfo=UTC),
+            repository_def=definitions.get_repository_def(),
+            resources={"settings": DistillSettings()},
+        ) as context,
+    ):
+        result = schedule.evaluate_tick(context)
+    assert result.run_requests == []
+    assert result.skip_message == (
+        f"no raw files for 2026-11-21 under {distill_env.raw_root}: nothing to ingest"
+    )
 
 
 def test_landing_sensor_starts_stopped_and_sensors_target_the_right_jobs(definitions):
