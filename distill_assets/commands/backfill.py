@@ -22,7 +22,12 @@ import dagster as dg
 
 from distill_assets.lib.runlock import LockHeld, run_lock
 from distill_assets.lib.settings import Settings
-from distill_assets.lib.startup import SettingsError, check_startup, resolve_settings
+from distill_assets.lib.startup import (
+    SettingsError,
+    announce,
+    check_startup,
+    resolve_settings,
+)
 from distill_assets.operations.dates import DateError, check_order, days_in, parse_day
 
 PREFIX = "[distill]"
@@ -68,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     except SettingsError as exc:
         print(f"{PREFIX} error: {exc}")
         return 2
-    for warning in warnings:
+    for warning in announce(warnings):
         print(f"{PREFIX} {warning}")
     from distill_assets.definitions import defs
     from distill_assets.operations.instance import project_instance

@@ -16,7 +16,12 @@ from distill_assets.defs.release.objectstore import load_hint
 from distill_assets.lib.cleanup import remove_orphaned_workdirs
 from distill_assets.lib.runlock import LockHeld, fail_orphaned_runs, run_lock
 from distill_assets.lib.settings import SOURCES, Settings
-from distill_assets.lib.startup import SettingsError, check_startup, resolve_settings
+from distill_assets.lib.startup import (
+    SettingsError,
+    announce,
+    check_startup,
+    resolve_settings,
+)
 from distill_assets.operations.dates import DateError, days_in, parse_range
 
 
@@ -68,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     except SettingsError as exc:
         print(f"[distill] error: {exc}")
         return 2
-    for warning in warnings:
+    for warning in announce(warnings):
         print(f"[distill] {warning}")
     try:
         with run_lock(settings.data_dir):

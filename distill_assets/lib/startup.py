@@ -12,7 +12,9 @@ naming the variable) for a setting that would publish to the wrong place or leak
   would silently stay local;
 - the public development player key (no `DISTILL_PLAYER_ID_KEY`) is allowed only with
   `DISTILL_ENV=development` (which the Makefile sets for `make run` and `make test`), and is then
-  announced by a warning line every time, since player keys made with it can be reversed.
+  announced by a warning line every time, since player keys made with it can be reversed. It is
+  announced once per process: a `distill` command prints it and records it (`announce`), so the
+  runs it executes in-process do not log it again (`announced`).
 """
 
 from __future__ import annotations
@@ -42,6 +44,21 @@ DEVELOPMENT_KEY_WARNING = (
 
 STORAGE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM}
 SQLITE_STORAGE_MESSAGES = ("disk is full", "readonly database", "unable to open database")
+
+
+# warning lines this process has already shown
+_ANNOUNCED: set[str] = set()
+
+
+def announce(lines: list[str]) -> list[str]:
+    """Record `lines` as shown by this process and return them (to print)."""
+    _ANNOUNCED.update(lines)
+    return lines
+
+
+def announced(line: str) -> bool:
+    """Return True when this process has already shown the warning `line`."""
+    return line in _ANNOUNCED
 
 
 class SettingsError(ValueError):

@@ -22,6 +22,8 @@ PREFIX = "[distill]"
 QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 QUARANTINE_TABLE = "quarantine"
 ROW_COUNT_KEY = "dagster/row_count"
+# reasons named per source in the quarantine line (the rest are counted)
+SHOWN_REASONS = 3
 
 
 def execute(
@@ -66,12 +68,23 @@ def step_lines(result: dg.ExecuteInProcessResult) -> list[str]:
 
 
 def outcome(result: dg.ExecuteInProcessResult) -> str:
-    """Summarize a run: status, materializations, checks and which checks failed."""
+    """Summarize a run: status, materializations, checks, and the checks that did not pass.
+
+    Failed checks of ERROR severity (which block the release) are listed apart from those of
+    WARN severity, which only report.
+    """
     checks = result.get_asset_check_evaluations()
-    failed = [str(c.asset_check_key.to_user_string()) for c in checks if not c.passed]
+    failed = sorted(
+        (c.severity == dg.AssetCheckSeverity.WARN, c.asset_check_key.to_user_string())
+        for c in checks
+        if not c.passed
+    )
+    blocking = [name for warn, name in failed if not warn]
+    warnings = [name for warn, name in failed if warn]
     materialized = len(result.get_asset_materialization_events())
     status = "ok" if result.success else "FAILED"
-    suffix = f", failed checks: {', '.join(failed)}" if failed else ""
+    suffix = f", failed checks: {', '.join(blocking)}" if blocking else ""
+    suffix += f", warnings: {', '.join(warnings)}" if warnings else ""
     return f"{status} ({materialized} materializations, {len(checks)} checks{suffix})"
 
 
@@ -88,10 +101,18 @@ def quarantine_counts(lake_root: str, partition: str) -> dict[str, dict[str, int
 
 
 def quarantine_line(lake_root: str, partition: str) -> str:
-    """Return the line `quarantine <date>: <source> N (reason n, ...); ...` for a partition."""
+    """Return the line `quarantine <date>: <source> N (reason n, ...); ...` for a partition.
+
+    Each source names its `SHOWN_REASONS` most frequent reasons (then by name) and how many
+    more there are, so the line stays readable; every reason and record is in the source's
+    `quarantine` table.
+    """
     parts = []
     for source, reasons in quarantine_counts(lake_root, partition).items():
         total = sum(reasons.values())
-        detail = ", ".join(f"{reason} {n}" for reason, n in reasons.items())
-        parts.append(f"{source} {total}" + (f" ({detail})" if detail else ""))
+        ranked = sorted(reasons.items(), key=lambda item: (-item[1], item[0]))
+        shown = [f"{reason} {n}" for reason, n in ranked[:SHOWN_REASONS]]
+        if len(ranked) > SHOWN_REASONS:
+            shown.append(f"+{len(ranked) - SHOWN_REASONS} more reasons")
+        parts.append(f"{source} {total}" + (f" ({', '.join(shown)})" if shown else ""))
     return f"quarantine {partition}: " + ("; ".join(parts) if parts else "nothing ingested")

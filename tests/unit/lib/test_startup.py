@@ -2,10 +2,12 @@ import errno
 import sqlite3
 from pathlib import Path
 
+import dagster as dg
 import pytest
 
 from distill_assets.cli import main
 from distill_assets.defs.telemetry.resources import PlayerIdHasher
+from distill_assets.lib import startup
 from distill_assets.lib.settings import Settings
 from distill_assets.lib.startup import (
     DEVELOPMENT_KEY_WARNING,
@@ -13,6 +15,7 @@ from distill_assets.lib.startup import (
     check_startup,
     resolve_settings,
 )
+from tests.conftest import land
 
 
 def settings_in(tmp_path: Path, **overrides: str) -> Settings:
@@ -209,3 +212,33 @@ def test_other_errors_are_not_hidden(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(stats, "run", fail)
     with pytest.raises(FileNotFoundError):
         main(["stats", "escalations"])
+
+
+def test_the_development_key_warning_is_shown_once_per_process(
+    distill_env: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two telemetry partitions in one process log it once; after a command printed it, never."""
+    from distill_assets.definitions import defs
+
+    monkeypatch.setattr(startup, "_ANNOUNCED", set())
+    monkeypatch.delenv("DISTILL_PLAYER_ID_KEY", raising=False)
+    days = ("2026-11-19", "2026-11-20")
+    for day in days:
+        land(distill_env, "telemetry", day, "a.jsonl", "{}\n")
+    job = defs().resolve_job_def("daily_ingest")
+    events = [dg.AssetKey(["telemetry", name]) for name in ("events", "quarantine")]
+
+    def warnings_logged() -> int:
+        with dg.instance_for_test() as instance:
+            runs = [
+                job.execute_in_process(partition_key=day, asset_selection=events, instance=instance)
+                for day in days
+            ]
+            return sum(
+                entry.user_message == DEVELOPMENT_KEY_WARNING
+                for run in runs
+                for entry in instance.all_logs(run.run_id)
+            )
+
+    assert warnings_logged() == 1
+    assert warnings_logged() == 0
