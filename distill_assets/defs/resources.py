@@ -2,7 +2,8 @@
 
 The lake IO manager holds the data dir's run lock (`lib.runlock`) for as long as its run (or, with
 a step-per-process executor, its step) executes: every run that writes the lake takes it in its
-own process, whoever launched it, so two writers never overlap on one data dir.
+own process, whoever launched it, so two writers never overlap on one data dir (runs of distinct
+partitions share it; a release or a `distill` command has it alone).
 
 `LakeIOManager` is built on Dagster's `UPathIOManager` (dagster-polars 0.27.12 breaks on Polars 2.x,
 see DESIGN.md): outputs are Polars frames (a LazyFrame is streamed), Arrow tables, or a
@@ -34,6 +35,8 @@ from distill_assets.lib.lake import (
 from distill_assets.lib.llm import ChatClient, chat_client
 from distill_assets.lib.runlock import run_lock
 from distill_assets.lib.settings import Settings
+
+PARTITION_TAG = "dagster/partition"
 
 
 class DistillSettings(dg.ConfigurableResource):
@@ -151,7 +154,9 @@ class LakeIOManager(dg.ConfigurableIOManagerFactory):
     @contextmanager
     def yield_for_execution(self, context: dg.InitResourceContext) -> Iterator[ParquetLakeIO]:
         """Hold the data dir's run lock while the run uses the lake (module docstring)."""
-        with run_lock(Settings.resolve().data_dir, context.run_id):
+        tags = context.dagster_run.tags if context.dagster_run is not None else {}
+        partition = tags.get(PARTITION_TAG)
+        with run_lock(Settings.resolve().data_dir, context.run_id, partition):
             yield self.create_io_manager(context)
 
     def create_io_manager(self, context: dg.InitResourceContext) -> ParquetLakeIO:
