@@ -115,6 +115,10 @@ def launch(
         print(f"{PREFIX} no Dagster daemon is running: running the backfill in this process")
     try:
         with run_lock(settings.data_dir):
+            from distill_assets.operations.instance import recover
+
+            for line in recover(instance):
+                print(f"{PREFIX} {line}")
             return execute_plan(instance, definitions, plan, settings, args.verbose)
     except LockHeld as exc:
         print(f"{PREFIX} {exc}: not starting")

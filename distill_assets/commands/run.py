@@ -14,7 +14,7 @@ from upath import UPath
 
 from distill_assets.defs.release.objectstore import load_hint
 from distill_assets.lib.cleanup import remove_orphaned_workdirs
-from distill_assets.lib.runlock import LockHeld, fail_orphaned_runs, run_lock
+from distill_assets.lib.runlock import LockHeld, run_lock
 from distill_assets.lib.settings import SOURCES, Settings
 from distill_assets.lib.startup import (
     SettingsError,
@@ -124,7 +124,7 @@ def run_locked(args: argparse.Namespace, settings: Settings) -> int:
         print(f"[distill] removed {len(orphaned)} working folder(s) left by ended processes")
     from distill_assets.definitions import defs
     from distill_assets.defs.jobs import INGEST_JOB, RELEASE_JOB, global_source_assets
-    from distill_assets.operations.instance import project_instance
+    from distill_assets.operations.instance import project_instance, recover
     from distill_assets.operations.launch import execute, quarantine_line
 
     definitions = defs()
@@ -134,8 +134,8 @@ def run_locked(args: argparse.Namespace, settings: Settings) -> int:
         assets = sorted(selection.resolve(definitions.resolve_asset_graph()))
     ok = True
     with project_instance(settings) as instance:
-        for run_id in fail_orphaned_runs(instance):
-            print(f"[distill] marked run {run_id} failed: its distill run process had ended")
+        for line in recover(instance):
+            print(f"[distill] {line}")
         for partition in partitions:
             result = execute(
                 definitions,

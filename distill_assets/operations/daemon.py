@@ -9,6 +9,11 @@ daemon beats every `HEARTBEAT_INTERVAL_SECONDS`, so an older last beat is follow
 within that interval plus `FRESH_SECONDS` or never (the daemon is gone, e.g. `make ui` was
 stopped). A backfill is therefore never handed to a daemon that stopped seconds ago, at the cost
 of waiting up to half a minute for one that is up.
+
+A backfill `distill backfill` submitted that no daemon has started (still REQUESTED) while no
+daemon has beaten for longer than that interval is stranded: a daemon starting later (the next
+`make ui`) would run it unprompted. `distill run` and `distill backfill` cancel such backfills,
+with one line each, before they write (`cancel_stranded_backfills`); the UI shows them Canceled.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from dagster._core.definitions.selector import (
     PartitionsByAssetSelector,
     PartitionsSelector,
 )
-from dagster._core.execution.backfill import PartitionBackfill
+from dagster._core.execution.backfill import BulkActionStatus, PartitionBackfill
 from dagster._core.utils import make_new_backfill_id
 
 BACKFILL_DAEMON = "BACKFILL"
@@ -31,6 +36,7 @@ BACKFILL_DAEMON = "BACKFILL"
 HEARTBEAT_INTERVAL_SECONDS = 30
 FRESH_SECONDS = 5
 POLL_SECONDS = 1.0
+STRANDED = "cancelled backfill {}: submitted to a Dagster daemon that stopped before starting it"
 
 
 def last_heartbeat(instance: dg.DagsterInstance) -> float | None:
@@ -64,6 +70,31 @@ def daemon_alive(
         if newer is not None and newer > beat:
             return True
     return False
+
+
+def daemon_gone(instance: dg.DagsterInstance, now: float | None = None) -> bool:
+    """Return True when no backfill daemon has beaten within its interval (plus a margin)."""
+    beat = last_heartbeat(instance)
+    current = time.time() if now is None else now
+    return beat is None or current - beat > HEARTBEAT_INTERVAL_SECONDS + FRESH_SECONDS
+
+
+def cancel_stranded_backfills(
+    instance: dg.DagsterInstance, tag: str, now: float | None = None
+) -> list[str]:
+    """Cancel the REQUESTED backfills tagged `tag` when the daemon is gone; return their ids."""
+    if not daemon_gone(instance, now):
+        return []
+    cancelled = []
+    for backfill in instance.get_backfills(status=BulkActionStatus.REQUESTED):
+        if tag not in backfill.tags:
+            continue
+        ended = time.time() if now is None else now
+        instance.update_backfill(
+            backfill.with_status(BulkActionStatus.CANCELED).with_end_timestamp(ended)
+        )
+        cancelled.append(backfill.backfill_id)
+    return sorted(cancelled)
 
 
 def submit_backfill(

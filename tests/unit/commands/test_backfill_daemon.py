@@ -6,11 +6,18 @@ import time
 
 import dagster as dg
 import pytest
+from dagster._core.execution.backfill import BulkActionStatus
 from dagster._daemon.types import DaemonHeartbeat
 
 from distill_assets.cli import main
+from distill_assets.defs.release.sensors import CLI_TAG
 from distill_assets.lib.settings import Settings
-from distill_assets.operations.daemon import daemon_alive, daemon_running, submit_backfill
+from distill_assets.operations.daemon import (
+    cancel_stranded_backfills,
+    daemon_alive,
+    daemon_running,
+    submit_backfill,
+)
 from distill_assets.operations.instance import project_instance
 from tests.conftest import land
 
@@ -70,23 +77,53 @@ def test_an_old_heartbeat_counts_only_if_a_new_one_follows(distill_env: Settings
 def test_backfill_with_a_stale_heartbeat_runs_in_process_and_says_so(
     distill_env: Settings, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`make ui` stopped a minute ago: nothing is handed to the gone daemon."""
+    """`make ui` stopped a minute ago: nothing is handed to the gone daemon, and what was handed
+    to it before it stopped is cancelled with a line instead of running when it next starts."""
     from distill_assets.commands import backfill
+    from distill_assets.definitions import defs
 
     executed = []
     monkeypatch.setattr(backfill, "execute_plan", lambda *args: executed.append(args[2]) or 0)
     land(distill_env, "revisions", "2026-11-19", "a.jsonl", "{}\n")
+    dialogues = dg.AssetKey(["telemetry", "dialogues"])
     with project_instance(distill_env) as instance:
+        graph = defs().resolve_asset_graph()
+        stranded = submit_backfill(
+            instance, graph, {"2026-11-19": [dialogues]}, {CLI_TAG: "backfill"}, "distill backfill"
+        )
+        from_ui = submit_backfill(instance, graph, {"2026-11-19": [dialogues]}, {}, "from the UI")
         _beat(instance, time.time() - 60)
     assert main(["backfill", "--from", "2026-11-19", "--to", "2026-11-19"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert (
-        lines[-1] == "[distill] no Dagster daemon is running: running the backfill in this process"
-    )
-    assert lines[-2].startswith("[distill] the Dagster daemon's last heartbeat is 6")
+    assert lines[-3].startswith("[distill] the Dagster daemon's last heartbeat is 6")
+    assert lines[-2:] == [
+        "[distill] no Dagster daemon is running: running the backfill in this process",
+        f"[distill] cancelled backfill {stranded}: submitted to a Dagster daemon that stopped "
+        "before starting it",
+    ]
     assert executed == [{"2026-11-19": None, None: None}]
     with project_instance(distill_env) as instance:
-        assert instance.get_backfills() == []
+        statuses = {b.backfill_id: b.status for b in instance.get_backfills()}
+    assert statuses == {stranded: BulkActionStatus.CANCELED, from_ui: BulkActionStatus.REQUESTED}
+
+
+def test_backfills_are_not_cancelled_while_the_daemon_may_be_up(distill_env: Settings) -> None:
+    dialogues = dg.AssetKey(["telemetry", "dialogues"])
+    with project_instance(distill_env) as instance:
+        from distill_assets.definitions import defs
+
+        submit_backfill(
+            instance,
+            defs().resolve_asset_graph(),
+            {"2026-11-19": [dialogues]},
+            {CLI_TAG: "backfill"},
+            "distill backfill",
+        )
+        _beat(instance, 1_000.0)
+        assert cancel_stranded_backfills(instance, CLI_TAG, now=1_035.0) == []
+        (backfill,) = instance.get_backfills()
+        assert backfill.status == BulkActionStatus.REQUESTED
+        assert cancel_stranded_backfills(instance, CLI_TAG, now=1_036.0) == [backfill.backfill_id]
 
 
 def test_submitted_backfill_targets_exactly_the_plan(distill_env: Settings) -> None:
