@@ -194,3 +194,34 @@ def test_landing_sensor_requests_each_changed_complete_date_once(distill_env):
     late = evaluate(grown.cursor)
     assert [r.partition_key for r in late.run_requests] == ["2025-03-02"]
     assert evaluate(late.cursor).run_requests == []
+
+
+def test_stale_partitions_are_marked_in_the_ui_once_per_change(definitions):
+    """A partition built under other rules gets an observation saying so; no repeat."""
+    sensor = definitions.resolve_sensor_def("stale_after_rules_edit")
+    assert sensor.default_status == dg.DefaultSensorStatus.RUNNING
+    graph = definitions.resolve_asset_graph()
+    key = dg.AssetKey(["telemetry", "dialogues"])
+    current = graph.get(key).code_version
+    with dg.instance_for_test() as instance:
+        instance.report_runless_asset_event(
+            dg.AssetMaterialization(key, partition="2026-11-19", metadata={"rules_version": "old"})
+        )
+        with dg.build_sensor_context(
+            instance=instance, repository_def=definitions.get_repository_def()
+        ) as context:
+            result = sensor(context)
+        (observation,) = result.asset_events
+        assert (observation.asset_key, observation.partition) == (key, "2026-11-19")
+        assert observation.metadata["stale"].value == (
+            f"telemetry/dialogues 2026-11-19: rules old -> {current}"
+        )
+        assert observation.metadata["rules_recorded"].value == "old"
+        with dg.build_sensor_context(
+            instance=instance,
+            repository_def=definitions.get_repository_def(),
+            cursor=result.cursor,
+        ) as context:
+            again = sensor(context)
+    assert again.asset_events == []
+    assert again.skip_reason.skip_message == "1 stale asset partition(s), unchanged"
