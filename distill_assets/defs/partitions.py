@@ -26,6 +26,7 @@ import dagster as dg
 
 from distill_assets.lib.rawfiles import list_partitions, list_raw_files, skipped_folders
 from distill_assets.lib.settings import SOURCES, Settings
+from distill_assets.lib.startup import resolve_settings
 
 
 def partitions_start(settings: Settings, today: date | None = None) -> str:
@@ -40,7 +41,8 @@ def partitions_start(settings: Settings, today: date | None = None) -> str:
     return yesterday.isoformat()
 
 
-_SETTINGS = Settings.resolve()
+# a bad setting stops the code location's load with its one-line `SettingsError`
+_SETTINGS = resolve_settings()
 daily_partitions = dg.DailyPartitionsDefinition(
     start_date=partitions_start(_SETTINGS), timezone="UTC", end_offset=_SETTINGS.future_days
 )

@@ -101,3 +101,21 @@ def test_a_bad_future_days_value_is_one_line(
     assert out.stdout.splitlines() == [
         "[distill] error: DISTILL_FUTURE_DAYS='-1': Input should be greater than or equal to 0"
     ]
+
+
+def test_a_bad_setting_stops_the_code_location_with_its_one_line_error(
+    distill_env: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the UI and `dagster asset materialize` show when they load the definitions."""
+    monkeypatch.setenv("DISTILL_EMBEDDER", "bogus")
+    out = subprocess.run(
+        [sys.executable, "-c", "from distill_assets.definitions import defs; defs()"],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 1
+    assert out.stderr.splitlines()[-1] == (
+        "distill_assets.lib.startup.SettingsError: DISTILL_EMBEDDER='bogus' must be one of "
+        "hashed, model2vec"
+    )
