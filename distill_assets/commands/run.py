@@ -7,6 +7,7 @@ import filecmp
 import json
 import shutil
 import sys
+from datetime import date
 from pathlib import Path
 
 import dagster as dg
@@ -23,6 +24,8 @@ from distill_assets.lib.startup import (
     resolve_settings,
 )
 from distill_assets.operations.dates import DateError, days_in, parse_range
+
+EMPTY_FOLDER = "an empty folder: nothing to ingest"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -96,16 +99,11 @@ def run_locked(args: argparse.Namespace, settings: Settings) -> int:
         copied = land_samples(samples, Path(settings.raw_root))
         print(f"[distill] landed {copied} new sample file(s) from {samples} in {settings.raw_root}")
     # Imported after landing: the partitions start from the first raw date present.
-    from distill_assets.defs.partitions import (
-        SKIP_REASONS,
-        days_with_raw_files,
-        last_partition_date,
-        skipped_raw_folders,
-    )
+    from distill_assets.defs.partitions import days_with_raw_files, last_partition_date
 
     last = last_partition_date()
-    for folder, problem in skipped_raw_folders(settings.raw_root, last).items():
-        print(f"[distill] skipped raw folder {folder}: {SKIP_REASONS[problem]}")
+    for line in skipped_lines(settings.raw_root, sources, last):
+        print(f"[distill] {line}")
     partitions = days_with_raw_files(settings.raw_root, sources, last)
     if wanted is not None:
         in_range = set(days_in(*wanted))
@@ -160,6 +158,21 @@ def run_locked(args: argparse.Namespace, settings: Settings) -> int:
     print("[distill] load it with:")
     print(f"    from datasets import load_dataset; ds = {load_hint(latest, 'sft')}")
     return 0
+
+
+def skipped_lines(raw_root: str, sources: tuple[str, ...], last: date | None) -> list[str]:
+    """Return one line per raw folder `distill run` does not ingest, and why."""
+    from distill_assets.defs.partitions import SKIP_REASONS, empty_raw_folders, skipped_raw_folders
+
+    lines = [
+        f"skipped raw folder {folder}: {SKIP_REASONS[problem]}"
+        for folder, problem in skipped_raw_folders(raw_root, last).items()
+    ]
+    lines += [
+        f"skipped raw folder {folder}: {EMPTY_FOLDER}"
+        for folder in empty_raw_folders(raw_root, sources, last)
+    ]
+    return lines
 
 
 def _samples_folder(value: Path | None, settings: Settings) -> Path | None:

@@ -15,9 +15,9 @@ they are and are ingested once the folder is renamed or the day is complete. The
 `DISTILL_FUTURE_DAYS=N` (default 0) makes the N days after the last complete day partitions too
 (Dagster's `end_offset`): 1 admits today's incomplete day, for producers that land ahead of UTC.
 
-A date whose folders hold no raw file (`days_with_raw_files`) is not ingested by `distill run`,
-`distill backfill` or the nightly schedule: it is reported as `empty` and skipped, since its
-ingest would only write empty tables.
+A date whose folders hold no raw file (`days_with_raw_files`, `has_raw_files`) is not ingested by
+`distill run`, `distill backfill` or the nightly schedule (`distill run` names its empty folders),
+since its ingest would only write empty tables.
 """
 
 from datetime import UTC, date, datetime, timedelta
@@ -52,7 +52,6 @@ SKIP_REASONS = {
     "future_date": (
         "a date after the last complete day (UTC) and DISTILL_FUTURE_DAYS: not ingested yet"
     ),
-    "empty": "an empty folder: nothing to ingest",
 }
 
 
@@ -64,27 +63,33 @@ def last_partition_date() -> date | None:
 
 def skipped_raw_folders(raw_root: str, last: date | None) -> dict[str, str]:
     """Return `source/name` → reason for every raw folder that is not a partition to ingest."""
-    skipped = {
+    return {
         f"{source}/{name}": problem
         for source in SOURCES
         for name, problem in skipped_folders(raw_root, source, last).items()
     }
-    for source in SOURCES:
-        for day in list_partitions(raw_root, source, last):
-            if not list_raw_files(raw_root, source, day):
-                skipped[f"{source}/{day}"] = "empty"
-    return dict(sorted(skipped.items()))
+
+
+def empty_raw_folders(
+    raw_root: str, sources: tuple[str, ...] = SOURCES, last: date | None = None
+) -> list[str]:
+    """Return `source/date` of every partition folder (up to `last`) that holds no raw file."""
+    return [
+        f"{source}/{day}"
+        for source in sources
+        for day in list_partitions(raw_root, source, last)
+        if not list_raw_files(raw_root, source, day)
+    ]
+
+
+def has_raw_files(raw_root: str, day: str, sources: tuple[str, ...] = SOURCES) -> bool:
+    """Return True when at least one of `sources` has a raw file for the date `day`."""
+    return any(list_raw_files(raw_root, source, day) for source in sources)
 
 
 def days_with_raw_files(
     raw_root: str, sources: tuple[str, ...] = SOURCES, last: date | None = None
 ) -> list[str]:
     """Return the ingest dates (up to `last`) where at least one of `sources` has a raw file."""
-    return sorted(
-        {
-            day
-            for source in sources
-            for day in list_partitions(raw_root, source, last)
-            if list_raw_files(raw_root, source, day)
-        }
-    )
+    days = {day for source in sources for day in list_partitions(raw_root, source, last)}
+    return sorted(day for day in days if has_raw_files(raw_root, day, sources))

@@ -12,7 +12,7 @@ import dagster as dg
 from dagster._core.definitions.partitions.context import partition_loading_context
 
 from distill_assets.defs import jobs
-from distill_assets.defs.partitions import daily_partitions, days_with_raw_files
+from distill_assets.defs.partitions import daily_partitions, has_raw_files
 from distill_assets.defs.resources import DistillSettings
 
 NIGHTLY_HOUR_UTC = 2
@@ -39,6 +39,6 @@ def nightly_ingest(
     if day is None:
         return dg.SkipReason("no complete daily partition yet")
     raw_root = settings.resolved().raw_root
-    if day not in days_with_raw_files(raw_root):
+    if not has_raw_files(raw_root, day):
         return dg.SkipReason(f"no raw files for {day} under {raw_root}: nothing to ingest")
     return dg.RunRequest(run_key=day, partition_key=day)
