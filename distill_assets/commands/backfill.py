@@ -103,11 +103,16 @@ def launch(
     settings: Settings,
 ) -> int:
     """Hand the plan to a live daemon, else run it here under the data dir's run lock."""
-    from distill_assets.operations.daemon import daemon_alive, daemon_running, last_heartbeat
+    from distill_assets.operations.daemon import (
+        daemon_alive,
+        daemon_gone,
+        daemon_running,
+        last_heartbeat,
+    )
 
     if not args.in_process:
         beat = last_heartbeat(instance)
-        if beat is not None and not daemon_running(instance):
+        if beat is not None and not daemon_running(instance) and not daemon_gone(instance):
             age = int(time.time() - beat)
             print(f"{PREFIX} the Dagster daemon's last heartbeat is {age} s old: waiting for one")
         if daemon_alive(instance):
