@@ -19,7 +19,9 @@ from distill_assets.lib.runlock import PID_TAG
 from distill_assets.lib.settings import SOURCES
 
 PREFIX = "[distill]"
-QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+# Dagster's console shows only critical lines: failures are printed here, one line each
+# (`failure_lines`), and the run log in the UI keeps everything (`--verbose` prints it too)
+QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 QUARANTINE_TABLE = "quarantine"
 ROW_COUNT_KEY = "dagster/row_count"
 # reasons named per source in the quarantine line (the rest are counted)
@@ -50,10 +52,33 @@ def execute(
         raise_on_error=False,
     )
     label = f"{job} {partition}" if partition else job
-    for line in step_lines(result):
+    for line in step_lines(result) + failure_lines(result):
         print(f"{PREFIX} {label} {line}")
     print(f"{PREFIX} {label}: {outcome(result)}")
     return result
+
+
+def failure_lines(result: dg.ExecuteInProcessResult) -> list[str]:
+    """Return one line per failed step (else the run's failure): where, and the cause's first line.
+
+    The cause is the innermost error (`OSError: [Errno 28] No space left on device: '/…'`
+    names the path); its traceback stays in the run's log.
+    """
+    steps = _failures(result, dg.DagsterEventType.STEP_FAILURE)
+    return steps or _failures(result, dg.DagsterEventType.RUN_FAILURE)
+
+
+def _failures(result: dg.ExecuteInProcessResult, kind: dg.DagsterEventType) -> list[str]:
+    lines = []
+    for event in result.all_events:
+        error = getattr(event.event_specific_data, "error", None)
+        if event.event_type != kind or error is None:
+            continue
+        while error.cause is not None:
+            error = error.cause
+        cause = (error.message.strip().splitlines() or [error.cls_name])[0]
+        lines.append(f"{event.step_key or 'run'} failed: {cause}")
+    return lines
 
 
 def step_lines(result: dg.ExecuteInProcessResult) -> list[str]:

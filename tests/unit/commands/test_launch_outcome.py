@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
 import dagster as dg
 import polars as pl
 
 from distill_assets.lib.lake import partition_path
-from distill_assets.operations.launch import outcome, quarantine_line
+from distill_assets.operations.launch import failure_lines, outcome, quarantine_line
 
 
 @dg.asset(
@@ -60,3 +61,36 @@ def test_the_quarantine_line_names_the_most_frequent_reasons(tmp_path: Path) -> 
         "+2 more reasons); telemetry 2 (invalid_json 1, not_an_object 1)"
     )
     assert quarantine_line(str(tmp_path), "2026-11-20") == "quarantine 2026-11-20: nothing ingested"
+
+
+def test_a_failed_step_is_one_line_naming_the_path() -> None:
+    @dg.asset
+    def full_disk() -> None:
+        """Fails as a write on a full disk does."""
+        raise OSError(errno.ENOSPC, "No space left on device", "/data/lake/t/2026-11-19.parquet")
+
+    result = dg.materialize([full_disk], raise_on_error=False)
+    assert failure_lines(result) == [
+        "full_disk failed: OSError: [Errno 28] No space left on device: "
+        "'/data/lake/t/2026-11-19.parquet'"
+    ]
+
+
+class Refusing(dg.ConfigurableResource):
+    """A resource that cannot be set up, as the lake IO manager when the lock is taken."""
+
+    def setup_for_execution(self, context: dg.InitResourceContext) -> None:
+        """Refuse, naming the holder."""
+        raise RuntimeError("another run holds the lock /data/.distill.lock (pid 7)")
+
+
+@dg.asset
+def needs_it(refusing: Refusing) -> None:
+    """Never runs."""
+
+
+def test_a_run_that_cannot_start_is_one_line() -> None:
+    result = dg.materialize([needs_it], resources={"refusing": Refusing()}, raise_on_error=False)
+    assert failure_lines(result) == [
+        "run failed: RuntimeError: another run holds the lock /data/.distill.lock (pid 7)"
+    ]
