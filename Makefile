@@ -65,9 +65,13 @@ $(CLIENTS_TFDS_VENV)/.installed: pyproject.toml
 	$(CLIENTS_TFDS_VENV)/bin/python -m pip install --quiet -e '.[dev,clients-tfds]'
 	touch $@
 
-## ui: the Dagster UI on http://127.0.0.1:3000
+## ui: the Dagster UI on http://127.0.0.1:3000 (settings checked first: one line, exit 2)
+# Dagster's dev command warns on every start that `dg dev` supersedes it (dagster-dg-cli is not
+# installed): that one warning is hidden
+UI_WARNINGS := ignore:Function `dev_command` is superseded
 ui: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
-	cd $(DAGSTER_HOME) && $(CURDIR)/$(BIN)/dagster dev -w $(CURDIR)/workspace.yaml -h 127.0.0.1 -p 3000
+	@$(BIN)/distill check
+	cd $(DAGSTER_HOME) && PYTHONWARNINGS='$(UI_WARNINGS)' $(CURDIR)/$(BIN)/dagster dev -w $(CURDIR)/workspace.yaml -h 127.0.0.1 -p 3000
 
 ## stale: asset partitions built under rules that changed since (and everything downstream)
 stale: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
@@ -88,10 +92,13 @@ ui-check: $(STAMP)
 	@$(BIN)/python -c 'import playwright' 2>/dev/null || $(BIN)/python -m pip install --quiet -e '.[ui]'
 	$(BIN)/python tools/ui_check.py
 
-## bench: benchmarks (results in bench/results; recorded runs: bench/history, docs/performance.md)
-bench: $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[bench]'
-	$(BIN)/python -m bench
+## bench: benchmarks with their extras (results in bench/results; recorded runs: bench/history); make bench ARGS=--quick: tiny sizes
+bench: $(VENV)/.installed-bench
+	$(BIN)/python -m bench $(ARGS)
+
+$(VENV)/.installed-bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
+	touch $@
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

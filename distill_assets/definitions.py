@@ -38,14 +38,15 @@ def defs() -> dg.Definitions:
     with warnings.catch_warnings():  # map_asset_specs is a Dagster "preview" API
         warnings.simplefilter("ignore", dg.PreviewWarning)
         loaded = dg.load_defs(defs_root=defs_package).map_asset_specs(func=catalog_spec)
+    settings = DistillSettings()
     return dg.Definitions.merge(
         loaded,
         dg.Definitions(
             resources={
-                "io_manager": LakeIOManager(),
-                "settings": DistillSettings(),
-                "embedder": EmbedderResource(),
-                "llm": LlmResource(),
+                "io_manager": LakeIOManager(settings=settings),
+                "settings": settings,
+                "embedder": EmbedderResource(settings=settings),
+                "llm": LlmResource(settings=settings),
                 "release_contributions": RELEASE_CONTRIBUTIONS,
             },
             executor=distill_executor(),

@@ -3,21 +3,31 @@
 `--stale` launches the stale asset partitions (only those: other assets of a partition are not
 re-run), then the stale unpartitioned assets (curation, release), which publishes the release.
 Without `--stale`, every ingest asset of each date with raw data in `--from`..`--to` is rebuilt,
-then the release job runs. When a Dagster daemon is running on the project's instance (`make ui`),
-the plan is submitted to it as one Dagster asset backfill (see it under "Backfills"); otherwise,
-or with `--in-process`, runs execute here on the project's instance (visible in the UI), one
-progress line per partition and asset.
+then the release job runs. When a Dagster daemon is alive on the project's instance (`make ui`;
+`operations.daemon.daemon_alive`: a heartbeat seconds old, or a new one within the heartbeat
+interval), the plan is submitted to it as one Dagster asset backfill (see it under "Backfills");
+otherwise (said on one line), or with `--in-process`, runs execute here on the project's instance
+(visible in the UI), one progress line per partition and asset, under the data dir's run lock
+(another writer: exit 3).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections import defaultdict
 
 import dagster as dg
 
-from distill_assets.lib.settings import SOURCES, Settings
+from distill_assets.lib.runlock import LockHeld, run_lock
+from distill_assets.lib.settings import Settings
+from distill_assets.lib.startup import (
+    SettingsError,
+    announce,
+    check_startup,
+    resolve_settings,
+)
 from distill_assets.operations.dates import DateError, check_order, days_in, parse_day
 
 PREFIX = "[distill]"
@@ -57,10 +67,17 @@ def run(args: argparse.Namespace) -> int:
     except DateError as error:
         print(f"distill backfill: {error}", file=sys.stderr)
         return 2
+    try:
+        settings = resolve_settings()
+        warnings = check_startup(settings)
+    except SettingsError as exc:
+        print(f"{PREFIX} error: {exc}")
+        return 2
+    for warning in announce(warnings):
+        print(f"{PREFIX} {warning}")
     from distill_assets.definitions import defs
     from distill_assets.operations.instance import project_instance
 
-    settings = Settings.resolve()
     definitions = defs()
     with project_instance(settings) as instance:
         if args.stale:
@@ -75,11 +92,42 @@ def run(args: argparse.Namespace) -> int:
             print(f"{PREFIX} plan {partition or 'release'}: {names}")
         if args.dry_run:
             return 0
-        from distill_assets.operations.daemon import daemon_running
+        return launch(args, instance, definitions, plan, settings)
 
-        if not args.in_process and daemon_running(instance):
+
+def launch(
+    args: argparse.Namespace,
+    instance: dg.DagsterInstance,
+    definitions: dg.Definitions,
+    plan: Plan,
+    settings: Settings,
+) -> int:
+    """Hand the plan to a live daemon, else run it here under the data dir's run lock."""
+    from distill_assets.operations.daemon import (
+        daemon_alive,
+        daemon_gone,
+        daemon_running,
+        last_heartbeat,
+    )
+
+    if not args.in_process:
+        beat = last_heartbeat(instance)
+        if beat is not None and not daemon_running(instance) and not daemon_gone(instance):
+            age = int(time.time() - beat)
+            print(f"{PREFIX} the Dagster daemon's last heartbeat is {age} s old: waiting for one")
+        if daemon_alive(instance):
             return submit_plan(instance, definitions, plan)
-        return execute_plan(instance, definitions, plan, settings, args.verbose)
+        print(f"{PREFIX} no Dagster daemon is running: running the backfill in this process")
+    try:
+        with run_lock(settings.data_dir):
+            from distill_assets.operations.instance import recover
+
+            for line in recover(instance):
+                print(f"{PREFIX} {line}")
+            return execute_plan(instance, definitions, plan, settings, args.verbose)
+    except LockHeld as exc:
+        print(f"{PREFIX} {exc}: not starting")
+        return 3
 
 
 def stale_plan(
@@ -102,10 +150,10 @@ def stale_plan(
 
 
 def range_plan(settings: Settings, days: list[str]) -> Plan:
-    """Every ingest asset of each date in `days` that has raw data, then the whole release."""
-    from distill_assets.lib.rawfiles import list_partitions
+    """Every ingest asset of each date in `days` that has raw files, then the whole release."""
+    from distill_assets.defs.partitions import days_with_raw_files
 
-    present = {p for s in SOURCES for p in list_partitions(settings.raw_root, s)}
+    present = set(days_with_raw_files(settings.raw_root))
     plan: Plan = {day: None for day in days if day in present}
     if plan:
         plan[None] = None

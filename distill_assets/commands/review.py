@@ -37,6 +37,8 @@ from distill_assets.defs.escalations.review import (
 from distill_assets.lib.settings import Settings
 
 QUERY_WIDTH = 60
+# ids named in the one-line error of an ambiguous prefix
+AMBIGUOUS_SHOWN = 3
 # What `list` shows of each example (all it reads: not the extracted structures).
 LISTED_COLUMNS = tuple(dict.fromkeys([*PENDING_COLUMNS, *REVIEW_COLUMNS, "partition"]))
 
@@ -49,13 +51,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     listing.add_argument("--json", action="store_true", help="machine-readable output")
     listing.add_argument("--all", action="store_true", help="include reviewed examples")
     show = actions.add_parser("show", help="one example in full")
-    show.add_argument("id")
+    show.add_argument("id", help="the example id, or any unique prefix of it")
     for action in ("approve", "reject", "edit"):
         decide = actions.add_parser(
             action,
             help="correct an example's answer" if action == "edit" else f"{action} an example",
         )
-        decide.add_argument("id")
+        decide.add_argument("id", help="the example id, or any unique prefix of it")
         decide.add_argument("--notes", default=None, help="reviewer notes")
         decide.add_argument("--reviewer", default=None, help="who decides (default: $USER)")
         if action == "edit":
@@ -94,9 +96,33 @@ def _table(rows: pl.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def resolve_id(settings: Settings, prefix: str) -> str:
+    """Return the one example id starting with `prefix`; raise `LookupError` (one line) if not."""
+    ids = (
+        scan_examples(settings.lake_root, ("id",))
+        .filter(pl.col("id").cast(pl.String).str.starts_with(prefix))
+        .select(pl.col("id").unique().sort())
+        .collect()
+        .get_column("id")
+        .to_list()
+    )
+    if not ids:
+        raise LookupError(f"unknown example id {prefix!r}")
+    if len(ids) > 1:
+        shown = ", ".join(ids[:AMBIGUOUS_SHOWN]) + (", ..." if len(ids) > AMBIGUOUS_SHOWN else "")
+        raise LookupError(f"example id prefix {prefix!r} matches {len(ids)} examples: {shown}")
+    return ids[0]
+
+
 def run(args: argparse.Namespace) -> int:
-    """Run one review action; exit 1 with a one-line error for an unknown id."""
+    """Run one review action (`id`: any unique prefix); exit 1 with a one-line error if unknown."""
     settings = Settings.resolve()
+    if args.action != "list":
+        try:
+            args.id = resolve_id(settings, args.id)
+        except LookupError as error:
+            print(f"distill review: {error}", file=sys.stderr)
+            return 1
     examples = _examples(settings, None if args.action == "list" else args.id)
     if args.action == "list":
         rows = (

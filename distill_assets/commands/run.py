@@ -7,6 +7,7 @@ import filecmp
 import json
 import shutil
 import sys
+from datetime import date
 from pathlib import Path
 
 import dagster as dg
@@ -15,11 +16,17 @@ from upath import UPath
 from distill_assets.defs.release.objectstore import load_hint
 from distill_assets.defs.release.withhold import read_withheld, withheld_lines
 from distill_assets.lib.cleanup import remove_orphaned_workdirs
-from distill_assets.lib.rawfiles import list_partitions
-from distill_assets.lib.runlock import LockHeld, fail_orphaned_runs, run_lock
+from distill_assets.lib.runlock import LockHeld, run_lock
 from distill_assets.lib.settings import SOURCES, Settings
-from distill_assets.lib.startup import SettingsError, check_startup, resolve_settings
+from distill_assets.lib.startup import (
+    SettingsError,
+    announce,
+    check_startup,
+    resolve_settings,
+)
 from distill_assets.operations.dates import DateError, days_in, parse_range
+
+EMPTY_FOLDER = "an empty folder: nothing to ingest"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -70,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     except SettingsError as exc:
         print(f"[distill] error: {exc}")
         return 2
-    for warning in warnings:
+    for warning in announce(warnings):
         print(f"[distill] {warning}")
     try:
         with run_lock(settings.data_dir):
@@ -93,16 +100,12 @@ def run_locked(args: argparse.Namespace, settings: Settings) -> int:
         copied = land_samples(samples, Path(settings.raw_root))
         print(f"[distill] landed {copied} new sample file(s) from {samples} in {settings.raw_root}")
     # Imported after landing: the partitions start from the first raw date present.
-    from distill_assets.defs.partitions import (
-        SKIP_REASONS,
-        last_partition_date,
-        skipped_raw_folders,
-    )
+    from distill_assets.defs.partitions import days_with_raw_files, last_partition_date
 
     last = last_partition_date()
-    for folder, problem in skipped_raw_folders(settings.raw_root, last).items():
-        print(f"[distill] skipped raw folder {folder}: {SKIP_REASONS[problem]}")
-    partitions = sorted({p for s in sources for p in list_partitions(settings.raw_root, s, last)})
+    for line in skipped_lines(settings.raw_root, sources, last):
+        print(f"[distill] {line}")
+    partitions = days_with_raw_files(settings.raw_root, sources, last)
     if wanted is not None:
         in_range = set(days_in(*wanted))
         partitions = [p for p in partitions if p in in_range]
@@ -120,7 +123,7 @@ def run_locked(args: argparse.Namespace, settings: Settings) -> int:
         print(f"[distill] removed {len(orphaned)} working folder(s) left by ended processes")
     from distill_assets.definitions import defs
     from distill_assets.defs.jobs import INGEST_JOB, RELEASE_JOB, global_source_assets
-    from distill_assets.operations.instance import project_instance
+    from distill_assets.operations.instance import project_instance, recover
     from distill_assets.operations.launch import execute, quarantine_line
 
     definitions = defs()
@@ -130,8 +133,8 @@ def run_locked(args: argparse.Namespace, settings: Settings) -> int:
         assets = sorted(selection.resolve(definitions.resolve_asset_graph()))
     ok = True
     with project_instance(settings) as instance:
-        for run_id in fail_orphaned_runs(instance):
-            print(f"[distill] marked run {run_id} failed: its distill run process had ended")
+        for line in recover(instance):
+            print(f"[distill] {line}")
         for partition in partitions:
             result = execute(
                 definitions,
@@ -172,6 +175,21 @@ def release_outcome(settings: Settings, result: dg.ExecuteInProcessResult) -> in
     print("[distill] load it with:")
     print(f"    from datasets import load_dataset; ds = {load_hint(latest, 'sft')}")
     return 0
+
+
+def skipped_lines(raw_root: str, sources: tuple[str, ...], last: date | None) -> list[str]:
+    """Return one line per raw folder `distill run` does not ingest, and why."""
+    from distill_assets.defs.partitions import SKIP_REASONS, empty_raw_folders, skipped_raw_folders
+
+    lines = [
+        f"skipped raw folder {folder}: {SKIP_REASONS[problem]}"
+        for folder, problem in skipped_raw_folders(raw_root, last).items()
+    ]
+    lines += [
+        f"skipped raw folder {folder}: {EMPTY_FOLDER}"
+        for folder in empty_raw_folders(raw_root, sources, last)
+    ]
+    return lines
 
 
 def _samples_folder(value: Path | None, settings: Settings) -> Path | None:

@@ -14,25 +14,25 @@ folders are reported (`distill run` output) and skipped: `not_a_date` (`2026-13-
 they are and are ingested once the folder is renamed or the day is complete. The setting
 `DISTILL_FUTURE_DAYS=N` (default 0) makes the N days after the last complete day partitions too
 (Dagster's `end_offset`): 1 admits today's incomplete day, for producers that land ahead of UTC.
+
+A date whose folders hold no raw file (`days_with_raw_files`, `has_raw_files`) is not ingested by
+`distill run`, `distill backfill` or the nightly schedule (`distill run` names its empty folders),
+since its ingest would only write empty tables.
 """
 
 from datetime import UTC, date, datetime, timedelta
 
 import dagster as dg
 
-from distill_assets.lib.rawfiles import list_partitions, skipped_folders
+from distill_assets.lib.rawfiles import list_partitions, list_raw_files, skipped_folders
 from distill_assets.lib.settings import SOURCES, Settings
+from distill_assets.lib.startup import resolve_settings
 
 
 def partitions_start(settings: Settings, today: date | None = None) -> str:
-    """Return the first daily partition (see the module docstring)."""
+    """Return the first daily partition (see the module docstring; `Settings` checked the date)."""
     if settings.partitions_start:
-        try:
-            return date.fromisoformat(settings.partitions_start).isoformat()
-        except ValueError:
-            raise ValueError(
-                f"DISTILL_PARTITIONS_START={settings.partitions_start!r} is not a date (YYYY-MM-DD)"
-            ) from None
+        return date.fromisoformat(settings.partitions_start).isoformat()
     today = today or datetime.now(UTC).date()
     yesterday = today - timedelta(days=1)
     landed = [day for s in SOURCES for day in list_partitions(settings.raw_root, s, yesterday)]
@@ -41,7 +41,8 @@ def partitions_start(settings: Settings, today: date | None = None) -> str:
     return yesterday.isoformat()
 
 
-_SETTINGS = Settings.resolve()
+# a bad setting stops the code location's load with its one-line `SettingsError`
+_SETTINGS = resolve_settings()
 daily_partitions = dg.DailyPartitionsDefinition(
     start_date=partitions_start(_SETTINGS), timezone="UTC", end_offset=_SETTINGS.future_days
 )
@@ -67,3 +68,28 @@ def skipped_raw_folders(raw_root: str, last: date | None) -> dict[str, str]:
         for source in SOURCES
         for name, problem in skipped_folders(raw_root, source, last).items()
     }
+
+
+def empty_raw_folders(
+    raw_root: str, sources: tuple[str, ...] = SOURCES, last: date | None = None
+) -> list[str]:
+    """Return `source/date` of every partition folder (up to `last`) that holds no raw file."""
+    return [
+        f"{source}/{day}"
+        for source in sources
+        for day in list_partitions(raw_root, source, last)
+        if not list_raw_files(raw_root, source, day)
+    ]
+
+
+def has_raw_files(raw_root: str, day: str, sources: tuple[str, ...] = SOURCES) -> bool:
+    """Return True when at least one of `sources` has a raw file for the date `day`."""
+    return any(list_raw_files(raw_root, source, day) for source in sources)
+
+
+def days_with_raw_files(
+    raw_root: str, sources: tuple[str, ...] = SOURCES, last: date | None = None
+) -> list[str]:
+    """Return the ingest dates (up to `last`) where at least one of `sources` has a raw file."""
+    days = {day for source in sources for day in list_partitions(raw_root, source, last)}
+    return sorted(day for day in days if has_raw_files(raw_root, day, sources))

@@ -1,5 +1,10 @@
 """Project-wide resources: settings, the Parquet lake IO manager.
 
+The lake IO manager holds the data dir's run lock (`lib.runlock`) for as long as its run (or, with
+a step-per-process executor, its step) executes: every run that writes the lake takes it in its
+own process, whoever launched it, so two writers never overlap on one data dir (runs of distinct
+partitions share it; a release or a `distill` command has it alone).
+
 `LakeIOManager` is built on Dagster's `UPathIOManager` (dagster-polars 0.27.12 breaks on Polars 2.x;
 README.md#how-it-works): outputs are Polars frames (a LazyFrame is streamed), Arrow tables, or a
 `StagedParquet` file an asset wrote itself with DuckDB; all land atomically at
@@ -8,6 +13,8 @@ README.md#how-it-works): outputs are Polars frames (a LazyFrame is streamed), Ar
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,6 +22,7 @@ from typing import Any
 import dagster as dg
 import polars as pl
 import pyarrow as pa
+from pydantic import PrivateAttr
 from upath import UPath
 
 from distill_assets.lib.cleanup import remove_if_empty
@@ -26,29 +34,37 @@ from distill_assets.lib.lake import (
     write_parquet_atomic,
 )
 from distill_assets.lib.llm import ChatClient, chat_client
+from distill_assets.lib.runlock import run_lock
 from distill_assets.lib.settings import Settings
+
+PARTITION_TAG = "dagster/partition"
 
 
 class DistillSettings(dg.ConfigurableResource):
-    """Where raw data lands, where the lake and hub live, and the dataset's name.
+    """Where raw data lands, where the lake and hub live, the dataset's name, the backends.
 
     Empty fields fall back to `DISTILL_*` environment variables, then to folders under
-    `DISTILL_DATA_DIR` (see `distill_assets.lib.settings`).
+    `DISTILL_DATA_DIR` (see `distill_assets.lib.settings`). Read once per resource (a run, a
+    sensor or schedule evaluation): the IO manager, the embedder and the LLM resource receive
+    this resource instead of reading the environment themselves.
     """
 
     raw_root: str = ""
     lake_root: str = ""
     hub_root: str = ""
     dataset_name: str = ""
+    _settings: Settings | None = PrivateAttr(default=None)
 
     def resolved(self) -> Settings:
-        """Return the effective settings."""
-        return Settings.resolve(
-            raw_root=self.raw_root or None,
-            lake_root=self.lake_root or None,
-            hub_root=self.hub_root or None,
-            dataset_name=self.dataset_name or None,
-        )
+        """Return the effective settings (validated and read on first use)."""
+        if self._settings is None:
+            self._settings = Settings.resolve(
+                raw_root=self.raw_root or None,
+                lake_root=self.lake_root or None,
+                hub_root=self.hub_root or None,
+                dataset_name=self.dataset_name or None,
+            )
+        return self._settings
 
 
 class EmbedderResource(dg.ConfigurableResource):
@@ -58,12 +74,13 @@ class EmbedderResource(dg.ConfigurableResource):
     hashed n-gram embedder (no model, no download).
     """
 
+    settings: DistillSettings
     backend: str = ""
     model_path: str = ""
 
     def embedder(self) -> Embedder:
         """Return the configured embedder (loaded once per process)."""
-        settings = Settings.resolve()
+        settings = self.settings.resolved()
         return load_embedder(
             self.backend or settings.embedder, self.model_path or settings.embedder_model
         )
@@ -76,13 +93,14 @@ class LlmResource(dg.ConfigurableResource):
     with no base URL anywhere, `client()` is None and the offline extractors do all the work.
     """
 
+    settings: DistillSettings
     base_url: str = ""
     model: str = ""
     api_key: str = ""
 
     def client(self) -> ChatClient | None:
         """Return a client for the configured endpoint, or None when none is configured."""
-        settings = Settings.resolve()
+        settings = self.settings.resolved()
         return chat_client(
             self.base_url or settings.llm_base_url,
             self.model or settings.llm_model,
@@ -139,9 +157,18 @@ class ParquetLakeIO(dg.UPathIOManager):
 class LakeIOManager(dg.ConfigurableIOManagerFactory):
     """The lake IO manager; `lake_root` empty means the settings' lake root."""
 
+    settings: DistillSettings
     lake_root: str = ""
+
+    @contextmanager
+    def yield_for_execution(self, context: dg.InitResourceContext) -> Iterator[ParquetLakeIO]:
+        """Hold the data dir's run lock while the run uses the lake (module docstring)."""
+        tags = context.dagster_run.tags if context.dagster_run is not None else {}
+        partition = tags.get(PARTITION_TAG)
+        with run_lock(self.settings.resolved().data_dir, context.run_id, partition):
+            yield self.create_io_manager(context)
 
     def create_io_manager(self, context: dg.InitResourceContext) -> ParquetLakeIO:
         """Build the IO manager rooted at the configured lake."""
-        root = self.lake_root or Settings.resolve().lake_root
+        root = self.lake_root or self.settings.resolved().lake_root
         return ParquetLakeIO(base_path=UPath(root))

@@ -20,9 +20,8 @@ from __future__ import annotations
 
 import dagster as dg
 
-from distill_assets.lib.settings import Settings
+from distill_assets.lib.settings import EXECUTORS, Settings
 
-EXECUTORS = ("in_process", "multiprocess", "k8s")
 DEFAULT_MAX_CONCURRENT = 2
 # step processes fork from a server that has imported the definitions once (not ~2 s each)
 FORKSERVER = {"preload_modules": ["distill_assets.definitions"]}

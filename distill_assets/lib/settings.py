@@ -30,13 +30,16 @@ from __future__ import annotations
 
 import os
 import re
+from datetime import date
 from pathlib import Path
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
 
 SOURCES: tuple[str, ...] = ("traces", "escalations", "revisions", "telemetry")
 # the dataset name is a folder under the hub root: one plain path component
 DATASET_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+EXECUTORS: tuple[str, ...] = ("in_process", "multiprocess", "k8s")
+EMBEDDERS: tuple[str, ...] = ("hashed", "model2vec")
 
 
 def refuse_blank(variable: str, value: str) -> str:
@@ -87,6 +90,62 @@ class Settings(BaseModel):
                 "'-'; no path separators or '..')"
             )
         return name
+
+    @field_validator("partitions_start")
+    @classmethod
+    def _iso_date(cls, value: str) -> str:
+        if value:
+            try:
+                date.fromisoformat(value)
+            except ValueError:
+                raise ValueError(
+                    f"DISTILL_PARTITIONS_START={value!r} is not a date (YYYY-MM-DD)"
+                ) from None
+        return value
+
+    @field_validator("executor")
+    @classmethod
+    def _known_executor(cls, value: str) -> str:
+        if value and value not in EXECUTORS:
+            raise ValueError(f"DISTILL_EXECUTOR={value!r} must be one of {', '.join(EXECUTORS)}")
+        return value
+
+    @field_validator("max_concurrent")
+    @classmethod
+    def _positive_count(cls, value: str) -> str:
+        if value and not (value.isdigit() and int(value) >= 1):
+            raise ValueError(f"DISTILL_MAX_CONCURRENT={value!r} must be a whole number, at least 1")
+        return value
+
+    @field_validator("embedder")
+    @classmethod
+    def _known_embedder(cls, value: str) -> str:
+        if value and value not in EMBEDDERS:
+            raise ValueError(f"DISTILL_EMBEDDER={value!r} must be one of {', '.join(EMBEDDERS)}")
+        return value
+
+    @field_validator("eval_sets", "embedder_model")
+    @classmethod
+    def _existing_folder(cls, value: str, info: ValidationInfo) -> str:
+        if value and not Path(value).is_dir():
+            variable = f"DISTILL_{str(info.field_name).upper()}"
+            raise ValueError(f"{variable}={value} is not a folder")
+        return value
+
+    @field_validator("llm_base_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        if value and not value.startswith(("http://", "https://")):
+            raise ValueError(f"DISTILL_LLM_BASE_URL={value!r} must start with http:// or https://")
+        return value
+
+    @model_validator(mode="after")
+    def _embedder_and_model_agree(self) -> Settings:
+        if self.embedder == "model2vec" and not self.embedder_model:
+            raise ValueError("DISTILL_EMBEDDER=model2vec needs DISTILL_EMBEDDER_MODEL (a folder)")
+        if self.embedder_model and self.embedder != "model2vec":
+            raise ValueError("DISTILL_EMBEDDER_MODEL is set but DISTILL_EMBEDDER is not model2vec")
+        return self
 
     @classmethod
     def resolve(

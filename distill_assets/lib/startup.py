@@ -12,13 +12,17 @@ naming the variable) for a setting that would publish to the wrong place or leak
   would silently stay local;
 - the public development player key (no `DISTILL_PLAYER_ID_KEY`) is allowed only with
   `DISTILL_ENV=development` (which the Makefile sets for `make run` and `make test`), and is then
-  announced by a warning line every time, since player keys made with it can be reversed.
+  announced by a warning line every time, since player keys made with it can be reversed. It is
+  announced once per process: a `distill` command prints it and records it (`announce`), so the
+  runs it executes in-process do not log it again (`announced`).
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -38,6 +42,25 @@ DEVELOPMENT_KEY_WARNING = (
 )
 
 
+STORAGE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM}
+SQLITE_STORAGE_MESSAGES = ("disk is full", "readonly database", "unable to open database")
+
+
+# warning lines this process has already shown
+_ANNOUNCED: set[str] = set()
+
+
+def announce(lines: list[str]) -> list[str]:
+    """Record `lines` as shown by this process and return them (to print)."""
+    _ANNOUNCED.update(lines)
+    return lines
+
+
+def announced(line: str) -> bool:
+    """Return True when this process has already shown the warning `line`."""
+    return line in _ANNOUNCED
+
+
 class SettingsError(ValueError):
     """A setting that must be fixed before distill runs (the message is one line)."""
 
@@ -53,6 +76,23 @@ def resolve_settings() -> Settings:
             variable = f"DISTILL_{str(error['loc'][0]).upper()}"
             message = f"{variable}={error['input']!r}: {message}"
         raise SettingsError(message) from None
+
+
+def storage_error_line(exc: BaseException) -> str | None:
+    """Return one line naming the path of a storage error (disk full, read-only, permission).
+
+    None for any other error. SQLite (Dagster's default storage) names no file: the line names
+    the instance folder, `$DAGSTER_HOME`.
+    """
+    if isinstance(exc, OSError) and exc.errno in STORAGE_ERRNOS:
+        where = exc.filename if exc.filename is not None else "(path not reported)"
+        return f"{os.strerror(exc.errno)}: {where}"
+    if isinstance(exc, sqlite3.OperationalError) and any(
+        text in str(exc) for text in SQLITE_STORAGE_MESSAGES
+    ):
+        home = os.environ.get("DAGSTER_HOME", "(DAGSTER_HOME not set)")
+        return f"Dagster storage: {exc}: under {home}"
+    return None
 
 
 def _local(root: str) -> Path | None:

@@ -31,3 +31,22 @@ def project_instance(settings: Settings) -> dg.DagsterInstance:
     a fresh home cannot corrupt it.
     """
     return open_instance(instance_home(settings))
+
+
+def recover(instance: dg.DagsterInstance) -> list[str]:
+    """Settle what ended processes left on the instance; return one line per thing settled.
+
+    Runs of a `distill` process that died mid-run are marked failed (`runlock.fail_orphaned_runs`)
+    and backfills a `distill backfill` submitted to a daemon that stopped before starting them
+    are cancelled (`daemon.cancel_stranded_backfills`). The caller holds the data dir's run lock.
+    """
+    from distill_assets.defs.release.sensors import CLI_TAG
+    from distill_assets.lib.runlock import fail_orphaned_runs
+    from distill_assets.operations.daemon import STRANDED, cancel_stranded_backfills
+
+    lines = [
+        f"marked run {run_id} failed: its distill run process had ended"
+        for run_id in fail_orphaned_runs(instance)
+    ]
+    lines += [STRANDED.format(b) for b in cancel_stranded_backfills(instance, CLI_TAG)]
+    return lines

@@ -19,9 +19,13 @@ from distill_assets.lib.runlock import PID_TAG
 from distill_assets.lib.settings import SOURCES
 
 PREFIX = "[distill]"
-QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+# Dagster's console shows only critical lines: failures are printed here, one line each
+# (`failure_lines`), and the run log in the UI keeps everything (`--verbose` prints it too)
+QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 QUARANTINE_TABLE = "quarantine"
 ROW_COUNT_KEY = "dagster/row_count"
+# reasons named per source in the quarantine line (the rest are counted)
+SHOWN_REASONS = 3
 
 
 def execute(
@@ -48,10 +52,33 @@ def execute(
         raise_on_error=False,
     )
     label = f"{job} {partition}" if partition else job
-    for line in step_lines(result):
+    for line in step_lines(result) + failure_lines(result):
         print(f"{PREFIX} {label} {line}")
     print(f"{PREFIX} {label}: {outcome(result)}")
     return result
+
+
+def failure_lines(result: dg.ExecuteInProcessResult) -> list[str]:
+    """Return one line per failed step (else the run's failure): where, and the cause's first line.
+
+    The cause is the innermost error (`OSError: [Errno 28] No space left on device: '/…'`
+    names the path); its traceback stays in the run's log.
+    """
+    steps = _failures(result, dg.DagsterEventType.STEP_FAILURE)
+    return steps or _failures(result, dg.DagsterEventType.RUN_FAILURE)
+
+
+def _failures(result: dg.ExecuteInProcessResult, kind: dg.DagsterEventType) -> list[str]:
+    lines = []
+    for event in result.all_events:
+        error = getattr(event.event_specific_data, "error", None)
+        if event.event_type != kind or error is None:
+            continue
+        while error.cause is not None:
+            error = error.cause
+        cause = (error.message.strip().splitlines() or [error.cls_name])[0]
+        lines.append(f"{event.step_key or 'run'} failed: {cause}")
+    return lines
 
 
 def step_lines(result: dg.ExecuteInProcessResult) -> list[str]:
@@ -66,16 +93,26 @@ def step_lines(result: dg.ExecuteInProcessResult) -> list[str]:
 
 
 def outcome(result: dg.ExecuteInProcessResult) -> str:
-    """Summarize a run: status, materializations, checks, which checks failed and their reasons."""
+    """Summarize a run: status, materializations, checks, the checks that did not pass and why.
+
+    Failed checks of ERROR severity (which block the release) are listed apart from those of
+    WARN severity, which only report.
+    """
     checks = result.get_asset_check_evaluations()
-    failed = [
-        c.asset_check_key.to_user_string() + (f" ({c.description})" if c.description else "")
+    failed = sorted(
+        (
+            c.severity == dg.AssetCheckSeverity.WARN,
+            c.asset_check_key.to_user_string() + (f" ({c.description})" if c.description else ""),
+        )
         for c in checks
         if not c.passed
-    ]
+    )
+    blocking = [name for warn, name in failed if not warn]
+    warnings = [name for warn, name in failed if warn]
     materialized = len(result.get_asset_materialization_events())
     status = "ok" if result.success else "FAILED"
-    suffix = f", failed checks: {', '.join(failed)}" if failed else ""
+    suffix = f", failed checks: {', '.join(blocking)}" if blocking else ""
+    suffix += f", warnings: {', '.join(warnings)}" if warnings else ""
     return f"{status} ({materialized} materializations, {len(checks)} checks{suffix})"
 
 
@@ -92,10 +129,18 @@ def quarantine_counts(lake_root: str, partition: str) -> dict[str, dict[str, int
 
 
 def quarantine_line(lake_root: str, partition: str) -> str:
-    """Return the line `quarantine <date>: <source> N (reason n, ...); ...` for a partition."""
+    """Return the line `quarantine <date>: <source> N (reason n, ...); ...` for a partition.
+
+    Each source names its `SHOWN_REASONS` most frequent reasons (then by name) and how many
+    more there are, so the line stays readable; every reason and record is in the source's
+    `quarantine` table.
+    """
     parts = []
     for source, reasons in quarantine_counts(lake_root, partition).items():
         total = sum(reasons.values())
-        detail = ", ".join(f"{reason} {n}" for reason, n in reasons.items())
-        parts.append(f"{source} {total}" + (f" ({detail})" if detail else ""))
+        ranked = sorted(reasons.items(), key=lambda item: (-item[1], item[0]))
+        shown = [f"{reason} {n}" for reason, n in ranked[:SHOWN_REASONS]]
+        if len(ranked) > SHOWN_REASONS:
+            shown.append(f"+{len(ranked) - SHOWN_REASONS} more reasons")
+        parts.append(f"{source} {total}" + (f" ({', '.join(shown)})" if shown else ""))
     return f"quarantine {partition}: " + ("; ".join(parts) if parts else "nothing ingested")

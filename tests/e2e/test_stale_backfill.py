@@ -18,6 +18,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
+from distill_assets.lib.startup import DEVELOPMENT_KEY_WARNING
 from distill_assets.rules import VERSION_HEX_DIGITS
 from tests.conftest import PROJECT_ROOT, SAMPLE_DATES
 
@@ -170,7 +171,11 @@ def test_backfill_of_a_date_range_rebuilds_those_dates_then_releases(
     day = SAMPLE_DATES[0]
     out = _distill(env, tmp, "backfill", "--from", "2026-11-18", "--to", day)
     lines = out.stdout.splitlines()
-    assert lines[:2] == [f"[distill] plan {day}: all assets", "[distill] plan release: all assets"]
+    assert lines[:3] == [
+        f"[distill] {DEVELOPMENT_KEY_WARNING}",  # checked before any work, like `distill run`
+        f"[distill] plan {day}: all assets",
+        "[distill] plan release: all assets",
+    ]
     (ingest, ingest_checks), (release, release_checks) = map(
         _job_size, ("daily_ingest", "publish_release")
     )
@@ -187,4 +192,4 @@ def test_backfill_of_a_date_range_rebuilds_those_dates_then_releases(
     # same inputs, same rules: the release is the same version
     assert json.loads(latest.read_text())["version"] == version
     empty = _distill(env, tmp, "backfill", "--from", "2026-11-21", "--to", "2026-11-25")
-    assert empty.stdout == "[distill] nothing to backfill\n"
+    assert empty.stdout == f"[distill] {DEVELOPMENT_KEY_WARNING}\n[distill] nothing to backfill\n"

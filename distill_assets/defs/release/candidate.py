@@ -13,10 +13,15 @@ from distill_assets.contracts.published import CONFIG_FEEDS
 from distill_assets.contracts.release import ReleaseFile, ReleaseManifest
 from distill_assets.defs.curation.curated_table import CuratedPartition, stored_partitions
 from distill_assets.defs.curation.funnel import read_funnel
-from distill_assets.defs.curation.pipeline import feed_partitions
+from distill_assets.defs.curation.pipeline import feed_name
 from distill_assets.defs.release.build import CuratedPart, ReleaseInputs, all_rules_versions
 from distill_assets.defs.release.layout import MANIFEST, without_extensions
-from distill_assets.lib.lake import global_path, read_parquet_table
+from distill_assets.lib.lake import (
+    global_path,
+    parquet_row_count,
+    partition_files,
+    read_parquet_table,
+)
 from distill_assets.rules.curation import DUPLICATE_REASONS
 
 CURATION_GROUP = "curation"
@@ -59,7 +64,7 @@ def load_release_inputs(lake_root: str, name: str) -> ReleaseInputs:
     }
     created_from: dict[str, list[str]] = {}
     for config in CONFIG_FEEDS:
-        created_from.update(feed_partitions(lake_root, config))
+        created_from.update(contributing_partitions(lake_root, config))
     return ReleaseInputs(
         name=name,
         curated=curated,
@@ -68,6 +73,23 @@ def load_release_inputs(lake_root: str, name: str) -> ReleaseInputs:
         rules=all_rules_versions(),
         funnels={config: read_funnel(lake_root, config) for config in CONFIG_FEEDS},
     )
+
+
+def contributing_partitions(lake_root: str, config: str) -> dict[str, list[str]]:
+    """Return, per feed table of `config`, its partitions holding at least one row (sorted).
+
+    A day without raw data, or with only quarantined records, leaves empty feed partitions: they
+    contribute nothing, so they are not the "newest input partition" that names the version and
+    the dated export files (a day of no data must not rename an unchanged release).
+    """
+    return {
+        feed_name(source, table): [
+            path.rsplit("/", 1)[-1].removesuffix(".parquet")
+            for path in partition_files(lake_root, source, table)
+            if parquet_row_count(UPath(path)) > 0
+        ]
+        for source, table in CONFIG_FEEDS.get(config, [])
+    }
 
 
 def duplicate_count(path: UPath) -> int:

@@ -20,8 +20,14 @@ only reacts to ingest runs, so on its own it never starts work.
   future date) are left out of the cursor and picked up once their partition exists; on its first
   evaluation the sensor requests every date already landed (ingest is idempotent). The nightly
   schedule may ingest the same date again afterwards, which replaces it with identical data.
+- `stale_after_rules_edit` shows in the UI what `distill stale` lists: every few minutes it
+  computes the stale asset partitions (`operations.stale.find_stale`) and, when that list changed,
+  records one observation per stale asset partition (metadata `stale`: why, `rules_recorded`,
+  `rules_current`), visible on the asset's page and its partition. Its cursor is a digest of the
+  list, so an unchanged list records nothing again. RUNNING by default: it never starts a run.
 """
 
+import hashlib
 import json
 
 import dagster as dg
@@ -31,10 +37,12 @@ from distill_assets.defs import jobs
 from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.release.landing import date_fingerprint, date_of, landed
 from distill_assets.defs.resources import DistillSettings
+from distill_assets.operations.stale import find_stale
 
 BACKFILL_TAG = "dagster/backfill"
 CLI_TAG = "distill/launched_by"
 RAW_LANDING_INTERVAL_SECONDS = 60
+STALENESS_INTERVAL_SECONDS = 300
 
 
 @dg.run_status_sensor(
@@ -114,3 +122,34 @@ def raw_landing(context: dg.SensorEvaluationContext, settings: DistillSettings) 
         ],
         cursor=json.dumps(current, sort_keys=True),
     )
+
+
+@dg.sensor(
+    name="stale_after_rules_edit",
+    minimum_interval_seconds=STALENESS_INTERVAL_SECONDS,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description=(
+        "Mark asset partitions built under rules that changed since (what `make stale` lists) "
+        "with an observation on the asset and partition; `make backfill-stale` rebuilds them."
+    ),
+)
+def stale_after_rules_edit(context: dg.SensorEvaluationContext) -> dg.SensorResult:
+    """Record one observation per stale asset partition when the stale list changed."""
+    entries = find_stale(context.instance, context.repository_def.asset_graph)
+    lines = [entry.describe() for entry in entries]
+    digest = hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
+    if digest == context.cursor:
+        return dg.SensorResult(skip_reason=f"{len(entries)} stale asset partition(s), unchanged")
+    observations = [
+        dg.AssetObservation(
+            asset_key=entry.key,
+            partition=entry.partition,
+            metadata={
+                "stale": dg.MetadataValue.text(entry.describe()),
+                "rules_recorded": dg.MetadataValue.text(entry.recorded or ""),
+                "rules_current": dg.MetadataValue.text(entry.current or ""),
+            },
+        )
+        for entry in entries
+    ]
+    return dg.SensorResult(asset_events=observations, cursor=digest)

@@ -43,7 +43,7 @@ from distill_assets.lib.lake import global_path, local_file, partition_path, sca
 from distill_assets.lib.metadata import column_counts, funnel, histogram, preview
 from distill_assets.lib.rawfiles import list_raw_files
 from distill_assets.lib.sql import json_fields_structure
-from distill_assets.lib.startup import DEVELOPMENT_KEY_WARNING
+from distill_assets.lib.startup import DEVELOPMENT_KEY_WARNING, announce, announced
 from distill_assets.rules import rules_metadata, rules_version
 
 SOURCE = "telemetry"
@@ -111,8 +111,9 @@ def telemetry_bronze(
     """
     cfg = settings.resolved()
     params, key_source = parse_params(player_id_hasher)
-    if key_source == DEVELOPMENT_SOURCE:
-        context.log.warning(DEVELOPMENT_KEY_WARNING)
+    if key_source == DEVELOPMENT_SOURCE and not announced(DEVELOPMENT_KEY_WARNING):
+        for line in announce([DEVELOPMENT_KEY_WARNING]):
+            context.log.warning(line)
     result = ingest_partition(
         contract.RAW,
         list_raw_files(cfg.raw_root, SOURCE, context.partition_key),

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import subprocess
 
+import pytest
+
+from distill_assets.cli import main
+from distill_assets.lib.settings import Settings
 from tests.conftest import PROJECT_ROOT
 
 
@@ -44,3 +48,31 @@ def test_ui_starts_dagster_dev_in_dagster_home() -> None:
     [recipe] = [line for line in makefile.splitlines() if "dagster dev" in line]
     assert recipe.strip().startswith("cd $(DAGSTER_HOME) && ")
     assert "-w $(CURDIR)/workspace.yaml" in recipe
+
+
+def test_ui_checks_the_settings_first_and_hides_only_the_dev_supersession_warning() -> None:
+    lines = _make_dry_run("ui")
+    check = lines.index(".venv/bin/distill check")
+    [dev] = [line for line in lines if "dagster dev" in line]
+    assert lines.index(dev) > check
+    assert "PYTHONWARNINGS='ignore:Function `dev_command` is superseded' " in dev
+
+
+def test_distill_check_is_one_line_and_exit_2_on_a_bad_setting(
+    distill_env: Settings, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("DISTILL_PLAYER_ID_KEY", "k")
+    assert main(["check"]) == 0
+    assert capsys.readouterr().out == "[distill] settings ok\n"
+    monkeypatch.setenv("DISTILL_EXECUTOR", "bogus")
+    assert main(["check"]) == 2
+    assert capsys.readouterr().out == (
+        "[distill] error: DISTILL_EXECUTOR='bogus' must be one of in_process, multiprocess, k8s\n"
+    )
+
+
+def test_bench_installs_its_extras_once_and_passes_its_arguments() -> None:
+    lines = _make_dry_run("-B", "bench", "ARGS=--quick")
+    install = lines.index(".venv/bin/python -m pip install --quiet -e '.[dev,bench]'")
+    assert lines.index(".venv/bin/python -m bench --quick") > install
+    assert "touch .venv/.installed-bench" in lines

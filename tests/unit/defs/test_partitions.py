@@ -10,6 +10,7 @@ import pytest
 
 from distill_assets.defs.partitions import partitions_start
 from distill_assets.lib.settings import Settings
+from distill_assets.lib.startup import SettingsError, resolve_settings
 from tests.conftest import land
 
 
@@ -37,8 +38,8 @@ def test_the_setting_wins_and_a_bad_value_is_one_line(
     monkeypatch.setenv("DISTILL_PARTITIONS_START", "2026-11-01")
     assert partitions_start(Settings.resolve()) == "2026-11-01"
     monkeypatch.setenv("DISTILL_PARTITIONS_START", "November")
-    with pytest.raises(ValueError, match=r"^DISTILL_PARTITIONS_START='November' is not a date"):
-        partitions_start(Settings.resolve())
+    with pytest.raises(SettingsError, match=r"^DISTILL_PARTITIONS_START='November' is not a date"):
+        resolve_settings()
 
 
 def test_definitions_built_over_the_samples_start_at_the_first_sample_date(
@@ -100,3 +101,21 @@ def test_a_bad_future_days_value_is_one_line(
     assert out.stdout.splitlines() == [
         "[distill] error: DISTILL_FUTURE_DAYS='-1': Input should be greater than or equal to 0"
     ]
+
+
+def test_a_bad_setting_stops_the_code_location_with_its_one_line_error(
+    distill_env: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the UI and `dagster asset materialize` show when they load the definitions."""
+    monkeypatch.setenv("DISTILL_EMBEDDER", "bogus")
+    out = subprocess.run(
+        [sys.executable, "-c", "from distill_assets.definitions import defs; defs()"],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 1
+    assert out.stderr.splitlines()[-1] == (
+        "distill_assets.lib.startup.SettingsError: DISTILL_EMBEDDER='bogus' must be one of "
+        "hashed, model2vec"
+    )

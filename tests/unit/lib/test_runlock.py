@@ -20,17 +20,17 @@ from distill_assets.lib.runlock import (
 from tests.conftest import PROJECT_ROOT
 
 
-def test_a_second_holder_is_refused_with_pid_and_time_and_the_lock_is_reusable(
-    tmp_path: Path,
-) -> None:
+def test_the_lock_is_reentrant_in_its_process_and_reusable(tmp_path: Path) -> None:
+    """The runs a `distill` command executes in-process take it again under the command's hold."""
     with run_lock(str(tmp_path)) as path:
         assert path == tmp_path / LOCK_FILE
         assert path.read_text().startswith("since ")
-        held = rf"another run holds the lock .* pid {os.getpid()}\)"
-        with pytest.raises(LockHeld, match=held), run_lock(str(tmp_path)):
-            pass
-    with run_lock(str(tmp_path)):
-        pass
+        with run_lock(str(tmp_path), run_id="abc") as inner:
+            assert inner == path
+        assert f"pid {os.getpid()}" in path.read_text()
+    assert path.read_text() == ""
+    with run_lock(str(tmp_path), run_id="abc"):
+        assert path.read_text().endswith(f"pid {os.getpid()}, run abc\n")
 
 
 def test_a_lock_left_by_a_killed_process_is_taken_over(tmp_path: Path) -> None:

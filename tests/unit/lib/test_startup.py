@@ -1,9 +1,13 @@
+import errno
+import sqlite3
 from pathlib import Path
 
+import dagster as dg
 import pytest
 
 from distill_assets.cli import main
 from distill_assets.defs.player_ids import PlayerIdHasher
+from distill_assets.lib import startup
 from distill_assets.lib.settings import Settings
 from distill_assets.lib.startup import (
     DEVELOPMENT_KEY_WARNING,
@@ -11,6 +15,7 @@ from distill_assets.lib.startup import (
     check_startup,
     resolve_settings,
 )
+from tests.conftest import land
 
 
 def settings_in(tmp_path: Path, **overrides: str) -> Settings:
@@ -106,3 +111,151 @@ def test_distill_run_prints_one_line_errors_and_the_key_warning(
     monkeypatch.delenv("DISTILL_DATASET_NAME")
     assert main(["run", "--samples", "none"]) == 1  # no raw partitions: nothing to do
     assert capsys.readouterr().out.splitlines()[0] == f"[distill] {DEVELOPMENT_KEY_WARNING}"
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "line"),
+    [
+        (
+            "DISTILL_PARTITIONS_START",
+            "2026-13-01",
+            "DISTILL_PARTITIONS_START='2026-13-01' is not a date (YYYY-MM-DD)",
+        ),
+        (
+            "DISTILL_EXECUTOR",
+            "bogus",
+            "DISTILL_EXECUTOR='bogus' must be one of in_process, multiprocess, k8s",
+        ),
+        (
+            "DISTILL_MAX_CONCURRENT",
+            "zero",
+            "DISTILL_MAX_CONCURRENT='zero' must be a whole number, at least 1",
+        ),
+        ("DISTILL_EMBEDDER", "bogus", "DISTILL_EMBEDDER='bogus' must be one of hashed, model2vec"),
+        ("DISTILL_EVAL_SETS", "/nonexistent", "DISTILL_EVAL_SETS=/nonexistent is not a folder"),
+        (
+            "DISTILL_EMBEDDER_MODEL",
+            "/nonexistent",
+            "DISTILL_EMBEDDER_MODEL=/nonexistent is not a folder",
+        ),
+        (
+            "DISTILL_LLM_BASE_URL",
+            "localhost:8000",
+            "DISTILL_LLM_BASE_URL='localhost:8000' must start with http:// or https://",
+        ),
+        (
+            "DISTILL_FUTURE_DAYS",
+            "one",
+            "DISTILL_FUTURE_DAYS='one': Input should be a valid integer, unable to parse string "
+            "as an integer",
+        ),
+    ],
+)
+@pytest.mark.parametrize("command", [["run", "--samples", "none"], ["backfill", "--stale"]])
+def test_every_bad_setting_is_one_line_and_exit_2_before_any_work(
+    distill_env: Settings,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    *,
+    variable: str,
+    value: str,
+    line: str,
+    command: list[str],
+) -> None:
+    monkeypatch.setenv(variable, value)
+    assert main(command) == 2
+    captured = capsys.readouterr()
+    assert (captured.out.splitlines(), captured.err) == ([f"[distill] error: {line}"], "")
+    assert not Path(distill_env.data_dir).exists()
+
+
+def test_an_embedder_model_needs_the_model2vec_backend(
+    distill_env: Settings, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("DISTILL_EMBEDDER_MODEL", str(tmp_path))
+    with pytest.raises(SettingsError, match=r"^DISTILL_EMBEDDER_MODEL is set but DISTILL_EMBEDDER"):
+        resolve_settings()
+    monkeypatch.delenv("DISTILL_EMBEDDER_MODEL")
+    monkeypatch.setenv("DISTILL_EMBEDDER", "model2vec")
+    with pytest.raises(SettingsError, match=r"^DISTILL_EMBEDDER=model2vec needs DISTILL_EMBEDDER"):
+        resolve_settings()
+
+
+@pytest.mark.parametrize(
+    ("error", "line"),
+    [
+        (
+            OSError(errno.ENOSPC, "No space left on device", "/data/lake/x.parquet"),
+            "No space left on device: /data/lake/x.parquet",
+        ),
+        (
+            PermissionError(errno.EACCES, "Permission denied", "/data/hub"),
+            "Permission denied: /data/hub",
+        ),
+        (
+            OSError(errno.EROFS, "Read-only file system", "/data"),
+            "Read-only file system: /data",
+        ),
+        (
+            sqlite3.OperationalError("database or disk is full"),
+            "Dagster storage: database or disk is full: under /home/dagster",
+        ),
+    ],
+)
+def test_storage_errors_end_with_one_line_naming_the_path(
+    distill_env: Settings,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    error: Exception,
+    line: str,
+) -> None:
+    from distill_assets.commands import stats
+
+    def fail(args: object) -> int:
+        raise error
+
+    monkeypatch.setenv("DAGSTER_HOME", "/home/dagster")
+    monkeypatch.setattr(stats, "run", fail)
+    assert main(["stats", "escalations"]) == 1
+    assert capsys.readouterr().out.splitlines() == [f"[distill] error: {line}"]
+
+
+def test_other_errors_are_not_hidden(monkeypatch: pytest.MonkeyPatch) -> None:
+    from distill_assets.commands import stats
+
+    def fail(args: object) -> int:
+        raise FileNotFoundError(errno.ENOENT, "No such file or directory", "/x")
+
+    monkeypatch.setattr(stats, "run", fail)
+    with pytest.raises(FileNotFoundError):
+        main(["stats", "escalations"])
+
+
+def test_the_development_key_warning_is_shown_once_per_process(
+    distill_env: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two telemetry partitions in one process log it once; after a command printed it, never."""
+    from distill_assets.definitions import defs
+
+    monkeypatch.setattr(startup, "_ANNOUNCED", set())
+    monkeypatch.delenv("DISTILL_PLAYER_ID_KEY", raising=False)
+    days = ("2026-11-19", "2026-11-20")
+    for day in days:
+        land(distill_env, "telemetry", day, "a.jsonl", "{}\n")
+    job = defs().resolve_job_def("daily_ingest")
+    events = [dg.AssetKey(["telemetry", name]) for name in ("events", "quarantine")]
+
+    def warnings_logged() -> int:
+        with dg.instance_for_test() as instance:
+            runs = [
+                job.execute_in_process(partition_key=day, asset_selection=events, instance=instance)
+                for day in days
+            ]
+            return sum(
+                entry.user_message == DEVELOPMENT_KEY_WARNING
+                for run in runs
+                for entry in instance.all_logs(run.run_id)
+            )
+
+    assert warnings_logged() == 1
+    assert warnings_logged() == 0

@@ -1,5 +1,6 @@
 import json
 from datetime import UTC, datetime
+from pathlib import Path
 
 import dagster as dg
 import pytest
@@ -25,17 +26,45 @@ def definitions() -> dg.Definitions:
         (datetime(2026, 1, 1, 2, 0, tzinfo=UTC), "2025-12-31"),
     ],
 )
-def test_nightly_schedule_runs_yesterdays_partition_at_two_utc(definitions, tick, partition):
+def test_nightly_schedule_runs_yesterdays_partition_at_two_utc(
+    definitions, distill_env, tick, partition
+):
     schedule = definitions.resolve_schedule_def("nightly_ingest")
     assert (schedule.cron_schedule, schedule.execution_timezone) == ("0 2 * * *", "UTC")
     assert schedule.job_name == INGEST_JOB
     assert schedule.default_status == dg.DefaultScheduleStatus.RUNNING
+    land(distill_env, "telemetry", partition, "a.jsonl", "{}\n")
     with (
         dg.instance_for_test() as instance,
-        dg.build_schedule_context(instance=instance, scheduled_execution_time=tick) as context,
+        dg.build_schedule_context(
+            instance=instance,
+            scheduled_execution_time=tick,
+            repository_def=definitions.get_repository_def(),
+            resources={"settings": DistillSettings()},
+        ) as context,
     ):
         requests = schedule.evaluate_tick(context).run_requests
     assert [r.partition_key for r in requests] == [partition]
+
+
+def test_nightly_schedule_skips_a_day_without_raw_files(definitions, distill_env):
+    """An empty folder or none at all: the tick is skipped with the reason, no empty tables."""
+    schedule = definitions.resolve_schedule_def("nightly_ingest")
+    (Path(distill_env.raw_root) / "traces" / "2026-11-21").mkdir(parents=True)
+    with (
+        dg.instance_for_test() as instance,
+        dg.build_schedule_context(
+            instance=instance,
+            scheduled_execution_time=datetime(2026, 11, 22, 2, 0, tzinfo=UTC),
+            repository_def=definitions.get_repository_def(),
+            resources={"settings": DistillSettings()},
+        ) as context,
+    ):
+        result = schedule.evaluate_tick(context)
+    assert result.run_requests == []
+    assert result.skip_message == (
+        f"no raw files for 2026-11-21 under {distill_env.raw_root}: nothing to ingest"
+    )
 
 
 def test_landing_sensor_starts_stopped_and_sensors_target_the_right_jobs(definitions):
@@ -165,3 +194,34 @@ def test_landing_sensor_requests_each_changed_complete_date_once(distill_env):
     late = evaluate(grown.cursor)
     assert [r.partition_key for r in late.run_requests] == ["2025-03-02"]
     assert evaluate(late.cursor).run_requests == []
+
+
+def test_stale_partitions_are_marked_in_the_ui_once_per_change(definitions):
+    """A partition built under other rules gets an observation saying so; no repeat."""
+    sensor = definitions.resolve_sensor_def("stale_after_rules_edit")
+    assert sensor.default_status == dg.DefaultSensorStatus.RUNNING
+    graph = definitions.resolve_asset_graph()
+    key = dg.AssetKey(["telemetry", "dialogues"])
+    current = graph.get(key).code_version
+    with dg.instance_for_test() as instance:
+        instance.report_runless_asset_event(
+            dg.AssetMaterialization(key, partition="2026-11-19", metadata={"rules_version": "old"})
+        )
+        with dg.build_sensor_context(
+            instance=instance, repository_def=definitions.get_repository_def()
+        ) as context:
+            result = sensor(context)
+        (observation,) = result.asset_events
+        assert (observation.asset_key, observation.partition) == (key, "2026-11-19")
+        assert observation.metadata["stale"].value == (
+            f"telemetry/dialogues 2026-11-19: rules old -> {current}"
+        )
+        assert observation.metadata["rules_recorded"].value == "old"
+        with dg.build_sensor_context(
+            instance=instance,
+            repository_def=definitions.get_repository_def(),
+            cursor=result.cursor,
+        ) as context:
+            again = sensor(context)
+    assert again.asset_events == []
+    assert again.skip_reason.skip_message == "1 stale asset partition(s), unchanged"
