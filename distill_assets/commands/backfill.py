@@ -134,7 +134,7 @@ def stale_plan(
     instance: dg.DagsterInstance, definitions: dg.Definitions, start: str | None, end: str | None
 ) -> Plan:
     """Group the stale entries by partition (None for unpartitioned), within the date range."""
-    from distill_assets.operations.stale import find_stale
+    from distill_assets.lib.stale import find_stale
 
     plan: dict[str | None, list[dg.AssetKey]] = defaultdict(list)
     for entry in find_stale(instance, definitions.resolve_asset_graph()):

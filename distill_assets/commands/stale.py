@@ -21,8 +21,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Print one line (or JSON object) per stale asset partition; nothing when none is stale."""
     from distill_assets.definitions import defs
+    from distill_assets.lib.stale import find_stale
     from distill_assets.operations.instance import project_instance
-    from distill_assets.operations.stale import find_stale
 
     with project_instance(Settings.resolve()) as instance:
         entries = find_stale(instance, defs().resolve_asset_graph())

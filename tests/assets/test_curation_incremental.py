@@ -146,11 +146,11 @@ def test_incremental_nights_equal_a_from_scratch_run_byte_for_byte(
         assert computed_days(result, "instruction") == [day]
         rewritten.append((rewritten_days(result, "sft"), rewritten_days(result, "instruction")))
     # each day's near duplicates outrank the previous day's representatives (higher score), so
-    # the previous day's sft file is rewritten too; on day 2 the 20 escalations of one session
-    # become an oversized group split by row, which changes day 1's instruction splits
+    # the previous day's sft file is rewritten too; a split depends on its group alone, so no
+    # later day changes an earlier day's instruction splits
     assert rewritten == [
         ([DAYS[0]], [DAYS[0]]),
-        ([DAYS[0], DAYS[1]], [DAYS[0], DAYS[1]]),
+        ([DAYS[0], DAYS[1]], [DAYS[1]]),
         ([DAYS[1], DAYS[2]], [DAYS[2]]),
     ]
     again = materialize(SELECTION)
@@ -184,20 +184,18 @@ def test_published_nightly_versions_end_with_the_files_of_a_from_scratch_release
     assert len(set(versions)) == len(DAYS)
     # the text checks read the files the night wrote; the reused ones passed them before
     assert scanned == [(len(w), r) for w, r in zip(written, reused, strict=True)]
-    assert scanned[-1] == (3, 5)
+    assert scanned[-1] == (3, 3)
     # each night writes the shards of the partitions whose curated files it rewrote (see
     # `test_incremental_nights_equal_a_from_scratch_run_byte_for_byte`) and links the others from
-    # the previous version: on the third night sft's day 1 and instruction's days 1 and 2
-    assert reused == [0, 0, 5]
+    # the previous version: on the second night instruction's day 1, on the third sft's day 1 and
+    # instruction's days 1 and 2 (instruction's groups all hash to train: it has no test split)
+    assert reused == [0, 1, 3]
     assert written == [
         [
             "data/instruction/train/2026-11-19-00000.parquet",
             "data/sft/train/2026-11-19-00000.parquet",
         ],
         [
-            "data/instruction/test/2026-11-19-00000.parquet",
-            "data/instruction/test/2026-11-20-00000.parquet",
-            "data/instruction/train/2026-11-19-00000.parquet",
             "data/instruction/train/2026-11-20-00000.parquet",
             "data/sft/train/2026-11-19-00000.parquet",
             "data/sft/train/2026-11-20-00000.parquet",
@@ -217,8 +215,6 @@ def test_published_nightly_versions_end_with_the_files_of_a_from_scratch_release
     assert latest_published(scratch) == (data, manifest)
     assert manifest["version"] == versions[-1]
     assert sorted(data) == [
-        "data/instruction/test/2026-11-19-00000.parquet",
-        "data/instruction/test/2026-11-20-00000.parquet",
         "data/instruction/train/2026-11-19-00000.parquet",
         "data/instruction/train/2026-11-20-00000.parquet",
         "data/instruction/train/2026-11-21-00000.parquet",

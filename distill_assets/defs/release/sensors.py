@@ -21,7 +21,7 @@ only reacts to ingest runs, so on its own it never starts work.
   evaluation the sensor requests every date already landed (ingest is idempotent). The nightly
   schedule may ingest the same date again afterwards, which replaces it with identical data.
 - `stale_after_rules_edit` shows in the UI what `distill stale` lists: every few minutes it
-  computes the stale asset partitions (`operations.stale.find_stale`) and, when that list changed,
+  computes the stale asset partitions (`lib.stale.find_stale`) and, when that list changed,
   records one observation per stale asset partition (metadata `stale`: why, `rules_recorded`,
   `rules_current`), visible on the asset's page and its partition. Its cursor is a digest of the
   list, so an unchanged list records nothing again. RUNNING by default: it never starts a run.
@@ -37,7 +37,7 @@ from distill_assets.defs import jobs
 from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.release.landing import date_fingerprint, date_of, landed
 from distill_assets.defs.resources import DistillSettings
-from distill_assets.operations.stale import find_stale
+from distill_assets.lib.stale import find_stale
 
 BACKFILL_TAG = "dagster/backfill"
 CLI_TAG = "distill/launched_by"

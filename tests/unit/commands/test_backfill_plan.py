@@ -6,8 +6,8 @@ import dagster as dg
 import pytest
 
 from distill_assets.commands.backfill import stale_plan
-from distill_assets.operations import stale
-from distill_assets.operations.stale import StaleEntry
+from distill_assets.lib import stale
+from distill_assets.lib.stale import StaleEntry
 
 ENTRIES = [
     StaleEntry("curation/sft", None, "c1", "c1", ("telemetry/dialogues",)),
