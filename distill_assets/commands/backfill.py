@@ -22,12 +22,7 @@ import dagster as dg
 
 from distill_assets.lib.runlock import LockHeld, run_lock
 from distill_assets.lib.settings import Settings
-from distill_assets.lib.startup import (
-    SettingsError,
-    announce,
-    check_startup,
-    resolve_settings,
-)
+from distill_assets.lib.startup import startup_settings
 from distill_assets.operations.dates import DateError, check_order, days_in, parse_day
 
 PREFIX = "[distill]"
@@ -67,14 +62,9 @@ def run(args: argparse.Namespace) -> int:
     except DateError as error:
         print(f"distill backfill: {error}", file=sys.stderr)
         return 2
-    try:
-        settings = resolve_settings()
-        warnings = check_startup(settings)
-    except SettingsError as exc:
-        print(f"{PREFIX} error: {exc}")
+    settings = startup_settings(PREFIX)
+    if settings is None:
         return 2
-    for warning in announce(warnings):
-        print(f"{PREFIX} {warning}")
     from distill_assets.definitions import defs
     from distill_assets.operations.instance import project_instance
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from distill_assets.lib.startup import SettingsError, announce, check_startup, resolve_settings
+from distill_assets.lib.startup import startup_settings
 
 PREFIX = "[distill]"
 
@@ -24,12 +24,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the warnings and `settings ok`, or the first error (exit 2)."""
-    try:
-        warnings = check_startup(resolve_settings())
-    except SettingsError as exc:
-        print(f"{PREFIX} error: {exc}")
+    if startup_settings(PREFIX) is None:
         return 2
-    for warning in announce(warnings):
-        print(f"{PREFIX} {warning}")
     print(f"{PREFIX} settings ok")
     return 0

@@ -18,12 +18,7 @@ from distill_assets.defs.release.withhold import read_withheld, withheld_lines
 from distill_assets.lib.cleanup import remove_orphaned_workdirs
 from distill_assets.lib.runlock import LockHeld, run_lock
 from distill_assets.lib.settings import SOURCES, Settings
-from distill_assets.lib.startup import (
-    SettingsError,
-    announce,
-    check_startup,
-    resolve_settings,
-)
+from distill_assets.lib.startup import startup_settings
 from distill_assets.operations.dates import DateError, days_in, parse_range
 
 EMPTY_FOLDER = "an empty folder: nothing to ingest"
@@ -71,14 +66,9 @@ def run(args: argparse.Namespace) -> int:
     Settings are checked first (one-line errors, exit 2); the run holds the data dir's lock
     (another run: exit 3).
     """
-    try:
-        settings = resolve_settings()
-        warnings = check_startup(settings)
-    except SettingsError as exc:
-        print(f"[distill] error: {exc}")
+    settings = startup_settings("[distill]")
+    if settings is None:
         return 2
-    for warning in announce(warnings):
-        print(f"[distill] {warning}")
     try:
         with run_lock(settings.data_dir):
             return run_locked(args, settings)

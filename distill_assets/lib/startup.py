@@ -157,3 +157,20 @@ def check_startup(settings: Settings, environ: Mapping[str, str] | None = None) 
     check_root("DISTILL_MEMORY_ROOT", settings.memory_root, writable=True)
     check_hub(env)
     return check_player_key(env)
+
+
+def startup_settings(prefix: str) -> Settings | None:
+    """Resolve and check the settings for a `distill` command, printing lines under `prefix`.
+
+    Print the first error (`{prefix} error: ...`) and return None (the command exits 2), or print
+    and `announce` the warnings and return the settings.
+    """
+    try:
+        settings = resolve_settings()
+        warnings = check_startup(settings)
+    except SettingsError as exc:
+        print(f"{prefix} error: {exc}")
+        return None
+    for warning in announce(warnings):
+        print(f"{prefix} {warning}")
+    return settings
