@@ -26,7 +26,7 @@ from pathlib import Path
 import polars as pl
 
 from distill_assets.defs.escalations.gate import training_ready
-from distill_assets.defs.escalations.working_store import database_decisions
+from distill_assets.defs.escalations.working_store import DECISION_SCHEMA, database_decisions
 from distill_assets.lib.lake import (
     frame_batches,
     partition_files,
@@ -39,17 +39,6 @@ EXAMPLES = "distillation_examples"
 DECISIONS = ("approve", "reject", "edit")
 DECISION_STATE = {"approve": 1, "reject": -1}
 REJECTED_REASON = "rejected_by_reviewer"
-DECISION_SCHEMA = pl.Schema(
-    {
-        "id": pl.String(),
-        "decision": pl.String(),
-        "notes": pl.String(),
-        "reviewer": pl.String(),
-        "ts": pl.Float64(),
-        "response": pl.String(),
-        "via": pl.String(),
-    }
-)
 PENDING_COLUMNS = (
     "id",
     "source_ref",

@@ -75,7 +75,8 @@ BEGIN
     INSERT INTO {CHANGES_TABLE} (id, op, ts) VALUES (NEW.id, 'insert', {_NOW});
 END;
 """
-DECISION_COLUMNS = pl.Schema(
+# the columns of a review decision (`review.py` reads decision files with it too)
+DECISION_SCHEMA = pl.Schema(
     {
         "id": pl.String(),
         "decision": pl.String(),
@@ -157,7 +158,7 @@ def database_decisions(root: Path) -> pl.DataFrame:
                 "via": VIA,
             }
         )
-    return pl.DataFrame(decisions, schema=DECISION_COLUMNS)
+    return pl.DataFrame(decisions, schema=DECISION_SCHEMA)
 
 
 def inserted_records(root: Path) -> list[dict[str, object]]:
