@@ -161,17 +161,22 @@ def database_decisions(root: Path) -> pl.DataFrame:
     return pl.DataFrame(decisions, schema=DECISION_SCHEMA)
 
 
-def inserted_records(root: Path) -> list[dict[str, object]]:
-    """Return the rows another writer inserted into the database, as raw escalation lines."""
-    fields = ", ".join(f"e.{f}" for f in INSERTED_FIELDS)
-    rows = _read(
+def _inserted(root: Path, columns: tuple[str, ...]) -> list[tuple[object, ...]]:
+    """Return `columns` of the rows another writer inserted into the database, by id."""
+    selected = ", ".join(f"e.{c}" for c in columns)
+    return _read(
         database_path(root),
         f"""
-        SELECT DISTINCT {fields}
+        SELECT DISTINCT {selected}
         FROM {CHANGES_TABLE} AS c JOIN distillation_examples AS e ON e.id = c.id
         WHERE c.op = 'insert' ORDER BY e.id
         """,
     )
+
+
+def inserted_records(root: Path) -> list[dict[str, object]]:
+    """Return the rows another writer inserted into the database, as raw escalation lines."""
+    rows = _inserted(root, INSERTED_FIELDS)
     records = []
     for row in rows:
         record = {k: v for k, v in zip(INSERTED_FIELDS, row, strict=True) if v is not None}
@@ -183,15 +188,7 @@ def inserted_records(root: Path) -> list[dict[str, object]]:
 
 def inserted_rows(root: Path) -> pl.DataFrame:
     """Return the inserted rows in the seed table's columns, to keep them in a rewritten file."""
-    columns = ", ".join(f"e.{c}" for c in SEED_SQLITE_COLUMNS)
-    rows = _read(
-        database_path(root),
-        f"""
-        SELECT DISTINCT {columns}
-        FROM {CHANGES_TABLE} AS c JOIN distillation_examples AS e ON e.id = c.id
-        WHERE c.op = 'insert' ORDER BY e.id
-        """,
-    )
+    rows = _inserted(root, SEED_SQLITE_COLUMNS)
     return pl.DataFrame(
         rows, schema=list(SEED_SQLITE_COLUMNS), orient="row", infer_schema_length=None
     )
