@@ -11,6 +11,7 @@ import pytest
 
 from distill_assets.cli import main
 from distill_assets.contracts.escalations import SEED_SQLITE_COLUMNS
+from distill_assets.defs.escalations.working_store import INTERACTION_FIELDS
 from distill_assets.lib.lake import partition_path
 from distill_assets.lib.settings import Settings
 from tests.conftest import land, materialize
@@ -20,17 +21,6 @@ from tests.unit.escalations.test_examples import seed_quality_score
 pytestmark = pytest.mark.e2e
 DAY = "2026-11-19"
 SEED = Path(__file__).resolve().parents[1] / "fixtures" / "escalations" / "seed_example.json"
-INTERACTION = (
-    "id",
-    "session_id",
-    "created_at",
-    "query",
-    "query_context",
-    "sam_attempt",
-    "sam_confidence",
-    "sam_reasoning",
-    "claude_response",
-)
 RELEASE = (
     'group:curation or group:release or key:"escalations/review_state" '
     'or key:"escalations/review_exclusions" or key:"escalations/export_history"'
@@ -40,7 +30,7 @@ CONFIGS = ("instruction", "cot", "dpo", "correction")
 
 def seed_line() -> dict[str, object]:
     record = json.loads(SEED.read_text())
-    return {k: record[k] for k in INTERACTION}
+    return {k: record[k] for k in INTERACTION_FIELDS}
 
 
 def published(settings: Settings, config: str) -> pl.DataFrame:

@@ -87,8 +87,8 @@ DECISION_SCHEMA = pl.Schema(
         "via": pl.String(),
     }
 )
-# The raw escalation fields an inserted row lands with (seed Interaction + pre-labels).
-INSERTED_FIELDS: tuple[str, ...] = (
+# The seed's Interaction fields (a raw escalation line's own).
+INTERACTION_FIELDS: tuple[str, ...] = (
     "id",
     "session_id",
     "created_at",
@@ -98,6 +98,10 @@ INSERTED_FIELDS: tuple[str, ...] = (
     "sam_confidence",
     "sam_reasoning",
     "claude_response",
+)
+# The raw escalation fields an inserted row lands with (seed Interaction + pre-labels).
+INSERTED_FIELDS: tuple[str, ...] = (
+    *INTERACTION_FIELDS,
     "domain",
     "subdomain",
     "task_type",
