@@ -40,6 +40,8 @@ SOURCES: tuple[str, ...] = ("traces", "escalations", "revisions", "telemetry")
 DATASET_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 EXECUTORS: tuple[str, ...] = ("in_process", "multiprocess", "k8s")
 EMBEDDERS: tuple[str, ...] = ("hashed", "model2vec")
+# the settings that take one of a few names
+CHOICES: dict[str, tuple[str, ...]] = {"executor": EXECUTORS, "embedder": EMBEDDERS}
 
 
 def refuse_blank(variable: str, value: str) -> str:
@@ -103,11 +105,13 @@ class Settings(BaseModel):
                 ) from None
         return value
 
-    @field_validator("executor")
+    @field_validator("executor", "embedder")
     @classmethod
-    def _known_executor(cls, value: str) -> str:
-        if value and value not in EXECUTORS:
-            raise ValueError(f"DISTILL_EXECUTOR={value!r} must be one of {', '.join(EXECUTORS)}")
+    def _known_choice(cls, value: str, info: ValidationInfo) -> str:
+        choices = CHOICES[str(info.field_name)]
+        if value and value not in choices:
+            variable = f"DISTILL_{str(info.field_name).upper()}"
+            raise ValueError(f"{variable}={value!r} must be one of {', '.join(choices)}")
         return value
 
     @field_validator("max_concurrent")
@@ -115,13 +119,6 @@ class Settings(BaseModel):
     def _positive_count(cls, value: str) -> str:
         if value and not (value.isdigit() and int(value) >= 1):
             raise ValueError(f"DISTILL_MAX_CONCURRENT={value!r} must be a whole number, at least 1")
-        return value
-
-    @field_validator("embedder")
-    @classmethod
-    def _known_embedder(cls, value: str) -> str:
-        if value and value not in EMBEDDERS:
-            raise ValueError(f"DISTILL_EMBEDDER={value!r} must be one of {', '.join(EMBEDDERS)}")
         return value
 
     @field_validator("eval_sets", "embedder_model")
