@@ -9,7 +9,7 @@ feed partitions changed. Both give the same result for the same feed rows.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import polars as pl
@@ -284,11 +284,23 @@ def assemble(
         .cast(dict(curated_schema(config)))
         .sort("split", "id", "source_ref", "content_hash", "partition", maintain_order=True)
     )
-    redactions, redacted_rows = redaction_totals(keys)
+    return _result(curated.rechunk(), keys, decisions, rows_in=products.height, excluded=excluded)
+
+
+def _result(
+    curated: pl.DataFrame,
+    kept: pl.DataFrame,
+    decisions: Decisions,
+    *,
+    rows_in: int,
+    excluded: dict[str, int],
+) -> CurationResult:
+    """Return the result of curated rows `curated` decided over the key rows `kept`."""
+    redactions, redacted_rows = redaction_totals(kept)
     return CurationResult(
-        curated=curated.rechunk(),
-        duplicates=removed_rows(fates, keys).rechunk(),
-        rows_in=products.height,
+        curated=curated,
+        duplicates=removed_rows(decisions.fates, kept).rechunk(),
+        rows_in=rows_in,
         redactions=redactions,
         redacted_rows=redacted_rows,
         excluded=excluded,
@@ -345,16 +357,9 @@ def curate_lake(
         .sort("partition", "product_row")
     )
     partitions = refresh_curated(lake_root, config, refresh, context.version, published)
-    redaction_counts, redacted_rows = redaction_totals(kept)
-    return CurationResult(
-        curated=published,
-        duplicates=removed_rows(decisions.fates, kept).rechunk(),
-        rows_in=keys.height,
-        redactions=redaction_counts,
-        redacted_rows=redacted_rows,
-        excluded=excluded,
-        removed=decisions.removal_counts,
-        split_by=split_by_counts(published),
+    result = _result(published, kept, decisions, rows_in=keys.height, excluded=excluded)
+    return replace(
+        result,
         products_computed=refresh.computed,
         products_reused=refresh.reused,
         partitions=partitions,
