@@ -143,6 +143,20 @@ def test_sft_trains_on_the_target_turn_only(
         assert row["completion"][0]["content"] in rendered["completion"]
 
 
+def two_step_args(config: type, tmp_path: Path) -> object:
+    """Return the trainer `config` of a two-step CPU run under `tmp_path` that saves nothing."""
+    return config(
+        output_dir=str(tmp_path),
+        max_steps=2,
+        per_device_train_batch_size=2,
+        max_length=None,
+        report_to=[],
+        save_strategy="no",
+        logging_steps=1,
+        use_cpu=True,
+    )
+
+
 @pytest.mark.parametrize("config", ["sft", "sft_tools"])
 def test_sft_trainer_runs_two_steps(
     config: str,
@@ -154,16 +168,7 @@ def test_sft_trainer_runs_two_steps(
     """Two optimizer steps of TRL's SFTTrainer on the train split, as loaded."""
     from trl import SFTConfig, SFTTrainer
 
-    args = SFTConfig(
-        output_dir=str(tmp_path),
-        max_steps=2,
-        per_device_train_batch_size=2,
-        max_length=None,
-        report_to=[],
-        save_strategy="no",
-        logging_steps=1,
-        use_cpu=True,
-    )
+    args = two_step_args(SFTConfig, tmp_path)
     trainer = SFTTrainer(
         model=tiny_model,
         args=args,
@@ -184,16 +189,7 @@ def test_dpo_trainer_runs_two_steps(
 
     reference = copy.deepcopy(tiny_model)  # a local model has no hub name to reload it from
 
-    args = DPOConfig(
-        output_dir=str(tmp_path),
-        max_steps=2,
-        per_device_train_batch_size=2,
-        max_length=None,
-        report_to=[],
-        save_strategy="no",
-        logging_steps=1,
-        use_cpu=True,
-    )
+    args = two_step_args(DPOConfig, tmp_path)
     trainer = DPOTrainer(
         model=tiny_model,
         ref_model=reference,
