@@ -1,7 +1,7 @@
 -- The distinct tokens of the texts `events.payload` that name a known player: the token's
 -- HMAC-SHA256 (as written, lower-cased or upper-cased) is a known player_key, or, with
 -- $match_keys, the token is one (`known`: player_key). See rules/telemetry_privacy.py and
--- defs/telemetry/pseudonym.py.
+-- defs/player_ids.py.
 -- Bind parameters:
 --   $inner_pad, $outer_pad  HMAC-SHA256 key pads (the same as the ingest's)
 --   $token                  regex of a candidate token (rules TOKEN_CHARS)
