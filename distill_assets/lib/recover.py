@@ -354,11 +354,12 @@ def first_invalid_line(output: bytes) -> int:
 
     lines = output.split(b"\n")
     texts = pa.array([line.decode("utf-8", "replace") for line in lines], pa.string())
+    # the line numbers are a column: `row_number() OVER ()` has no defined order
+    numbered = pa.table({"i": pa.array(range(len(lines)), pa.int64()), "line": texts})
     with duckdb.connect() as con:
-        con.register("frame_lines", pa.table({"line": texts}))
+        con.register("frame_lines", numbered)
         found = con.execute(
-            "SELECT min(i) FROM (SELECT row_number() OVER () - 1 AS i, line FROM frame_lines) "
-            "WHERE trim(line) <> '' AND NOT json_valid(line)"
+            "SELECT min(i) FROM frame_lines WHERE trim(line) <> '' AND NOT json_valid(line)"
         ).fetchone()
     index = found[0] if found else None
     if index is None:
