@@ -161,7 +161,7 @@ def telemetry_dialogues(
     rows, stats = build_dialogues(events.rename({"event_time": "server_ts"}))
     rows, below_floor = trust_weighted(
         rows.with_columns(pl.col("split_group").alias("player_key")),
-        trust_history(settings.resolved().lake_root),
+        trust_history(settings.resolved().lake_root, context.partition_key),
         event_flags(events, "dialogue_turn", "conversation_id", "conversation:"),
     )
     rows = with_value_class(rows.drop("player_key"), DIALOGUES).with_columns(
@@ -200,23 +200,29 @@ def _deleted_players(lake_root: str) -> pl.LazyFrame:
     return privacy.deleted_players(pl.scan_parquet(str(path)))
 
 
-def _accepted_history(lake_root: str) -> pl.LazyFrame:
-    """Every partition of silver, read through the deletions table and consent withdrawals.
+def _accepted_history(lake_root: str, day: str | None = None) -> pl.LazyFrame:
+    """Every partition of silver (or only `day`'s), read through deletions and withdrawals.
 
     `deletion_log` rewrites earlier partitions to drop deleted players and withdrawn data types;
     reading through the deletions and the withdrawals as well keeps the global tables right
     whatever order the two run in, so they depend on the requests themselves, not the rewrite.
     """
     silver = scan_partitions(lake_root, SOURCE, ACCEPTED, SILVER_SCHEMA)
+    if day is not None:
+        silver = silver.filter(pl.col("partition") == day)
     return privacy.without_withdrawn(
         silver.join(_deleted_players(lake_root), on="player_key", how="anti"),
         _bronze(lake_root, _ACCOUNT_COLUMNS).filter(pl.col("event_type") == "consent"),
     )
 
 
-def trust_history(lake_root: str) -> pl.DataFrame:
-    """Return the trust walk over all silver history (for trust at a feed row's time)."""
-    return trust_walk(trust_signals(_accepted_history(lake_root)))
+def trust_history(lake_root: str, day: str) -> pl.DataFrame:
+    """Return the trust walk over `day`'s silver (for trust at a feed row's time).
+
+    Only the row's own day: days are ingested in parallel, so a day's feed rows must not depend on
+    which other days happen to be on disk already (each day's walk starts from the prior).
+    """
+    return trust_walk(trust_signals(_accepted_history(lake_root, day)))
 
 
 @dg.asset(

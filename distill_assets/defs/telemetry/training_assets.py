@@ -206,7 +206,8 @@ def telemetry_decision_pairs(
     """
     lake_root = settings.resolved().lake_root
     rows, below_floor = trust_weighted_pairs(
-        decision_pairs(made, _dpo_excluded(lake_root)), trust_history(lake_root)
+        decision_pairs(made, _dpo_excluded(lake_root)),
+        trust_history(lake_root, context.partition_key),
     )
     rows, novelty = _novel(context, settings, embedder, rows, config="dpo", table=DECISION_PAIRS)
     kinds = rows.select(pl.col("metadata").str.json_path_match("$.pair_kind").alias("pair_kind"))
@@ -311,12 +312,12 @@ def telemetry_episodes(
     )
     rows, below_floor = trust_weighted(
         rows,
-        trust_history(settings.resolved().lake_root),
+        trust_history(settings.resolved().lake_root, context.partition_key),
         event_flags(events, "trajectory_step", "episode_id", "episode:"),
     )
     pairs, pairs_below_floor = trust_weighted_pairs(
         hard_negative_pairs(episodes, classes, _dpo_excluded(settings.resolved().lake_root)),
-        trust_history(settings.resolved().lake_root),
+        trust_history(settings.resolved().lake_root, context.partition_key),
     )
     rows, rlds_novelty = _novel(context, settings, embedder, rows, config="rlds", table=EPISODES)
     pairs, pair_novelty = _novel(
@@ -372,7 +373,7 @@ def telemetry_reasoning(
     traces = without_skipped(events, _triage(settings, context.partition_key), "reasoning")
     rows, below_floor = trust_weighted(
         reasoning_rows(traces, made),
-        trust_history(settings.resolved().lake_root),
+        trust_history(settings.resolved().lake_root, context.partition_key),
         event_flags(events, "reasoning", "source_ref", ""),
     )
     rows, novelty = _novel(context, settings, embedder, rows, config="cot", table=REASONING)
