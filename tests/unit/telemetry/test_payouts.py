@@ -1,25 +1,8 @@
 """Payouts: a peer-prediction mismatch pays zero and the row says why (rules/telemetry_trust.py)."""
 
-import json
-
-import polars as pl
-
 from distill_assets.defs.telemetry.payouts import payouts
 from distill_assets.defs.telemetry.trust import trust_signals, trust_walk
-
-
-def silver(rows: list[tuple[str, str, float, str, dict]]) -> pl.LazyFrame:
-    return pl.LazyFrame(
-        {
-            "event_id": [r[0] for r in rows],
-            "player_key": [r[1] for r in rows],
-            "event_time": [r[2] for r in rows],
-            "event_seq": list(range(len(rows))),
-            "event_type": [r[3] for r in rows],
-            "payload": [json.dumps(r[4]) for r in rows],
-            "partition": ["2026-01-20"] * len(rows),
-        }
-    )
+from tests.unit.telemetry.silver_frames import silver
 
 
 def decision(event_id: str, player: str, t: float, scenario: str, chosen: str) -> tuple:
@@ -57,7 +40,8 @@ def test_a_peer_mismatch_pays_zero_and_the_row_says_why() -> None:
             peer("pa", "a", 10, "s", "x"),
             peer("pb", "b", 10, "s", "x"),
             peer("pc", "c", 10, "s", "y"),
-        ]
+        ],
+        "2026-01-20",
     )
     rows = payouts(events, trust_walk(trust_signals(events)))
     got = {r["player_key"]: r for r in rows.to_dicts()}

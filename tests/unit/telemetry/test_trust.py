@@ -14,19 +14,7 @@ from distill_assets.defs.telemetry.trust import (
     trust_weighted_pairs,
 )
 from distill_assets.lib.hashing import split_bucket, with_stable_bucket
-
-
-def silver(rows: list[tuple[str, str, float, str, dict]]) -> pl.LazyFrame:
-    return pl.LazyFrame(
-        {
-            "event_id": [r[0] for r in rows],
-            "player_key": [r[1] for r in rows],
-            "event_time": [r[2] for r in rows],
-            "event_seq": list(range(len(rows))),
-            "event_type": [r[3] for r in rows],
-            "payload": [json.dumps(r[4]) for r in rows],
-        }
-    )
+from tests.unit.telemetry.silver_frames import silver
 
 
 def gold(event_id: str, player: str, t: float, passed: bool) -> tuple:
