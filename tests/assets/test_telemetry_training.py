@@ -17,10 +17,10 @@ import pytest
 
 from distill_assets.defs.curation.curated_table import read_curated
 from distill_assets.defs.player_ids import DEVELOPMENT_KEY, KEY_ENV, player_key
-from distill_assets.defs.telemetry.tfrecord import read_examples
 from distill_assets.lib.settings import Settings
 from tests.conftest import materialize
 from tests.e2e.test_load_dataset import load_in_fresh_process
+from tests.unit.telemetry.rlds_frames import read_examples
 
 DAY = "2026-11-19"
 ALICE, BOB, CAROL, DAVE, ERIN = "p_alice", "p_bob", "p_carol", "p_dave_bot", "p_erin"

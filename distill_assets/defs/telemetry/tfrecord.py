@@ -271,8 +271,3 @@ def write_release_files(
         _write_atomic(path, _json_bytes(value, 2))
         written.append(path)
     return written
-
-
-def read_examples(path: Path) -> list[dict[str, list[Any]]]:
-    """Read a shard back (no TensorFlow): per episode, each feature key's list of values."""
-    return [tfexample.parse_example(record) for record in tfexample.read_records(path)]

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import Any
 
 import polars as pl
 
 from distill_assets.contracts.published import RLDS_STEPS_DTYPE
+from distill_assets.lib import tfexample
 from distill_assets.rules import action_tokens as rules
 
 POTTERY_TOKENS = [153, 332, 640, rules.PAD_TOKEN]
@@ -59,3 +62,8 @@ def episodes_frame(episodes: dict[str, tuple[list[float], bool]]) -> pl.DataFram
         },
         schema={"episode_id": pl.String, "ended": pl.Boolean, "steps": RLDS_STEPS_DTYPE},
     )
+
+
+def read_examples(path: Path) -> list[dict[str, list[Any]]]:
+    """Read a TFDS shard back (no TensorFlow): per episode, each feature key's list of values."""
+    return [tfexample.parse_example(record) for record in tfexample.read_records(path)]

@@ -19,10 +19,9 @@ import polars as pl
 from distill_assets.defs.telemetry.episodes import rlds_steps
 from distill_assets.defs.telemetry.tfrecord import (
     feature_spec,
-    read_examples,
     write_release_files,
 )
-from tests.unit.telemetry.rlds_frames import episodes_frame
+from tests.unit.telemetry.rlds_frames import episodes_frame, read_examples
 
 EPISODES = {"a": ([1.0, 0.5], True), "b": ([0.25], False), "c": ([2.0, 1.0, 0.5], True)}
 
