@@ -279,26 +279,41 @@ def materializations_naming(
     zero unless an older version wrote one; the deletion log records the count as its proof for
     the Dagster instance (`METADATA_STORE`, every player listed).
     """
-    counts = dict.fromkeys(players, 0)
-    for asset_key in asset_keys if players else ():
+    players = list(dict.fromkeys(players))
+    if not players:
+        return pl.DataFrame(schema=REMOVED_SCHEMA)
+    texts: list[str] = []
+    for asset_key in asset_keys:
         cursor = None
         while True:
             page = instance.fetch_materializations(asset_key, limit=METADATA_PAGE, cursor=cursor)
-            for record in page.records:
-                materialization = record.asset_materialization
-                text = repr(materialization.metadata) if materialization else ""
-                for player in players:
-                    counts[player] += player in text
+            texts.extend(
+                repr(record.asset_materialization.metadata)
+                for record in page.records
+                if record.asset_materialization
+            )
             if not page.has_more:
                 break
             cursor = page.cursor
-    return pl.DataFrame(
-        {
-            "table": [METADATA_STORE] * len(counts),
-            "player_key": list(counts),
-            "rows": list(counts.values()),
-        },
-        schema=REMOVED_SCHEMA,
+    # one Aho-Corasick pass over every text names the players in it (a text counts once each)
+    named = (
+        pl.Series("text", texts, dtype=pl.String)
+        .str.extract_many(players, overlapping=True)
+        .list.unique()
+        .explode()
+        .drop_nulls()
+        .value_counts(name="rows")
+        .rename({"text": "player_key"})
+    )
+    return (
+        pl.DataFrame({"player_key": players}, schema={"player_key": pl.String()})
+        .join(named, on="player_key", how="left", maintain_order="left")
+        .select(
+            pl.lit(METADATA_STORE).alias("table"),
+            "player_key",
+            pl.col("rows").fill_null(0),
+        )
+        .cast(REMOVED_SCHEMA)
     )
 
 
