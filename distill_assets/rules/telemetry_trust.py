@@ -33,8 +33,10 @@ the payout row names PEER_MISMATCH_REASON among its `zero_reasons`
 
 Trust weights the data (docs/sources/telemetry.md#trust; the seed's gold-standard consequences:
 "trust score decreases, data weighted down"): every `sft`, `rlds` and `cot` feed row carries in
-`metadata` its player's `trust` after every signal up to the row's event time and the
-`validation_flags` of its events. Its `quality_score` is multiplied by min(trust / INITIAL_TRUST, 1)
+`metadata` its player's `trust` after every signal of the row's ingest day up to its event time
+(each day's walk starts at INITIAL_TRUST: days ingest in parallel, so a day's rows depend on that
+day alone) and the `validation_flags` of its events. Its `quality_score` is multiplied by
+min(trust / INITIAL_TRUST, 1)
 (rounded to QUALITY_DECIMALS): a player with no signals keeps the content score, distrust lowers it
 in proportion, trust above the start never raises it above what the content earns. Rows of a
 player whose trust at that time is below TRUST_FLOOR are left out (0.3 is the start less two
