@@ -14,7 +14,8 @@ link-local, multicast and documentation addresses and the networks' published te
 are not findings.
 
 The text leaves of every row are gathered and split into lines in Polars; the validators and
-plugins run in Python once per distinct line (a release check, not an ingest path).
+plugins run in Python once per distinct line that a vectorized relaxation of their own patterns
+marks as a candidate (`scan_prefilter.py`), so they see a small share of a release's lines.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_cla
 from detect_secrets.core.scan import scan_line
 from detect_secrets.settings import transient_settings
 
+from distill_assets.defs.release import scan_prefilter as prefilter
 from distill_assets.lib.text import text_leaves
 from distill_assets.rules.curation import TEST_CARD_NUMBERS
 
@@ -201,18 +203,31 @@ SECRET_CHECKS: tuple[tuple[str, re.Pattern[str], Callable[[re.Match[str]], bool]
 )
 
 
-def pii_findings(text: str) -> Iterator[str]:
-    """Yield the type of every personal datum the validators and phonenumbers find in `text`.
-
-    The validators read the decoded text (`decoded`): `jane%40example.org` is an e-mail.
-    """
+def validator_findings(text: str) -> Iterator[str]:
+    """Yield the kind of every personal datum the validators find in the decoded `text`."""
     text = decoded(text)
     for kind, pattern, valid in VALIDATORS:
         for match in pattern.finditer(text):
             if valid(match):
                 yield kind
-    for _ in phonenumbers.PhoneNumberMatcher(text, PHONE_REGION, phonenumbers.Leniency.VALID):
+
+
+def phone_findings(text: str) -> Iterator[str]:
+    """Yield `phone` per number `phonenumbers` finds valid in the decoded `text`."""
+    matcher = phonenumbers.PhoneNumberMatcher(
+        decoded(text), PHONE_REGION, phonenumbers.Leniency.VALID
+    )
+    for _ in matcher:
         yield "phone"
+
+
+def pii_findings(text: str) -> Iterator[str]:
+    """Yield the type of every personal datum the validators and phonenumbers find in `text`.
+
+    The validators read the decoded text (`decoded`): `jane%40example.org` is an e-mail.
+    """
+    yield from validator_findings(text)
+    yield from phone_findings(text)
 
 
 def secret_findings(text: str) -> Iterator[str]:
@@ -256,22 +271,79 @@ def text_cells(frame: pl.DataFrame, columns: Mapping[str, pl.DataType]) -> pl.Da
     return pl.concat(parts)
 
 
-def scan_frame(frame: pl.DataFrame, columns: Mapping[str, pl.DataType]) -> pl.DataFrame:
-    """Return one `(id, column, type)` row per finding in the text `columns` of `frame`.
+# str.splitlines()' separators: the scan's unit is a line by Python's definition
+LINE_BREAKS = r"\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]"
 
-    Texts are split into lines (no finding spans a line) and each distinct line is scanned once:
-    prompts, tool descriptions and code repeat across rows.
-    """
-    lines = (
+
+def lines_of(frame: pl.DataFrame, columns: Mapping[str, pl.DataType]) -> pl.DataFrame:
+    """Return `(id, column, text)` for every non-empty line of the text `columns` of `frame`."""
+    return (
         text_cells(frame, columns)
-        .with_columns(pl.col("text").str.split("\n"))
+        .with_columns(pl.col("text").str.replace_all(LINE_BREAKS, "\n").str.split("\n"))
         .explode("text")
         .filter(pl.col("text").str.len_bytes() > 0)
     )
+
+
+def _prefilters() -> dict[str, list[str]]:
+    """Return the Rust candidate patterns of each detector group (`GROUPS`)."""
+    plugins, unrelaxed = prefilter.secret_plugin_patterns(GENERIC_ENTROPY_PLUGINS)
+    secrets = [*plugins, *(prefilter.rust_pattern(p) for _, p, _ in SECRET_CHECKS)]
+    validators = [prefilter.rust_pattern(p) for kind, p, _ in VALIDATORS if kind != "ipv6"]
+    return {
+        # `_is_ipv6` wants `::` or seven colons in the match
+        "validators": [*validators, IPV6_CANDIDATE, prefilter.ENCODED],
+        "phone": [*prefilter.phone_patterns(PHONE_REGION), prefilter.ENCODED],
+        "secret": [prefilter.MATCH_ALL] if unrelaxed else secrets,
+    }
+
+
+IPV6_CANDIDATE = r"::|[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){7}"
+PREFILTERS = _prefilters()
+# detector group -> the function yielding the finding kinds of one line
+GROUPS: dict[str, Callable[[str], Iterator[str]]] = {
+    "validators": validator_findings,
+    "phone": phone_findings,
+    "secret": secret_findings,
+}
+
+
+def candidate_lines(lines: pl.Series) -> pl.DataFrame:
+    """Return the distinct `lines` some detector group may find something in, sorted.
+
+    Columns `text` and one boolean per group of `GROUPS` (whether its detectors must read the
+    line); see `scan_prefilter.py` for why a line left out cannot hold a finding.
+    """
+    return (
+        lines.unique()
+        .to_frame("text")
+        .with_columns(
+            prefilter.any_match("text", patterns).alias(group)
+            for group, patterns in PREFILTERS.items()
+        )
+        .filter(pl.any_horizontal(list(GROUPS)))
+        .sort("text")
+    )
+
+
+def line_findings(candidates: pl.DataFrame) -> pl.DataFrame:
+    """Return `(text, type)` per finding of the detector groups a candidate line is marked for."""
     found: list[tuple[str, str]] = []
     with detect_secrets_settings():
-        for line in lines.get_column("text").unique().sort().to_list():
-            found.extend((line, kind) for kind in pii_findings(line))
-            found.extend((line, kind) for kind in secret_findings(line))
-    hits = pl.DataFrame(found, schema={"text": pl.String(), "type": pl.String()}, orient="row")
+        for row in candidates.select("text", *GROUPS).iter_rows(named=True):
+            line = row["text"]
+            for group, findings in GROUPS.items():
+                if row[group]:
+                    found.extend((line, kind) for kind in findings(line))
+    return pl.DataFrame(found, schema={"text": pl.String(), "type": pl.String()}, orient="row")
+
+
+def scan_frame(frame: pl.DataFrame, columns: Mapping[str, pl.DataType]) -> pl.DataFrame:
+    """Return one `(id, column, type)` row per finding in the text `columns` of `frame`.
+
+    Texts are split into lines (no finding spans a line); the detectors read each distinct
+    candidate line once (`candidate_lines`): prompts, tool descriptions and code repeat across rows.
+    """
+    lines = lines_of(frame, columns)
+    hits = line_findings(candidate_lines(lines.get_column("text")))
     return lines.join(hits, on="text", how="inner").select(FINDING_SCHEMA.keys())

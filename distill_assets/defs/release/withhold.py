@@ -52,6 +52,7 @@ SCANNED_SCHEMA: dict[str, pl.DataType] = {
 def scan_version() -> str:
     """Return a digest of the scan's source and its detector libraries' versions."""
     digest = hashlib.sha256(Path(scan.__file__).read_bytes())
+    digest.update(Path(scan.prefilter.__file__).read_bytes())
     for library in ("detect-secrets", "phonenumbers"):
         digest.update(f"{library}=={version(library)}".encode())
     return digest.hexdigest()[:16]
