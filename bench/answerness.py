@@ -7,7 +7,7 @@ rules were adjusted; `holdout`: only measured) and kind how many rows the answer
 out (`not_an_answer` / `off_topic`) and how many leave every export for any gate reason (the
 seed's quality minimum included), then the totals: recall of junk kept out, genuine answers
 kept, and precision of "kept out". Targets (issue 27): >= 90 % of junk kept out of every export,
->= 95 % of genuine answers kept.
+>= 95 % of genuine answers kept, by the answer-ness model and in the exports.
 """
 
 from __future__ import annotations
@@ -139,13 +139,17 @@ def run(quick: bool = False) -> str:
 
 
 def main() -> int:
-    """Print the tables; exit 1 when a target of issue 27 is missed on either split."""
+    """Print the tables; exit 1 when a target of issue 27 is missed on any split.
+
+    Junk kept out of every export >= 90 %; genuine answers kept >= 95 %, both by the answer-ness
+    model and in the exports (a genuine answer the quality minimum drops is missed too).
+    """
     decided = evaluate()
     print(markdown(decided))
-    answerness = summary(decided).filter(pl.col("decider") == "answerness")
-    exports = summary(decided).filter(pl.col("decider") == "export")
+    figures = summary(decided)
+    exports = figures.filter(pl.col("decider") == "export")
     missed = (exports.get_column("junk_kept_out") < 0.9).any() or (
-        answerness.get_column("answers_kept") < 0.95
+        figures.get_column("answers_kept") < 0.95
     ).any()
     return 1 if missed else 0
 

@@ -241,6 +241,12 @@ SCORE_COMPLEXITY = 0.05  # complexity >= SCORE_MIN_COMPLEXITY
 SCORE_MIN_COMPLEXITY = 5
 SCORE_SHORT_RESPONSE = -0.2  # claude_response shorter than SCORE_SHORT_RESPONSE_CHARS characters
 SCORE_SHORT_RESPONSE_CHARS = 100
+# distill, issue 27: the seed's length proxy ("too short to be useful") does not apply to a code
+# answer, one that holds a closed fenced block with at least one non-blank line of code: code is
+# substance, a one-line command can be the whole answer (the seed does not lower the score of
+# `code_only` answers; only this length proxy did). Whether the reply answers the query at all is
+# the answer-ness model's decision, which the gate applies before the quality minimum.
+SCORE_SHORT_EXEMPT_CODE = r"(?s)```[^\n`]*\n\s*[^\s`].*?```"
 SCORE_DIRECT = -0.1  # reasoning_type == direct
 SCORE_REPETITION = -0.3  # 'repetition' flag
 SCORE_INCOMPLETE = -0.2  # 'incomplete' flag

@@ -59,13 +59,13 @@ def metadata(result: dg.ExecuteInProcessResult, table: str) -> dict[str, object]
 
 EXPECTED = {
     "2026-11-19": {
-        "counts": (84, 16, 84, 64, 24, 53, 53),
-        "dropped": {"below_min_quality": 14, "flag_refusal": 6},
+        "counts": (84, 16, 84, 65, 24, 53, 53),
+        "dropped": {"below_min_quality": 13, "flag_refusal": 6},
         "text_field": "invalid_sam_reasoning",
     },
     "2026-11-20": {
-        "counts": (84, 16, 84, 57, 25, 52, 52),
-        "dropped": {"below_min_quality": 24, "flag_refusal": 3},
+        "counts": (84, 16, 84, 63, 25, 52, 52),
+        "dropped": {"below_min_quality": 18, "flag_refusal": 3},
         "text_field": "invalid_query_context",
     },
 }

@@ -317,3 +317,60 @@ def test_a_review_written_into_distillation_db_changes_the_next_release_like_dis
         ("sam42", 0, None),
         ("sheep1", 0, None),
     ]
+
+
+def release_rows(settings: Settings) -> dict[str, pl.DataFrame]:
+    """Every published config's rows (all splits), in id order."""
+    data = Path(settings.hub_root) / settings.dataset_name / "latest" / "data"
+    return {
+        folder.name: pl.read_parquet(sorted(folder.glob("*/*.parquet"))).sort("id")
+        for folder in sorted(data.iterdir())
+    }
+
+
+def db_review(settings: Settings, example_id: str, state: int, notes: str) -> None:
+    """Review an example the way SAM's own tools do: an UPDATE of the seed's table."""
+    con = sqlite3.connect(Path(settings.data_dir) / "distilled" / "distillation.db")
+    con.execute(
+        "UPDATE distillation_examples SET human_reviewed = ?, reviewer_notes = ? WHERE id = ?",
+        (state, notes, example_id),
+    )
+    con.commit()
+    con.close()
+
+
+def assert_same_release(first: dict[str, pl.DataFrame], second: dict[str, pl.DataFrame]) -> None:
+    assert list(first) == list(second)
+    for config, rows in first.items():
+        assert rows.equals(second[config]), config
+
+
+def test_a_database_review_publishes_the_release_the_same_distill_review_publishes(
+    released: Settings,
+) -> None:
+    """Issue 27: a review made in `distillation.db` changes the next release like `distill review`.
+
+    The same decision, made in the database or with the CLI, gives the same published rows in
+    every config; each later decision wins over the earlier one, whichever way it was made.
+    """
+    seed_id = "a7f3b2c1d4e5f6a8"
+    before = release_rows(released)
+    assert seed_id in example_ids(released, "instruction")
+
+    db_review(released, seed_id, -1, "misses hooks")
+    materialize(RELEASE)
+    rejected_in_db = release_rows(released)
+    assert seed_id not in example_ids(released, "instruction")
+
+    assert main(["review", "approve", seed_id, "--notes", "fine after all"]) == 0
+    materialize(RELEASE)
+    approved_by_cli = release_rows(released)
+    assert_same_release(approved_by_cli, before)
+
+    assert main(["review", "reject", seed_id, "--notes", "misses hooks"]) == 0
+    materialize(RELEASE)
+    assert_same_release(release_rows(released), rejected_in_db)
+
+    db_review(released, seed_id, 1, "fine after all")
+    materialize(RELEASE)
+    assert_same_release(release_rows(released), approved_by_cli)

@@ -271,7 +271,8 @@ def _quality_flags() -> pl.Expr:
 def quality_score() -> pl.Expr:
     """Return the example quality score (docs/sources/escalations.md#quality-score).
 
-    Base 0.5 plus/minus each factor, clamped to [0, 1] and rounded.
+    Base 0.5 plus/minus each of the seed's factors, clamped to [0, 1] and rounded; the short
+    response penalty spares a code answer (`rules.SCORE_SHORT_EXEMPT_CODE`).
     """
     flags = pl.col("quality_flags")
 
@@ -291,7 +292,8 @@ def quality_score() -> pl.Expr:
         term(pl.col("principles").list.len() >= 1, rules.SCORE_PRINCIPLES),
         term(pl.col("complexity") >= rules.SCORE_MIN_COMPLEXITY, rules.SCORE_COMPLEXITY),
         term(
-            _RESPONSE.str.len_chars() < rules.SCORE_SHORT_RESPONSE_CHARS,
+            (_RESPONSE.str.len_chars() < rules.SCORE_SHORT_RESPONSE_CHARS)
+            & ~_RESPONSE.str.contains(rules.SCORE_SHORT_EXEMPT_CODE),
             rules.SCORE_SHORT_RESPONSE,
         ),
         term(pl.col("reasoning_type") == "direct", rules.SCORE_DIRECT),

@@ -227,10 +227,40 @@ def test_refusal_code_only_and_tools() -> None:
     assert refusal["quality_score"] == 0.2  # 0.5 - 0.2 - 0.1
     assert code["reasoning_type"] == "tool_use"
     assert code["quality_flags"] == ["no_reasoning", "too_short", "code_only"]
-    assert code["quality_score"] == 0.3  # 0.5 - 0.2
+    assert code["quality_score"] == 0.5  # a code answer is not "too short" (no -0.2)
     assert [t["tool"] for t in code["tool_usage"]] == ["python"]
     assert [t["tool"] for t in tools["tool_usage"]] == ["bash", "git", "pip"]
     assert tools["indicator_hits"]["tool_use"] == 2  # ```bash\n and the CLI tool names
+
+
+def test_a_short_code_answer_is_not_too_short_but_short_prose_is() -> None:
+    rows = build(
+        {"claude_response": "```bash\ngit reset --soft HEAD~1\n```"},  # tool_use
+        {"claude_response": "```\nlsof -i :8000\n```"},  # no language: direct
+        {"claude_response": "Use this:\n\n```python\nitems = [1, 2]\nitems.append(3)\n```"},
+        {"claude_response": "```python\n\n  \n```"},  # an empty block is no code
+        {"claude_response": "```python\nimport os\nprint(os.getcwd())"},  # never closed
+        {"claude_response": "Run `git reset --soft HEAD~1` to undo it."},  # inline: prose
+        {"claude_response": "I'm not sure, but I think it is the reloader."},  # short hedge
+        {"claude_response": "1. Stop the server.\n2. Start it with `--debug`."},  # 2 steps
+    )
+    scores = [r["quality_score"] for r in rows]
+    # 0.5 / 0.4 (0.5 - 0.1 direct) / 0.4: no -0.2 for a short code answer; 0.2 (0.5 - 0.2 short
+    # - 0.1 direct): an empty block; 0.1: unclosed, so short and incomplete (0.5 - 0.2 - 0.2);
+    # the short shapes without a code block keep the seed's -0.2 and sit at exactly 0.3 (tool
+    # use named in prose, a hedge, two steps typed direct: 0.5 + 0.1 - 0.2 - 0.1), which the
+    # exclusive minimum keeps out
+    assert scores == [0.5, 0.4, 0.4, 0.2, 0.1, 0.3, 0.3, 0.3]
+    assert [r["reasoning_type"] for r in rows] == [
+        "tool_use",
+        "direct",
+        "direct",
+        "direct",
+        "tool_use",
+        "tool_use",
+        "meta_cognitive",
+        "direct",
+    ]
 
 
 def test_too_long_and_length_complexity() -> None:
@@ -264,6 +294,7 @@ def _corpus() -> list[str]:
         *rules.REFLECTION_INDICATORS,
         *rules.REFUSAL_INDICATORS,
         rules.INCOMPLETE_ENDING,
+        rules.SCORE_SHORT_EXEMPT_CODE,
     ],
 )
 def test_polars_regex_matches_like_python_re(pattern: str) -> None:
@@ -273,8 +304,17 @@ def test_polars_regex_matches_like_python_re(pattern: str) -> None:
     assert polars == python
 
 
+def has_code_answer(text: str) -> bool:
+    """Whether `text` holds a closed fenced block with a non-blank line of code (by splitting)."""
+    blocks = text.split("```")[1:-1:2]  # the text between an opening and its closing fence
+    return any(b.partition("\n")[1] and b.partition("\n")[2].strip() for b in blocks)
+
+
 def seed_quality_score(example: dict[str, Any]) -> float:
-    """The seed's calculate_quality_score, transcribed over a row dict."""
+    """The seed's calculate_quality_score, transcribed over a row dict.
+
+    With distill's one departure (marked): a code answer is not too short.
+    """
     score = 0.5
     if example["reasoning_steps"] and len(example["reasoning_steps"]) >= 2:
         score += 0.1
@@ -284,8 +324,8 @@ def seed_quality_score(example: dict[str, Any]) -> float:
         score += 0.1
     if example["complexity"] >= 5:
         score += 0.05
-    if len(example["claude_response"]) < 100:
-        score -= 0.2
+    if len(example["claude_response"]) < 100 and not has_code_answer(example["claude_response"]):
+        score -= 0.2  # distill: `and not has_code_answer` (rules.SCORE_SHORT_EXEMPT_CODE)
     if example["reasoning_type"] == "direct":
         score -= 0.1
     if "repetition" in (example["quality_flags"] or []):

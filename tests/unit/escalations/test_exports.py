@@ -75,19 +75,24 @@ def test_drop_reasons_in_order_and_threshold_is_exclusive() -> None:
             "issued by the owning team, so please ask them or use the secrets manager."
         },
         {"claude_response": "4."},
-        {"claude_response": "```python\nimport os\nprint(os.getcwd())\n```"},
+        {"claude_response": "Run `git status` to list them."},
         {"claude_response": "I can't help with that."},
         {
             "claude_response": "Call `os.getcwd()` to read the working directory of the "
             "current process: it returns the absolute path as a string, never a Path object."
         },
+        {"claude_response": "```python\nimport os\nprint(os.getcwd())\n```"},
     )
-    assert source.get_column("quality_score").to_list() == [0.4, 0.2, 0.3, 0.2, 0.4]
+    assert source.get_column("quality_score").to_list() == [0.4, 0.2, 0.3, 0.2, 0.4, 0.5]
     feed, dropped = export_rows(source, "instruction")
-    # a refusal is dropped for the flag even above the threshold; 0.3 is dropped: the seed's
-    # quality filter keeps examples above the minimum (> 0.3)
+    # a refusal is dropped for the flag even above the threshold; 0.3 (a short tool-use answer
+    # in prose: 0.5 - 0.2) is dropped: the seed's quality filter keeps examples above the
+    # minimum (> 0.3); a short code block is not "too short" (0.5) and is kept
     assert dropped == {"flag_refusal": 2, "below_min_quality": 2}
-    assert feed.get_column("source_ref").to_list() == ["escalations/2026-11-19/a.jsonl:5"]
+    assert feed.get_column("source_ref").to_list() == [
+        "escalations/2026-11-19/a.jsonl:5",
+        "escalations/2026-11-19/a.jsonl:6",
+    ]
 
 
 def test_empty_input_gives_an_empty_feed_of_the_right_schema() -> None:
