@@ -32,7 +32,8 @@ from functools import cache
 
 from pydantic import BaseModel
 
-from distill_assets.lib.json_fields import Column, JsonField, OneOf, sql_literal
+from distill_assets.lib.json_fields import Column, JsonField, OneOf, Reason, sql_literal
+from distill_assets.lib.payload_sql import PayloadUnion, payload_ctes
 
 # reasons every line can get before its fields are looked at, in the order they are tested
 LINE_REASONS: tuple[str, ...] = ("invalid_json", "torn_last_line", "not_an_object")
@@ -51,7 +52,8 @@ class Details:
     """How a contract words its quarantine details: SQL over `doc` (the line) and `doc_type`.
 
     One per line reason; `missing`/`invalid`: of a field's reasons, given the field's name
-    (`{name}`); `None`: no detail.
+    (`{name}`), and for `invalid` its JSON kind (`{type}`) and its text as written (`{text}`);
+    `None`: no detail.
     """
 
     invalid_json: str | None
@@ -103,6 +105,15 @@ def _group(col: Column) -> str | None:
     return next((m.group for m in col.info.metadata if isinstance(m, OneOf)), None)
 
 
+def _reason(col: Column) -> Reason:
+    return next((m for m in col.info.metadata if isinstance(m, Reason)), Reason())
+
+
+def _invalid_detail(col: Column, details: Details) -> str:
+    template = _reason(col).detail or details.invalid
+    return template.format(name=col.name, type=col.type, text=col.text)
+
+
 def _field_checks(model: type[BaseModel], details: Details) -> list[_Check]:
     """Return the field reasons in the order they are tested, with their tests and details."""
     cols = columns(model)
@@ -124,8 +135,10 @@ def _field_checks(model: type[BaseModel], details: Details) -> list[_Check]:
             test = f"({missing}) OR ({blank})" if blank else missing
             text = details.missing.format(name=label) if details.missing else None
             checks.append(_Check(f"missing_{label}", test, text))
+        if any(m.invalid() is None for m in members):
+            continue
         invalid = " OR ".join(f"({m.invalid()})" for m in members)
-        shown = [(m, details.invalid.format(name=m.name)) for m in members]
+        shown = [(m, _invalid_detail(m, details)) for m in members]
         text = (
             shown[0][1]
             if len(shown) == 1
@@ -133,13 +146,41 @@ def _field_checks(model: type[BaseModel], details: Details) -> list[_Check]:
             + " ".join(f"WHEN {m.invalid()} THEN {d}" for m, d in shown[:-1])
             + f" ELSE {shown[-1][1]} END"
         )
-        checks.append(_Check(f"invalid_{label}", invalid, text))
+        reason = _reason(members[0]).invalid or f"invalid_{label}"
+        checks.append(_Check(reason, invalid, text))
     return checks
+
+
+def _explained(checks: list[_Check]) -> str:
+    """Return the `WHEN reason THEN detail` list of the checks' details.
+
+    A reason that several checks give is worded by the first of them that fails.
+    """
+    by_reason: dict[str, list[_Check]] = {}
+    for check in checks:
+        if check.detail is not None:
+            by_reason.setdefault(check.reason, []).append(check)
+    cases = []
+    for reason, given in by_reason.items():
+        detail = given[-1].detail
+        if len(given) > 1:
+            tests = " ".join(f"WHEN {c.test} THEN {c.detail}" for c in given[:-1])
+            detail = f"CASE {tests} ELSE {detail} END"
+        cases.append(f"WHEN {sql_literal(reason)} THEN {detail}")
+    return " ".join(cases)
 
 
 def field_reasons(model: type[BaseModel]) -> tuple[str, ...]:
     """Return the reasons a record's fields can get, in the order they are tested."""
     return tuple(check.reason for check in _field_checks(model, EXPLAINED))
+
+
+def _with(statement: str, then: str) -> str:
+    """Return `statement` (ending with its last CTE) followed by `then`'s CTEs and SELECT."""
+    head, found, rest = then.partition("\nWITH ")
+    if not found:
+        raise ValueError("a `then` statement starts with WITH (after its comments)")
+    return f"{statement},\n{head.strip()}\n{rest}"
 
 
 @cache
@@ -152,13 +193,19 @@ def parse_statement(
     details: Details = EXPLAINED,
     derived: tuple[tuple[str, str], ...] = (),
     extra_default: str | None = "{}",
+    union: PayloadUnion | None = None,
+    then: str | None = None,
 ) -> str:
     """Return the parse statement of `model`'s records (see the module docstring).
 
     `bronze`: the bronze columns in order (provenance columns, `source`, the model's fields,
     `derived` ones, `extra`); `key`: the bronze columns whose values, joined, are `dedup_key`;
     `details`: how quarantine details are worded; `derived`: (column, SQL template) pairs;
-    `extra_default`: `extra` of an object without unknown fields.
+    `extra_default`: `extra` of an object without unknown fields. `union`: a field of the model
+    holding a payload whose model another field's value picks (`lib.payload_sql`), checked after
+    the model's fields. `then`: a statement (`WITH ...`) that reads the CTE `contract` (every
+    column read and checked, `contract_reason`, `contract_detail` and `contract_extra`) and
+    returns the parse's rows in its place (`bronze`, `key` and `derived` are then not used).
     """
     cols = columns(model)
     structure = json.dumps(dict.fromkeys(cols, "JSON"), separators=(",", ":"))
@@ -172,34 +219,26 @@ def parse_statement(
         *_field_checks(model, details),
     ]
     chain = "\n            ".join(f"WHEN {c.test} THEN {sql_literal(c.reason)}" for c in checks)
-    explained = " ".join(
-        f"WHEN {sql_literal(c.reason)} THEN {c.detail}" for c in checks if c.detail is not None
-    )
+    explained = _explained(checks)
+    checked_from, payload = "valued", ""
+    if union is not None:
+        payload = payload_ctes(union, cols[union.key].value, cols[union.field].value)
+        checked_from = "payload_checked"
+        chain += "\n            WHEN payload_fault IS NOT NULL THEN payload_fault.reason"
+        explained += (
+            " ELSE CASE WHEN contract_reason = payload_fault.reason THEN payload_fault.detail END"
+        )
     patch = json.dumps(dict.fromkeys(cols), separators=(",", ":"))
     default = f" WHEN doc_type = 'OBJECT' THEN {sql_literal(extra_default)}"
-    outputs = {
-        **_PROVENANCE,
-        "source": sql_literal(source),
-        **{name: col.output for name, col in cols.items()},
-        **{name: template.format(**cols) for name, template in derived},
-        "extra": (
-            "CASE WHEN len(extra_keys) > 0 AND extra_keys = $extra_sequence "
-            "THEN CAST(to_json(json_transform(doc, $extra_structure)) AS VARCHAR) "
-            "WHEN len(extra_keys) > 0 "
-            f"THEN CAST(json_merge_patch(doc, {sql_literal(patch)}) AS VARCHAR)"
-            f"{default if extra_default is not None else ''} END"
-        ),
-    }
-    selected = [f'{outputs[name]} AS "{name}"' for name in bronze]
-    selected.append("extra_keys")
-    selected.append("contract_reason AS quarantine_reason")
-    selected.append(f"CASE contract_reason {explained} END AS quarantine_detail")
-    if key:
-        joined = " || chr(31) || ".join(f"({outputs[name]})" for name in key)
-        selected.append(f"CASE WHEN contract_reason IS NULL THEN {joined} END AS dedup_key")
-    listed = ",\n    ".join(selected)
+    extra = (
+        "CASE WHEN len(extra_keys) > 0 AND extra_keys = $extra_sequence "
+        "THEN CAST(to_json(json_transform(doc, $extra_structure)) AS VARCHAR) "
+        "WHEN len(extra_keys) > 0 "
+        f"THEN CAST(json_merge_patch(doc, {sql_literal(patch)}) AS VARCHAR)"
+        f"{default if extra_default is not None else ''} END"
+    )
     origin = f"{model.__module__}.{model.__name__}"
-    return f"""-- generated by distill_assets.lib.contract_sql from {origin}
+    ctes = f"""-- generated by distill_assets.lib.contract_sql from {origin}
 WITH lines AS (
     SELECT
         source_file, line_no, line, utf8_replaced, is_last_line,
@@ -230,15 +269,41 @@ valued AS (
         *,
         {values}
     FROM typed
-),
+){payload},
 checked AS (
     SELECT
         *,
         CASE
             {chain}
         END AS contract_reason
-    FROM valued
-)
+    FROM {checked_from}
+)"""
+    if then is not None:
+        contract = f"""{ctes},
+contract AS (
+    SELECT
+        *,
+        CASE contract_reason {explained} END AS contract_detail,
+        {extra} AS contract_extra
+    FROM checked
+)"""
+        return _with(contract, then)
+    outputs = {
+        **_PROVENANCE,
+        "source": sql_literal(source),
+        **{name: col.output for name, col in cols.items()},
+        **{name: template.format(**cols) for name, template in derived},
+        "extra": extra,
+    }
+    selected = [f'{outputs[name]} AS "{name}"' for name in bronze]
+    selected.append("extra_keys")
+    selected.append("contract_reason AS quarantine_reason")
+    selected.append(f"CASE contract_reason {explained} END AS quarantine_detail")
+    if key:
+        joined = " || chr(31) || ".join(f"({outputs[name]})" for name in key)
+        selected.append(f"CASE WHEN contract_reason IS NULL THEN {joined} END AS dedup_key")
+    listed = ",\n    ".join(selected)
+    return f"""{ctes}
 SELECT
     {listed}
 FROM checked
