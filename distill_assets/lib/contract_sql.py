@@ -27,12 +27,14 @@ literals quoted here; no record value is ever put in it.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
 from pydantic import BaseModel
 
 from distill_assets.lib.json_fields import Column, JsonField, OneOf, Reason, sql_literal
+from distill_assets.lib.json_paths import PathField, PathObject
 from distill_assets.lib.payload_sql import PayloadUnion, payload_ctes
 
 # reasons every line can get before its fields are looked at, in the order they are tested
@@ -308,3 +310,149 @@ SELECT
     {listed}
 FROM checked
 """
+
+
+def _path_kind(info: object, where: str) -> PathField:
+    kinds = [m for m in info.metadata if isinstance(m, PathField)]  # type: ignore[attr-defined]
+    if len(kinds) != 1:
+        raise TypeError(f"{where} needs exactly one PathField in its metadata")
+    return kinds[0]
+
+
+def _resolve(field: str, relative: str) -> str:
+    """Return the JSON path of `relative` (a member, `[i]...`, `../other` or "") of a field."""
+    if relative.startswith("../"):
+        return f"$.{relative[3:]}"
+    if not relative or relative.startswith("["):
+        return f"$.{field}{relative}"
+    return f"$.{field}.{relative}"
+
+
+def _path(field: str) -> Callable[[str], str]:
+    """Return `p`: the column of a path relative to `field` (see `lib.json_paths`)."""
+
+    def p(relative: str) -> str:
+        return f'"{_resolve(field, relative)}"'
+
+    return p
+
+
+def _path_kinds(model: type[BaseModel]) -> dict[str, PathField]:
+    return {
+        name: _path_kind(info, f"{model.__name__}.{name}")
+        for name, info in model.model_fields.items()
+    }
+
+
+def _payload_paths(union: PayloadUnion) -> list[tuple[str, PathField, list[str]]]:
+    """Return the payload models' path fields: (field, kind, the key values whose model has it)."""
+    found: dict[tuple[str, PathField], list[str]] = {}
+    for value, payload in union.models:
+        for name, info in payload.model_fields.items():
+            for kind in (m for m in info.metadata if isinstance(m, PathField)):
+                found.setdefault((f"{union.field}.{name}", kind), []).append(value)
+    return [(field, kind, values) for (field, kind), values in found.items()]
+
+
+def _path_checks(model: type[BaseModel], details: Details, union: PayloadUnion) -> list[_Check]:
+    """Return the checks of a contract read by path, in the order they are tested."""
+    key = f'"v_{union.key}"'
+    checks = [
+        _Check("torn_last_line", "NOT valid AND is_last_line", details.torn_last_line),
+        _Check("invalid_json", "NOT valid", details.invalid_json),
+        _Check("not_an_object", "NOT is_object", details.not_an_object),
+    ]
+    for name, kind in _path_kinds(model).items():
+        checks += [_Check(*check) for check in kind.checks(name, _path(name))]
+    for field, kind, values in _payload_paths(union):
+        among = ", ".join(sql_literal(v) for v in values)
+        for reason, test, detail in kind.checks(field, _path(field)):
+            text = detail.format(key=key) if detail is not None else None
+            checks.append(_Check(reason, f"{key} IN ({among}) AND {test}", text))
+    return checks
+
+
+def path_reasons(model: type[BaseModel], union: PayloadUnion) -> tuple[str, ...]:
+    """Return every reason a contract read by path gives, in the order they are tested."""
+    return tuple(c.reason for c in _path_checks(model, EXPLAINED, union))
+
+
+@cache
+def extract_statement(
+    model: type[BaseModel], details: Details, union: PayloadUnion, then: str
+) -> str:
+    """Return the parse statement of a contract read by path (`lib.json_paths`).
+
+    Every path the model's fields and the union's payload models name is read by one
+    `json_extract` of the line (a line it cannot parse is not valid JSON), as a column named by
+    its path (`"$.meta.goal"`); the union's key value is `"v_<key>"`. The reasons: the line
+    reasons (`details`), the model's fields in order, then the payload models' path fields (a
+    check whose field several key values' models state is one test over those values), first in
+    model order. `then` (`WITH ...`) reads the CTE `contract` (those columns, `valid`,
+    `is_object`, `contract_reason`, `contract_detail`, each field's value as `"v_<field>"` for an
+    accepted record) and returns the rows.
+    """
+    kinds = _path_kinds(model)
+    paths: dict[str, None] = {}
+    for name, kind in kinds.items():
+        paths.update((_resolve(name, r), None) for r in kind.paths())
+    key = f'"v_{union.key}"'
+    for field, kind, _ in _payload_paths(union):
+        paths.update((_resolve(field, r), None) for r in kind.paths())
+    listed = ",\n            ".join(sql_literal(p) for p in paths)
+    columns = ",\n        ".join(f'f[{i}] AS "{p}"' for i, p in enumerate(paths, start=1))
+    types = [
+        f'{kind.type(name, _path(name))} AS "{name}_type"'
+        for name, kind in kinds.items()
+        if isinstance(kind, PathObject)
+    ]
+    key_value = kinds[union.key].value(union.key, _path(union.key))
+    checks = _path_checks(model, details, union)
+    chain = "\n            ".join(f"WHEN {c.test} THEN {sql_literal(c.reason)}" for c in checks)
+    values = [
+        f'CASE WHEN contract_reason IS NULL THEN {v} END AS "v_{name}"'
+        for name, kind in kinds.items()
+        if name != union.key and (v := kind.value(name, _path(name))) is not None
+    ]
+    typed = ",\n        ".join([*types, f"{key_value} AS {key}"])
+    valued = ",\n        ".join(values)
+    origin = f"{model.__module__}.{model.__name__}"
+    statement = f"""-- generated by distill_assets.lib.contract_sql from {origin}
+WITH fields AS (
+    SELECT
+        source_file, line_no, line, utf8_replaced, is_last_line,
+        TRY(json_extract(line, [
+            {listed}
+        ])) AS f
+    FROM raw_lines
+),
+paths AS (
+    SELECT
+        source_file, line_no, line, utf8_replaced, is_last_line,
+        f IS NOT NULL AS valid,
+        starts_object(line) AS is_object,
+        {columns}
+    FROM fields
+),
+typed AS (
+    SELECT
+        *,
+        {typed}
+    FROM paths
+),
+checked AS (
+    SELECT
+        *,
+        CASE
+            {chain}
+        END AS contract_reason
+    FROM typed
+),
+contract AS (
+    SELECT
+        *,
+        {valued},
+        CASE contract_reason {_explained(checks)} END AS contract_detail
+    FROM checked
+)"""
+    return _with(statement, then)
