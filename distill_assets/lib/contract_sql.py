@@ -19,6 +19,12 @@ is therefore the order the reasons are tested in. The statement also returns the
 that no single field gives (a derived id) are the contract's `derived` expressions, over the
 fields' values and bronze columns (`{field.value}`, `{field.output}`).
 
+A record holding a payload whose model another field's value picks (telemetry) is checked with
+the payload models' type-derived checks after the model's fields (`union=`, `lib.payload_sql`);
+what is not a contract check (telemetry's player-id redaction) is SQL run after the checks
+(`then=`). A contract whose lines are too large to read whole (traces) is read by path instead
+(`extract_statement`, the fields' kinds in `lib.json_paths`).
+
 The statement is built once per process on first use (cached): there is no SQL file to go stale.
 The contract's constants (an enum's values, a bound, a pattern) are part of the statement, as SQL
 literals quoted here; no record value is ever put in it.
