@@ -102,8 +102,8 @@ class _Field:
         """The type without None, whether null is allowed, and the bounds on it."""
         annotation, bounds = _unwrap(self.info.annotation)
         args = typing.get_args(annotation)
-        nullable = isinstance(annotation, types.UnionType) or typing.get_origin(annotation) in (
-            typing.Union,
+        nullable = isinstance(annotation, types.UnionType) or (
+            typing.get_origin(annotation) is typing.Union
         )
         if nullable:
             kept = [a for a in args if a is not type(None)]
