@@ -4,8 +4,9 @@ A contract states each field once, on the model: its name, type, whether it is r
 constraints (an enum's or a Literal's values, `ge`/`gt`/`le`/`lt`), and, as `Annotated` metadata,
 the `JsonField` kind that says how a JSON value of that field is read and normalised (`Text`,
 `TextOrInteger`, `Integer`, `Number`, `Choice`, `UnixOrIsoSeconds`, `IsoSeconds`, `TextList`,
-`Object`, `JsonText`: the same normalisations as the model's validators); optional fields of which at least one is required
-share a `OneOf` group, checked as one (`missing_<group>`, `invalid_<group>`).
+`Object`, `JsonText`: the same normalisations as the model's validators); optional fields of
+which at least one is required share a `OneOf` group, checked as one (`missing_<group>`,
+`invalid_<group>`).
 `parse_statement` walks the model's fields in order and writes the DuckDB statement the ingest
 runs (`lib.rawcontract.RawContract.parse`): one `json_transform` of each line to the contract's
 fields, a type (`json_kind`) and a value per field, and the reason chain: the line-level reasons
