@@ -2,15 +2,16 @@
 
 See docs/sources/telemetry.md#raw-contract.
 
-`{event_id, event_type, schema_version, player_id, session_id, client_ts, server_ts, payload}`;
-the payload's fields depend on `event_type` (models below). The models are the source of truth:
-the ingest SQL (`sql/telemetry/select_parsed_events.sql`) validates the same fields in bulk - the
-envelope and every field of every payload type, as `validate_payload` does in strict mode (a test
-mutates each field and holds the two to agreement) - and its bind parameters (event types,
-speakers, skill tiers, ambiguity levels, envelope field names, timestamp bounds) are taken from
-this module. Unknown envelope fields are kept in bronze's `extra` JSON column; unknown payload
-fields stay in the payload (a payload `location` object `{region, x, y}` is generalised past
-bronze, `rules/telemetry_privacy.py`).
+`{event_id, event_type, player_id, server_ts, client_ts, payload, schema_version, session_id}`;
+the payload's fields depend on `event_type` (models below). The models are the only statement of
+the contract: the ingest's checks, which apply the same rules to whole partitions at once, are
+generated from them (`lib.contract_sql` for the envelope, each field's `Annotated` kind;
+`lib.payload_sql` for the payloads, from their field types, as `validate_payload` checks them in
+strict mode; a test mutates each field and holds the two to agreement). A record's quarantine
+reason is its first failing check: the envelope's fields in model order, then its payload's
+(`Essential` dialogue fields first). Unknown envelope fields are kept in bronze's `extra` JSON
+column; unknown payload fields stay in the payload (a payload `location` object `{region, x, y}`
+is generalised past bronze, `rules/telemetry_privacy.py`).
 
 Timestamps are unix seconds (int or float) or ISO 8601 strings; a string without a UTC offset is
 read as UTC. A timestamp must fall in [2000-01-01, 2100-01-01).
@@ -24,12 +25,21 @@ ids (peer predictions name a pairing, not the peer).
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt
 
+from distill_assets.lib.contract_sql import Details, parse_statement
+from distill_assets.lib.json_fields import (
+    Choice,
+    JsonText,
+    Object,
+    Reason,
+    Text,
+    UnixOrIsoSeconds,
+)
+from distill_assets.lib.payload_sql import Essential, PayloadUnion
 from distill_assets.lib.rawcontract import RawContract
 from distill_assets.lib.seen import Dedup
 from distill_assets.lib.sql import load_sql
@@ -55,8 +65,14 @@ AMBIGUITY_LEVELS: tuple[str, ...] = ("Low", "Medium", "High", "Critical")
 # Plausible event times (unix seconds): [2000-01-01, 2100-01-01).
 TIMESTAMP_MIN = 946_684_800.0
 TIMESTAMP_MAX = 4_102_444_800.0
+# an ISO-8601 string matching this carries its UTC offset (else it is read as UTC)
+_ISO_OFFSET = r"[T ]\d\d:\d\d(:\d\d(\.\d+)?)?\s*([zZ]|[+-]\d\d(:?\d\d)?)$"
 
 Timestamp = float | datetime
+# how the ingest reads an event time: unix seconds or ISO 8601, in [TIMESTAMP_MIN, TIMESTAMP_MAX);
+# a bad server_ts or client_ts is `invalid_timestamp`
+_TIME = UnixOrIsoSeconds(TIMESTAMP_MAX, _ISO_OFFSET, lower=TIMESTAMP_MIN)
+_BAD_TIME = Reason(invalid="invalid_timestamp", detail="'{name}: ' || {text}")
 
 
 class _Open(BaseModel):
@@ -66,28 +82,51 @@ class _Open(BaseModel):
 
 
 class TelemetryEvent(_Open):
-    """One raw telemetry envelope (one JSONL line)."""
+    """One raw telemetry envelope (one JSONL line); the ingest checks the fields in this order.
 
-    event_id: str = Field(min_length=1, description="unique per event; the first one wins per day")
-    event_type: Literal[EVENT_TYPES] = Field(description="selects the payload model")
-    schema_version: str | int | None = Field(default=None, description="client schema version")
-    player_id: str = Field(min_length=1, description="raw player id; replaced at ingest")
-    session_id: str | None = Field(default=None, description="game session")
-    client_ts: Timestamp | None = Field(default=None, description="client clock (untrusted)")
-    server_ts: Timestamp = Field(description="server receive time; the event time")
-    payload: dict = Field(description="event-type specific fields (see PAYLOAD_MODELS)")
+    Blank `event_id`, `event_type` or `player_id` counts as absent; `schema_version` and
+    `session_id` are kept as written, whatever their JSON type.
+    """
+
+    event_id: Annotated[str, Text(blank="missing")] = Field(
+        min_length=1, description="unique per event; the first one wins per day"
+    )
+    event_type: Annotated[
+        Literal[EVENT_TYPES],
+        Choice(blank_missing=True),
+        Reason(invalid="unknown_event_type", detail="'{name}: ' || coalesce({text}, '?')"),
+    ] = Field(description="selects the payload model")
+    player_id: Annotated[str, Text(blank="missing")] = Field(
+        min_length=1, description="raw player id; replaced at ingest"
+    )
+    server_ts: Annotated[Timestamp, _TIME, _BAD_TIME] = Field(
+        description="server receive time; the event time"
+    )
+    client_ts: Annotated[Timestamp | None, _TIME, _BAD_TIME] = Field(
+        default=None, description="client clock (untrusted)"
+    )
+    payload: Annotated[dict, Object()] = Field(
+        description="event-type specific fields (see PAYLOAD_MODELS)"
+    )
+    schema_version: Annotated[str | int | None, JsonText()] = Field(
+        default=None, description="client schema version"
+    )
+    session_id: Annotated[str | None, JsonText()] = Field(default=None, description="game session")
 
 
 class DialogueTurnPayload(_Open):
     """`dialogue_turn`: one line of a player-NPC conversation.
 
-    See docs/sources/telemetry.md#dialogues.
+    See docs/sources/telemetry.md#dialogues. The fields the dialogues need are `Essential`:
+    checked first, in this order, with their own reasons (`lib.payload_sql.Essential`).
     """
 
-    conversation_id: str = Field(min_length=1)
-    turn_index: NonNegativeInt = Field(description="order of the turn in its conversation")
-    speaker: Literal[SPEAKERS]
-    text: str = Field(min_length=1)
+    conversation_id: Annotated[str, Essential()] = Field(min_length=1)
+    speaker: Annotated[Literal[SPEAKERS], Essential()]
+    text: Annotated[str, Essential()] = Field(min_length=1)
+    turn_index: Annotated[NonNegativeInt, Essential()] = Field(
+        description="order of the turn in its conversation"
+    )
     npc_id: str | None = None
     npc_name: str | None = None
     npc_persona: str | None = Field(
@@ -237,20 +276,23 @@ PAYLOAD_MODELS: dict[str, type[BaseModel]] = {
     "consent": ConsentPayload,
     "deletion_request": DeletionRequestPayload,
 }
-# Payload fields the ingest SQL checks first for dialogue turns (with their own reason codes);
-# every other payload field of every type is checked after them, as `missing_<field>` /
-# `invalid_<field>` (nested fields with `_`: `invalid_observation_game_state`).
-DIALOGUE_REQUIRED: tuple[str, ...] = ("conversation_id", "speaker", "text", "turn_index")
-
-
-def envelope_fields() -> tuple[str, ...]:
-    """Return the envelope's declared field names (everything else goes to `extra`)."""
-    return tuple(TelemetryEvent.model_fields)
-
-
-def envelope_removal_patch() -> str:
-    """Return a JSON merge patch that removes the envelope fields, leaving the unknown ones."""
-    return json.dumps(dict.fromkeys(envelope_fields()))
+# the payload of an envelope, by event type: every field is checked as `missing_<field>` /
+# `invalid_<field>` (nested fields with `_`: `invalid_observation_game_state`); dialogue turns,
+# the most frequent, are read by one json_transform of the payload
+PAYLOADS = PayloadUnion(
+    key="event_type",
+    field="payload",
+    models=tuple(PAYLOAD_MODELS.items()),
+    transformed=("dialogue_turn",),
+)
+# how the ingest words its quarantine details (the envelope's; the payloads' name their field)
+DETAILS = Details(
+    invalid_json=None,
+    torn_last_line=None,
+    not_an_object="'top-level JSON ' || lower(doc_type)",
+    missing=None,
+    invalid="'{name} is ' || lower({type})",
+)
 
 
 def validate_payload(event_type: str, payload: dict) -> BaseModel:
@@ -270,12 +312,20 @@ def validate_event(record: dict) -> TelemetryEvent:
 
 
 # the bronze ingest of this contract (defs.ingest.ingest_partition, with the asset's parameters):
-# the parse redacts the player id of the lines it quarantines, and the line rewrite those of the
-# records it accepted that the ingest quarantines as repeats
+# the parse is generated from `TelemetryEvent` and `PAYLOADS`, then redacts the player id
+# (sql/telemetry/select_redacted_events.sql) of every kept text and of the lines it quarantines;
+# the line rewrite redacts those of the records it accepted that the ingest quarantines as repeats
 RAW = RawContract(
     source="telemetry",
     table="events",
-    parse=lambda: load_sql("telemetry/select_parsed_events"),
+    parse=lambda: parse_statement(
+        TelemetryEvent,
+        "telemetry",
+        (),
+        details=DETAILS,
+        union=PAYLOADS,
+        then=load_sql("telemetry/select_redacted_events"),
+    ),
     dedup=DEDUP,
     line_rewrite="telemetry/select_repeated_lines",
 )

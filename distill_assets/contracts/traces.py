@@ -8,29 +8,33 @@ Several agents may append interleaved runs to one file. Step events carry `paylo
 `(run_id, t)`; `run_start`, `tests`, `final` and `run_end` carry no `t`.
 
 The models document the contract and validate single events (tests, the CLI's error messages);
-bulk validation is the SQL `sql/traces/select_parsed_events.sql`, which checks the same fields and
-types (`REQUIRED_FIELDS`, `STEP_KINDS`) and quarantines a line with one of `QUARANTINE_REASONS`.
-Bronze keeps each event verbatim (`event`, the JSON text of the line) beside the parsed envelope
-columns, so unknown fields are kept as written; unknown kinds are kept as is.
+the bulk validation is generated from the same models (`lib.contract_sql.extract_statement`:
+each checked field carries its `lib.json_paths` kind, read by path so that a large line is
+parsed once and nothing of it copied) and quarantines a line with one of `QUARANTINE_REASONS`,
+the first failing in `TraceEvent`'s field order, then the step payloads' fields. Bronze keeps
+each event verbatim (`event`, the JSON text of the line) beside the parsed envelope columns
+(`sql/traces/select_event_columns.sql`), so unknown fields are kept as written; unknown kinds are
+kept as is.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from distill_assets.lib.contract_sql import Details, extract_statement
+from distill_assets.lib.json_paths import (
+    PathFirstHas,
+    PathInteger,
+    PathNumber,
+    PathObject,
+    PathText,
+)
+from distill_assets.lib.payload_sql import PayloadUnion
 from distill_assets.lib.rawcontract import RawContract
 from distill_assets.lib.sql import load_sql
 
-# top-level field -> JSON type it must have
-REQUIRED_FIELDS: dict[str, str] = {
-    "ts": "number",
-    "kind": "string",
-    "run_id": "string",
-    "payload": "object",
-}
-OPTIONAL_FIELDS: dict[str, str] = {"meta": "object", "type": "string"}
 # kinds whose payload must carry an integer step number `t` (the events steps are built from)
 STEP_KINDS: tuple[str, ...] = ("llm_request", "llm_action", "llm_parse_error", "tool_result")
 QUARANTINE_REASONS: dict[str, str] = {
@@ -112,13 +116,23 @@ class StepPayload(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    t: int
+    t: Annotated[
+        int,
+        PathInteger(reason="missing_t", detail="{key} || ' payload has no integer t'"),
+    ]
 
 
 class LlmRequestPayload(StepPayload):
     """`llm_request`: the whole chat sent to the model at step `t`."""
 
-    messages: list[ChatMessage]
+    messages: Annotated[
+        list[ChatMessage],
+        PathFirstHas(
+            "role",
+            reason="invalid_messages",
+            detail="'messages is not a non-empty array of messages'",
+        ),
+    ]
 
 
 class LlmActionPayload(StepPayload):
@@ -177,15 +191,21 @@ class RunEndPayload(BaseModel):
 
 
 class TraceEvent(BaseModel):
-    """One trace line. `type` is accepted as an alias of `kind`; extra fields are kept."""
+    """One trace line. `type` is accepted as an alias of `kind`; extra fields are kept.
+
+    The ingest checks the fields in this order. A payload with a `t` is an object, and so is a
+    meta with `task_id`, `model` or `goal` (read anyway): only the others are typed.
+    """
 
     model_config = ConfigDict(extra="allow")
 
-    ts: float
-    kind: str = Field(min_length=1)
-    run_id: str = Field(min_length=1)
-    payload: dict[str, Any]
-    meta: TraceMeta = Field(default_factory=TraceMeta)
+    kind: Annotated[str, PathText(alias="type")] = Field(min_length=1)
+    run_id: Annotated[str, PathText()] = Field(min_length=1)
+    ts: Annotated[float, PathNumber()]
+    payload: Annotated[dict[str, Any], PathObject(("t",))]
+    meta: Annotated[
+        TraceMeta, PathObject(("task_id", "model", "goal"), required=False, nullable=True)
+    ] = Field(default_factory=TraceMeta)
 
     @model_validator(mode="before")
     @classmethod
@@ -212,6 +232,26 @@ class TraceEvent(BaseModel):
         return self
 
 
+# the step events' payloads, by kind: their path fields (`t`, `messages`) are checked after the
+# envelope's
+STEP_PAYLOADS = PayloadUnion(
+    key="kind",
+    field="payload",
+    models=(
+        ("llm_request", LlmRequestPayload),
+        ("llm_action", LlmActionPayload),
+        ("llm_parse_error", LlmParseErrorPayload),
+        ("tool_result", ToolResultPayload),
+    ),
+)
+DETAILS = Details(
+    invalid_json="'line is not valid JSON'",
+    torn_last_line="'last line of the file is not valid JSON'",
+    not_an_object="'top-level JSON value is ' || lower(json_type(line))",
+    missing=None,
+    invalid="",
+)
+
 BRONZE_COLUMNS: dict[str, str] = {
     "source_file": "raw file, relative to the raw root",
     "line_no": "1-based line number in the raw file",
@@ -236,7 +276,9 @@ BRONZE_COLUMNS: dict[str, str] = {
 RAW = RawContract(
     source="traces",
     table="events",
-    parse=lambda: load_sql("traces/select_parsed_events"),
+    parse=lambda: extract_statement(
+        TraceEvent, DETAILS, STEP_PAYLOADS, load_sql("traces/select_event_columns")
+    ),
     bronze_line="event",
     bronze_columns=tuple(BRONZE_COLUMNS),
     chunk_bytes=48 << 20,

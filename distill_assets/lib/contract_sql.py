@@ -3,9 +3,10 @@
 A contract states each field once, on the model: its name, type, whether it is required, its
 constraints (an enum's or a Literal's values, `ge`/`gt`/`le`/`lt`), and, as `Annotated` metadata,
 the `JsonField` kind that says how a JSON value of that field is read and normalised (`Text`,
-`TextOrInteger`, `Integer`, `Number`, `Choice`, `UnixOrIsoSeconds`, `IsoSeconds`, `TextList`: the
-same normalisations as the model's validators); optional fields of which at least one is required
-share a `OneOf` group, checked as one (`missing_<group>`, `invalid_<group>`).
+`TextOrInteger`, `Integer`, `Number`, `Choice`, `UnixOrIsoSeconds`, `IsoSeconds`, `TextList`,
+`Object`, `JsonText`: the same normalisations as the model's validators); optional fields of
+which at least one is required share a `OneOf` group, checked as one (`missing_<group>`,
+`invalid_<group>`).
 `parse_statement` walks the model's fields in order and writes the DuckDB statement the ingest
 runs (`lib.rawcontract.RawContract.parse`): one `json_transform` of each line to the contract's
 fields, a type (`json_kind`) and a value per field, and the reason chain: the line-level reasons
@@ -19,6 +20,12 @@ is therefore the order the reasons are tested in. The statement also returns the
 that no single field gives (a derived id) are the contract's `derived` expressions, over the
 fields' values and bronze columns (`{field.value}`, `{field.output}`).
 
+A record holding a payload whose model another field's value picks (telemetry) is checked with
+the payload models' type-derived checks after the model's fields (`union=`, `lib.payload_sql`);
+what is not a contract check (telemetry's player-id redaction) is SQL run after the checks
+(`then=`). A contract whose lines are too large to read whole (traces) is read by path instead
+(`extract_statement`, the fields' kinds in `lib.json_paths`).
+
 The statement is built once per process on first use (cached): there is no SQL file to go stale.
 The contract's constants (an enum's values, a bound, a pattern) are part of the statement, as SQL
 literals quoted here; no record value is ever put in it.
@@ -27,12 +34,15 @@ literals quoted here; no record value is ever put in it.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
 from pydantic import BaseModel
 
-from distill_assets.lib.json_fields import Column, JsonField, OneOf, sql_literal
+from distill_assets.lib.json_fields import Column, JsonField, OneOf, Reason, sql_literal
+from distill_assets.lib.json_paths import PathField, PathObject
+from distill_assets.lib.payload_sql import PayloadUnion, payload_ctes
 
 # reasons every line can get before its fields are looked at, in the order they are tested
 LINE_REASONS: tuple[str, ...] = ("invalid_json", "torn_last_line", "not_an_object")
@@ -51,7 +61,8 @@ class Details:
     """How a contract words its quarantine details: SQL over `doc` (the line) and `doc_type`.
 
     One per line reason; `missing`/`invalid`: of a field's reasons, given the field's name
-    (`{name}`); `None`: no detail.
+    (`{name}`), and for `invalid` its JSON kind (`{type}`) and its text as written (`{text}`);
+    `None`: no detail.
     """
 
     invalid_json: str | None
@@ -103,6 +114,15 @@ def _group(col: Column) -> str | None:
     return next((m.group for m in col.info.metadata if isinstance(m, OneOf)), None)
 
 
+def _reason(col: Column) -> Reason:
+    return next((m for m in col.info.metadata if isinstance(m, Reason)), Reason())
+
+
+def _invalid_detail(col: Column, details: Details) -> str:
+    template = _reason(col).detail or details.invalid
+    return template.format(name=col.name, type=col.type, text=col.text)
+
+
 def _field_checks(model: type[BaseModel], details: Details) -> list[_Check]:
     """Return the field reasons in the order they are tested, with their tests and details."""
     cols = columns(model)
@@ -124,8 +144,10 @@ def _field_checks(model: type[BaseModel], details: Details) -> list[_Check]:
             test = f"({missing}) OR ({blank})" if blank else missing
             text = details.missing.format(name=label) if details.missing else None
             checks.append(_Check(f"missing_{label}", test, text))
+        if any(m.invalid() is None for m in members):
+            continue
         invalid = " OR ".join(f"({m.invalid()})" for m in members)
-        shown = [(m, details.invalid.format(name=m.name)) for m in members]
+        shown = [(m, _invalid_detail(m, details)) for m in members]
         text = (
             shown[0][1]
             if len(shown) == 1
@@ -133,13 +155,41 @@ def _field_checks(model: type[BaseModel], details: Details) -> list[_Check]:
             + " ".join(f"WHEN {m.invalid()} THEN {d}" for m, d in shown[:-1])
             + f" ELSE {shown[-1][1]} END"
         )
-        checks.append(_Check(f"invalid_{label}", invalid, text))
+        reason = _reason(members[0]).invalid or f"invalid_{label}"
+        checks.append(_Check(reason, invalid, text))
     return checks
+
+
+def _explained(checks: list[_Check]) -> str:
+    """Return the `WHEN reason THEN detail` list of the checks' details.
+
+    A reason that several checks give is worded by the first of them that fails.
+    """
+    by_reason: dict[str, list[_Check]] = {}
+    for check in checks:
+        if check.detail is not None:
+            by_reason.setdefault(check.reason, []).append(check)
+    cases = []
+    for reason, given in by_reason.items():
+        detail = given[-1].detail
+        if len(given) > 1:
+            tests = " ".join(f"WHEN {c.test} THEN {c.detail}" for c in given[:-1])
+            detail = f"CASE {tests} ELSE {detail} END"
+        cases.append(f"WHEN {sql_literal(reason)} THEN {detail}")
+    return " ".join(cases)
 
 
 def field_reasons(model: type[BaseModel]) -> tuple[str, ...]:
     """Return the reasons a record's fields can get, in the order they are tested."""
     return tuple(check.reason for check in _field_checks(model, EXPLAINED))
+
+
+def _with(statement: str, then: str) -> str:
+    """Return `statement` (ending with its last CTE) followed by `then`'s CTEs and SELECT."""
+    head, found, rest = then.partition("\nWITH ")
+    if not found:
+        raise ValueError("a `then` statement starts with WITH (after its comments)")
+    return f"{statement},\n{head.strip()}\n{rest}"
 
 
 @cache
@@ -152,13 +202,19 @@ def parse_statement(
     details: Details = EXPLAINED,
     derived: tuple[tuple[str, str], ...] = (),
     extra_default: str | None = "{}",
+    union: PayloadUnion | None = None,
+    then: str | None = None,
 ) -> str:
     """Return the parse statement of `model`'s records (see the module docstring).
 
     `bronze`: the bronze columns in order (provenance columns, `source`, the model's fields,
     `derived` ones, `extra`); `key`: the bronze columns whose values, joined, are `dedup_key`;
     `details`: how quarantine details are worded; `derived`: (column, SQL template) pairs;
-    `extra_default`: `extra` of an object without unknown fields.
+    `extra_default`: `extra` of an object without unknown fields. `union`: a field of the model
+    holding a payload whose model another field's value picks (`lib.payload_sql`), checked after
+    the model's fields. `then`: a statement (`WITH ...`) that reads the CTE `contract` (every
+    column read and checked, `contract_reason`, `contract_detail` and `contract_extra`) and
+    returns the parse's rows in its place (`bronze`, `key` and `derived` are then not used).
     """
     cols = columns(model)
     structure = json.dumps(dict.fromkeys(cols, "JSON"), separators=(",", ":"))
@@ -172,34 +228,26 @@ def parse_statement(
         *_field_checks(model, details),
     ]
     chain = "\n            ".join(f"WHEN {c.test} THEN {sql_literal(c.reason)}" for c in checks)
-    explained = " ".join(
-        f"WHEN {sql_literal(c.reason)} THEN {c.detail}" for c in checks if c.detail is not None
-    )
+    explained = _explained(checks)
+    checked_from, payload = "valued", ""
+    if union is not None:
+        payload = payload_ctes(union, cols[union.key].value, cols[union.field].value)
+        checked_from = "payload_checked"
+        chain += "\n            WHEN payload_fault IS NOT NULL THEN payload_fault.reason"
+        explained += (
+            " ELSE CASE WHEN contract_reason = payload_fault.reason THEN payload_fault.detail END"
+        )
     patch = json.dumps(dict.fromkeys(cols), separators=(",", ":"))
     default = f" WHEN doc_type = 'OBJECT' THEN {sql_literal(extra_default)}"
-    outputs = {
-        **_PROVENANCE,
-        "source": sql_literal(source),
-        **{name: col.output for name, col in cols.items()},
-        **{name: template.format(**cols) for name, template in derived},
-        "extra": (
-            "CASE WHEN len(extra_keys) > 0 AND extra_keys = $extra_sequence "
-            "THEN CAST(to_json(json_transform(doc, $extra_structure)) AS VARCHAR) "
-            "WHEN len(extra_keys) > 0 "
-            f"THEN CAST(json_merge_patch(doc, {sql_literal(patch)}) AS VARCHAR)"
-            f"{default if extra_default is not None else ''} END"
-        ),
-    }
-    selected = [f'{outputs[name]} AS "{name}"' for name in bronze]
-    selected.append("extra_keys")
-    selected.append("contract_reason AS quarantine_reason")
-    selected.append(f"CASE contract_reason {explained} END AS quarantine_detail")
-    if key:
-        joined = " || chr(31) || ".join(f"({outputs[name]})" for name in key)
-        selected.append(f"CASE WHEN contract_reason IS NULL THEN {joined} END AS dedup_key")
-    listed = ",\n    ".join(selected)
+    extra = (
+        "CASE WHEN len(extra_keys) > 0 AND extra_keys = $extra_sequence "
+        "THEN CAST(to_json(json_transform(doc, $extra_structure)) AS VARCHAR) "
+        "WHEN len(extra_keys) > 0 "
+        f"THEN CAST(json_merge_patch(doc, {sql_literal(patch)}) AS VARCHAR)"
+        f"{default if extra_default is not None else ''} END"
+    )
     origin = f"{model.__module__}.{model.__name__}"
-    return f"""-- generated by distill_assets.lib.contract_sql from {origin}
+    ctes = f"""-- generated by distill_assets.lib.contract_sql from {origin}
 WITH lines AS (
     SELECT
         source_file, line_no, line, utf8_replaced, is_last_line,
@@ -230,6 +278,174 @@ valued AS (
         *,
         {values}
     FROM typed
+){payload},
+checked AS (
+    SELECT
+        *,
+        CASE
+            {chain}
+        END AS contract_reason
+    FROM {checked_from}
+)"""
+    if then is not None:
+        contract = f"""{ctes},
+contract AS (
+    SELECT
+        *,
+        CASE contract_reason {explained} END AS contract_detail,
+        {extra} AS contract_extra
+    FROM checked
+)"""
+        return _with(contract, then)
+    outputs = {
+        **_PROVENANCE,
+        "source": sql_literal(source),
+        **{name: col.output for name, col in cols.items()},
+        **{name: template.format(**cols) for name, template in derived},
+        "extra": extra,
+    }
+    selected = [f'{outputs[name]} AS "{name}"' for name in bronze]
+    selected.append("extra_keys")
+    selected.append("contract_reason AS quarantine_reason")
+    selected.append(f"CASE contract_reason {explained} END AS quarantine_detail")
+    if key:
+        joined = " || chr(31) || ".join(f"({outputs[name]})" for name in key)
+        selected.append(f"CASE WHEN contract_reason IS NULL THEN {joined} END AS dedup_key")
+    listed = ",\n    ".join(selected)
+    return f"""{ctes}
+SELECT
+    {listed}
+FROM checked
+"""
+
+
+def _path_kind(info: object, where: str) -> PathField:
+    kinds = [m for m in info.metadata if isinstance(m, PathField)]  # type: ignore[attr-defined]
+    if len(kinds) != 1:
+        raise TypeError(f"{where} needs exactly one PathField in its metadata")
+    return kinds[0]
+
+
+def _resolve(field: str, relative: str) -> str:
+    """Return the JSON path of `relative` (a member, `[i]...`, `../other` or "") of a field."""
+    if relative.startswith("../"):
+        return f"$.{relative[3:]}"
+    if not relative or relative.startswith("["):
+        return f"$.{field}{relative}"
+    return f"$.{field}.{relative}"
+
+
+def _path(field: str) -> Callable[[str], str]:
+    """Return `p`: the column of a path relative to `field` (see `lib.json_paths`)."""
+
+    def p(relative: str) -> str:
+        return f'"{_resolve(field, relative)}"'
+
+    return p
+
+
+def _path_kinds(model: type[BaseModel]) -> dict[str, PathField]:
+    return {
+        name: _path_kind(info, f"{model.__name__}.{name}")
+        for name, info in model.model_fields.items()
+    }
+
+
+def _payload_paths(union: PayloadUnion) -> list[tuple[str, PathField, list[str]]]:
+    """Return the payload models' path fields: (field, kind, the key values whose model has it)."""
+    found: dict[tuple[str, PathField], list[str]] = {}
+    for value, payload in union.models:
+        for name, info in payload.model_fields.items():
+            for kind in (m for m in info.metadata if isinstance(m, PathField)):
+                found.setdefault((f"{union.field}.{name}", kind), []).append(value)
+    return [(field, kind, values) for (field, kind), values in found.items()]
+
+
+def _path_checks(model: type[BaseModel], details: Details, union: PayloadUnion) -> list[_Check]:
+    """Return the checks of a contract read by path, in the order they are tested."""
+    key = f'"v_{union.key}"'
+    checks = [
+        _Check("torn_last_line", "NOT valid AND is_last_line", details.torn_last_line),
+        _Check("invalid_json", "NOT valid", details.invalid_json),
+        _Check("not_an_object", "NOT is_object", details.not_an_object),
+    ]
+    for name, kind in _path_kinds(model).items():
+        checks += [_Check(*check) for check in kind.checks(name, _path(name))]
+    for field, kind, values in _payload_paths(union):
+        among = ", ".join(sql_literal(v) for v in values)
+        for reason, test, detail in kind.checks(field, _path(field)):
+            text = detail.format(key=key) if detail is not None else None
+            checks.append(_Check(reason, f"{key} IN ({among}) AND {test}", text))
+    return checks
+
+
+def path_reasons(model: type[BaseModel], union: PayloadUnion) -> tuple[str, ...]:
+    """Return every reason a contract read by path gives, in the order they are tested."""
+    return tuple(c.reason for c in _path_checks(model, EXPLAINED, union))
+
+
+@cache
+def extract_statement(
+    model: type[BaseModel], details: Details, union: PayloadUnion, then: str
+) -> str:
+    """Return the parse statement of a contract read by path (`lib.json_paths`).
+
+    Every path the model's fields and the union's payload models name is read by one
+    `json_extract` of the line (a line it cannot parse is not valid JSON), as a column named by
+    its path (`"$.meta.goal"`); the union's key value is `"v_<key>"`. The reasons: the line
+    reasons (`details`), the model's fields in order, then the payload models' path fields (a
+    check whose field several key values' models state is one test over those values), first in
+    model order. `then` (`WITH ...`) reads the CTE `contract` (those columns, `valid`,
+    `is_object`, `contract_reason`, `contract_detail`, each field's value as `"v_<field>"` for an
+    accepted record) and returns the rows.
+    """
+    kinds = _path_kinds(model)
+    paths: dict[str, None] = {}
+    for name, kind in kinds.items():
+        paths.update((_resolve(name, r), None) for r in kind.paths())
+    key = f'"v_{union.key}"'
+    for field, kind, _ in _payload_paths(union):
+        paths.update((_resolve(field, r), None) for r in kind.paths())
+    listed = ",\n            ".join(sql_literal(p) for p in paths)
+    columns = ",\n        ".join(f'f[{i}] AS "{p}"' for i, p in enumerate(paths, start=1))
+    types = [
+        f'{kind.type(name, _path(name))} AS "{name}_type"'
+        for name, kind in kinds.items()
+        if isinstance(kind, PathObject)
+    ]
+    key_value = kinds[union.key].value(union.key, _path(union.key))
+    checks = _path_checks(model, details, union)
+    chain = "\n            ".join(f"WHEN {c.test} THEN {sql_literal(c.reason)}" for c in checks)
+    values = [
+        f'CASE WHEN contract_reason IS NULL THEN {v} END AS "v_{name}"'
+        for name, kind in kinds.items()
+        if name != union.key and (v := kind.value(name, _path(name))) is not None
+    ]
+    typed = ",\n        ".join([*types, f"{key_value} AS {key}"])
+    valued = ",\n        ".join(values)
+    origin = f"{model.__module__}.{model.__name__}"
+    statement = f"""-- generated by distill_assets.lib.contract_sql from {origin}
+WITH fields AS (
+    SELECT
+        source_file, line_no, line, utf8_replaced, is_last_line,
+        TRY(json_extract(line, [
+            {listed}
+        ])) AS f
+    FROM raw_lines
+),
+paths AS (
+    SELECT
+        source_file, line_no, line, utf8_replaced, is_last_line,
+        f IS NOT NULL AS valid,
+        starts_object(line) AS is_object,
+        {columns}
+    FROM fields
+),
+typed AS (
+    SELECT
+        *,
+        {typed}
+    FROM paths
 ),
 checked AS (
     SELECT
@@ -237,9 +453,13 @@ checked AS (
         CASE
             {chain}
         END AS contract_reason
-    FROM valued
-)
-SELECT
-    {listed}
-FROM checked
-"""
+    FROM typed
+),
+contract AS (
+    SELECT
+        *,
+        {valued},
+        CASE contract_reason {_explained(checks)} END AS contract_detail
+    FROM checked
+)"""
+    return _with(statement, then)

@@ -57,9 +57,17 @@ class Column:
         """Whether the field is absent or JSON null."""
         return f"coalesce({self.type}, 'NULL') = 'NULL'"
 
-    def invalid(self) -> str:
-        """Whether the field is present, not null, and not of the contract."""
-        return f"NOT {self.absent()} AND NOT coalesce({self.kind.ok(self)}, false)"
+    @property
+    def text(self) -> str:
+        """The field's text as written (a string's text, else its JSON text; NULL for null)."""
+        return f"json_value_text({self.json})"
+
+    def invalid(self) -> str | None:
+        """Whether the field is present, not null, and not of the contract (None: never)."""
+        ok = self.kind.ok(self)
+        if ok is None:
+            return None
+        return f"NOT {self.absent()} AND NOT coalesce({ok}, false)"
 
     def bounds(self) -> str:
         """Return the value's test of the field's bounds (`ge`, `gt`, `le`, `lt`), if it has any."""
@@ -85,8 +93,11 @@ class JsonField:
         """Return the SQL of the normalised value (NULL when it is not of the contract)."""
         raise NotImplementedError
 
-    def ok(self, col: Column) -> str:
-        """Return the SQL test of a present value that is of the contract (NULL counts as not)."""
+    def ok(self, col: Column) -> str | None:
+        """Return the SQL test of a present value that is of the contract (NULL counts as not).
+
+        None: every present value is (the field has no `invalid_` reason).
+        """
         raise NotImplementedError
 
     def absent_when(self, col: Column) -> str | None:
@@ -96,6 +107,19 @@ class JsonField:
     def output(self, col: Column) -> str:
         """Return the SQL of the bronze column (only read for an accepted record)."""
         return col.value
+
+
+@dataclass(frozen=True)
+class Reason:
+    """Overrides how a field's `invalid_<name>` reason is named and worded.
+
+    `invalid`: the reason code (fields may share one: the detail is that of the first failing);
+    `detail`: the detail's SQL, a template over `{name}`, `{type}` (the JSON kind) and `{text}`
+    (the value as written), in place of the contract's `Details.invalid`.
+    """
+
+    invalid: str | None = None
+    detail: str | None = None
 
 
 @dataclass(frozen=True)
@@ -179,10 +203,12 @@ class Number(JsonField):
 class Choice(JsonField):
     """A JSON string, one of the values of the field's enum or Literal.
 
-    `upper`: compared trimmed and upper-cased (and stored so).
+    `upper`: compared trimmed and upper-cased (and stored so); `blank_missing`: a blank string
+    counts as absent.
     """
 
     upper: bool = False
+    blank_missing: bool = False
 
     def value(self, col: Column) -> str:  # noqa: D102
         text = f"json_text({col.json})"
@@ -193,16 +219,22 @@ class Choice(JsonField):
         values = ", ".join(sql_literal(v) for v in _choices(col.info.annotation))
         return f"{col.value} IN ({values})"
 
+    def absent_when(self, col: Column) -> str | None:  # noqa: D102
+        if not self.blank_missing:
+            return None
+        return f"{col.type} = 'VARCHAR' AND is_blank({col.value})"
+
 
 @dataclass(frozen=True)
 class UnixOrIsoSeconds(JsonField):
-    """Unix seconds in [0, `upper`).
+    """Unix seconds in [`lower`, `upper`).
 
     A JSON number, or an ISO-8601 string (read as UTC unless it matches `offset_pattern`).
     """
 
     upper: float
     offset_pattern: str
+    lower: float = 0.0
 
     def value(self, col: Column) -> str:  # noqa: D102
         text = f"json_value_text({col.json})"
@@ -216,7 +248,8 @@ class UnixOrIsoSeconds(JsonField):
 
     def ok(self, col: Column) -> str:  # noqa: D102
         v = col.value
-        return f"isfinite({v}) AND {v} >= 0 AND {v} < {sql_literal(self.upper)}"
+        low = "0" if self.lower == 0 else sql_literal(self.lower)
+        return f"isfinite({v}) AND {v} >= {low} AND {v} < {sql_literal(self.upper)}"
 
 
 @dataclass(frozen=True)
@@ -245,6 +278,28 @@ class IsoSeconds(JsonField):
 
     def output(self, col: Column) -> str:  # noqa: D102
         return f"CASE WHEN {col.type} = 'VARCHAR' THEN json_text({col.json}) END"
+
+
+@dataclass(frozen=True)
+class Object(JsonField):
+    """A JSON object, kept as its JSON text."""
+
+    def value(self, col: Column) -> str:  # noqa: D102
+        return f"CASE WHEN {col.type} = 'OBJECT' THEN {col.json} END"
+
+    def ok(self, col: Column) -> str:  # noqa: D102
+        return f"{col.type} = 'OBJECT'"
+
+
+@dataclass(frozen=True)
+class JsonText(JsonField):
+    """Any JSON value, kept as written (a string's text, else its JSON text); never invalid."""
+
+    def value(self, col: Column) -> str:  # noqa: D102
+        return col.text
+
+    def ok(self, col: Column) -> None:  # noqa: D102
+        return None
 
 
 @dataclass(frozen=True)

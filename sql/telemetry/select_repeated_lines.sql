@@ -1,5 +1,5 @@
 -- The quarantine line of telemetry records the parse accepted and the ingest then quarantined as
--- repeats (duplicate_event_id): the raw line redacted as `select_parsed_events.sql` redacts the
+-- repeats (duplicate_event_id): the raw line redacted as `select_redacted_events.sql` redacts the
 -- lines it quarantines itself (macro redact_line; an accepted record's id is its parsed
 -- `player_id`, and it has no broken-record id text). Reads the view `repeated_lines`: the input
 -- `line` and the parse's columns of those records (`rewrite_id`, `rewrite_id_json`,

@@ -42,7 +42,6 @@ from distill_assets.lib.cleanup import working_dir
 from distill_assets.lib.lake import global_path, local_file, partition_path, scan_partitions
 from distill_assets.lib.metadata import column_counts, funnel, histogram, preview
 from distill_assets.lib.rawfiles import list_raw_files
-from distill_assets.lib.sql import json_fields_structure
 from distill_assets.lib.startup import DEVELOPMENT_KEY_WARNING, announce, announced
 from distill_assets.rules import rules_metadata, rules_version
 
@@ -63,21 +62,7 @@ PAYOUTS = "payouts"
 def parse_params(hasher: PlayerIdHasher) -> tuple[dict[str, object], str]:
     """Return the parse SQL's bind parameters and where the player-id key came from."""
     key = hasher.resolved()
-    params: dict[str, object] = {
-        **key.sql_params(),
-        "event_types": list(contract.EVENT_TYPES),
-        "speakers": list(contract.SPEAKERS),
-        "skill_tiers": list(contract.SKILL_TIERS),
-        "ambiguity_levels": list(contract.AMBIGUITY_LEVELS),
-        "envelope_patch": contract.envelope_removal_patch(),
-        "envelope_fields": list(contract.envelope_fields()),
-        "envelope_structure": json_fields_structure(list(contract.envelope_fields())),
-        "dialogue_structure": json_fields_structure(
-            list(contract.PAYLOAD_MODELS["dialogue_turn"].model_fields)
-        ),
-        "ts_min": contract.TIMESTAMP_MIN,
-        "ts_max": contract.TIMESTAMP_MAX,
-    }
+    params: dict[str, object] = key.sql_params()
     return params, key.source
 
 

@@ -12,7 +12,7 @@ import polars as pl
 from distill_assets.lib.lake import frame_batches
 from distill_assets.lib.sql import connect
 
-# bronze `telemetry/events` (sql/telemetry/select_parsed_events.sql, without `line`)
+# bronze `telemetry/events` (the parse of `contracts.telemetry.RAW`, without `line`)
 BRONZE_SCHEMA = pl.Schema(
     {
         "source_file": pl.String(),

@@ -22,6 +22,7 @@ from distill_assets.lib.json_fields import (
     TextOrInteger,
     UnixOrIsoSeconds,
 )
+from distill_assets.lib.payload_sql import PayloadUnion, payload_reasons
 from distill_assets.lib.sql import connect
 
 
@@ -203,3 +204,60 @@ def test_a_group_is_checked_as_one_and_terse_details_show_the_first_bad_member()
     assert rows[5]["extra"] == '{"more":[1]}'
     (missing,) = parse({"size": "s"}, statement=TIMED)
     assert (missing["quarantine_reason"], missing["quarantine_detail"]) == ("missing_time", None)
+
+
+class Inner(BaseModel):
+    """A nested payload model."""
+
+    size: Annotated[int, Field(ge=0)]
+
+
+class Item(BaseModel):
+    """A list item: required strings only."""
+
+    code: str
+
+
+class Shape(BaseModel):
+    """A payload model with one field of every derived kind."""
+
+    name: str
+    inner: Inner
+    items: list[Item] = Field(min_length=2)
+    tags: list[str] = Field(default_factory=list)
+    scores: dict[str, float]
+    level: Literal["low", "high"] | None = None
+    share: float = Field(ge=0, le=1)
+    on: bool = False
+
+
+def test_payload_reasons_are_derived_from_the_field_types_in_order() -> None:
+    union = PayloadUnion(key="type", field="payload", models=(("shape", Shape),))
+    assert payload_reasons(union) == {
+        "shape": (
+            "missing_name",
+            "invalid_name",
+            "missing_inner",
+            "invalid_inner",
+            "missing_inner_size",
+            "invalid_inner_size",
+            "missing_items",
+            "invalid_items",
+            "invalid_tags",
+            "missing_scores",
+            "invalid_scores",
+            "invalid_level",
+            "missing_share",
+            "invalid_share",
+            "invalid_on",
+        )
+    }
+
+
+def test_a_payload_type_the_generator_does_not_know_is_refused() -> None:
+    class Odd(BaseModel):
+        tags: set[str]
+
+    union = PayloadUnion(key="type", field="payload", models=(("odd", Odd),))
+    with pytest.raises(TypeError, match=r"\$\.tags: unsupported type"):
+        payload_reasons(union)

@@ -1,11 +1,11 @@
 """The telemetry raw contract (pydantic) and the values the ingest SQL takes from it."""
 
-import json
-
 import pytest
 from pydantic import ValidationError
 
 from distill_assets.contracts import telemetry as contract
+from distill_assets.lib.contract_sql import field_reasons
+from distill_assets.lib.payload_sql import payload_reasons
 
 
 def dialogue_event(**payload_changes: object) -> dict:
@@ -23,19 +23,41 @@ def test_every_event_type_has_a_payload_model() -> None:
     assert tuple(contract.PAYLOAD_MODELS) == contract.EVENT_TYPES
 
 
-def test_envelope_fields_and_the_patch_that_leaves_extra() -> None:
-    assert contract.envelope_fields() == (
-        "event_id",
-        "event_type",
-        "schema_version",
-        "player_id",
-        "session_id",
-        "client_ts",
-        "server_ts",
-        "payload",
+def test_the_ingest_checks_the_fields_in_model_order() -> None:
+    assert field_reasons(contract.TelemetryEvent) == (
+        "missing_event_id",
+        "invalid_event_id",
+        "missing_event_type",
+        "unknown_event_type",
+        "missing_player_id",
+        "invalid_player_id",
+        "missing_server_ts",
+        "invalid_timestamp",
+        "invalid_timestamp",
+        "missing_payload",
+        "invalid_payload",
     )
-    assert json.loads(contract.envelope_removal_patch()) == dict.fromkeys(
-        contract.envelope_fields()
+    reasons = payload_reasons(contract.PAYLOADS)
+    assert reasons["dialogue_turn"][:7] == (
+        "missing_conversation_id",
+        "missing_speaker",
+        "invalid_speaker",
+        "missing_text",
+        "missing_turn_index",
+        "invalid_turn_index",
+        "invalid_npc_id",
+    )
+    assert reasons["trajectory_step"][4:8] == (
+        "missing_observation",
+        "invalid_observation",
+        "missing_observation_game_state",
+        "invalid_observation_game_state",
+    )
+    assert reasons["deletion_request"] == (
+        "missing_request_id",
+        "invalid_request_id",
+        "invalid_scope",
+        "invalid_reason",
     )
 
 

@@ -1,5 +1,6 @@
 """Every payload type is validated at ingest; SQL and pydantic models agree field by field."""
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -7,6 +8,11 @@ import pytest
 from pydantic import ValidationError
 
 from distill_assets.contracts import telemetry as contract
+from distill_assets.defs.ingest import ingest_partition
+from distill_assets.defs.player_ids import PlayerIdHasher
+from distill_assets.defs.telemetry.assets import parse_params
+from distill_assets.lib.contract_sql import parse_statement
+from distill_assets.lib.sql import load_sql
 from tests.unit.telemetry.test_parse_events import envelope, ingest
 
 VALID_PAYLOADS: dict[str, dict] = {
@@ -221,3 +227,35 @@ def test_a_decision_with_only_a_scenario_id_is_quarantined(tmp_path: Path) -> No
     bronze, quarantine = ingest(tmp_path, [line])
     assert bronze.height == 0
     assert quarantine["reason"].to_list() == ["missing_game_state_hash"]
+
+
+class _UnboundedDecision(contract.DecisionPayload):
+    """The decision model with an ambiguity score of any size."""
+
+    ambiguity_score: float
+
+
+def test_a_contract_change_changes_the_generated_checks(tmp_path: Path) -> None:
+    """The parse follows the models: without its bounds, a score of 1.5 is accepted."""
+    models = dict(contract.PAYLOAD_MODELS, decision=_UnboundedDecision)
+    union = dataclasses.replace(contract.PAYLOADS, models=tuple(models.items()))
+    statement = parse_statement(
+        contract.TelemetryEvent,
+        "telemetry",
+        (),
+        details=contract.DETAILS,
+        union=union,
+        then=load_sql("telemetry/select_redacted_events"),
+    )
+    changed = dataclasses.replace(contract.RAW, parse=lambda: statement)
+    payload = _set(VALID_PAYLOADS["decision"], ("ambiguity_score",), 1.5)
+    line = json.dumps(envelope(event_type="decision", payload=payload))
+    found = []
+    for number, raw in enumerate((contract.RAW, changed)):
+        path = tmp_path / str(number) / "telemetry" / "d" / "a.jsonl"
+        path.parent.mkdir(parents=True)
+        path.write_text(line + "\n", encoding="utf-8")
+        params, _ = parse_params(PlayerIdHasher(key="k"))
+        result = ingest_partition(raw, [str(path)], raw_root=str(path.parents[2]), params=params)
+        found.append((result.bronze_rows, dict(result.quarantine_by_reason)))
+    assert found == [(0, {"invalid_ambiguity_score": 1}), (1, {})]

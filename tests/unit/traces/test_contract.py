@@ -2,12 +2,24 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
 
-from distill_assets.contracts.traces import QUARANTINE_REASONS, TraceEvent
+from distill_assets.contracts.traces import (
+    DETAILS,
+    QUARANTINE_REASONS,
+    RAW,
+    STEP_PAYLOADS,
+    TraceEvent,
+)
+from distill_assets.defs.ingest import ingest_partition
+from distill_assets.lib.contract_sql import extract_statement, path_reasons
+from distill_assets.lib.payload_sql import PayloadUnion
+from distill_assets.lib.sql import load_sql
 from tests.unit.traces.builder import failed_run, recovery_run, success_run
 from tests.unit.traces.test_bronze import BAD_LINES
 
@@ -44,3 +56,25 @@ def test_type_is_an_alias_of_kind_and_extra_fields_are_kept() -> None:
 
 def test_every_quarantine_reason_is_exercised() -> None:
     assert {reason for _, reason in BAD_LINES} | {"torn_last_line"} == set(QUARANTINE_REASONS)
+
+
+def test_the_reasons_are_the_generated_checks_in_order() -> None:
+    assert path_reasons(TraceEvent, STEP_PAYLOADS) == tuple(QUARANTINE_REASONS)
+
+
+def test_a_contract_change_changes_the_generated_checks(tmp_path: Path) -> None:
+    """The parse follows the models: a step kind whose payload model has no `t` needs none."""
+    # the step payloads without tool_result's
+    fewer = PayloadUnion(key="kind", field="payload", models=STEP_PAYLOADS.models[:-1])
+    statement = extract_statement(
+        TraceEvent, DETAILS, fewer, load_sql("traces/select_event_columns")
+    )
+    without_t = json.dumps({"ts": 1, "kind": "tool_result", "payload": {}, "run_id": "r"})
+    changed = dataclasses.replace(RAW, parse=lambda: statement)
+    for number, (contract, reasons) in enumerate(((RAW, ["missing_t"]), (changed, []))):
+        folder = tmp_path / str(number)
+        raw = folder / "traces" / "d" / "a.jsonl"
+        raw.parent.mkdir(parents=True, exist_ok=True)
+        raw.write_text(without_t + "\n", encoding="utf-8")
+        result = ingest_partition(contract, [str(raw)], raw_root=str(folder))
+        assert list(result.quarantine_by_reason) == reasons
