@@ -85,7 +85,7 @@ def curation_bytes(settings: Settings) -> dict[str, bytes]:
 def metadata(result: dg.ExecuteInProcessResult, config: str) -> dict[str, object]:
     found = {
         m.asset_key.path[-1]: {k: v.value for k, v in m.metadata.items()}
-        for m in result.asset_materializations_for_node(f"curate_{config}")
+        for m in result.asset_materializations_for_node("curate")
     }
     return found[config]
 
