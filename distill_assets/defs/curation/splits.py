@@ -80,9 +80,13 @@ def prompt_text(config: str, schema: pl.Schema) -> pl.Expr:
 
 
 def prompt_hashes(texts: pl.Series) -> pl.Series:
-    """Return the content hash of each normalized prompt (null stays null)."""
+    """Return the content hash of each normalized prompt; null for a null or empty prompt.
+
+    An empty prompt links no rows (the release check does not judge it either).
+    """
     hashed = content_hashes(texts.fill_null(""))
-    return pl.select(pl.when(texts.is_null()).then(None).otherwise(hashed)).to_series()
+    empty = texts.fill_null("") == ""
+    return pl.select(pl.when(empty).then(None).otherwise(hashed)).to_series()
 
 
 def key_buckets(rows: pl.DataFrame) -> pl.DataFrame:

@@ -1,7 +1,7 @@
 import polars as pl
 
 from distill_assets.defs.curation.pipeline import curate, with_splits
-from distill_assets.defs.curation.splits import assign_splits, key_buckets
+from distill_assets.defs.curation.splits import assign_splits, key_buckets, prompt_hashes
 from distill_assets.lib.hashing import split_bucket
 from distill_assets.rules.curation import buckets_in_test
 from tests.unit.curation.feeds import feed_frame, feed_row
@@ -166,3 +166,9 @@ def test_stored_key_buckets_are_the_documented_buckets_of_the_group():
     stored = pl.concat([rows, key_buckets(rows)], how="horizontal")
     assert assign_splits(stored).equals(assign_splits(rows))
     assert assign_splits(stored.reverse()).equals(assign_splits(rows.reverse()))
+
+
+def test_an_empty_prompt_links_nothing():
+    hashes = prompt_hashes(pl.Series(["", None, "why", "why"]))
+    assert hashes[:2].to_list() == [None, None]
+    assert hashes[2] == hashes[3] is not None
