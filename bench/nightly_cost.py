@@ -4,7 +4,7 @@ For each history length H a lake gets H days of `traces/sft_steps` feed rows (a 
 ~1 KB rows per day, generated with a seeded NumPy generator, 5% planted near duplicates of the
 previous day) and one curation and release run (untimed) leaves its per-partition products,
 curated partition files and the previous version's folder. Then one new day lands and a fresh
-process runs, timed: `curate_lake` (products of the new day only, global decisions over compact
+process runs, timed: `curate_lakes` (products of the new day only, global decisions over compact
 columns, the curated files of the partitions whose decisions changed, removed rows, funnel) and
 `build_release` into a temporary folder, reusing the previous version's unchanged shards. The
 process reports the wall time of that work (not imports) and its peak RSS
@@ -106,7 +106,7 @@ def nightly(lake: str, release_dir: str, previous_dir: str) -> dict[str, float]:
     from distill_assets.contracts.release import ReleaseManifest
     from distill_assets.defs.curation.decontaminate import NO_EVAL_SETS
     from distill_assets.defs.curation.funnel import write_funnel
-    from distill_assets.defs.curation.pipeline import curate_lake, feed_partitions
+    from distill_assets.defs.curation.pipeline import curate_lakes, feed_partitions
     from distill_assets.defs.curation.products import ProductContext
     from distill_assets.defs.release.build import (
         PreviousShards,
@@ -121,7 +121,7 @@ def nightly(lake: str, release_dir: str, previous_dir: str) -> dict[str, float]:
 
     start = time.perf_counter()
     context = ProductContext("sft", load_embedder(), NO_EVAL_SETS)
-    result = curate_lake(lake, "sft", context)
+    result = curate_lakes(lake, [context])["sft"]
     write_parquet_atomic(result.duplicates, global_path(lake, "curation", "sft_duplicates"))
     write_funnel(lake, "sft", result.funnel)
     inputs = ReleaseInputs(

@@ -1,7 +1,9 @@
 """`distill backfill`: rebuild a range of ingest dates, or exactly what `distill stale` lists.
 
 `--stale` launches the stale asset partitions (only those: other assets of a partition are not
-re-run), then the stale unpartitioned assets (curation, release), which publishes the release.
+re-run), then the stale unpartitioned assets (curation, release), which publishes the release;
+a stale asset made by one op with others that must be materialized together (the curation
+multi-asset) brings them all.
 Without `--stale`, every ingest asset of each date with raw data in `--from`..`--to` is rebuilt,
 then the release job runs. When a Dagster daemon is alive on the project's instance (`make ui`;
 `operations.daemon.daemon_alive`: a heartbeat seconds old, or a new one within the heartbeat
@@ -19,6 +21,7 @@ import time
 from collections import defaultdict
 
 import dagster as dg
+from dagster._core.definitions.assets.graph.base_asset_graph import BaseAssetGraph
 
 from distill_assets.lib.runlock import LockHeld, run_lock
 from distill_assets.lib.settings import Settings
@@ -123,11 +126,15 @@ def launch(
 def stale_plan(
     instance: dg.DagsterInstance, definitions: dg.Definitions, start: str | None, end: str | None
 ) -> Plan:
-    """Group the stale entries by partition (None for unpartitioned), within the date range."""
+    """Group the stale entries by partition (None for unpartitioned), within the date range.
+
+    The unpartitioned assets come with every asset their op must materialize with them.
+    """
     from distill_assets.lib.stale import find_stale
 
+    graph = definitions.resolve_asset_graph()
     plan: dict[str | None, list[dg.AssetKey]] = defaultdict(list)
-    for entry in find_stale(instance, definitions.resolve_asset_graph()):
+    for entry in find_stale(instance, graph):
         if entry.partition is not None and (
             (start and entry.partition < start) or (end and entry.partition > end)
         ):
@@ -135,8 +142,21 @@ def stale_plan(
         plan[entry.partition].append(entry.key)
     ordered: Plan = {p: plan[p] for p in sorted(k for k in plan if k is not None)}
     if plan.get(None):
-        ordered[None] = plan[None]
+        ordered[None] = with_execution_sets(graph, plan[None])
     return ordered
+
+
+def with_execution_sets(graph: BaseAssetGraph, keys: list[dg.AssetKey]) -> list[dg.AssetKey]:
+    """Return `keys`, in order, each followed by the assets its op must materialize with it."""
+    found: dict[dg.AssetKey, None] = {}
+    for key in keys:
+        found[key] = None
+        for other in sorted(
+            graph.get_execution_set_asset_and_check_keys(key), key=lambda k: k.to_user_string()
+        ):
+            if isinstance(other, dg.AssetKey):
+                found[other] = None
+    return list(found)
 
 
 def range_plan(settings: Settings, days: list[str]) -> Plan:

@@ -48,14 +48,16 @@ its producer or the raw reader could not decode as UTF-8; the reader counts thos
 `utf8_replaced` in the ingest metadata): its text is not what was said, and a model trained on it
 learns to emit U+FFFD.
 
-Splits: a row's group key is its `split_group` (its `id` when the group is empty). Groups whose
-rows share a normalized prompt (`SPLIT_PROMPT_COLUMNS`, normalized as dedup normalizes) are one
-group, named by its smallest member (rows record `split_by = "prompt"`). bucket = int(first 16
-hex digits of sha256(name)) mod `SPLIT_BUCKETS` (the same function as
+Splits: a row's group key is its `split_group` (its `id` when the group is empty). Over the
+published rows of every config at once, groups whose rows share a normalized prompt
+(`SPLIT_PROMPT_COLUMNS`, normalized as dedup normalizes) or a source record (`source`,
+`source_ref`) are one group, named by its smallest member (rows record `split_by = "merged"`).
+bucket = int(first 16 hex digits of sha256(name)) mod `SPLIT_BUCKETS` (the same function as
 `distill_assets.lib.hashing.split_bucket`); buckets below `buckets_in_test()`
 (= `TEST_FRACTION * SPLIT_BUCKETS`) are `test`, the rest `train`. No exceptions (issue 26): a
-group never spans splits, a source record is in one split in every config built from it, and a
-config whose groups all hash to one side has one split.
+group never spans splits, a source record is in one split in every config built from it, an
+identical prompt is in one split in every config, and a config whose groups all hash to one side
+has one split.
 """
 
 from __future__ import annotations
@@ -375,9 +377,9 @@ QUALITY_GATES: dict[str, QualityGate] = {
 
 # Splits (see module docstring).
 SPLIT_BY_GROUP = "group"
-SPLIT_BY_PROMPT = "prompt"
+SPLIT_BY_MERGED = "merged"
 # config -> the published columns holding what a model is asked (for `messages`, all but the
-# last message); rows with the same normalized prompt share a split
+# last message); rows with the same normalized prompt share a split, in every config
 SPLIT_PROMPT_COLUMNS: dict[str, tuple[str, ...]] = {
     "sft": ("prompt",),
     "sft_tools": ("messages",),

@@ -85,7 +85,7 @@ def curation_bytes(settings: Settings) -> dict[str, bytes]:
 def metadata(result: dg.ExecuteInProcessResult, config: str) -> dict[str, object]:
     found = {
         m.asset_key.path[-1]: {k: v.value for k, v in m.metadata.items()}
-        for m in result.asset_materializations_for_node(f"curate_{config}")
+        for m in result.asset_materializations_for_node("curate")
     }
     return found[config]
 
@@ -150,6 +150,8 @@ def test_curation_assets_are_keyed_grouped_and_versioned_by_the_curation_rules()
     from distill_assets.definitions import defs
 
     graph = defs().resolve_asset_graph()
+    every_feed = {dg.AssetKey([s, t]) for feeds in CONFIG_FEEDS.values() for s, t in feeds}
+    exclusions = {dg.AssetKey([s, t]) for s, t in EXCLUSION_TABLES}
     for config, feeds in CONFIG_FEEDS.items():
         for key in (
             dg.AssetKey(["curation", config]),
@@ -159,5 +161,13 @@ def test_curation_assets_are_keyed_grouped_and_versioned_by_the_curation_rules()
             assert node.group_name == "curation"
             assert node.code_version == rules_version("curation")
             assert node.partitions_def is None
-        parents = graph.get(dg.AssetKey(["curation", config])).parent_keys
-        assert parents == {dg.AssetKey([s, t]) for s, t in [*feeds, *EXCLUSION_TABLES]}
+        # a curated table's splits read every config's rows; its removals only its own feeds
+        assert graph.get(dg.AssetKey(["curation", config])).parent_keys == every_feed | exclusions
+        assert (
+            graph.get(dg.AssetKey(["curation", f"{config}_duplicates"])).parent_keys
+            == {dg.AssetKey([s, t]) for s, t in feeds} | exclusions
+        )
+        # one op makes them all: they are materialized together
+        assert graph.get_execution_set_asset_and_check_keys(dg.AssetKey(["curation", config])) >= {
+            dg.AssetKey(["curation", c]) for c in CONFIG_FEEDS
+        }

@@ -99,7 +99,7 @@ def latest_published(settings: Settings) -> tuple[dict[str, bytes], dict[str, ob
 
 
 def curation_metadata(result: dg.ExecuteInProcessResult, config: str, key: str) -> object:
-    for m in result.asset_materializations_for_node(f"curate_{config}"):
+    for m in result.asset_materializations_for_node("curate"):
         if m.asset_key.path[-1] == config:
             return m.metadata[key].value
     raise AssertionError(config)

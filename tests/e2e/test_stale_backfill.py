@@ -18,6 +18,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
+from distill_assets.contracts.published import CONFIG_FEEDS
 from distill_assets.lib.startup import DEVELOPMENT_KEY_WARNING
 from distill_assets.rules import VERSION_HEX_DIGITS
 from tests.conftest import PROJECT_ROOT, SAMPLE_DATES
@@ -26,14 +27,19 @@ pytestmark = [pytest.mark.e2e, pytest.mark.filterwarnings("ignore:Use fetch_mate
 
 RULE_LINE = "MIN_EXCHANGES = 3\n"
 CHANGED_RULE_LINE = "MIN_EXCHANGES = 2\n"
-DOWNSTREAM = [
-    "curation/sft",
-    "curation/sft_duplicates",
-    "escalations/export_history",
-    "release/candidate",
-    "release/dataset",
-    "telemetry/deletion_log",
-]
+# every curated table reads every feed (its splits are decided over all configs)
+DOWNSTREAM = sorted(
+    [
+        *(f"curation/{config}" for config in CONFIG_FEEDS),
+        "curation/sft_duplicates",
+        "escalations/export_history",
+        "release/candidate",
+        "release/dataset",
+        "telemetry/deletion_log",
+    ]
+)
+# not stale, but made by the same op as the stale curated tables, so rebuilt with them
+COMPANIONS = [f"curation/{config}_duplicates" for config in CONFIG_FEEDS if config != "sft"]
 
 
 def _version(text: str) -> str:
@@ -136,10 +142,15 @@ def test_rule_change_is_listed_rebuilt_exactly_and_carded(
     out = _distill(env, tmp, "backfill", "--stale").stdout
     for day in SAMPLE_DATES:
         assert f"[distill] daily_ingest {day}: ok (1 materializations" in out
-    assert "[distill] publish_release: ok (6 materializations" in out
+    released = len(DOWNSTREAM) + len(COMPANIONS)
+    assert f"[distill] publish_release: ok ({released} materializations" in out
 
     rebuilt, _ = _materializations(home, before)
-    assert rebuilt == [(e["asset"], e["partition"]) for e in listed]
+    companions = [(asset, None) for asset in COMPANIONS]
+    assert rebuilt == sorted(
+        [(e["asset"], e["partition"]) for e in listed] + companions,
+        key=lambda kv: (kv[0], kv[1] or ""),
+    )
     assert _distill(env, tmp, "stale").stdout == ""
 
     manifest = json.loads((latest / "release.json").read_text())

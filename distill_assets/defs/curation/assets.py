@@ -1,16 +1,18 @@
-"""Curation assets: one per release config, over all history of its feed tables.
+"""Curation assets: two per release config, over all history of its feed tables, made by one op.
 
 `curation/<config>` holds the scrubbed, deduplicated (exact, near, semantic), decontaminated and
 gated rows of every feed table of the config (`CONFIG_FEEDS`), with a train/test split that always
 works, stored one file per feed partition (`curation/<config>/<day>.parquet`, `curated_table.py`);
 `curation/<config>_duplicates` holds every removed row with its reason and the id of the row kept
-in its place (or the eval file it leaked from). Both are unpartitioned assets (their decisions are
-global); per-row work is kept per feed partition in `curation/<config>_products/<day>.parquet` and
-redone only for changed partitions, and a curated partition file is rewritten only when its rows'
-decisions changed, so the result never depends on the order partitions were ingested in and a
-night costs in proportion to its new day. The assets write their files themselves (no IO
-manager). The funnel is also written to `curation/<config>_funnel` for the release card. Rules and
-hashes: `distill_assets.rules.curation`.
+in its place (or the eval file it leaked from). All are unpartitioned assets of one multi-asset,
+`curate`, materialized together: each config's decisions are global over its history, and the
+splits are decided once over every config's published rows (`splits.py`). Per-row work is kept
+per feed partition in `curation/<config>_products/<day>.parquet` and redone only for changed
+partitions, and a curated partition file is rewritten only when its rows' decisions changed, so
+the result never depends on the order partitions were ingested in and a night costs in
+proportion to its new day. The assets write their files themselves (no IO manager). The funnel is
+also written to `curation/<config>_funnel` for the release card. Rules and hashes:
+`distill_assets.rules.curation`.
 """
 
 from collections.abc import Iterator
@@ -25,7 +27,7 @@ from distill_assets.defs.curation.funnel import funnel_table, write_funnel
 from distill_assets.defs.curation.pipeline import (
     REMOVED_COLUMNS,
     CurationResult,
-    curate_lake,
+    curate_lakes,
     feed_partitions,
     scan_exclusions,
 )
@@ -131,80 +133,92 @@ def curation_metadata(
     }
 
 
-def build_curation_asset(config: str) -> dg.AssetsDefinition:
-    """Return the multi-asset curating `config`: `curation/<config>` and its duplicates table."""
-    feeds = [dg.AssetKey([source, table]) for source, table in CONFIG_FEEDS[config]]
+def curation_specs(config: str, code_version: str) -> list[dg.AssetSpec]:
+    """Return the specs of a config's curated table and removed-duplicates table."""
     exclusions = [dg.AssetKey([source, table]) for source, table in EXCLUSION_TABLES]
-    code_version = rules_version(GROUP)
-
-    @dg.multi_asset(
-        name=f"curate_{config}",
-        specs=[
-            dg.AssetSpec(
-                key=dg.AssetKey([GROUP, config]),
-                description=(
-                    f"`{config}` rows of every feed table and partition, without the subjects an "
-                    "exclusion table lists (deletion requests, review rejections), scrubbed of "
-                    "secrets and personal data (`rules/curation.py`), deduplicated exactly "
-                    "(normalized content hash), near (MinHash LSH, Jaccard >= 0.8) and "
-                    "semantically (embedding cosine > 0.99) (representative: highest quality, then "
-                    "earliest, then smallest id), without rows sharing a 13-word n-gram with an "
-                    "evaluation set or failing the config's quality gate, and split train/test by "
-                    "a stable hash of the row's group (oversized groups by row). Columns: the "
-                    "published ones, `split`, and audit columns `split_group, content_hash, "
-                    "partition, split_by`. One file per feed partition, "
-                    f"`curation/{config}/<day>.parquet`, rewritten only when its rows' "
-                    "decisions changed."
-                ),
-                code_version=code_version,
-                kinds=KINDS,
-                deps=[*feeds, *exclusions],
-                group_name=GROUP,
-            ),
-            dg.AssetSpec(
-                key=duplicates_key(config),
-                description=(
-                    f"`{config}` rows removed by curation: id, source, source_ref, partition, "
-                    "content_hash, `reason` (exact_duplicate, near_duplicate, semantic_duplicate, "
-                    "contaminated, below_threshold), `kept_id` (for duplicates, the row kept in "
-                    "their place) and `eval_file` (for contaminated rows)."
-                ),
-                code_version=code_version,
-                kinds=KINDS,
-                deps=[*feeds, *exclusions],
-                group_name=GROUP,
-            ),
-        ],
+    feeds = [dg.AssetKey([source, table]) for source, table in CONFIG_FEEDS[config]]
+    # the splits are decided over every config's rows: a curated table reads every feed
+    every_feed = sorted(
+        {
+            dg.AssetKey([source, table])
+            for tables in CONFIG_FEEDS.values()
+            for source, table in tables
+        },
+        key=lambda key: key.to_user_string(),
     )
-    def curate_config(
-        settings: DistillSettings, embedder: EmbedderResource
-    ) -> Iterator[dg.MaterializeResult]:
-        """Scrub, deduplicate, decontaminate, gate and split one config's rows over all history."""
-        cfg = settings.resolved()
-        partitions = feed_partitions(cfg.lake_root, config)
-        products = ProductContext(config, embedder.embedder(), load_eval_ngrams(cfg.eval_sets))
-        result = curate_lake(cfg.lake_root, config, products, scan_exclusions(cfg.lake_root))
+    return [
+        dg.AssetSpec(
+            key=dg.AssetKey([GROUP, config]),
+            description=(
+                f"`{config}` rows of every feed table and partition, without the subjects an "
+                "exclusion table lists (deletion requests, review rejections), scrubbed of "
+                "secrets and personal data (`rules/curation.py`), deduplicated exactly "
+                "(normalized content hash), near (MinHash LSH, Jaccard >= 0.8) and "
+                "semantically (embedding cosine > 0.99) (representative: highest quality, then "
+                "earliest, then smallest id), without rows sharing a 13-word n-gram with an "
+                "evaluation set or failing the config's quality gate, and split train/test by "
+                "a stable hash of the row's group, merged over every config with the groups "
+                "sharing a normalized prompt or a source record. Columns: the published ones, "
+                "`split`, and audit columns `split_group, content_hash, partition, split_by`. "
+                f"One file per feed partition, `curation/{config}/<day>.parquet`, rewritten "
+                "only when its rows' decisions changed."
+            ),
+            code_version=code_version,
+            kinds=KINDS,
+            deps=[*every_feed, *exclusions],
+            group_name=GROUP,
+        ),
+        dg.AssetSpec(
+            key=duplicates_key(config),
+            description=(
+                f"`{config}` rows removed by curation: id, source, source_ref, partition, "
+                "content_hash, `reason` (exact_duplicate, near_duplicate, semantic_duplicate, "
+                "contaminated, below_threshold), `kept_id` (for duplicates, the row kept in "
+                "their place) and `eval_file` (for contaminated rows)."
+            ),
+            code_version=code_version,
+            kinds=KINDS,
+            deps=[*feeds, *exclusions],
+            group_name=GROUP,
+        ),
+    ]
+
+
+def duplicates_metadata(result: CurationResult) -> dict[str, object]:
+    """Return the materialization metadata of a removed-duplicates table."""
+    return {
+        "dagster/row_count": dg.MetadataValue.int(result.duplicates.height),
+        "dagster/column_schema": column_schema(result.duplicates.select(REMOVED_COLUMNS).schema),
+        "kept_ids": dg.MetadataValue.int(result.duplicates["kept_id"].n_unique()),
+        "removed": funnel(result.removed),
+    }
+
+
+@dg.multi_asset(
+    name="curate",
+    specs=[
+        spec for config in CONFIG_FEEDS for spec in curation_specs(config, rules_version(GROUP))
+    ],
+)
+def curate(settings: DistillSettings, embedder: EmbedderResource) -> Iterator[dg.MaterializeResult]:
+    """Scrub, deduplicate, decontaminate and gate every config's rows; split them all as one."""
+    cfg = settings.resolved()
+    model = embedder.embedder()
+    evals = load_eval_ngrams(cfg.eval_sets)
+    contexts = [ProductContext(config, model, evals) for config in CONFIG_FEEDS]
+    results = curate_lakes(cfg.lake_root, contexts, scan_exclusions(cfg.lake_root))
+    for config, result in results.items():
         write_funnel(cfg.lake_root, config, result.funnel)
         write_parquet_atomic(
             result.duplicates, global_path(cfg.lake_root, GROUP, f"{config}_duplicates")
         )
         yield dg.MaterializeResult(
             asset_key=dg.AssetKey([GROUP, config]),
-            metadata=curation_metadata(config, result, partitions),
+            metadata=curation_metadata(config, result, feed_partitions(cfg.lake_root, config)),
         )
         yield dg.MaterializeResult(
-            asset_key=duplicates_key(config),
-            metadata={
-                "dagster/row_count": dg.MetadataValue.int(result.duplicates.height),
-                "dagster/column_schema": column_schema(
-                    result.duplicates.select(REMOVED_COLUMNS).schema
-                ),
-                "kept_ids": dg.MetadataValue.int(result.duplicates["kept_id"].n_unique()),
-                "removed": funnel(result.removed),
-            },
+            asset_key=duplicates_key(config), metadata=duplicates_metadata(result)
         )
 
-    return curate_config
 
-
-curation_assets: list[dg.AssetsDefinition] = [build_curation_asset(c) for c in CONFIG_FEEDS]
+curation_assets: list[dg.AssetsDefinition] = [curate]

@@ -5,7 +5,8 @@ then smallest `id`, `source_ref`, `partition`, row within partition — so that 
 representative is simply the row ranked first, whatever order partitions arrived in. Then, in
 funnel order: exact duplicates (same content hash), near duplicates (MinHash LSH over the
 signatures of the rows left), semantic duplicates (embedding cosine over the rows left),
-contaminated rows, rows failing the quality gate; what is left is published and split. Each
+contaminated rows, rows failing the quality gate; what is left is published (its split is
+decided afterwards over every config's published rows at once: `splits.py`). Each
 removed duplicate names the published-side row it was folded into (`kept_id`, followed through
 every dedup stage). Rules: `distill_assets.rules.curation`.
 """
@@ -18,7 +19,6 @@ from typing import Protocol
 import numpy as np
 import polars as pl
 
-from distill_assets.defs.curation.splits import assign_splits
 from distill_assets.lib.cosine_lsh import lsh_keys, member_pairs
 from distill_assets.lib.minhash import band_keys, components, near_components
 from distill_assets.rules.curation import (
@@ -51,14 +51,12 @@ FATE_SCHEMA: dict[str, pl.DataType] = {
     "reason": pl.String(),
     "kept_id": pl.String(),
     "eval_file": pl.String(),
-    "split": pl.String(),
-    "split_by": pl.String(),
 }
 
 
 @dataclass(frozen=True)
 class Decisions:
-    """The fate of every row: `FATE_SCHEMA` (reason null and a split for published rows)."""
+    """The fate of every row: `FATE_SCHEMA` (reason null for published rows)."""
 
     fates: pl.DataFrame
 
@@ -242,9 +240,7 @@ def decide(keys: pl.DataFrame, vectors: RowVectors, fuzzy: bool = True) -> Decis
     root = _follow(parent)
     labels = pl.Series("reason", [None, *REMOVAL_REASONS], dtype=pl.String)
     folded = pl.Series(root != np.arange(count))
-    fates = ordered.select(
-        "partition", "product_row", "id", "split_group", "group_bucket", "prompt_key"
-    ).with_columns(
+    fates = ordered.select("partition", "product_row").with_columns(
         labels.gather(reason.astype(np.int64)),
         pl.when(folded)
         .then(ordered.get_column("id").gather(root))
@@ -254,18 +250,5 @@ def decide(keys: pl.DataFrame, vectors: RowVectors, fuzzy: bool = True) -> Decis
         .then(ordered.get_column("contaminated_by"))
         .otherwise(None)
         .alias("eval_file"),
-    )
-    published = fates.filter(pl.col("reason").is_null())
-    splits = assign_splits(published.select("id", "split_group", "group_bucket", "prompt_key"))
-    published = published.with_columns(splits)
-    fates = pl.concat(
-        [
-            published,
-            fates.filter(pl.col("reason").is_not_null()).with_columns(
-                pl.lit(None, dtype=pl.String).alias("split"),
-                pl.lit(None, dtype=pl.String).alias("split_by"),
-            ),
-        ],
-        how="vertical",
     )
     return Decisions(fates.select(list(FATE_SCHEMA)).cast(FATE_SCHEMA))

@@ -1,10 +1,12 @@
-"""The curation pipeline of one config: feeds → products → global decisions → curated rows.
+"""The curation pipeline: feeds → products → global decisions → splits → curated rows.
 
 Pure (no Dagster). Per-row work (scrub, content hash, MinHash signature, embedding, contamination,
-quality gate) is `products.py`; decisions over all history from compact keys only are
-`decide.py`. `curate` runs everything from a frame of feed rows (from scratch, in memory);
-`curate_lake` keeps one product per feed partition in the lake and recomputes only the days whose
-feed partitions changed. Both give the same result for the same feed rows.
+quality gate) is `products.py`; decisions over all history of a config from compact keys only are
+`decide.py`; the splits are decided once over the published keys of every config curated
+together (`splits.py`). `curate` runs one config from a frame of feed rows (from scratch, in
+memory); `curate_lakes` keeps one product per feed partition in the lake, recomputes only the days
+whose feed partitions changed and splits every config it is given as one. Both give the same
+result for the same feed rows.
 """
 
 from __future__ import annotations
@@ -34,11 +36,13 @@ from distill_assets.defs.curation.products import (
     ROW_ARRAYS,
     LakeVectors,
     ProductContext,
+    ProductRefresh,
     compute_products,
     matrix,
     read_products,
     refresh_products,
 )
+from distill_assets.defs.curation.splits import assign_splits
 from distill_assets.lib.embed import load_embedder
 from distill_assets.lib.lake import global_path, partition_files, scan_partition
 from distill_assets.lib.scrub import redaction_column
@@ -46,7 +50,7 @@ from distill_assets.rules.curation import EXACT_DEDUP_ONLY, REDACTIONS, REMOVAL_
 
 # Audit columns kept in the curated lake table beside the published ones; the release drops them.
 AUDIT_COLUMNS: tuple[str, ...] = ("split_group", "content_hash", "partition", "split_by")
-# what `curate_lake` keeps in memory of the published rows (their text stays in the files)
+# what `curate_lakes` keeps in memory of the published rows (their text stays in the files)
 SUMMARY_COLUMNS: tuple[str, ...] = (
     "partition",
     "product_row",
@@ -55,6 +59,15 @@ SUMMARY_COLUMNS: tuple[str, ...] = (
     "quality_score",
     "split",
     "split_by",
+)
+# what the splits read of a published row (`splits.assign_splits`)
+SPLIT_KEY_COLUMNS: tuple[str, ...] = (
+    "id",
+    "source",
+    "source_ref",
+    "split_group",
+    "group_bucket",
+    "prompt_key",
 )
 REMOVED_COLUMNS: tuple[str, ...] = (
     "id",
@@ -268,44 +281,42 @@ def split_by_counts(curated: pl.DataFrame) -> dict[str, int]:
     return {str(k): int(n) for k, n in counts.iter_rows()}
 
 
-def assemble(
-    config: str,
-    *,
-    products: pl.DataFrame,
-    keys: pl.DataFrame,
-    decisions: Decisions,
-    excluded: dict[str, int],
-) -> CurationResult:
-    """Join decisions back onto the product rows: curated rows, removed rows and counts."""
-    fates = decisions.fates
-    curated = (
-        products.join(fates.filter(pl.col("reason").is_null()), on=["partition", "product_row"])
-        .select(curated_schema(config).names())
-        .cast(dict(curated_schema(config)))
-        .sort("split", "id", "source_ref", "content_hash", "partition", maintain_order=True)
+def published_keys(decisions: Decisions, kept: pl.DataFrame) -> pl.DataFrame:
+    """Return `partition, product_row` and the split keys of the published rows, in that order."""
+    return (
+        decisions.fates.filter(pl.col("reason").is_null())
+        .select("partition", "product_row")
+        .join(kept, on=["partition", "product_row"], how="inner")
+        .select("partition", "product_row", "quality_score", *SPLIT_KEY_COLUMNS)
+        .sort("partition", "product_row")
     )
-    return _result(curated.rechunk(), keys, decisions, rows_in=products.height, excluded=excluded)
 
 
-def _result(
-    curated: pl.DataFrame,
-    kept: pl.DataFrame,
-    decisions: Decisions,
-    *,
-    rows_in: int,
-    excluded: dict[str, int],
+def with_splits(published: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
+    """Return each config's published keys with `split, split_by`, split as one (`splits.py`)."""
+    frames = [
+        rows.with_columns(pl.lit(config).alias("config")) for config, rows in published.items()
+    ]
+    if not frames:
+        return {}
+    rows = pl.concat(frames, how="vertical")
+    rows = pl.concat([rows, assign_splits(rows.select(SPLIT_KEY_COLUMNS))], how="horizontal")
+    return {config: rows.filter(pl.col("config") == config).drop("config") for config in published}
+
+
+def removals(
+    kept: pl.DataFrame, decisions: Decisions, *, rows_in: int, excluded: dict[str, int]
 ) -> CurationResult:
-    """Return the result of curated rows `curated` decided over the key rows `kept`."""
+    """Return what curating removed from the key rows `kept` (no curated rows yet)."""
     redactions, redacted_rows = redaction_totals(kept)
     return CurationResult(
-        curated=curated,
+        curated=pl.DataFrame(),
         duplicates=removed_rows(decisions.fates, kept).rechunk(),
         rows_in=rows_in,
         redactions=redactions,
         redacted_rows=redacted_rows,
         excluded=excluded,
         removed=decisions.removal_counts,
-        split_by=split_by_counts(curated),
     )
 
 
@@ -315,27 +326,49 @@ def curate(
     exclusions: pl.LazyFrame | None = None,
     context: ProductContext | None = None,
 ) -> CurationResult:
-    """Curate the feed rows of `config` from scratch, in memory (`rules/curation.py`)."""
+    """Curate the feed rows of `config` from scratch, in memory, split alone (rules/curation.py)."""
     context = context or ProductContext(config, load_embedder(), NO_EVAL_SETS)
     products = compute_products(feeds, context)
     keys = _compact(products)
     decisions, excluded, kept = decide_products(keys, frame_vectors(products), exclusions, config)
-    return assemble(config, products=products, keys=kept, decisions=decisions, excluded=excluded)
+    published = with_splits({config: published_keys(decisions, kept)})[config]
+    curated = (
+        products.join(
+            published.select("partition", "product_row", "split", "split_by"),
+            on=["partition", "product_row"],
+        )
+        .select(curated_schema(config).names())
+        .cast(dict(curated_schema(config)))
+        .sort("split", "id", "source_ref", "content_hash", "partition", maintain_order=True)
+        .rechunk()
+    )
+    result = removals(kept, decisions, rows_in=products.height, excluded=excluded)
+    return replace(result, curated=curated, split_by=split_by_counts(curated))
 
 
-def curate_lake(
-    lake_root: str,
-    config: str,
-    context: ProductContext,
-    exclusions: pl.LazyFrame | None = None,
-) -> CurationResult:
-    """Curate `config` from its per-partition products into per-partition curated files.
+@dataclass(frozen=True)
+class LakeDecisions:
+    """One config's decisions over its lake products, before the splits (`curate_lakes`).
 
-    Products are refreshed for changed feed partitions only; the global decisions read compact
-    product columns only; a curated partition file is rewritten only when its key changed
-    (`curated_table.py`), so a night reads the text of its new partition and of the partitions whose
-    rows' fate it changed.
+    `published` holds `partition, product_row`, `quality_score` and the split keys of every
+    published row; `result` what was removed.
     """
+
+    config: str
+    version: str
+    refresh: ProductRefresh
+    published: pl.DataFrame
+    result: CurationResult
+
+
+def decide_lake(
+    lake_root: str, context: ProductContext, exclusions: pl.LazyFrame | None
+) -> LakeDecisions:
+    """Refresh a config's products (changed feed partitions only), then decide over all of them.
+
+    The decisions read compact product columns only; only the published rows' keys are kept.
+    """
+    config = context.config
     refresh = refresh_products(
         lake_root, config, context, lambda day: scan_feed_day(lake_root, config, day)
     )
@@ -350,17 +383,38 @@ def curate_lake(
         vectors = frame_vectors(empty)
     decisions, excluded, kept = decide_products(keys, vectors, exclusions, config)
     del vectors
-    published = (
-        decisions.fates.filter(pl.col("reason").is_null())
-        .join(kept, on=["partition", "product_row"], how="inner")
-        .select(SUMMARY_COLUMNS)
-        .sort("partition", "product_row")
+    result = removals(kept, decisions, rows_in=keys.height, excluded=excluded)
+    return LakeDecisions(
+        config,
+        context.version,
+        refresh,
+        published_keys(decisions, kept),
+        replace(result, products_computed=refresh.computed, products_reused=refresh.reused),
     )
-    partitions = refresh_curated(lake_root, config, refresh, context.version, published)
-    result = _result(published, kept, decisions, rows_in=keys.height, excluded=excluded)
-    return replace(
-        result,
-        products_computed=refresh.computed,
-        products_reused=refresh.reused,
-        partitions=partitions,
-    )
+
+
+def curate_lakes(
+    lake_root: str,
+    contexts: list[ProductContext],
+    exclusions: pl.LazyFrame | None = None,
+) -> dict[str, CurationResult]:
+    """Curate each context's config from its per-partition products into curated partition files.
+
+    Every config is decided alone (`decide_lake`), then all are split as one (`with_splits`), so
+    a source record or a prompt shared by two configs is in one split in both. A curated partition
+    file is rewritten only when its key changed (`curated_table.py`), so a night reads the text of
+    its new partition and of the partitions whose rows' fate or split it changed.
+    """
+    decided = [decide_lake(lake_root, context, exclusions) for context in contexts]
+    split = with_splits({d.config: d.published for d in decided})
+    results = {}
+    for d in decided:
+        published = split[d.config].select(SUMMARY_COLUMNS)
+        partitions = refresh_curated(lake_root, d.config, d.refresh, d.version, published)
+        results[d.config] = replace(
+            d.result,
+            curated=published,
+            split_by=split_by_counts(published),
+            partitions=partitions,
+        )
+    return results

@@ -62,7 +62,7 @@ from distill_assets.rules.curation import (
 )
 
 ScanDay = Callable[[str], pl.LazyFrame]
-PRODUCT_FORMAT = "6"
+PRODUCT_FORMAT = "7"
 PRODUCTS_SUFFIX = "_products"
 VERSION_KEY = b"distill.product_version"
 FINGERPRINT_KEY = b"distill.feed_fingerprint"

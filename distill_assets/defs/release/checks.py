@@ -251,7 +251,7 @@ def groups_within_one_split(settings: DistillSettings) -> dg.AssetCheckResult:
     records = []
     for config in manifest.configs:
         published = read_config_rows(folder, manifest, config)
-        groups = read_curated(lake_root, config, ["id", "source_ref", "split_group", "split_by"])
+        groups = read_curated(lake_root, config, ["id", "source_ref", "split_group"])
         joined = published.join(groups, on=["id", "source_ref"], how="left")
         leaks = config_leaks(config, joined)
         unknown = joined.filter(pl.col("split_group").is_null()).height
@@ -260,9 +260,7 @@ def groups_within_one_split(settings: DistillSettings) -> dg.AssetCheckResult:
         if leaks:
             failures[config] = leaks
         records.append(
-            joined.select(
-                pl.lit(config).alias("config"), "source", "source_ref", "split", "split_by"
-            )
+            joined.select(pl.lit(config).alias("config"), "source", "source_ref", "split")
         )
     across = record_leaks(pl.concat(records, how="vertical")) if records else {}
     if across:

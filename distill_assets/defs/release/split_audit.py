@@ -5,10 +5,10 @@ Judged on the published rows of every config (with the curated `split_group` of 
 - `groups_in_several_splits`: a split group (task, session, scenario, player) in both splits;
 - `prompts_in_several_splits`: one normalized prompt (`splits.prompt_text`) in both splits;
 - `records_in_several_splits`: one source record (`source`, `source_ref`) in one split in one
-  config and in the other in another (a trace step in `sft` test and `sft_tools` train). A record
-  whose group one config merged with another through an identical prompt (`split_by = prompt`)
-  follows that merged group there, so it is not judged: groups are merged per config, and a
-  prompt never straddling splits wins over the record's other configs;
+  config and in the other in another (a trace step in `sft` test and `sft_tools` train). No
+  record is exempt: curation merges groups through prompts and records over every config at once
+  (`curation/splits.py`), so a record merged through a prompt in one config follows the same
+  merged group in every other;
 - `metadata_split_disagrees`: a row whose `metadata` names a `split` other than its own.
 """
 
@@ -18,7 +18,6 @@ import polars as pl
 
 from distill_assets.contracts.published import published_schema
 from distill_assets.defs.curation.splits import prompt_text
-from distill_assets.rules.curation import SPLIT_BY_PROMPT
 
 EXAMPLES = 5
 
@@ -61,17 +60,12 @@ def config_leaks(config: str, rows: pl.DataFrame) -> dict[str, object]:
 def record_leaks(records: pl.DataFrame) -> dict[str, object]:
     """Return the source records split two ways across configs.
 
-    `records` holds `config, source, source_ref, split, split_by`; records merged through a
-    prompt in some config are left out (module docstring).
+    `records` holds `config, source, source_ref, split` of every published row.
     """
     spanning = (
         records.group_by("source", "source_ref")
-        .agg(
-            pl.col("split").n_unique().alias("splits"),
-            pl.col("config").unique().sort(),
-            (pl.col("split_by") == SPLIT_BY_PROMPT).any().alias("merged"),
-        )
-        .filter((pl.col("splits") > 1) & ~pl.col("merged"))
+        .agg(pl.col("split").n_unique().alias("splits"), pl.col("config").unique().sort())
+        .filter(pl.col("splits") > 1)
         .sort("source", "source_ref")
     )
     if spanning.is_empty():
@@ -81,7 +75,7 @@ def record_leaks(records: pl.DataFrame) -> dict[str, object]:
             "count": spanning.height,
             "records": [
                 f"{source}:{ref} ({', '.join(configs)})"
-                for source, ref, _, configs, _ in spanning.head(EXAMPLES).iter_rows()
+                for source, ref, _, configs in spanning.head(EXAMPLES).iter_rows()
             ],
         }
     }

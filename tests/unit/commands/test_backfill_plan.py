@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import dagster as dg
 import pytest
 
 from distill_assets.commands.backfill import stale_plan
+from distill_assets.contracts.published import CONFIG_FEEDS
 from distill_assets.lib import stale
 from distill_assets.lib.stale import StaleEntry
 
@@ -24,8 +24,22 @@ def listed(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 class _Definitions:
-    def resolve_asset_graph(self) -> None:
-        return None
+    def resolve_asset_graph(self) -> object:
+        from distill_assets.definitions import defs
+
+        return defs().resolve_asset_graph()
+
+
+# a stale curated table brings every asset of the curation op (splits are decided over all)
+CURATION = [
+    "curation/sft",
+    *sorted(
+        k
+        for config in CONFIG_FEEDS
+        for k in (f"curation/{config}", f"curation/{config}_duplicates")
+        if k != "curation/sft"
+    ),
+]
 
 
 def _names(plan: dict) -> dict:
@@ -36,14 +50,14 @@ def test_plan_groups_by_partition_in_order_with_the_release_last(listed: None) -
     plan = stale_plan(None, _Definitions(), None, None)
     assert list(plan) == ["2026-11-18", "2026-11-20", "2026-11-22", None]
     assert _names(plan)["2026-11-20"] == ["telemetry/dialogues", "traces/runs"]
-    assert plan[None] == [dg.AssetKey(["curation", "sft"])]
+    assert [k.to_user_string() for k in plan[None]] == CURATION
 
 
 def test_plan_keeps_only_partitions_in_range_and_every_unpartitioned_asset(listed: None) -> None:
     plan = stale_plan(None, _Definitions(), "2026-11-19", "2026-11-21")
     assert _names(plan) == {
         "2026-11-20": ["telemetry/dialogues", "traces/runs"],
-        None: ["curation/sft"],
+        None: CURATION,
     }
 
 

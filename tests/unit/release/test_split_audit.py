@@ -62,7 +62,6 @@ def test_a_source_record_in_two_splits_across_configs_is_a_leak() -> None:
             "source": ["traces"] * 4,
             "source_ref": ["run:1b859e1944/step:0"] * 2 + ["run:2/step:1"] * 2,
             "split": ["test", "train", "train", "train"],
-            "split_by": ["group"] * 4,
         }
     )
     assert record_leaks(records) == {
@@ -73,14 +72,31 @@ def test_a_source_record_in_two_splits_across_configs_is_a_leak() -> None:
     }
 
 
-def test_a_record_merged_through_a_prompt_in_one_config_is_not_judged_across_configs() -> None:
+def test_a_record_merged_through_a_prompt_in_one_config_only_is_a_leak_too() -> None:
+    """Issue 26: such a record used to be exempt; splits are now merged over every config."""
     records = pl.DataFrame(
         {
-            "config": ["dpo", "correction"],
-            "source": ["escalations"] * 2,
-            "source_ref": ["escalations/a.jsonl:5"] * 2,
-            "split": ["test", "train"],
-            "split_by": ["prompt", "group"],
+            "config": ["dpo", "correction", "dpo"],
+            "source": ["escalations"] * 3,
+            "source_ref": ["escalations/a.jsonl:5"] * 2 + ["escalations/a.jsonl:9"],
+            "split": ["test", "train", "test"],
         }
     )
-    assert record_leaks(records) == {}
+    assert record_leaks(records) == {
+        "records_in_several_splits": {
+            "count": 1,
+            "records": ["escalations:escalations/a.jsonl:5 (correction, dpo)"],
+        }
+    }
+
+
+def test_every_leak_of_a_config_is_reported_at_once() -> None:
+    rows = dpo_rows(
+        ("a", "train", "quixbugs/levenshtein", "Explain  Quicksort", '{"split": "test"}'),
+        ("b", "test", "quixbugs/levenshtein", "explain quicksort", "{}"),
+    )
+    assert config_leaks("dpo", rows) == {
+        "groups_in_several_splits": {"count": 1, "groups": ["quixbugs/levenshtein"]},
+        "prompts_in_several_splits": {"count": 1, "prompts": ["explain quicksort"]},
+        "metadata_split_disagrees": {"count": 1, "ids": ["a"]},
+    }
