@@ -356,6 +356,7 @@ checked AS (
             WHEN NOT is_json AND is_last_line THEN 'torn_last_line'
             WHEN NOT is_json THEN 'invalid_json'
             WHEN doc IS NULL THEN 'not_an_object'
+            WHEN has_duplicate_key(doc) THEN 'duplicate_key'
             WHEN event_id_kind = 'NULL' OR (event_id_kind = 'VARCHAR' AND trim(event_id_raw) = '')
                 THEN 'missing_event_id'
             WHEN event_id_kind <> 'VARCHAR' THEN 'invalid_event_id'
@@ -393,6 +394,7 @@ detailed AS (
         *,
         CASE invalid_reason
             WHEN 'not_an_object' THEN 'top-level JSON ' || lower(json_type(line))
+            WHEN 'duplicate_key' THEN 'repeated key: ' || duplicate_key(doc)
             WHEN 'invalid_event_id' THEN 'event_id is ' || lower(event_id_kind)
             WHEN 'unknown_event_type' THEN 'event_type: ' || coalesce(event_type_raw, '?')
             WHEN 'invalid_player_id' THEN 'player_id is ' || lower(player_id_kind)

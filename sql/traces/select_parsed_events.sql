@@ -111,6 +111,7 @@ checked AS (
             WHEN NOT valid AND is_last_line THEN 'torn_last_line'
             WHEN NOT valid THEN 'invalid_json'
             WHEN NOT is_object THEN 'not_an_object'
+            WHEN has_duplicate_key(line) THEN 'duplicate_key'
             WHEN kind_any IS NULL THEN 'missing_kind'
             WHEN NOT starts_with(kind_any, '"') OR kind = '' THEN 'invalid_kind'
             WHEN kind_json IS NOT NULL AND type_json IS NOT NULL AND kind_json <> type_json
@@ -167,6 +168,7 @@ SELECT
         WHEN 'torn_last_line' THEN 'last line of the file is not valid JSON'
         WHEN 'invalid_json' THEN 'line is not valid JSON'
         WHEN 'not_an_object' THEN 'top-level JSON value is ' || lower(json_type(line))
+        WHEN 'duplicate_key' THEN 'repeated key: ' || duplicate_key(line)
         WHEN 'missing_kind' THEN 'no kind or type field'
         WHEN 'invalid_kind' THEN 'kind is ' || kind_any
         WHEN 'conflicting_kind' THEN 'kind ' || kind_json || ' vs type ' || type_json
