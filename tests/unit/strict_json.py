@@ -7,6 +7,7 @@ the contract tests refuses it before validating.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any, TypeVar
 
@@ -28,8 +29,7 @@ def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def validate_json(model: type[M], text: str) -> M:
     """Validate `text` as `model`, refusing a JSON object (at any depth) that repeats a key."""
-    try:
+    # not JSON at all: the model says why
+    with contextlib.suppress(json.JSONDecodeError):
         json.loads(text, object_pairs_hook=_unique)
-    except json.JSONDecodeError:
-        pass  # not JSON: the model says why
     return model.model_validate_json(text)

@@ -29,8 +29,11 @@ BAD_LINES = [
     ('["llm_usage", {"t": 0}]', "not_an_object"),
     ('"just a string"', "not_an_object"),
     (line()[:-1] + ', "kind": "run_start"}', "duplicate_key"),
-    ('{"ts": 1.5, "kind": "tool_result", "payload": {"t": 0, "obs": {"ok": true, "ok": false}}, '
-     '"run_id": "r1"}', "duplicate_key"),
+    (
+        '{"ts": 1.5, "kind": "tool_result", "payload": {"t": 0, "obs": {"ok": true, "ok": false}}, '
+        '"run_id": "r1"}',
+        "duplicate_key",
+    ),
     (line(kind=DROP), "missing_kind"),
     (line(kind=7), "invalid_kind"),
     (line(kind=""), "invalid_kind"),
