@@ -415,7 +415,9 @@ def telemetry_deletion_log(
     request_id, player_key, scope, requested_at, rows_removed (JSON: table -> rows),
     rows_removed_total, release_before (latest version when logged), first_excluded_in (the
     first release published after it) and rows_still_held (JSON: store -> rows found after the
-    removal, the Dagster materialization metadata included; all zero proves the erasure).
+    removal, the Dagster materialization metadata included; all zero proves the erasure). Every
+    materialization, check evaluation and tag in the Dagster instance that names a deleted
+    player's key, of every run, is rewritten with the key replaced (`instance_rows_erased`).
     A consent withdrawal (latest decision for a data type) removes that type's rows from silver
     and the training tables the same way (counted in `withdrawn_rows_removed`). For a request
     logged for the first time, the player's raw id written by others in bronze payloads and
@@ -435,6 +437,7 @@ def telemetry_deletion_log(
     withdrawn = deletion.remove_withdrawn(
         cfg.lake_root, consent.filter(~pl.col("granted")).select("player_key", "data_type")
     )
+    erased = deletion.erase_from_instance(context.instance, players)
     remaining = pl.concat(
         [
             deletion.remaining_rows(cfg.lake_root, players),
@@ -453,6 +456,7 @@ def telemetry_deletion_log(
             "rows_removed_now": int(removed.get_column("rows").sum()),
             "withdrawn_rows_removed": int(withdrawn.get_column("rows").sum()),
             "mentions_redacted": mentions,
+            "instance_rows_erased": erased,
             "removed_by_table": funnel(
                 {
                     t: int(n)
