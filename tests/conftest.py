@@ -66,13 +66,18 @@ def land(settings: Settings, source: str, day: str, name: str, text: str | bytes
     return path
 
 
-def materialize(selection: str, partition: str | None = None) -> dg.ExecuteInProcessResult:
-    """Materialize `selection` (Dagster selection syntax) of the real definitions in-process."""
+def materialize(
+    selection: str, partition: str | None = None, instance: dg.DagsterInstance | None = None
+) -> dg.ExecuteInProcessResult:
+    """Materialize `selection` (Dagster selection syntax) of the real definitions in-process.
+
+    The run goes to `instance` (default: an ephemeral one, holding only this run's events).
+    """
     from distill_assets.definitions import defs
 
     definitions = defs()
     job = dg.define_asset_job("test_job", selection=selection)
     resolved = dg.Definitions.merge(definitions, dg.Definitions(jobs=[job]))
     return resolved.resolve_job_def("test_job").execute_in_process(
-        partition_key=partition, raise_on_error=True
+        partition_key=partition, instance=instance, raise_on_error=True
     )

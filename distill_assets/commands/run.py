@@ -13,7 +13,7 @@ from pathlib import Path
 import dagster as dg
 from upath import UPath
 
-from distill_assets.defs.release.objectstore import load_hint
+from distill_assets.defs.release.objectstore import latest_folder, load_hint
 from distill_assets.defs.release.withhold import read_withheld, withheld_lines
 from distill_assets.lib.cleanup import remove_orphaned_workdirs
 from distill_assets.lib.runlock import LockHeld, run_lock
@@ -158,7 +158,7 @@ def release_outcome(settings: Settings, result: dg.ExecuteInProcessResult) -> in
             print(f"[distill] check {evaluation.asset_check_key.name} failed: {found}")
     if not result.success:
         return 1
-    latest = UPath(settings.hub_root) / settings.dataset_name / "latest"
+    latest = latest_folder(UPath(settings.hub_root) / settings.dataset_name)
     manifest = latest / "release.json"
     version = json.loads(manifest.read_text())["version"] if manifest.is_file() else "?"
     print(f"[distill] dataset version {version} published at {latest}")

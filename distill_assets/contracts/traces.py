@@ -41,6 +41,7 @@ QUARANTINE_REASONS: dict[str, str] = {
     "torn_last_line": "the last line of a file is not valid JSON (a write cut short)",
     "invalid_json": "a line that is not valid JSON",
     "not_an_object": "valid JSON that is not an object",
+    "duplicate_key": "an object (at any depth) repeats a key",
     "missing_kind": "neither `kind` nor its alias `type`",
     "invalid_kind": "`kind`/`type` is not a non-empty string",
     "conflicting_kind": "`kind` and `type` both present and different",

@@ -45,7 +45,7 @@ from distill_assets.lib.json_paths import PathField, PathObject
 from distill_assets.lib.payload_sql import PayloadUnion, payload_ctes
 
 # reasons every line can get before its fields are looked at, in the order they are tested
-LINE_REASONS: tuple[str, ...] = ("invalid_json", "torn_last_line", "not_an_object")
+LINE_REASONS: tuple[str, ...] = ("invalid_json", "torn_last_line", "not_an_object", "duplicate_key")
 # the bronze columns no contract field gives, when the bronze schema names them
 _PROVENANCE = {
     "id": "left(sha256(source_file || chr(31) || line_no), 16)",
@@ -54,6 +54,10 @@ _PROVENANCE = {
     "line_no": "line_no",
     "utf8_replaced": "utf8_replaced",
 }
+
+
+# a repeated key (at any depth, macro has_duplicate_key) is worded alike in every contract
+DUPLICATE_KEY_DETAIL = "'repeated key: ' || duplicate_key(doc)"
 
 
 @dataclass(frozen=True)
@@ -225,6 +229,7 @@ def parse_statement(
         _Check("torn_last_line", "doc IS NULL AND is_last_line", details.torn_last_line),
         _Check("invalid_json", "doc IS NULL", details.invalid_json),
         _Check("not_an_object", "doc_type <> 'OBJECT'", details.not_an_object),
+        _Check("duplicate_key", "has_duplicate_key(doc)", DUPLICATE_KEY_DETAIL),
         *_field_checks(model, details),
     ]
     chain = "\n            ".join(f"WHEN {c.test} THEN {sql_literal(c.reason)}" for c in checks)
@@ -368,6 +373,7 @@ def _path_checks(model: type[BaseModel], details: Details, union: PayloadUnion) 
         _Check("torn_last_line", "NOT valid AND is_last_line", details.torn_last_line),
         _Check("invalid_json", "NOT valid", details.invalid_json),
         _Check("not_an_object", "NOT is_object", details.not_an_object),
+        _Check("duplicate_key", "has_duplicate_key(line)", "'repeated key: ' || duplicate_key(line)"),
     ]
     for name, kind in _path_kinds(model).items():
         checks += [_Check(*check) for check in kind.checks(name, _path(name))]

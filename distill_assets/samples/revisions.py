@@ -317,6 +317,9 @@ def _bad_record(kind: str, turn_id: str, ts: float) -> str | dict[str, Any]:
         return json.dumps(ok, ensure_ascii=False).replace('"REVISE"', "REVISE")
     if kind == "not_an_object":
         return json.dumps([turn_id, "REVISE", ok["response"]])
+    if kind == "duplicate_key":
+        # the decision twice: DuckDB would read APPROVE, Python's json REVISE
+        return json.dumps({**ok, "decision": "APPROVE"})[:-1] + ', "decision": "REVISE"}'
     if kind in invalid:
         return {**ok, **invalid[kind]}
     return without

@@ -8,6 +8,7 @@ once more (the deletion log learns which release first excluded the deleted play
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from distill_assets.lib.settings import Settings
 from distill_assets.rules import telemetry_triage
 from tests.assets import telemetry_planted as planted
 from tests.conftest import materialize
+from tests.unit.telemetry.test_instance_erasure import storage_bytes
 
 DAY1, DAY2 = planted.DAYS
 DAILY = ("events", "quarantine", "validation", "accepted_events", "triage", "dialogues")
@@ -41,10 +43,10 @@ def selection(tables: tuple[str, ...]) -> str:
     return " or ".join(f'key:"telemetry/{t}"' for t in tables)
 
 
-def run_days(days: tuple[str, ...]) -> None:
+def run_days(days: tuple[str, ...], instance: dg.DagsterInstance | None = None) -> None:
     for day in days:
-        materialize(selection(DAILY), day)
-    materialize(selection(GLOBAL))
+        materialize(selection(DAILY), day, instance)
+    materialize(selection(GLOBAL), instance=instance)
 
 
 def daily(settings: Settings, table: str, day: str) -> pl.DataFrame:
@@ -72,8 +74,20 @@ def planted_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings]:
         (root / "dagster_home").mkdir()
         settings = Settings.resolve()
         planted.write_planted(settings.raw_root)
-        run_days(planted.DAYS)
-        materialize("group:curation or group:release")
+        # the runs go to the project's instance under DAGSTER_HOME, as `distill run`'s do; it
+        # first holds what an older version might have written: carol's key in a preview
+        instance = dg.DagsterInstance.get()
+        instance.report_runless_asset_event(
+            dg.AssetMaterialization(
+                asset_key=dg.AssetKey(["telemetry", "dialogues"]),
+                partition=DAY1,
+                metadata={
+                    "preview": dg.MetadataValue.md(f"| player_key |\n| {key(planted.CAROL)} |")
+                },
+            )
+        )
+        run_days(planted.DAYS, instance)
+        materialize("group:curation or group:release", instance=instance)
         yield settings
 
 
@@ -180,8 +194,15 @@ def test_consent_deletion_and_release(planted_env: Settings) -> None:
         assert bronze.get_column("event_type").to_list() == (
             ["deletion_request"] if day == DAY2 else []
         )
-    # no player's key ever enters the Dagster instance (curation and release included)
+    # the deleted player's key is gone from the instance, the older planted preview included:
+    # from every materialization's metadata and from every byte of its storage files
     instance = dg.DagsterInstance.get()
+    logged = instance.get_latest_materialization_event(dg.AssetKey(["telemetry", "deletion_log"]))
+    assert logged is not None
+    # the planted preview: its index row and its runless shard's row
+    assert logged.asset_materialization.metadata["instance_rows_erased"].value == 2
+    assert carol.encode() not in storage_bytes(Path(os.environ["DAGSTER_HOME"]))
+    # no other player's key ever enters the Dagster instance (curation and release included)
     for asset_key in instance.get_asset_keys():
         for record in instance.fetch_materializations(asset_key, limit=1000).records:
             metadata = repr(record.asset_materialization.metadata)
@@ -210,7 +231,7 @@ def test_consent_deletion_and_release(planted_env: Settings) -> None:
     assert removed.select("partition", "reason").rows() == [(planted.DAYS[1], "near_duplicate")]
     version = json.loads((latest / "release.json").read_text())["version"]
 
-    materialize(selection(GLOBAL))
+    materialize(selection(GLOBAL), instance=instance)
     log = global_table(planted_env, "deletion_log")
     assert log.select("rows_removed_total", "release_before", "first_excluded_in").rows() == [
         (51, None, version)

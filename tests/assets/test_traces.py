@@ -66,9 +66,11 @@ def test_sample_partitions_materialize_with_exact_counts(sample_env: Settings) -
         "sft_tool_steps": 9,
         "dropped_steps": 33,
     }
+    # the committed samples predate `duplicate_key` (tests/unit/traces/test_bronze.py has one):
+    # a line added to them would renumber, and so change, the published rows after it
     for day in (DAY1, DAY2):
         reasons = table(sample_env, "quarantine", day)["reason"].sort().to_list()
-        assert reasons == sorted(QUARANTINE_REASONS)
+        assert reasons == sorted(set(QUARANTINE_REASONS) - {"duplicate_key"})
     runs = table(sample_env, "runs", DAY1)
     assert dict(runs.group_by("skip_reason").len().iter_rows()) == {
         None: 4,

@@ -82,15 +82,16 @@ def test_run_writes_lake_and_hub_to_the_bucket_only(
 ) -> None:
     stdout, _, env = runs
     fs = _fs(s3_env)
-    latest = f"s3://{BUCKET}/hub/distill/latest"
-    assert f"published at {latest}" in stdout
+    version = fs.cat_file(f"{BUCKET}/hub/distill/LATEST").decode()
+    assert f"published at s3://{BUCKET}/hub/distill/versions/{version}" in stdout
     assert 'load_dataset("parquet", data_files=' in stdout
     data_dir = Path(env["DISTILL_DATA_DIR"])
     assert not (data_dir / "lake").exists()
     assert not (data_dir / "hub").exists()
-    manifest = json.loads(fs.cat_file(f"{BUCKET}/hub/distill/latest/release.json"))
-    version = manifest["version"]
-    assert fs.exists(f"{BUCKET}/hub/distill/versions/{version}/release.json")
+    manifest = json.loads(fs.cat_file(f"{BUCKET}/hub/distill/versions/{version}/release.json"))
+    assert manifest["version"] == version
+    # readers follow the pointer: no key-by-key `latest/` copy
+    assert not fs.exists(f"{BUCKET}/hub/distill/latest")
     for day in ("2026-11-19", "2026-11-20"):
         assert fs.exists(f"{BUCKET}/lake/traces/events/{day}.parquet")
     # no temporary upload prefixes are left behind
@@ -106,7 +107,8 @@ def test_s3_release_is_byte_identical_to_the_local_one(
     local_files = sorted(
         p.relative_to(local_latest).as_posix() for p in local_latest.rglob("*") if p.is_file()
     )
-    prefix = f"{BUCKET}/hub/distill/latest/"
+    version = fs.cat_file(f"{BUCKET}/hub/distill/LATEST").decode()
+    prefix = f"{BUCKET}/hub/distill/versions/{version}/"
     remote_files = sorted(p[len(prefix) :] for p in fs.find(prefix))
     assert remote_files == local_files
     for name in local_files:
@@ -118,8 +120,8 @@ def test_load_dataset_reads_the_published_version_from_the_bucket(
 ) -> None:
     _, _, env = runs
     fs = _fs(s3_env)
-    manifest = json.loads(fs.cat_file(f"{BUCKET}/hub/distill/latest/release.json"))
-    version = manifest["version"]
+    version = fs.cat_file(f"{BUCKET}/hub/distill/LATEST").decode()
+    manifest = json.loads(fs.cat_file(f"{BUCKET}/hub/distill/versions/{version}/release.json"))
     configs = sorted(manifest["configs"])
     # the splits that have files (a config can publish `train` only, e.g. one sample episode)
     splits = {

@@ -118,6 +118,8 @@ def curation_metadata(
         "dropped": funnel(result.drop_reasons),
         "redactions": redaction_table(result.redactions),
         "redacted_rows": dg.MetadataValue.int(result.redacted_rows),
+        # rows (and U+FFFD characters) per partition whose text is not what was said: gated out
+        "replacement_chars": dg.MetadataValue.json(result.replacement_chars),
         "rows_by_source_and_split": source_split_counts(curated),
         "funnel": funnel_table(result.funnel),
         "test_fraction": dg.MetadataValue.float(TEST_FRACTION),

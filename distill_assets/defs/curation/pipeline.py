@@ -170,6 +170,7 @@ class CurationResult:
     rows_in: int
     redactions: dict[str, int] = field(default_factory=dict)
     redacted_rows: int = 0
+    replacement_chars: dict[str, dict[str, int]] = field(default_factory=dict)
     excluded: dict[str, int] = field(default_factory=dict)
     removed: dict[str, int] = field(default_factory=dict)
     split_by: dict[str, int] = field(default_factory=dict)
@@ -275,6 +276,23 @@ def redaction_totals(keys: pl.DataFrame) -> tuple[dict[str, int], int]:
     return {r.kind: int(totals[i] or 0) for i, r in enumerate(REDACTIONS)}, int(totals[-1] or 0)
 
 
+def replacement_totals(keys: pl.DataFrame) -> dict[str, dict[str, int]]:
+    """Return, per partition holding any, the rows with U+FFFD in their text and the characters.
+
+    Over `keys` (every row after removal by subject); those rows fail the quality gate.
+    """
+    totals = (
+        keys.filter(pl.col("replacement_chars") > 0)
+        .group_by("partition")
+        .agg(pl.len().alias("rows"), pl.col("replacement_chars").sum().alias("chars"))
+        .sort("partition")
+    )
+    return {
+        str(partition): {"rows": int(rows), "chars": int(chars)}
+        for partition, rows, chars in totals.iter_rows()
+    }
+
+
 def split_by_counts(curated: pl.DataFrame) -> dict[str, int]:
     """Return published rows per `split_by`."""
     counts = curated.group_by("split_by").len().sort("split_by")
@@ -315,6 +333,7 @@ def removals(
         rows_in=rows_in,
         redactions=redactions,
         redacted_rows=redacted_rows,
+        replacement_chars=replacement_totals(kept),
         excluded=excluded,
         removed=decisions.removal_counts,
     )

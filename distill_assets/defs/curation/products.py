@@ -82,6 +82,7 @@ KEY_COLUMNS: tuple[str, ...] = (
     "content_hash",
     "gate_failed",
     "contaminated_by",
+    "replacement_chars",
 )
 # the compact per-row arrays the global steps read for every row, in `decide.RowVectors` order,
 # and their types
@@ -135,7 +136,10 @@ def gate_failed(gate: QualityGate) -> pl.Expr:
 
 
 def replacement_chars(columns: Mapping[str, pl.DataType]) -> pl.Expr:
-    """Return each row's count of U+FFFD in `columns` (`rules.curation.REPLACEMENT_CHAR`)."""
+    """Return each row's count of U+FFFD in `columns` (`rules.curation.REPLACEMENT_CHAR`).
+
+    Products keep it as `replacement_chars` (Int64); a row with any fails the quality gate.
+    """
     return sum_columns(columns, lambda text: text.str.count_matches(REPLACEMENT_CHAR, literal=True))
 
 
@@ -152,6 +156,7 @@ def compute_products(feeds: pl.LazyFrame, context: ProductContext) -> pl.DataFra
         feeds = feeds.with_columns(pl.lit(None, dtype=pl.String).alias(SUBJECT_COLUMN))
     scrubbed = (
         scrub(feeds, scrubbed_columns(published))
+        .with_columns(replacement_chars(scrubbed_columns(published)).alias("replacement_chars"))
         .with_columns(
             pl.int_range(pl.len(), dtype=pl.Int64).over("partition").alias("product_row"),
             content_key(core).alias("content_key"),
@@ -159,7 +164,7 @@ def compute_products(feeds: pl.LazyFrame, context: ProductContext) -> pl.DataFra
             prompt_text(config, published).alias("prompt_text"),
             (
                 gate_failed(QUALITY_GATES.get(config, QualityGate()))
-                | (replacement_chars(scrubbed_columns(published)) > 0)
+                | (pl.col("replacement_chars") > 0)
             ).alias("gate_failed"),
         )
         .collect(engine="streaming")

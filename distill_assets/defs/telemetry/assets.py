@@ -400,7 +400,10 @@ def telemetry_deletion_log(
     request_id, player_key, scope, requested_at, rows_removed (JSON: table -> rows),
     rows_removed_total, release_before (latest version when logged), first_excluded_in (the
     first release published after it) and rows_still_held (JSON: store -> rows found after the
-    removal, the Dagster materialization metadata included; all zero proves the erasure).
+    removal, the Dagster materialization metadata included; all zero proves the erasure). Every
+    materialization, check evaluation and tag in the Dagster instance that names a deleted
+    player's key, of every run, is rewritten with the key replaced (`instance_rows_erased`): for
+    a request logged for the first time, and for any player a materialization still names.
     A consent withdrawal (latest decision for a data type) removes that type's rows from silver
     and the training tables the same way (counted in `withdrawn_rows_removed`). For a request
     logged for the first time, the player's raw id written by others in bronze payloads and
@@ -420,14 +423,17 @@ def telemetry_deletion_log(
     withdrawn = deletion.remove_withdrawn(
         cfg.lake_root, consent.filter(~pl.col("granted")).select("player_key", "data_type")
     )
-    remaining = pl.concat(
-        [
-            deletion.remaining_rows(cfg.lake_root, players),
-            deletion.materializations_naming(
-                context.instance, sorted(context.instance.get_asset_keys(), key=str), players
-            ),
-        ]
+    asset_keys = sorted(context.instance.get_asset_keys(), key=str)
+    named = deletion.materializations_naming(context.instance, asset_keys, players)
+    # the instance is rewritten for a request logged for the first time, and again for any player
+    # a materialization still names (one scan finds them; a second proves the rewrite)
+    found = named.filter(pl.col("rows") > 0).get_column("player_key").to_list()
+    erased = deletion.erase_from_instance(
+        context.instance, [p for p in players if p not in logged or p in found]
     )
+    if found:
+        named = deletion.materializations_naming(context.instance, asset_keys, players)
+    remaining = pl.concat([deletion.remaining_rows(cfg.lake_root, players), named])
     log = deletion.deletion_log(
         deletions, previous, removed, Path(cfg.hub_root) / cfg.dataset_name, remaining
     )
@@ -438,6 +444,7 @@ def telemetry_deletion_log(
             "rows_removed_now": int(removed.get_column("rows").sum()),
             "withdrawn_rows_removed": int(withdrawn.get_column("rows").sum()),
             "mentions_redacted": mentions,
+            "instance_rows_erased": erased,
             "removed_by_table": funnel(
                 {
                     t: int(n)

@@ -10,14 +10,26 @@ per table, the release that first excluded them and what a check after the remov
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import shutil
+from collections.abc import Callable
+from contextlib import AbstractContextManager as ContextManager
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
 import duckdb
 import polars as pl
+import sqlalchemy as db
+from dagster._core.storage.event_log import SqlEventLogStorage, SqliteEventLogStorage
+from dagster._core.storage.event_log.schema import (
+    AssetCheckExecutionsTable,
+    AssetEventTagsTable,
+    AssetKeyTable,
+    SqlEventLogStorageTable,
+)
 from upath import UPath
 
 from distill_assets.contracts.release import ReleaseManifest
@@ -74,6 +86,14 @@ MENTION_COLUMNS = {BRONZE_TABLE: "payload", QUARANTINE_TABLE: "raw_line"}
 METADATA_STORE = "dagster/materialization_metadata"
 METADATA_PAGE = 1000
 ERASED_TABLES: tuple[str, ...] = (BRONZE_TABLE, QUARANTINE_TABLE, *DELETABLE_TABLES)
+# the text columns of a SQL event log that can hold what an event said (metadata, tags)
+_INSTANCE_TEXTS: tuple[tuple[db.Table, str], ...] = (
+    (SqlEventLogStorageTable, "event"),
+    (AssetKeyTable, "last_materialization"),
+    (AssetKeyTable, "cached_status_data"),
+    (AssetCheckExecutionsTable, "evaluation_event"),
+    (AssetEventTagsTable, "value"),
+)
 
 
 def _rewrite_without(path: UPath, involved: pl.Expr, *changes: pl.Expr) -> None:
@@ -268,6 +288,70 @@ def remove_players(lake_root: str, players: list[str]) -> pl.DataFrame:
         .select("table", "player_key", "rows")
         .sort("table", "player_key")
     )
+
+
+def erase_from_instance(instance: dg.DagsterInstance, players: list[str]) -> int:
+    """Replace every player key of `players` in the Dagster instance's event log; return the rows.
+
+    Rewrites, in place, each stored text that names a player: every event (materializations and
+    observations of every run, not only an asset's latest, and the run's own copy where the
+    storage keeps one per run), the asset's cached latest materialization, asset check
+    evaluations and event tags. The key becomes `PLAYER_PLACEHOLDER` in the serialized text (a
+    hex key next to a placeholder without quotes or backslashes: the JSON stays valid, so the
+    event still loads and shows in the UI with the value redacted). One `UPDATE ... SET
+    col = replace(col, key, placeholder) WHERE col LIKE '%key%'` per store and key, on the
+    event log storage's own SQL tables (`SqlEventLogStorage`: SQLite, PostgreSQL, MySQL). On
+    SQLite, freed bytes are overwritten (`secure_delete`) and the write-ahead log is checkpointed
+    and truncated, so the old text is not left in the files either.
+    """
+    storage = instance.event_log_storage
+    if not isinstance(storage, SqlEventLogStorage):
+        raise TypeError(
+            f"cannot erase players from a {type(storage).__name__} event log: "
+            "a SQL event log storage (SQLite, PostgreSQL, MySQL) is required"
+        )
+    keys = list(dict.fromkeys(players))
+    if not keys:
+        return 0
+    stores: list[tuple[Callable[[], ContextManager[Any]], tuple[tuple[db.Table, str], ...]]] = [
+        (
+            storage.index_connection,
+            tuple(
+                (table, column)
+                for table, column in _INSTANCE_TEXTS
+                if table is SqlEventLogStorageTable or storage.has_table(table.name)
+            ),
+        )
+    ]
+    if isinstance(storage, SqliteEventLogStorage):
+        # per-run shards: each keeps its run's events beside the index's copy; runless events
+        # (reported, not run) have the shard of run id "" (`.db`, which get_all_run_ids skips)
+        shards = ((SqlEventLogStorageTable, "event"),)
+        run_ids = [*sorted(storage.get_all_run_ids()), ""]
+        stores.extend(
+            (functools.partial(storage.run_connection, run_id), shards)
+            for run_id in run_ids
+            if Path(storage.path_for_shard(run_id)).is_file()
+        )
+    rewritten = 0
+    for opened, texts in stores:
+        with opened() as conn:
+            sqlite = conn.dialect.name == "sqlite"
+            if sqlite:
+                conn.execute(db.text("PRAGMA secure_delete = ON"))
+            for table, name in texts:
+                column = table.c[name]
+                for key in keys:
+                    done = conn.execute(
+                        table.update()
+                        .where(column.contains(key, autoescape=True))
+                        .values({name: db.func.replace(column, key, PLAYER_PLACEHOLDER)})
+                    )
+                    rewritten += done.rowcount
+        if sqlite:
+            with opened() as conn:
+                conn.execute(db.text("PRAGMA wal_checkpoint(TRUNCATE)"))
+    return rewritten
 
 
 def materializations_naming(

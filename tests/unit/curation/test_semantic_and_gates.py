@@ -139,7 +139,26 @@ def test_rows_holding_a_replacement_character_fail_the_quality_gate():
     rows = [
         feed_row("dpo", "clean", "alpha", source="revisions", group="1"),
         feed_row("dpo", "garbled", "caf\ufffd au lait", source="revisions", group="2"),
+        feed_row("dpo", "twice", "na\ufffdve \ufffdcole", source="revisions", group="3"),
     ]
     result = curate(lazy("dpo", rows), "dpo")
     assert result.curated["id"].to_list() == ["clean"]
-    assert result.duplicates.select("id", "reason").rows() == [("garbled", "below_threshold")]
+    assert result.duplicates.select("id", "reason").sort("id").rows() == [
+        ("garbled", "below_threshold"),
+        ("twice", "below_threshold"),
+    ]
+    # counted per partition (rows and characters: the text is in prompt, chosen and rejected)
+    assert result.replacement_chars == {"2026-11-19": {"rows": 2, "chars": 3 + 6}}
+
+
+def test_products_count_replacement_characters_per_row():
+    rows = [
+        feed_row("dpo", "clean", "alpha", source="revisions", group="1"),
+        feed_row("dpo", "twice", "na\ufffdve \ufffdcole", source="revisions", group="3"),
+    ]
+    context = ProductContext("dpo", FirstWordEmbedder(), NO_EVAL_SETS)
+    made = products.compute_products(lazy("dpo", rows), context)
+    assert made.select("id", "replacement_chars", "gate_failed").rows() == [
+        ("clean", 0, False),
+        ("twice", 6, True),
+    ]

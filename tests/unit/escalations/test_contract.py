@@ -22,6 +22,7 @@ from distill_assets.defs.escalations.records import ingest_records
 from distill_assets.defs.ingest import UsualExtras
 from distill_assets.lib.rawfiles import RawLineReader
 from distill_assets.lib.sql import connect
+from tests.unit.strict_json import validate_json
 
 BASE = {"created_at": 1795076100, "query": "q", "claude_response": "r"}
 
@@ -47,6 +48,8 @@ CASES: list[tuple[str, str | None]] = [
     ("[1, 2]", "not_an_object"),
     ('"just a string"', "not_an_object"),
     ("null", "not_an_object"),
+    (line()[:-1] + ', "query": "other"}', "duplicate_key"),
+    (line(tool={"name": "a"})[:-2] + ', "name": "b"}}', "duplicate_key"),
     (line(query=...), "missing_query"),
     (line(query=None), "missing_query"),
     (line(query="  "), "missing_query"),
@@ -115,10 +118,10 @@ def test_sql_reason_and_pydantic_agree(
     row = parsed.filter(pl.col("source_file").str.ends_with(f"case{index:03d}.jsonl"))
     assert row.get_column("reason").to_list() == [expected]
     if expected is None:
-        Interaction.model_validate_json(text)
+        validate_json(Interaction, text)
     else:
         with pytest.raises((ValidationError, ValueError)):
-            Interaction.model_validate_json(text)
+            validate_json(Interaction, text)
 
 
 def test_bronze_schema_and_values_match_the_contract(tmp_path: Path) -> None:

@@ -89,7 +89,7 @@ def test_object_store_publisher_keeps_versions_and_latest(memory_root: str, tmp_
         f"memory://{repo}/versions/{manifest.version}",
     )
     assert _snapshot(fs, f"/{repo}/versions/{manifest.version}") == local
-    assert _snapshot(fs, f"/{repo}/latest") == local
+    assert fs.cat_file(f"/{repo}/LATEST") == manifest.version.encode()
     assert publisher.latest_manifest() == manifest
     assert publisher.publish(first, manifest.version).created is False
 
@@ -103,7 +103,7 @@ def test_object_store_publisher_keeps_versions_and_latest(memory_root: str, tmp_
     assert [p for p in fs.find(f"/{repo}") if ".tmp" in p] == []
     snippet = published.load_snippet("sft")
     assert snippet.startswith('load_dataset("parquet", data_files=')
-    assert f"memory://{repo}/latest/data/sft/train/*.parquet" in snippet
+    assert f"memory://{repo}/versions/{manifest.version}/data/sft/train/*.parquet" in snippet
 
 
 def test_a_local_hub_root_keeps_the_local_publisher(tmp_path: Path) -> None:

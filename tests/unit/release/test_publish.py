@@ -155,7 +155,89 @@ def test_object_store_publish_uploads_only_files_the_latest_version_lacks(tmp_pa
         "data/dpo/test/2026-11-19-00000.parquet",
         "data/dpo/train/2026-11-19-00000.parquet",
     ]
-    for name in ("latest", f"versions/{manifest2.version}"):
-        published = UPath(root) / "distill" / name
-        assert {n: (published / n).read_bytes() for n in tree(folder2)} == snapshot(folder2)
+    published = UPath(root) / "distill" / "versions" / manifest2.version
+    assert {n: (published / n).read_bytes() for n in tree(folder2)} == snapshot(folder2)
+    assert (UPath(root) / "distill" / "LATEST").read_text() == manifest2.version
     assert publisher.latest_manifest() == manifest2
+
+
+class Crash(Exception):
+    """A publish killed between two of its steps."""
+
+
+# every call through which a publish writes to or deletes from the object store
+STORE_WRITES = ("put_file", "cp_file", "pipe_file", "rm_file", "rm")
+
+
+def crash_at(fs, monkeypatch, step):
+    """Make the `step`-th store write (counting from 1) raise `Crash` instead of running."""
+    done = [0]
+    for name in STORE_WRITES:
+        original = getattr(fs, name)
+
+        def write(*args, _original=original, **kwargs):
+            done[0] += 1
+            if done[0] == step:
+                raise Crash(step)
+            return _original(*args, **kwargs)
+
+        monkeypatch.setattr(fs, name, write)
+    return done
+
+
+def reader_sees(root):
+    """Return the version a fresh reader resolves and whether all its listed files are whole."""
+    reader = ObjectStorePublisher(root, "distill")
+    manifest = reader.latest_manifest()
+    if manifest is None:
+        return None, False
+    folder = reader.versions / manifest.version
+    whole = all((folder / f.path).exists() for f in manifest.files)
+    return manifest.version, whole
+
+
+def test_object_store_latest_is_the_old_or_the_new_version_at_every_crash(
+    tmp_path, builds, monkeypatch
+):
+    (folder, manifest), (folder2, manifest2) = builds
+    step, crashes = 0, 0
+    while True:
+        step += 1
+        root = f"memory://{tmp_path.name}-crash-{step}/hub"
+        ObjectStorePublisher(root, "distill").publish(folder, manifest.version)
+        # a hub written before the pointer also had a key-by-key `latest/` copy: gone after
+        fs = UPath(root).fs
+        with monkeypatch.context() as patched:
+            crash_at(fs, patched, step)
+            try:
+                ObjectStorePublisher(root, "distill").publish(folder2, manifest2.version)
+            except Crash:
+                crashes += 1
+                version, whole = reader_sees(root)
+                assert version in (manifest.version, manifest2.version), step
+                assert whole, step
+            else:
+                break
+        # the next publish completes what the crashed one left
+        ObjectStorePublisher(root, "distill").publish(folder2, manifest2.version)
+        assert reader_sees(root) == (manifest2.version, True)
+    assert crashes == step - 1 > len(tree(folder2))
+    assert reader_sees(root) == (manifest2.version, True)
+
+
+def test_object_store_follows_then_removes_a_latest_folder_of_older_releases(tmp_path, builds):
+    (folder, manifest), (folder2, manifest2) = builds
+    root = f"memory://{tmp_path.name}-legacy/hub"
+    publisher = ObjectStorePublisher(root, "distill")
+    publisher.publish(folder, manifest.version)
+    fs = UPath(root).fs
+    repo = UPath(root) / "distill"
+    # the layout of releases before the pointer: a `latest/` copy and no `LATEST`
+    fs.rm((repo / "LATEST").path)
+    fs.put(str(folder), (repo / "latest").path, recursive=True)
+    assert publisher.latest_version() is None
+    assert publisher.latest_manifest() == manifest
+    publisher.publish(folder2, manifest2.version)
+    assert publisher.latest_manifest() == manifest2
+    assert not (repo / "latest").exists()
+    assert sorted(p.name for p in repo.iterdir()) == ["LATEST", "versions"]

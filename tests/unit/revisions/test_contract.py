@@ -16,6 +16,7 @@ from distill_assets.contracts.revisions import (
     RevisionValidation,
 )
 from distill_assets.defs.ingest import ingest_partition
+from tests.unit.strict_json import DuplicateKeyError, validate_json
 
 TS = 1795082400.0  # 2026-11-19T10:00:00Z
 OK = {
@@ -52,6 +53,9 @@ CASES: list[tuple[str, str | None]] = [
     ('{"turn_id": "bad_json", "decision": REVISE}', "invalid_json"),
     ("[1, 2]", "not_an_object"),
     ('"turn_1 APPROVE"', "not_an_object"),
+    # a repeated key, at the top or inside an unknown field: DuckDB reads the first, json the last
+    (line("dup_top", decision="APPROVE")[:-1] + ', "decision": "REVISE"}', "duplicate_key"),
+    (line("dup_deep")[:-1] + ', "meta": {"model": "a", "model": "b"}}', "duplicate_key"),
     (line("x", turn_id=...), "missing_turn_id"),
     (json.dumps({**OK, "turn_id": None}), "missing_turn_id"),
     (json.dumps({**OK, "turn_id": "   "}), "missing_turn_id"),
@@ -102,6 +106,12 @@ def test_every_line_gets_its_exact_reason(parsed: tuple[pl.DataFrame, pl.DataFra
     assert set(reasons.values()) | {"duplicate_validation"} == set(QUARANTINE_REASONS)
 
 
+def test_a_repeated_key_is_named(parsed: tuple[pl.DataFrame, pl.DataFrame]) -> None:
+    _, quarantine = parsed
+    details = quarantine.filter(pl.col("reason") == "duplicate_key").get_column("detail")
+    assert details.to_list() == ["repeated key: decision", "repeated key: model"]
+
+
 def test_bronze_has_the_contract_schema(parsed: tuple[pl.DataFrame, pl.DataFrame]) -> None:
     bronze, _ = parsed
     assert bronze.schema == VALIDATIONS_SCHEMA
@@ -116,10 +126,10 @@ def test_pydantic_model_agrees_with_sql(
 ) -> None:
     bronze, _ = parsed
     if reason is not None:
-        with pytest.raises(ValidationError):
-            RevisionValidation.model_validate_json(text)
+        with pytest.raises((ValidationError, DuplicateKeyError)):
+            validate_json(RevisionValidation, text)
         return
-    model = RevisionValidation.model_validate_json(text)
+    model = validate_json(RevisionValidation, text)
     row = bronze.filter(pl.col("turn_id") == model.turn_id).row(0, named=True)
     assert row["ts"] == pytest.approx(model.ts, abs=1e-6)
     assert row["iteration"] == model.iteration

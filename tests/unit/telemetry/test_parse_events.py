@@ -88,6 +88,12 @@ BAD_CASES: list[tuple[str, str, str | None]] = [
     ('{"event_id": "e1", "player_id": "p_7f3a9c21d4", oops}', "invalid_json", None),
     ("[1, 2]", "not_an_object", "top-level JSON array"),
     ('"heartbeat"', "not_an_object", "top-level JSON varchar"),
+    (GOOD[:-1] + ', "event_type": "consent"}', "duplicate_key", "repeated key: event_type"),
+    (
+        json.dumps(with_payload(text="hi"))[:-2] + ', "text": "bye"}}',
+        "duplicate_key",
+        "repeated key: text",
+    ),
     (json.dumps(envelope(event_id=DROP)), "missing_event_id", None),
     (json.dumps(envelope(event_id="  ")), "missing_event_id", None),
     (json.dumps(envelope(event_id=7)), "invalid_event_id", "event_id is ubigint"),

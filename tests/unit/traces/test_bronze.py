@@ -28,6 +28,12 @@ BAD_LINES = [
     ('{"ts": 1.5, "kind": "tool_result", "payload": {"t": 3, "obs": ', "invalid_json"),
     ('["llm_usage", {"t": 0}]', "not_an_object"),
     ('"just a string"', "not_an_object"),
+    (line()[:-1] + ', "kind": "run_start"}', "duplicate_key"),
+    (
+        '{"ts": 1.5, "kind": "tool_result", "payload": {"t": 0, "obs": {"ok": true, "ok": false}}, '
+        '"run_id": "r1"}',
+        "duplicate_key",
+    ),
     (line(kind=DROP), "missing_kind"),
     (line(kind=7), "invalid_kind"),
     (line(kind=""), "invalid_kind"),
@@ -74,6 +80,7 @@ def test_each_bad_line_kind_is_quarantined_with_its_reason(tmp_path: Path) -> No
     assert details["invalid_ts"] == 'ts is "2026-11-19T10:00:00Z"'
     assert details["invalid_meta"] == "meta is varchar"
     assert details["conflicting_kind"] == 'kind "llm_usage" vs type "llm_request"'
+    assert details["duplicate_key"] == "repeated key: ok"
     assert bronze.height == 1
     assert bronze.row(0, named=True) | {"event": None} == {
         "source_file": "traces/d/bad.jsonl",

@@ -20,6 +20,7 @@ from distill_assets.defs.ingest import ingest_partition
 from distill_assets.lib.contract_sql import extract_statement, path_reasons
 from distill_assets.lib.payload_sql import PayloadUnion
 from distill_assets.lib.sql import load_sql
+from tests.unit.strict_json import DuplicateKeyError, validate_json
 from tests.unit.traces.builder import failed_run, recovery_run, success_run
 from tests.unit.traces.test_bronze import BAD_LINES
 
@@ -27,8 +28,8 @@ from tests.unit.traces.test_bronze import BAD_LINES
 @pytest.mark.parametrize(("raw", "reason"), BAD_LINES, ids=[r for _, r in BAD_LINES])
 def test_every_line_bronze_quarantines_is_rejected_by_the_model(raw: str, reason: str) -> None:
     assert reason in QUARANTINE_REASONS
-    with pytest.raises(ValidationError):
-        TraceEvent.model_validate_json(raw)
+    with pytest.raises((ValidationError, DuplicateKeyError)):
+        validate_json(TraceEvent, raw)
 
 
 def test_every_line_the_writer_produces_is_accepted() -> None:
