@@ -97,7 +97,7 @@ def parse_params(hasher: PlayerIdHasher) -> tuple[dict[str, object], str]:
             "line and the raw line (player id replaced by its player_key)."
         ),
     ),
-    partitions_def=daily_partitions,
+    partitions_def=daily_partitions(),
     group_name=SOURCE,
 )
 def telemetry_bronze(
@@ -133,7 +133,7 @@ def telemetry_bronze(
 
 @dg.asset(
     key=[SOURCE, DIALOGUES],
-    partitions_def=daily_partitions,
+    partitions_def=daily_partitions(),
     group_name=SOURCE,
     kinds={"polars"},
     # telemetry_trust and telemetry_taxonomy are not folded into the code version: `distill
@@ -227,7 +227,7 @@ def trust_history(lake_root: str, day: str) -> pl.DataFrame:
 
 @dg.asset(
     key=[SOURCE, VALIDATION],
-    partitions_def=daily_partitions,
+    partitions_def=daily_partitions(),
     group_name=SOURCE,
     kinds={"polars"},
     code_version=rules_version("telemetry_validation"),
@@ -267,7 +267,7 @@ def telemetry_validation(
 
 @dg.asset(
     key=[SOURCE, ACCEPTED],
-    partitions_def=daily_partitions,
+    partitions_def=daily_partitions(),
     group_name=SOURCE,
     kinds={"duckdb", "parquet"},
     code_version=rules_version("telemetry_privacy"),
@@ -323,7 +323,7 @@ def telemetry_accepted_events(
 
 @dg.asset(
     key=[SOURCE, TRIAGE],
-    partitions_def=daily_partitions,
+    partitions_def=daily_partitions(),
     group_name=SOURCE,
     kinds={"polars"},
     code_version=rules_version("telemetry_triage"),

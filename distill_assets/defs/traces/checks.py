@@ -37,7 +37,7 @@ def _query(statement: str, params: dict[str, object]) -> list[tuple]:
 
 
 @dg.asset_check(
-    partitions_def=daily_partitions,
+    partitions_def=daily_partitions(),
     asset=DROPPED_STEPS,
     name=STEPS_RECONCILE,
     blocking=True,
@@ -71,7 +71,7 @@ def _validity_check(asset: dg.AssetKey, table: str, fmt: str) -> dg.AssetChecksD
     )
 
     @dg.asset_check(
-        partitions_def=daily_partitions,
+        partitions_def=daily_partitions(),
         asset=asset,
         name=SAMPLES_VALID,
         blocking=True,
@@ -103,7 +103,7 @@ def feed_schema_check(config: str) -> str:
 
 def _feed_check(asset: dg.AssetKey, table: str, config: str) -> dg.AssetChecksDefinition:
     @dg.asset_check(
-        partitions_def=daily_partitions,
+        partitions_def=daily_partitions(),
         asset=asset,
         name=feed_schema_check(config),
         blocking=True,
