@@ -28,8 +28,8 @@ def _path(context: dg.AssetCheckExecutionContext, settings: DistillSettings, tab
     return str(partition_path(lake, SOURCE, table, context.partition_key))
 
 
-def _query(statement: str, params: dict[str, object]) -> list[tuple]:
-    con = connect()
+def _query(settings: DistillSettings, statement: str, params: dict[str, object]) -> list[tuple]:
+    con = connect(settings.resolved().lake_root)
     try:
         return con.execute(statement, params).fetchall()
     finally:
@@ -49,6 +49,7 @@ def traces_steps_reconcile(
 ) -> dg.AssetCheckResult:
     """Check steps in bronze = sft_steps rows + dropped_steps rows, with no step in both."""
     ((steps, samples, dropped, overlap),) = _query(
+        settings,
         load_sql("traces/select_step_reconciliation"),
         {
             "events": _path(context, settings, "events"),
@@ -80,7 +81,7 @@ def _validity_check(asset: dg.AssetKey, table: str, fmt: str) -> dg.AssetChecksD
     def _check(
         context: dg.AssetCheckExecutionContext, settings: DistillSettings
     ) -> dg.AssetCheckResult:
-        invalid = _query(statement, {**params, "path": _path(context, settings, table)})
+        invalid = _query(settings, statement, {**params, "path": _path(context, settings, table)})
         problems: dict[str, int] = {}
         for _, problem in invalid:
             problems[problem] = problems.get(problem, 0) + 1
