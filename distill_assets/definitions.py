@@ -1,8 +1,9 @@
 """The one entry point: load the defs folder and apply project-wide policy here only.
 
 Importing this module reads no setting: `defs()` (called when the code location loads, by every
-`distill` command and in every process an executor starts) resolves them once, a bad one raising
-its one-line `SettingsError` before any asset module is imported (`defs.partitions`).
+`distill` command and in every process an executor starts) resolves and checks them
+(`lib.startup`, all but the player key, which its resource checks), a bad one raising its
+one-line `SettingsError` before any asset module is imported (`defs.partitions`).
 """
 
 import warnings
@@ -23,7 +24,7 @@ from distill_assets.defs.resources import (
 from distill_assets.defs.telemetry import card_notes as telemetry_notes
 from distill_assets.defs.telemetry.tfrecord import write_release_files
 from distill_assets.lib.executors import distill_executor
-from distill_assets.lib.startup import resolve_settings
+from distill_assets.lib.startup import check_startup, resolve_settings
 
 # what source rooms add to every version (the release imports no source room)
 RELEASE_CONTRIBUTIONS = ReleaseContributions(
@@ -42,6 +43,7 @@ RELEASE_CONTRIBUTIONS = ReleaseContributions(
 def defs() -> dg.Definitions:
     """Every source's assets, checks, jobs, schedules and sensors, with the shared resources."""
     resolved = resolve_settings()
+    check_startup(resolved, player_key=False)
     with warnings.catch_warnings():  # map_asset_specs is a Dagster "preview" API
         warnings.simplefilter("ignore", dg.PreviewWarning)
         loaded = dg.load_defs(defs_root=defs_package).map_asset_specs(func=catalog_spec)

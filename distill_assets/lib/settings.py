@@ -136,6 +136,25 @@ class Settings(BaseModel):
             raise ValueError(f"DISTILL_LLM_BASE_URL={value!r} must start with http:// or https://")
         return value
 
+    @field_validator("llm_api_key")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        return refuse_blank("DISTILL_LLM_API_KEY", value)
+
+    @model_validator(mode="after")
+    def _llm_endpoint_complete(self) -> Settings:
+        # a model or key without an endpoint would be ignored silently (offline extractors), an
+        # endpoint without a model would fail mid-run
+        if self.llm_base_url and not self.llm_model:
+            raise ValueError("DISTILL_LLM_BASE_URL is set but DISTILL_LLM_MODEL is not")
+        for variable, value in (
+            ("DISTILL_LLM_MODEL", self.llm_model),
+            ("DISTILL_LLM_API_KEY", self.llm_api_key),
+        ):
+            if value and not self.llm_base_url:
+                raise ValueError(f"{variable} is set but DISTILL_LLM_BASE_URL is not")
+        return self
+
     @model_validator(mode="after")
     def _embedder_and_model_agree(self) -> Settings:
         if self.embedder == "model2vec" and not self.embedder_model:
