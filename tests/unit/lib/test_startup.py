@@ -117,18 +117,30 @@ def test_distill_run_prints_one_line_errors_and_the_key_warning(
 # one bad value of every documented DISTILL_* setting (docs/operations.md#settings) and its line;
 # `{file}` is an existing file of the test's folder
 BAD_SETTINGS = [
-    ("DISTILL_DATA_DIR", "{file}/data", "DISTILL_DATA_DIR={file}/data lies under a file ({file})"),
-    ("DISTILL_RAW_ROOT", "{file}/raw", "DISTILL_RAW_ROOT={file}/raw lies under a file ({file})"),
+    (
+        "DISTILL_DATA_DIR",
+        "{file}/data",
+        "DISTILL_DATA_DIR={file}/data lies under a file ({file}), not a folder",
+    ),
+    (
+        "DISTILL_RAW_ROOT",
+        "{file}/raw",
+        "DISTILL_RAW_ROOT={file}/raw lies under a file ({file}), not a folder",
+    ),
     (
         "DISTILL_LAKE_ROOT",
         "{file}/lake",
-        "DISTILL_LAKE_ROOT={file}/lake lies under a file ({file})",
+        "DISTILL_LAKE_ROOT={file}/lake lies under a file ({file}), not a folder",
     ),
-    ("DISTILL_HUB_ROOT", "{file}/hub", "DISTILL_HUB_ROOT={file}/hub lies under a file ({file})"),
+    (
+        "DISTILL_HUB_ROOT",
+        "{file}/hub",
+        "DISTILL_HUB_ROOT={file}/hub lies under a file ({file}), not a folder",
+    ),
     (
         "DISTILL_MEMORY_ROOT",
         "{file}/memory",
-        "DISTILL_MEMORY_ROOT={file}/memory lies under a file ({file})",
+        "DISTILL_MEMORY_ROOT={file}/memory lies under a file ({file}), not a folder",
     ),
     (
         "DISTILL_DATASET_NAME",
@@ -191,8 +203,8 @@ BAD_SETTINGS = [
     (
         "DISTILL_ALLOW_DROPPED_CONFIGS",
         "sft,spf",
-        "DISTILL_ALLOW_DROPPED_CONFIGS='sft,spf' names no published config: spf (configs: cot, "
-        "correction, dpo, instruction, rlds, sft, sft_tools, or *)",
+        "DISTILL_ALLOW_DROPPED_CONFIGS='sft,spf' names no published config: spf (configs: "
+        "correction, cot, dpo, instruction, rlds, sft, sft_tools, or *)",
     ),
 ]
 
