@@ -140,3 +140,41 @@ def test_a_bad_setting_stops_the_code_location_with_its_one_line_error(
         "distill_assets.lib.startup.SettingsError: DISTILL_EMBEDDER='bogus' must be one of "
         "hashed, model2vec"
     )
+
+
+def test_no_setting_is_read_until_the_definitions_load(
+    distill_env: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bad settings raise nothing on import of the entry points; `defs()` stops with one line.
+
+    Every module but those declaring partitioned definitions imports with bogus values (the
+    asset modules are imported by `defs()` itself, when the definitions load).
+    """
+    for variable, value in [
+        ("DISTILL_PARTITIONS_START", "2026-13-01"),
+        ("DISTILL_FUTURE_DAYS", "one"),
+        ("DISTILL_EXECUTOR", "bogus"),
+        ("DISTILL_DATASET_NAME", "../x"),
+        ("DISTILL_LLM_MODEL", "qwen"),
+    ]:
+        monkeypatch.setenv(variable, value)
+    code = (
+        "import importlib, pkgutil, sys\n"
+        "import distill_assets\n"
+        "from distill_assets import cli, commands, contracts, lib, operations, rules\n"
+        "import distill_assets.definitions as d\n"
+        "import distill_assets.defs.jobs, distill_assets.defs.partitions\n"
+        "import distill_assets.defs.resources, distill_assets.defs.release.schedules\n"
+        "for package in (commands, contracts, lib, operations, rules):\n"
+        "    for m in pkgutil.walk_packages(package.__path__, package.__name__ + '.'):\n"
+        "        importlib.import_module(m.name)\n"
+        "cli.build_parser()\n"
+        "print('imported')\n"
+        "d.defs()\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True)
+    assert out.stdout.splitlines() == ["imported"]
+    assert out.stderr.splitlines()[-1] == (
+        "distill_assets.lib.startup.SettingsError: DISTILL_DATASET_NAME='../x' must be a plain "
+        "name (letters, digits, '.', '_', '-'; no path separators or '..')"
+    )
