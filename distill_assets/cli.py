@@ -1,7 +1,9 @@
 """The `distill` command. Each module of `distill_assets.commands` adds one subcommand.
 
-Every `DISTILL_*` setting is validated before any command starts (`lib.startup.resolve_settings`):
-a bad one ends the command with one line and exit status 2. A storage error (disk full, read-only
+Every `DISTILL_*` setting is validated before any command starts (`lib.startup.resolve_settings`
+and `check_startup`: values, roots, the Hub and player-key rules): a bad one ends the command
+with one line and exit status 2, whichever command it is. Warnings are printed by the commands
+that run the pipeline (`startup_settings`), not here. A storage error (disk full, read-only
 or unwritable folder) ends it with one line naming the path (`lib.startup.storage_error_line`),
 exit status 1.
 """
@@ -15,7 +17,12 @@ import sqlite3
 import sys
 
 from distill_assets import commands
-from distill_assets.lib.startup import SettingsError, resolve_settings, storage_error_line
+from distill_assets.lib.startup import (
+    SettingsError,
+    check_startup,
+    resolve_settings,
+    storage_error_line,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -32,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run `distill <command>`; return its exit status."""
     args = build_parser().parse_args(argv)
     try:
-        resolve_settings()
+        check_startup(resolve_settings())
     except SettingsError as exc:
         print(f"[distill] error: {exc}")
         return 2

@@ -1,4 +1,10 @@
-"""The one entry point: load the defs folder and apply project-wide policy here only."""
+"""The one entry point: load the defs folder and apply project-wide policy here only.
+
+Importing this module reads no setting: `defs()` (called when the code location loads, by every
+`distill` command and in every process an executor starts) resolves and checks them
+(`lib.startup`, all but the player key, which its resource checks), a bad one raising its
+one-line `SettingsError` before any asset module is imported (`defs.partitions`).
+"""
 
 import warnings
 
@@ -18,6 +24,7 @@ from distill_assets.defs.resources import (
 from distill_assets.defs.telemetry import card_notes as telemetry_notes
 from distill_assets.defs.telemetry.tfrecord import write_release_files
 from distill_assets.lib.executors import distill_executor
+from distill_assets.lib.startup import check_startup, resolve_settings
 
 # what source rooms add to every version (the release imports no source room)
 RELEASE_CONTRIBUTIONS = ReleaseContributions(
@@ -35,6 +42,8 @@ RELEASE_CONTRIBUTIONS = ReleaseContributions(
 @dg.definitions
 def defs() -> dg.Definitions:
     """Every source's assets, checks, jobs, schedules and sensors, with the shared resources."""
+    resolved = resolve_settings()
+    check_startup(resolved, player_key=False)
     with warnings.catch_warnings():  # map_asset_specs is a Dagster "preview" API
         warnings.simplefilter("ignore", dg.PreviewWarning)
         loaded = dg.load_defs(defs_root=defs_package).map_asset_specs(func=catalog_spec)
@@ -49,6 +58,6 @@ def defs() -> dg.Definitions:
                 "llm": LlmResource(settings=settings),
                 "release_contributions": RELEASE_CONTRIBUTIONS,
             },
-            executor=distill_executor(),
+            executor=distill_executor(resolved),
         ),
     )

@@ -18,9 +18,9 @@ os.environ.setdefault("DISTILL_ENV", "development")
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = PROJECT_ROOT / "data" / "samples"
 SAMPLE_DATES = ("2026-11-19", "2026-11-20")
-# The partitions' start is fixed when the definitions are first imported (`defs.partitions`);
-# tests land dates from 2025 on into fresh folders, so they pin it instead of depending on
-# whatever raw data the checkout holds.
+# The partitions are built when the definitions first load in a process (`defs.partitions`);
+# tests land dates from 2025 on into fresh folders, so they pin the start (every day from it a
+# partition) instead of depending on whatever raw data the checkout holds.
 TEST_PARTITIONS_START = "2025-01-01"
 
 

@@ -89,10 +89,9 @@ def run_locked(args: argparse.Namespace, settings: Settings) -> int:
     if samples is not None:
         copied = land_samples(samples, Path(settings.raw_root))
         print(f"[distill] landed {copied} new sample file(s) from {samples} in {settings.raw_root}")
-    # Imported after landing: the partitions start from the first raw date present.
     from distill_assets.defs.partitions import days_with_raw_files, last_partition_date
 
-    last = last_partition_date()
+    last = last_partition_date(settings)
     for line in skipped_lines(settings.raw_root, sources, last):
         print(f"[distill] {line}")
     partitions = days_with_raw_files(settings.raw_root, sources, last)

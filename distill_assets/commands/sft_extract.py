@@ -108,9 +108,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Extract the samples, print the seed's progress and summary lines, write the JSONL."""
-    # Imported here: the bronze parse loads the partitioned definitions, whose first partition
-    # is the first raw date present when they load (`defs.partitions`); `distill run` lands
-    # samples first and must not have them loaded by the parser.
+    # Imported here: the bronze parse loads the partitioned definitions, whose partitions are
+    # built from the raw dates present when they first load in a process (`defs.partitions`);
+    # `distill run` lands samples first and must not have them built by the parser.
     from distill_assets.contracts.traces import RAW
     from distill_assets.defs.ingest import ingest_partition
 

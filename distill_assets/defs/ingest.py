@@ -494,7 +494,7 @@ def reconcile_check(
     bronze_key = dg.AssetKey([source, bronze_table])
 
     @dg.asset_check(
-        partitions_def=daily_partitions,
+        partitions_def=daily_partitions(),
         asset=bronze_key,
         name=RECONCILE_CHECK,
         blocking=True,

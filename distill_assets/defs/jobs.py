@@ -2,12 +2,12 @@
 
 A source room's assets are daily-partitioned, except those that need all of history (player
 trust, erasure lists, review state): they carry the tag `GLOBAL_TAG` and run with the release,
-before curation, instead of with a day's ingest.
+before curation, instead of with a day's ingest. `daily_ingest` takes its daily partitions from
+its assets (`defs.partitions`), so importing this module reads no setting.
 """
 
 import dagster as dg
 
-from distill_assets.defs.partitions import daily_partitions
 from distill_assets.lib.settings import SOURCES
 
 INGEST_JOB = "daily_ingest"
@@ -20,7 +20,6 @@ global_source_assets = dg.AssetSelection.tag(SCOPE_TAG, GLOBAL_TAG[SCOPE_TAG])
 daily_ingest = dg.define_asset_job(
     INGEST_JOB,
     selection=dg.AssetSelection.groups(*SOURCES) - global_source_assets,
-    partitions_def=daily_partitions,
     description="Every source's partitioned assets for one ingest date.",
 )
 

@@ -1,11 +1,22 @@
 """The daily ingest-date partitioning shared by every source, and which raw folders it covers.
 
-Partitions start at `DISTILL_PARTITIONS_START` (YYYY-MM-DD) when set, else at the first ingest
-date present under the raw root (so the UI shows the dates that exist, not years of empty
-partitions), else yesterday (an empty project: the nightly schedule's first partition). Dagster
-needs the start when the definitions are built, so it is resolved then, once per process: a date
-landed earlier than the start appears after the code location is reloaded. Production sets
-`DISTILL_PARTITIONS_START`, which also avoids listing an object-store raw root on every load.
+Nothing here reads a setting when imported. `daily_partitions()` builds the partitions from the
+resolved settings on its first call in a process, which is when the definitions load (the asset
+modules call it in their decorators, and `definitions.defs` imports them): the CLI, the UI's code
+server (and each reload of it) and every child process an executor starts (multiprocess, k8s)
+build them once, from the settings and raw root they see.
+
+- With `DISTILL_PARTITIONS_START` (YYYY-MM-DD) set, every day from it to the last complete day
+  is a partition, and the raw root is not listed when the definitions load (production: an
+  object-store raw root).
+- Unset, partitions begin at the first date with a raw file under the raw root, and each day up
+  to the last complete day without a raw file is excluded (`DailyPartitionsDefinition`'s
+  `exclusions`): the UI shows the days with data (all filled after `make run`), not empty days
+  as "missing". Days after the definitions loaded are partitions as they come, so the nightly
+  schedule and the `raw_landing` sensor of a long-running code server reach them; a day that
+  was empty when the definitions loaded and got raw files later appears after a reload of the
+  code location (UI: Deployment → Reload) or in the next `distill` command. An empty project
+  starts yesterday.
 
 A raw folder `<raw root>/<source>/<name>/` is a partition when `name` is an ISO date
 (`YYYY-MM-DD`) no later than the last complete day (UTC; Dagster's last daily partition). Other
@@ -21,6 +32,7 @@ since its ingest would only write empty tables.
 """
 
 from datetime import UTC, date, datetime, timedelta
+from functools import cache
 
 import dagster as dg
 
@@ -29,23 +41,53 @@ from distill_assets.lib.settings import SOURCES, Settings
 from distill_assets.lib.startup import resolve_settings
 
 
-def partitions_start(settings: Settings, today: date | None = None) -> str:
-    """Return the first daily partition (see the module docstring; `Settings` checked the date)."""
+def last_complete_day(today: date | None = None) -> date:
+    """Return the last complete UTC day before `today` (default: now)."""
+    return (today or datetime.now(UTC).date()) - timedelta(days=1)
+
+
+def last_partition_date(settings: Settings, today: date | None = None) -> date:
+    """Return the last ingest date: the last complete day plus `DISTILL_FUTURE_DAYS`."""
+    return last_complete_day(today) + timedelta(days=settings.future_days)
+
+
+def build_daily_partitions(
+    settings: Settings, today: date | None = None
+) -> dg.DailyPartitionsDefinition:
+    """Return the daily partitions for `settings` as of `today` (see the module docstring)."""
     if settings.partitions_start:
-        return date.fromisoformat(settings.partitions_start).isoformat()
-    today = today or datetime.now(UTC).date()
-    yesterday = today - timedelta(days=1)
-    landed = [day for s in SOURCES for day in list_partitions(settings.raw_root, s, yesterday)]
-    if landed:
-        return min(landed)
-    return yesterday.isoformat()
+        start = date.fromisoformat(settings.partitions_start).isoformat()
+        excluded: list[datetime] = []
+    else:
+        last = last_complete_day(today)
+        landed = days_with_raw_files(settings.raw_root, last=last)
+        start = landed[0] if landed else last.isoformat()
+        with_data = set(landed)
+        excluded = [
+            datetime.combine(day, datetime.min.time(), UTC)
+            for day in _days(date.fromisoformat(start), last)
+            if landed and day.isoformat() not in with_data
+        ]
+    return dg.DailyPartitionsDefinition(
+        start_date=start,
+        timezone="UTC",
+        end_offset=settings.future_days,
+        exclusions=excluded or None,
+    )
 
 
-# a bad setting stops the code location's load with its one-line `SettingsError`
-_SETTINGS = resolve_settings()
-daily_partitions = dg.DailyPartitionsDefinition(
-    start_date=partitions_start(_SETTINGS), timezone="UTC", end_offset=_SETTINGS.future_days
-)
+@cache
+def daily_partitions() -> dg.DailyPartitionsDefinition:
+    """Return this process's daily partitions, built from the settings on the first call.
+
+    A bad setting raises its one-line `SettingsError` (the code location's load error in the UI).
+    """
+    return build_daily_partitions(resolve_settings())
+
+
+def _days(first: date, last: date) -> list[date]:
+    return [first + timedelta(days=n) for n in range((last - first).days + 1)]
+
 
 SKIP_REASONS = {
     "not_a_date": "not a valid date (YYYY-MM-DD): not ingested",
@@ -53,12 +95,6 @@ SKIP_REASONS = {
         "a date after the last complete day (UTC) and DISTILL_FUTURE_DAYS: not ingested yet"
     ),
 }
-
-
-def last_partition_date() -> date | None:
-    """Return the last complete ingest date (None before the partitions start)."""
-    key = daily_partitions.get_last_partition_key()
-    return date.fromisoformat(key) if key else None
 
 
 def skipped_raw_folders(raw_root: str, last: date | None) -> dict[str, str]:

@@ -9,11 +9,12 @@
 - `k8s`: dagster-k8s' `k8s_job_executor`, one Kubernetes Job (a pod) per step, at most
   `max_concurrent` at once (`deploy/README.md`).
 
-Set by `DISTILL_EXECUTOR` and `DISTILL_MAX_CONCURRENT` (default `DEFAULT_MAX_CONCURRENT`) where
-the code location loads, so the UI, the daemon and every run worker agree. Partitions run in
-parallel as separate runs, limited by the instance's run queue (`deploy/dagster.postgres.yaml`:
-`tag_concurrency_limits` on `daily_ingest`). `execute_in_process` (`distill run`, tests) always
-runs in-process, whatever is configured.
+Set by `DISTILL_EXECUTOR` and `DISTILL_MAX_CONCURRENT` (default `DEFAULT_MAX_CONCURRENT`), read
+from the settings the definitions resolve when the code location loads, so the UI, the daemon
+and every run worker agree. Partitions run in parallel as separate runs, limited by the
+instance's run queue (`deploy/dagster.postgres.yaml`: `tag_concurrency_limits` on
+`daily_ingest`). `execute_in_process` (`distill run`, tests) always runs in-process, whatever is
+configured.
 """
 
 from __future__ import annotations
@@ -27,12 +28,13 @@ DEFAULT_MAX_CONCURRENT = 2
 FORKSERVER = {"preload_modules": ["distill_assets.definitions"]}
 
 
-def distill_executor(name: str = "", max_concurrent: int | None = None) -> dg.ExecutorDefinition:
-    """Return the configured executor (arguments, else the `DISTILL_*` environment, else default).
+def distill_executor(
+    settings: Settings, name: str = "", max_concurrent: int | None = None
+) -> dg.ExecutorDefinition:
+    """Return the configured executor (arguments, else `settings`, else the default).
 
     `max_concurrent` is the number of steps one run executes at once (multiprocess and k8s).
     """
-    settings = Settings.resolve()
     name = name or settings.executor or "in_process"
     limit = max_concurrent or int(settings.max_concurrent or DEFAULT_MAX_CONCURRENT)
     if limit < 1:

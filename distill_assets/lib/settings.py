@@ -15,8 +15,8 @@ understands (`s3://bucket/lake`).
   `model2vec`) and `DISTILL_EMBEDDER_MODEL` (a local model folder);
 - `llm_base_url`, `llm_model`, `llm_api_key`: `DISTILL_LLM_BASE_URL`, `DISTILL_LLM_MODEL`,
   `DISTILL_LLM_API_KEY` (empty base URL: the offline extractors only);
-- `partitions_start`: `DISTILL_PARTITIONS_START`, the first daily partition (empty: the first
-  raw date present, see `defs.partitions`).
+- `partitions_start`: `DISTILL_PARTITIONS_START`, the first daily partition, every day from it a
+  partition (empty: the days with raw files, see `defs.partitions`).
 - `future_days`: `DISTILL_FUTURE_DAYS` (default 0), how many days after the last complete UTC day
   are partitions too (1: today's still incomplete day; for producers whose clocks run ahead).
 - `allow_dropped_configs`: `DISTILL_ALLOW_DROPPED_CONFIGS`, configs (comma-separated, or `*`) a
@@ -71,7 +71,7 @@ class Settings(BaseModel):
     llm_model: str = Field(default="", description="Model name sent to the LLM endpoint")
     llm_api_key: str = Field(default="", description="Bearer key of the LLM endpoint, if any")
     partitions_start: str = Field(
-        default="", description="First daily partition; empty: the first raw date present"
+        default="", description="First daily partition; empty: the days with raw files"
     )
     future_days: int = Field(
         default=0, ge=0, description="Days past the last complete day whose raw folders ingest"
@@ -135,6 +135,25 @@ class Settings(BaseModel):
         if value and not value.startswith(("http://", "https://")):
             raise ValueError(f"DISTILL_LLM_BASE_URL={value!r} must start with http:// or https://")
         return value
+
+    @field_validator("llm_api_key")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        return refuse_blank("DISTILL_LLM_API_KEY", value)
+
+    @model_validator(mode="after")
+    def _llm_endpoint_complete(self) -> Settings:
+        # a model or key without an endpoint would be ignored silently (offline extractors), an
+        # endpoint without a model would fail mid-run
+        if self.llm_base_url and not self.llm_model:
+            raise ValueError("DISTILL_LLM_BASE_URL is set but DISTILL_LLM_MODEL is not")
+        for variable, value in (
+            ("DISTILL_LLM_MODEL", self.llm_model),
+            ("DISTILL_LLM_API_KEY", self.llm_api_key),
+        ):
+            if value and not self.llm_base_url:
+                raise ValueError(f"{variable} is set but DISTILL_LLM_BASE_URL is not")
+        return self
 
     @model_validator(mode="after")
     def _embedder_and_model_agree(self) -> Settings:

@@ -16,7 +16,6 @@ import duckdb
 from upath import UPath
 
 from distill_assets.lib.lake import is_remote
-from distill_assets.lib.settings import Settings
 
 
 @cache
@@ -42,18 +41,21 @@ def json_fields_structure(names: list[str]) -> str:
     return json.dumps(dict.fromkeys(names, "JSON"))
 
 
-def connect(*, private: bool = False) -> duckdb.DuckDBPyConnection:
+def connect(lake_root: str | None = None, *, private: bool = False) -> duckdb.DuckDBPyConnection:
     """Return a DuckDB connection with distill's macros (`sql/macros/*.sql`) defined.
 
     Every engine connection of distill is made here, so a statement may use the macros whichever
-    asset, check or test runs it, and may read lake paths wherever the lake is. It is a cursor on
-    the process's in-memory database (opening a database costs ~35 ms; a cursor nothing): its
-    registered frames, temporary tables, variables and session settings are its own, but a
-    global setting (`preserve_insertion_order`, `threads`, ...) would change every cursor's, so a
-    caller that sets one asks for a `private` connection, a database of its own.
+    asset, check or test runs it. The caller gives the paths: a statement that reads lake files
+    by path gets the `lake_root` they are under (from the settings resource), and when that root
+    is remote (`s3://…`) its fsspec filesystem is registered so DuckDB can read them; a caller
+    that only registers frames or reads local files gives none. No setting is read here.
+
+    It is a cursor on the process's in-memory database (opening a database costs ~35 ms; a cursor
+    nothing): its registered frames, temporary tables, variables and session settings are its
+    own, but a global setting (`preserve_insertion_order`, `threads`, ...) would change every
+    cursor's, so a caller that sets one asks for a `private` connection, a database of its own.
     """
-    root = UPath(Settings.resolve().lake_root)
-    remote = str(root) if is_remote(root) else None
+    remote = lake_root if lake_root is not None and is_remote(UPath(lake_root)) else None
     if private:
         return _new_database(remote)
     return _process_database(os.getpid(), remote).cursor()

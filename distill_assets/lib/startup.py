@@ -5,9 +5,14 @@ naming the variable) for a setting that would publish to the wrong place or leak
 - `DISTILL_DATASET_NAME` must be a plain name (letters, digits, `.`, `_`, `-`; no path separator,
   no `..`): it becomes a folder under the hub root (checked by `Settings` itself, so Dagster runs
   refuse it too; `resolve_settings` turns it into one line);
-- local roots (`DISTILL_RAW_ROOT`, `DISTILL_LAKE_ROOT`, `DISTILL_HUB_ROOT`, `DISTILL_MEMORY_ROOT`)
-  must not be, or lie under, a file; the lake, hub and memory roots must be writable (their
-  nearest existing folder is checked; object-store URIs are not checked here);
+- local roots (`DISTILL_DATA_DIR`, `DISTILL_RAW_ROOT`, `DISTILL_LAKE_ROOT`, `DISTILL_HUB_ROOT`,
+  `DISTILL_MEMORY_ROOT`) must not be, or lie under, a file; the data dir (it holds the run lock),
+  lake, hub and memory roots must be writable (their nearest existing folder is checked;
+  object-store URIs are not checked here);
+- `DISTILL_ALLOW_DROPPED_CONFIGS` names published configs (or is `*`): a misspelt name would
+  allow nothing and block the release it was meant to let through;
+- `DISTILL_ENV` is unset, `development` or `production`: a misspelt `development` would demand
+  a player key, a misspelt `production` would be taken for one silently;
 - `DISTILL_HUB_REPO_ID` needs `HF_TOKEN` (and the `owner/name` form): without a token the release
   would silently stay local;
 - the public development player key (no `DISTILL_PLAYER_ID_KEY`) is allowed only with
@@ -28,10 +33,13 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from distill_assets.contracts.published import CORE_SCHEMAS
 from distill_assets.lib.settings import Settings, refuse_blank
 
 ENV_VAR = "DISTILL_ENV"
 DEVELOPMENT = "development"
+ENVIRONMENTS = (DEVELOPMENT, "production")
+DROPPED_CONFIGS_ENV = "DISTILL_ALLOW_DROPPED_CONFIGS"
 PLAYER_KEY_ENV = "DISTILL_PLAYER_ID_KEY"
 HUB_REPO_ENV = "DISTILL_HUB_REPO_ID"
 HUB_TOKEN_ENV = "HF_TOKEN"
@@ -129,6 +137,24 @@ def check_hub(environ: Mapping[str, str]) -> None:
         )
 
 
+def check_environment(environ: Mapping[str, str]) -> None:
+    """Raise if `DISTILL_ENV` is set to anything but one of `ENVIRONMENTS`."""
+    value = environ.get(ENV_VAR, "")
+    if value and value not in ENVIRONMENTS:
+        raise SettingsError(f"{ENV_VAR}={value!r} must be one of {', '.join(ENVIRONMENTS)}")
+
+
+def check_dropped_configs(setting: str) -> None:
+    """Raise if `DISTILL_ALLOW_DROPPED_CONFIGS` names something that is not a published config."""
+    names = [name.strip() for name in setting.split(",") if name.strip()]
+    unknown = [name for name in names if name != "*" and name not in CORE_SCHEMAS]
+    if unknown:
+        raise SettingsError(
+            f"{DROPPED_CONFIGS_ENV}={setting!r} names no published config: {', '.join(unknown)} "
+            f"(configs: {', '.join(sorted(CORE_SCHEMAS))}, or *)"
+        )
+
+
 def check_player_key(environ: Mapping[str, str]) -> list[str]:
     """Return the development-key warning, or raise if that key would be used outside development.
 
@@ -148,15 +174,24 @@ def check_player_key(environ: Mapping[str, str]) -> list[str]:
     return [DEVELOPMENT_KEY_WARNING]
 
 
-def check_startup(settings: Settings, environ: Mapping[str, str] | None = None) -> list[str]:
-    """Validate settings and environment; return warning lines, raise `SettingsError` on errors."""
+def check_startup(
+    settings: Settings, environ: Mapping[str, str] | None = None, player_key: bool = True
+) -> list[str]:
+    """Validate settings and environment; return warning lines, raise `SettingsError` on errors.
+
+    `player_key=False` leaves the player key to the `player_id_hasher` resource (the definitions'
+    load: a deployment may configure the key on the resource instead of the environment).
+    """
     env = os.environ if environ is None else environ
+    check_root("DISTILL_DATA_DIR", settings.data_dir, writable=True)
     check_root("DISTILL_RAW_ROOT", settings.raw_root, writable=False)
     check_root("DISTILL_LAKE_ROOT", settings.lake_root, writable=True)
     check_root("DISTILL_HUB_ROOT", settings.hub_root, writable=True)
     check_root("DISTILL_MEMORY_ROOT", settings.memory_root, writable=True)
+    check_dropped_configs(settings.allow_dropped_configs)
     check_hub(env)
-    return check_player_key(env)
+    check_environment(env)
+    return check_player_key(env) if player_key else []
 
 
 def startup_settings(prefix: str) -> Settings | None:

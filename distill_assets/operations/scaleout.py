@@ -12,6 +12,7 @@ import dagster as dg
 
 from distill_assets.defs.jobs import INGEST_JOB
 from distill_assets.lib.executors import distill_executor
+from distill_assets.lib.startup import resolve_settings
 from distill_assets.operations.launch import QUIET_RUN_CONFIG
 
 
@@ -20,7 +21,8 @@ def ingest_job(executor: str = "", max_concurrent: int = 0) -> dg.JobDefinition:
     from distill_assets.definitions import defs
 
     job = defs().resolve_job_def(INGEST_JOB)
-    return job.with_executor_def(distill_executor(executor, max_concurrent or None))
+    settings = resolve_settings()
+    return job.with_executor_def(distill_executor(settings, executor, max_concurrent or None))
 
 
 def execute_ingest(

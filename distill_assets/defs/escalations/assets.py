@@ -76,7 +76,7 @@ PREVIEW_COLUMNS = ("id", "source_ref", "reasoning_type", "domain", "quality_scor
             "line and the raw text (invalid_json, missing_query, duplicate_id, ...)."
         ),
     ),
-    partitions_def=daily_partitions,
+    partitions_def=daily_partitions(),
     group_name=SOURCE,
 )
 def escalation_records(
@@ -148,7 +148,7 @@ def reconciliation_table(reconciliation: pl.DataFrame) -> dg.MetadataValue:
             for table, name in LEGACY_STORED.items()
         },
     },
-    partitions_def=daily_partitions,
+    partitions_def=daily_partitions(),
     group_name=SOURCE,
     can_subset=False,
 )
@@ -185,7 +185,7 @@ def legacy_migration(
         "records": dg.AssetIn(key=[SOURCE, RECORDS]),
         "legacy_records": dg.AssetIn(key=[SOURCE, LEGACY_RECORDS]),
     },
-    partitions_def=daily_partitions,
+    partitions_def=daily_partitions(),
     group_name=SOURCE,
     kinds={"polars"},
     code_version=rules_version(SOURCE),
@@ -270,7 +270,7 @@ def build_export_asset(name: str) -> dg.AssetsDefinition:
     @dg.asset(
         key=[SOURCE, export.table],
         ins={"examples": dg.AssetIn(key=[SOURCE, EXAMPLES])},
-        partitions_def=daily_partitions,
+        partitions_def=daily_partitions(),
         group_name=SOURCE,
         kinds={"polars"},
         code_version=rules_version(SOURCE),

@@ -32,7 +32,7 @@ def _scan(settings: DistillSettings, table: str, partition: str) -> pl.LazyFrame
 
 
 @dg.asset_check(
-    partitions_def=daily_partitions,
+    partitions_def=daily_partitions(),
     asset=dg.AssetKey([SOURCE, EXAMPLES]),
     name=EXAMPLES_CHECK,
     blocking=True,
@@ -69,7 +69,7 @@ def one_example_per_record(
 
 
 @dg.asset_check(
-    partitions_def=daily_partitions,
+    partitions_def=daily_partitions(),
     asset=dg.AssetKey([SOURCE, LEGACY_MIGRATION]),
     name=LEGACY_CHECK,
     blocking=True,
@@ -122,7 +122,7 @@ def build_feed_check(name: str) -> dg.AssetChecksDefinition:
     export = FORMATS[name]
 
     @dg.asset_check(
-        partitions_def=daily_partitions,
+        partitions_def=daily_partitions(),
         asset=dg.AssetKey([SOURCE, export.table]),
         name=f"{export.table}_valid",
         blocking=True,

@@ -112,7 +112,7 @@ def candidate(
             "shards_reused": dg.MetadataValue.int(len(shards.reused)),
             "withheld_rows": dg.MetadataValue.int(withheld.height),
             "skipped_raw_folders": dg.MetadataValue.json(
-                skipped_raw_folders(cfg.raw_root, last_partition_date())
+                skipped_raw_folders(cfg.raw_root, last_partition_date(cfg))
             ),
             **release_metadata(manifest),
         }

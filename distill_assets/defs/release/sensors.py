@@ -108,7 +108,7 @@ def raw_landing(context: dg.SensorEvaluationContext, settings: DistillSettings) 
     current = {
         key: fingerprint
         for key, fingerprint in landed(settings.resolved().raw_root).items()
-        if daily_partitions.has_partition_key(date_of(key))
+        if daily_partitions().has_partition_key(date_of(key))
     }
     changed = sorted({date_of(k) for k, v in current.items() if seen.get(k) != v})
     return dg.SensorResult(

@@ -73,7 +73,7 @@ UNPAIRED_PREVIEW_COLUMNS = ("turn_id", "reason", "detail", "query")
             "invalid_decision, duplicate_validation, ...)."
         ),
     ),
-    partitions_def=daily_partitions,
+    partitions_def=daily_partitions(),
     group_name=SOURCE,
 )
 def revision_validations(
@@ -114,7 +114,7 @@ def revision_validations(
         ),
     },
     ins={VALIDATIONS: dg.AssetIn(key=[SOURCE, VALIDATIONS])},
-    partitions_def=daily_partitions,
+    partitions_def=daily_partitions(),
     group_name=SOURCE,
 )
 def revision_pairs(
@@ -152,7 +152,7 @@ def revision_pairs(
         "pairs": dg.AssetIn(key=[SOURCE, PAIRS]),
         "unpaired": dg.AssetIn(key=[SOURCE, UNPAIRED]),
     },
-    partitions_def=daily_partitions,
+    partitions_def=daily_partitions(),
     group_name=SOURCE,
     kinds={"polars"},
     code_version=rules_version(*PRINCIPLE_RULES),

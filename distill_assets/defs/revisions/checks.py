@@ -35,7 +35,7 @@ def _scan(settings: DistillSettings, table: str, partition: str) -> pl.LazyFrame
 
 
 @dg.asset_check(
-    partitions_def=daily_partitions,
+    partitions_def=daily_partitions(),
     asset=dg.AssetKey([SOURCE, PAIRS]),
     name=TURNS_CHECK,
     blocking=True,
@@ -69,7 +69,7 @@ def every_turn_accounted(
 
 
 @dg.asset_check(
-    partitions_def=daily_partitions,
+    partitions_def=daily_partitions(),
     asset=dg.AssetKey([SOURCE, PAIRS]),
     name=FEED_CHECK,
     blocking=True,
@@ -109,7 +109,7 @@ def dpo_feed_valid(
 
 
 @dg.asset_check(
-    partitions_def=daily_partitions,
+    partitions_def=daily_partitions(),
     asset=dg.AssetKey([SOURCE, TURN_PRINCIPLES]),
     name=PRINCIPLE_PER_PAIR_CHECK,
     blocking=True,

@@ -82,7 +82,7 @@ def parse_params(hasher: PlayerIdHasher) -> tuple[dict[str, object], str]:
             "line and the raw line (player id replaced by its player_key)."
         ),
     ),
-    partitions_def=daily_partitions,
+    partitions_def=daily_partitions(),
     group_name=SOURCE,
 )
 def telemetry_bronze(
@@ -118,7 +118,7 @@ def telemetry_bronze(
 
 @dg.asset(
     key=[SOURCE, DIALOGUES],
-    partitions_def=daily_partitions,
+    partitions_def=daily_partitions(),
     group_name=SOURCE,
     kinds={"polars"},
     # telemetry_trust and telemetry_taxonomy are not folded into the code version: `distill
@@ -212,7 +212,7 @@ def trust_history(lake_root: str, day: str) -> pl.DataFrame:
 
 @dg.asset(
     key=[SOURCE, VALIDATION],
-    partitions_def=daily_partitions,
+    partitions_def=daily_partitions(),
     group_name=SOURCE,
     kinds={"polars"},
     code_version=rules_version("telemetry_validation"),
@@ -252,7 +252,7 @@ def telemetry_validation(
 
 @dg.asset(
     key=[SOURCE, ACCEPTED],
-    partitions_def=daily_partitions,
+    partitions_def=daily_partitions(),
     group_name=SOURCE,
     kinds={"duckdb", "parquet"},
     code_version=rules_version("telemetry_privacy"),
@@ -308,7 +308,7 @@ def telemetry_accepted_events(
 
 @dg.asset(
     key=[SOURCE, TRIAGE],
-    partitions_def=daily_partitions,
+    partitions_def=daily_partitions(),
     group_name=SOURCE,
     kinds={"polars"},
     code_version=rules_version("telemetry_triage"),

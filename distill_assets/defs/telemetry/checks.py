@@ -19,7 +19,7 @@ telemetry_raw_reconciles = reconcile_check(SOURCE, "events")
 
 
 @dg.asset_check(
-    partitions_def=daily_partitions,
+    partitions_def=daily_partitions(),
     asset=dg.AssetKey([SOURCE, "dialogues"]),
     name=FEED_SCHEMA_CHECK,
     blocking=True,
@@ -42,7 +42,7 @@ def telemetry_dialogues_schema(
 
 
 @dg.asset_check(
-    partitions_def=daily_partitions,
+    partitions_def=daily_partitions(),
     asset=dg.AssetKey([SOURCE, "triage"]),
     name=PASS_RATE_CHECK,
     description=(

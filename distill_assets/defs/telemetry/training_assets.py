@@ -142,7 +142,7 @@ def _triage(settings: DistillSettings, partition: str) -> pl.LazyFrame:
 
 @dg.asset(
     key=[SOURCE, DECISIONS],
-    partitions_def=daily_partitions,
+    partitions_def=daily_partitions(),
     group_name=SOURCE,
     kinds={"polars"},
     code_version=rules_version(*DECISION_RULES),
@@ -180,7 +180,7 @@ def telemetry_decisions(
 
 @dg.asset(
     key=[SOURCE, DECISION_PAIRS],
-    partitions_def=daily_partitions,
+    partitions_def=daily_partitions(),
     group_name=SOURCE,
     kinds={"polars"},
     code_version=rules_version(*PAIR_RULES),
@@ -227,7 +227,7 @@ def telemetry_decision_pairs(
 
 @dg.asset(
     key=[SOURCE, COMPETENCE],
-    partitions_def=daily_partitions,
+    partitions_def=daily_partitions(),
     group_name=SOURCE,
     kinds={"polars"},
     code_version=rules_version(*COMPETENCE_RULES),
@@ -275,7 +275,7 @@ def telemetry_competence(
             ),
         ),
     },
-    partitions_def=daily_partitions,
+    partitions_def=daily_partitions(),
     group_name=SOURCE,
     code_version=rules_version(*EPISODE_RULES),
     ins={"events": dg.AssetIn(key=ACCEPTED), "classes": dg.AssetIn(key=[SOURCE, COMPETENCE])},
@@ -350,7 +350,7 @@ def telemetry_episodes(
 
 @dg.asset(
     key=[SOURCE, REASONING],
-    partitions_def=daily_partitions,
+    partitions_def=daily_partitions(),
     group_name=SOURCE,
     kinds={"polars"},
     code_version=rules_version(*REASONING_RULES),

@@ -72,7 +72,7 @@ def _workdir() -> Path:
             "invalid_json, not_an_object, missing_<field>, invalid_<field>, …), file and line."
         ),
     ),
-    partitions_def=daily_partitions,
+    partitions_def=daily_partitions(),
     group_name=SOURCE,
 )
 def traces_bronze(
@@ -92,7 +92,7 @@ def traces_bronze(
 @dg.asset(
     key=RUNS,
     deps=[EVENTS],
-    partitions_def=daily_partitions,
+    partitions_def=daily_partitions(),
     group_name=SOURCE,
     kinds={"duckdb", "parquet"},
     code_version=rules_version(SOURCE),
@@ -161,7 +161,7 @@ def traces_runs(context: dg.AssetExecutionContext, settings: DistillSettings) ->
         ),
     },
     deps=[EVENTS],
-    partitions_def=daily_partitions,
+    partitions_def=daily_partitions(),
     group_name=SOURCE,
 )
 def traces_sft(

@@ -28,8 +28,8 @@ def _path(context: dg.AssetCheckExecutionContext, settings: DistillSettings, tab
     return str(partition_path(lake, SOURCE, table, context.partition_key))
 
 
-def _query(statement: str, params: dict[str, object]) -> list[tuple]:
-    con = connect()
+def _query(settings: DistillSettings, statement: str, params: dict[str, object]) -> list[tuple]:
+    con = connect(settings.resolved().lake_root)
     try:
         return con.execute(statement, params).fetchall()
     finally:
@@ -37,7 +37,7 @@ def _query(statement: str, params: dict[str, object]) -> list[tuple]:
 
 
 @dg.asset_check(
-    partitions_def=daily_partitions,
+    partitions_def=daily_partitions(),
     asset=DROPPED_STEPS,
     name=STEPS_RECONCILE,
     blocking=True,
@@ -49,6 +49,7 @@ def traces_steps_reconcile(
 ) -> dg.AssetCheckResult:
     """Check steps in bronze = sft_steps rows + dropped_steps rows, with no step in both."""
     ((steps, samples, dropped, overlap),) = _query(
+        settings,
         load_sql("traces/select_step_reconciliation"),
         {
             "events": _path(context, settings, "events"),
@@ -71,7 +72,7 @@ def _validity_check(asset: dg.AssetKey, table: str, fmt: str) -> dg.AssetChecksD
     )
 
     @dg.asset_check(
-        partitions_def=daily_partitions,
+        partitions_def=daily_partitions(),
         asset=asset,
         name=SAMPLES_VALID,
         blocking=True,
@@ -80,7 +81,7 @@ def _validity_check(asset: dg.AssetKey, table: str, fmt: str) -> dg.AssetChecksD
     def _check(
         context: dg.AssetCheckExecutionContext, settings: DistillSettings
     ) -> dg.AssetCheckResult:
-        invalid = _query(statement, {**params, "path": _path(context, settings, table)})
+        invalid = _query(settings, statement, {**params, "path": _path(context, settings, table)})
         problems: dict[str, int] = {}
         for _, problem in invalid:
             problems[problem] = problems.get(problem, 0) + 1
@@ -103,7 +104,7 @@ def feed_schema_check(config: str) -> str:
 
 def _feed_check(asset: dg.AssetKey, table: str, config: str) -> dg.AssetChecksDefinition:
     @dg.asset_check(
-        partitions_def=daily_partitions,
+        partitions_def=daily_partitions(),
         asset=asset,
         name=feed_schema_check(config),
         blocking=True,

@@ -47,7 +47,7 @@ def test_duckdb_reads_a_remote_lake_file_without_extensions(memory_root: str) ->
     path = partition_path(f"{memory_root}/lake", "traces", "events", "2026-11-20")
     write_parquet_atomic(pl.DataFrame({"a": [3, 1, 2]}), path)
     assert is_remote(path)
-    con = connect()
+    con = connect(f"{memory_root}/lake")
     try:
         rows = con.execute("SELECT sum(a), count(*) FROM read_parquet($p)", {"p": str(path)})
         assert rows.fetchall() == [(6, 3)]

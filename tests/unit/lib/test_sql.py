@@ -39,3 +39,18 @@ def test_a_private_connection_keeps_its_global_settings_to_itself() -> None:
     finally:
         private.close()
         shared.close()
+
+
+def test_connect_reads_no_setting_its_caller_gives_the_lake(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A bad DISTILL_* value does not reach `connect`: the caller gave (or not) the lake root."""
+    monkeypatch.setenv("DISTILL_DATASET_NAME", "../elsewhere")
+    monkeypatch.setenv("DISTILL_LAKE_ROOT", "memory://not-read")
+    con = connect()
+    try:
+        assert con.execute("SELECT 1").fetchone() == (1,)
+        with pytest.raises(duckdb.IOException, match="not-read"):
+            con.execute("SELECT * FROM read_parquet('memory://not-read/a.parquet')")
+    finally:
+        con.close()

@@ -1,4 +1,5 @@
 import errno
+import re
 import sqlite3
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from distill_assets.lib.startup import (
     check_startup,
     resolve_settings,
 )
-from tests.conftest import land
+from tests.conftest import PROJECT_ROOT, land
 
 
 def settings_in(tmp_path: Path, **overrides: str) -> Settings:
@@ -113,59 +114,132 @@ def test_distill_run_prints_one_line_errors_and_the_key_warning(
     assert capsys.readouterr().out.splitlines()[0] == f"[distill] {DEVELOPMENT_KEY_WARNING}"
 
 
+# one bad value of every documented DISTILL_* setting (docs/operations.md#settings) and its line;
+# `{file}` is an existing file of the test's folder
+BAD_SETTINGS = [
+    (
+        "DISTILL_DATA_DIR",
+        "{file}/data",
+        "DISTILL_DATA_DIR={file}/data lies under a file ({file}), not a folder",
+    ),
+    (
+        "DISTILL_RAW_ROOT",
+        "{file}/raw",
+        "DISTILL_RAW_ROOT={file}/raw lies under a file ({file}), not a folder",
+    ),
+    (
+        "DISTILL_LAKE_ROOT",
+        "{file}/lake",
+        "DISTILL_LAKE_ROOT={file}/lake lies under a file ({file}), not a folder",
+    ),
+    (
+        "DISTILL_HUB_ROOT",
+        "{file}/hub",
+        "DISTILL_HUB_ROOT={file}/hub lies under a file ({file}), not a folder",
+    ),
+    (
+        "DISTILL_MEMORY_ROOT",
+        "{file}/memory",
+        "DISTILL_MEMORY_ROOT={file}/memory lies under a file ({file}), not a folder",
+    ),
+    (
+        "DISTILL_DATASET_NAME",
+        "../x",
+        "DISTILL_DATASET_NAME='../x' must be a plain name (letters, digits, '.', '_', '-'; no "
+        "path separators or '..')",
+    ),
+    (
+        "DISTILL_HUB_REPO_ID",
+        "org/data",
+        "DISTILL_HUB_REPO_ID=org/data is set but HF_TOKEN is not: refusing to publish locally "
+        "instead of to the Hub",
+    ),
+    (
+        "DISTILL_PLAYER_ID_KEY",
+        " ",
+        "DISTILL_PLAYER_ID_KEY is set but blank: set a real value or unset it",
+    ),
+    ("DISTILL_ENV", "dev", "DISTILL_ENV='dev' must be one of development, production"),
+    (
+        "DISTILL_PARTITIONS_START",
+        "2026-13-01",
+        "DISTILL_PARTITIONS_START='2026-13-01' is not a date (YYYY-MM-DD)",
+    ),
+    (
+        "DISTILL_FUTURE_DAYS",
+        "one",
+        "DISTILL_FUTURE_DAYS='one': Input should be a valid integer, unable to parse string "
+        "as an integer",
+    ),
+    (
+        "DISTILL_EXECUTOR",
+        "bogus",
+        "DISTILL_EXECUTOR='bogus' must be one of in_process, multiprocess, k8s",
+    ),
+    (
+        "DISTILL_MAX_CONCURRENT",
+        "zero",
+        "DISTILL_MAX_CONCURRENT='zero' must be a whole number, at least 1",
+    ),
+    ("DISTILL_EMBEDDER", "bogus", "DISTILL_EMBEDDER='bogus' must be one of hashed, model2vec"),
+    ("DISTILL_EVAL_SETS", "/nonexistent", "DISTILL_EVAL_SETS=/nonexistent is not a folder"),
+    (
+        "DISTILL_EMBEDDER_MODEL",
+        "/nonexistent",
+        "DISTILL_EMBEDDER_MODEL=/nonexistent is not a folder",
+    ),
+    (
+        "DISTILL_LLM_BASE_URL",
+        "localhost:8000",
+        "DISTILL_LLM_BASE_URL='localhost:8000' must start with http:// or https://",
+    ),
+    (
+        "DISTILL_LLM_BASE_URL",
+        "http://localhost:8000",
+        "DISTILL_LLM_BASE_URL is set but DISTILL_LLM_MODEL is not",
+    ),
+    ("DISTILL_LLM_MODEL", "qwen", "DISTILL_LLM_MODEL is set but DISTILL_LLM_BASE_URL is not"),
+    ("DISTILL_LLM_API_KEY", "sk-1", "DISTILL_LLM_API_KEY is set but DISTILL_LLM_BASE_URL is not"),
+    (
+        "DISTILL_ALLOW_DROPPED_CONFIGS",
+        "sft,spf",
+        "DISTILL_ALLOW_DROPPED_CONFIGS='sft,spf' names no published config: spf (configs: "
+        "correction, cot, dpo, instruction, rlds, sft, sft_tools, or *)",
+    ),
+]
+
+
+def test_every_documented_setting_has_a_bad_value_case() -> None:
+    documented = set(
+        re.findall(r"`(DISTILL_[A-Z_]+)`", (PROJECT_ROOT / "docs" / "operations.md").read_text())
+    )
+    test_only = {"DISTILL_INTEGRATION", "DISTILL_BENCH_SCALE"}
+    assert documented - test_only == {variable for variable, _, _ in BAD_SETTINGS}
+
+
+@pytest.mark.parametrize(("variable", "value", "line"), BAD_SETTINGS)
 @pytest.mark.parametrize(
-    ("variable", "value", "line"),
-    [
-        (
-            "DISTILL_PARTITIONS_START",
-            "2026-13-01",
-            "DISTILL_PARTITIONS_START='2026-13-01' is not a date (YYYY-MM-DD)",
-        ),
-        (
-            "DISTILL_EXECUTOR",
-            "bogus",
-            "DISTILL_EXECUTOR='bogus' must be one of in_process, multiprocess, k8s",
-        ),
-        (
-            "DISTILL_MAX_CONCURRENT",
-            "zero",
-            "DISTILL_MAX_CONCURRENT='zero' must be a whole number, at least 1",
-        ),
-        ("DISTILL_EMBEDDER", "bogus", "DISTILL_EMBEDDER='bogus' must be one of hashed, model2vec"),
-        ("DISTILL_EVAL_SETS", "/nonexistent", "DISTILL_EVAL_SETS=/nonexistent is not a folder"),
-        (
-            "DISTILL_EMBEDDER_MODEL",
-            "/nonexistent",
-            "DISTILL_EMBEDDER_MODEL=/nonexistent is not a folder",
-        ),
-        (
-            "DISTILL_LLM_BASE_URL",
-            "localhost:8000",
-            "DISTILL_LLM_BASE_URL='localhost:8000' must start with http:// or https://",
-        ),
-        (
-            "DISTILL_FUTURE_DAYS",
-            "one",
-            "DISTILL_FUTURE_DAYS='one': Input should be a valid integer, unable to parse string "
-            "as an integer",
-        ),
-    ],
+    "command", [["run", "--samples", "none"], ["backfill", "--stale"], ["stale"], ["check"]]
 )
-@pytest.mark.parametrize("command", [["run", "--samples", "none"], ["backfill", "--stale"]])
 def test_every_bad_setting_is_one_line_and_exit_2_before_any_work(
     distill_env: Settings,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
     *,
     variable: str,
     value: str,
     line: str,
     command: list[str],
 ) -> None:
-    monkeypatch.setenv(variable, value)
+    a_file = tmp_path / "a-file"
+    a_file.write_text("not a folder")
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    monkeypatch.setenv(variable, value.format(file=a_file))
     assert main(command) == 2
     captured = capsys.readouterr()
-    assert (captured.out.splitlines(), captured.err) == ([f"[distill] error: {line}"], "")
+    expected = line.format(file=a_file)
+    assert (captured.out.splitlines(), captured.err) == ([f"[distill] error: {expected}"], "")
     assert not Path(distill_env.data_dir).exists()
 
 

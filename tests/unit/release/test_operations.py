@@ -1,4 +1,5 @@
 import json
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -6,6 +7,7 @@ import dagster as dg
 import pytest
 
 from distill_assets.defs.jobs import INGEST_JOB, RELEASE_JOB
+from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.release.landing import folder_fingerprint, landed
 from distill_assets.defs.release.sensors import raw_landing, release_after_ingest
 from distill_assets.defs.resources import DistillSettings
@@ -64,6 +66,39 @@ def test_nightly_schedule_skips_a_day_without_raw_files(definitions, distill_env
     assert result.run_requests == []
     assert result.skip_message == (
         f"no raw files for 2026-11-21 under {distill_env.raw_root}: nothing to ingest"
+    )
+
+
+@pytest.fixture
+def partitions_of_raw_data(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """This process's partitions built again without DISTILL_PARTITIONS_START, then restored."""
+    monkeypatch.delenv("DISTILL_PARTITIONS_START")
+    daily_partitions.cache_clear()
+    yield
+    daily_partitions.cache_clear()
+
+
+def test_nightly_schedule_names_a_day_that_got_data_after_the_definitions_loaded(
+    definitions, distill_env, partitions_of_raw_data
+):
+    """2026-11-21 was empty when the partitions were built: the tick says to reload."""
+    land(distill_env, "traces", "2026-11-19", "a.jsonl", "{}\n")
+    assert not daily_partitions().has_partition_key("2026-11-21")
+    land(distill_env, "traces", "2026-11-21", "a.jsonl", "{}\n")
+    schedule = definitions.resolve_schedule_def("nightly_ingest")
+    with (
+        dg.instance_for_test() as instance,
+        dg.build_schedule_context(
+            instance=instance,
+            scheduled_execution_time=datetime(2026, 11, 22, 2, 0, tzinfo=UTC),
+            repository_def=definitions.get_repository_def(),
+            resources={"settings": DistillSettings()},
+        ) as context,
+    ):
+        result = schedule.evaluate_tick(context)
+    assert result.run_requests == []
+    assert result.skip_message == (
+        "2026-11-21 had no raw files when the definitions loaded: reload the code location"
     )
 
 
