@@ -5,11 +5,11 @@ generators, one day at `--scale`): one row per record, its string leaves joined 
 it holds the personal data and secrets the samples plant before any scrubbing (a release holds
 fewer; the candidate share here is an upper bound), and every `PLANT_EVERY`-th row also carries
 one text of the labelled corpus (`tests/unit/curation/pii_corpus.py`: secrets, personal data and
-their look-alikes), so the findings compared cover every kind. Both methods read the same frame and return
-`(id, column, type)` findings, which must be equal:
+their look-alikes), so the findings compared cover every kind. Both methods read the same frame
+and return `(id, column, type)` findings, which must be equal:
 
 - `exhaustive` (the baseline): every distinct line through every detector, as the scan did before
-  the prefilter (`scan.line_findings` with every line marked for both detector groups);
+  the prefilter (`scan.line_findings` with every line marked for every detector group);
 - `prefiltered`: `scan.scan_frame`, the detectors only on the lines `scan.candidate_lines` marks.
 
 Repeats are interleaved (baseline, candidate, baseline, ...) in one process; the table gives the

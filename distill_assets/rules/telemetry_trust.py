@@ -37,9 +37,10 @@ Trust weights the data (docs/sources/telemetry.md#trust; the seed's gold-standar
 (each day's walk starts at INITIAL_TRUST: days ingest in parallel, so a day's rows depend on that
 day alone) and the `validation_flags` of its events. Its `quality_score` is multiplied by
 min(trust / INITIAL_TRUST, 1) (rounded to QUALITY_DECIMALS): a player with no signals keeps the
-content score, distrust lowers it in proportion, trust above the start never raises it above what the content earns. Rows of a
-player whose trust at that time is below TRUST_FLOOR are left out (0.3 is the start less two
-gold-standard failures, so a third net failure drops a player's data; the seed gives no number).
+content score, distrust lowers it in proportion, trust above the start never raises it above what
+the content earns. Rows of a player whose trust at that time is below TRUST_FLOOR are left out
+(0.3 is the start less two gold-standard failures, so a third net failure drops a player's data;
+the seed gives no number).
 """
 
 from __future__ import annotations
