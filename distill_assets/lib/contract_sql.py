@@ -373,7 +373,9 @@ def _path_checks(model: type[BaseModel], details: Details, union: PayloadUnion) 
         _Check("torn_last_line", "NOT valid AND is_last_line", details.torn_last_line),
         _Check("invalid_json", "NOT valid", details.invalid_json),
         _Check("not_an_object", "NOT is_object", details.not_an_object),
-        _Check("duplicate_key", "has_duplicate_key(line)", "'repeated key: ' || duplicate_key(line)"),
+        _Check(
+            "duplicate_key", "has_duplicate_key(line)", "'repeated key: ' || duplicate_key(line)"
+        ),
     ]
     for name, kind in _path_kinds(model).items():
         checks += [_Check(*check) for check in kind.checks(name, _path(name))]
