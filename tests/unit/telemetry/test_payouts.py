@@ -2,8 +2,8 @@
 
 from distill_assets.defs.telemetry import payouts as payouts_module
 from distill_assets.defs.telemetry.payouts import payouts
-from distill_assets.rules import telemetry_taxonomy as taxonomy_rules
 from distill_assets.defs.telemetry.trust import trust_signals, trust_walk
+from distill_assets.rules import telemetry_taxonomy as taxonomy_rules
 from tests.unit.telemetry.silver_frames import silver
 
 
