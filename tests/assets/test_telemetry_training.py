@@ -543,3 +543,22 @@ def test_a_dialogue_triage_skips_is_absent_from_sft(trained: Settings) -> None:
     assert rows.get_column("source_ref").to_list() == ["conversation:conv-gina-quest"]
     published = curated(trained, "sft").get_column("source_ref").to_list()
     assert published == ["conversation:conv-gina-quest"]
+
+
+def test_card_counts_published_rows_per_value_class_and_split(trained: Settings) -> None:
+    card = (Path(trained.hub_root) / trained.dataset_name / "latest" / "README.md").read_text()
+    rows = curated(trained, "rlds").with_columns(
+        pl.col("metadata").str.json_path_match("$.value_class").alias("value_class")
+    )
+    by_episode = dict(rows.select("episode_id", "value_class").iter_rows())
+    assert by_episode == {
+        "ep-alice": "long_horizon_causal_chains",
+        "ep-bob-cut": "long_horizon_causal_chains",
+        "ep-bob-fail": "embodied_failure_recovery",
+        "innovation-gina": "novel_strategy_generation",
+    }
+    for (value,), group in rows.group_by("value_class"):
+        train = group.filter(pl.col("split") == "train").height
+        test = group.filter(pl.col("split") == "test").height
+        assert f"| `rlds` | `value_class` | `{value}` | {train} | {test} |" in card
+    assert "| `sft` | `value_class` | `social_manipulation_deception` |" in card
