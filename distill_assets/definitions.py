@@ -22,6 +22,7 @@ from distill_assets.defs.resources import (
     LlmResource,
 )
 from distill_assets.defs.telemetry import card_notes as telemetry_notes
+from distill_assets.defs.telemetry.taxonomy import VALUE_CLASS_KEY
 from distill_assets.defs.telemetry.tfrecord import write_release_files
 from distill_assets.lib.executors import distill_executor
 from distill_assets.lib.startup import check_startup, resolve_settings
@@ -36,6 +37,7 @@ RELEASE_CONTRIBUTIONS = ReleaseContributions(
         "dpo": (shape_notes.DPO_SHAPE_NOTES, telemetry_notes.DPO_NOTES),
         "cot": (telemetry_notes.COT_NOTES, shape_notes.COT_OUTCOME_NOTES),
     },
+    counted_metadata=(VALUE_CLASS_KEY,),
 )
 
 

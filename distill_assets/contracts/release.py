@@ -60,6 +60,14 @@ class SplitSummary(BaseModel):
 
     rows: int = Field(ge=0)
     sources: dict[str, int] = Field(description="source -> rows")
+    metadata_counts: dict[str, dict[str, int]] = Field(
+        default_factory=dict,
+        description=(
+            "metadata key -> value -> rows, for the keys the sources ask the card to count "
+            "(`ReleaseContributions.counted_metadata`, e.g. telemetry's value_class); rows "
+            "without the key are not counted"
+        ),
+    )
 
 
 class WithheldRow(BaseModel):

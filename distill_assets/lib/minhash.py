@@ -18,6 +18,11 @@ Everything runs on whole columns in NumPy over Arrow buffers (no per-document Py
    document and kept when the fraction of equal bins (the Jaccard estimate) reaches a threshold;
 5. clusters: connected components of the kept links by minimum-label propagation.
 
+A document of several parts compared together (a preference pair's prompt, chosen and rejected)
+gets one signature per part, interleaved bin by bin (`part_signatures`): every band then spans
+every part, and the Jaccard estimate of a candidate is the smallest over its parts
+(`estimated_jaccard(..., parts=k)`), so two documents are near duplicates only when each part is.
+
 All hash constants are fixed, so signatures and clusters depend only on the texts, never on row
 order or process (no Python `hash`, no Polars `.hash()`).
 """
@@ -355,6 +360,17 @@ def _text_signatures(texts: pl.Series, shingle_words: int, bins: int) -> np.ndar
     return signatures(doc_of_shingle, hashes, len(texts), bins)
 
 
+def part_signatures(parts: list[pl.Series], shingle_words: int, bins: int) -> np.ndarray:
+    """Return the signatures of documents of `len(parts)` parts, interleaved bin by bin.
+
+    `parts[p][i]` is part p of document i; each part is signed on its own with `bins` bins and
+    bin b of part p is column `b * len(parts) + p`, so consecutive bins (a band) cover every
+    part. One part gives `text_signatures` unchanged.
+    """
+    signed = [text_signatures(part, shingle_words, bins) for part in parts]
+    return np.stack(signed, axis=2).reshape(len(parts[0]), bins * len(parts))
+
+
 def band_keys(sig: np.ndarray, bands: int, rows: int) -> np.ndarray:
     """Return the (docs, bands) uint64 bucket key of each band of `rows` consecutive bins."""
     docs, bins = sig.shape
@@ -404,9 +420,12 @@ def _band_codes(band: np.ndarray, docs: np.ndarray, span: np.int64) -> np.ndarra
     return heads[linked] * span + sorted_docs[linked]
 
 
-def shingled(sig: np.ndarray) -> np.ndarray:
-    """Return whether each signature has a shingle (an empty document's bins are all empty)."""
-    return sig[:, 0] != _EMPTY
+def shingled(sig: np.ndarray, parts: int = 1) -> np.ndarray:
+    """Return whether each signature has a shingle (an empty document's bins are all empty).
+
+    For signatures of `parts` interleaved parts (`part_signatures`): whether every part has one.
+    """
+    return (sig[:, :parts] != _EMPTY).all(axis=1)
 
 
 def gather_pairs(
@@ -421,12 +440,17 @@ def gather_pairs(
     return fetch(rows), np.searchsorted(rows, a), np.searchsorted(rows, b)
 
 
-def estimated_jaccard(sig: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Return the fraction of equal bins of documents `a[i]` and `b[i]`."""
+def estimated_jaccard(sig: np.ndarray, a: np.ndarray, b: np.ndarray, parts: int = 1) -> np.ndarray:
+    """Return the fraction of equal bins of documents `a[i]` and `b[i]`.
+
+    For signatures of `parts` interleaved parts (`part_signatures`), the smallest fraction over
+    the parts: the documents are as similar as their least similar part.
+    """
     estimate = np.zeros(len(a), dtype=np.float64)
     for lo in range(0, len(a), VERIFY_CHUNK):
         part = slice(lo, lo + VERIFY_CHUNK)
-        estimate[part] = (sig[a[part]] == sig[b[part]]).mean(axis=1)
+        equal = sig[a[part]] == sig[b[part]]
+        estimate[part] = equal.reshape(len(equal), -1, parts).mean(axis=1).min(axis=1)
     return estimate
 
 
@@ -466,16 +490,19 @@ def near_components(
     members: np.ndarray,
     fetch: Callable[[np.ndarray], np.ndarray],
     threshold: float,
+    *,
+    parts: int = 1,
 ) -> np.ndarray:
     """Return the near-duplicate component label of each member (member i is row `members[i]`).
 
     Of every row, `has_shingles` says whether it has a shingle (`shingled`) and `keys` are its
     `band_keys`; `fetch(rows)` returns the signatures of sorted distinct rows. Members sharing a
     band bucket are linked to its first member (a document without shingles is in no bucket)
-    when their estimated Jaccard reaches `threshold`; only the linked rows' signatures are read.
+    when their estimated Jaccard (over `parts` interleaved parts: the least similar part's)
+    reaches `threshold`; only the linked rows' signatures are read.
     """
     valid = np.flatnonzero(has_shingles[members])
     a, b = bucket_links(valid, keys[members[valid]])
     sig, left, right = gather_pairs(fetch, members[a], members[b])
-    keep = estimated_jaccard(sig, left, right) >= threshold
+    keep = estimated_jaccard(sig, left, right, parts) >= threshold
     return components(len(members), a[keep], b[keep])

@@ -12,8 +12,11 @@ Exact dedup: the content key of a row is the JSON encoding of its core columns (
 columns besides `id, source, source_ref, quality_score, metadata`) after every string in them is
 lowercased, runs of whitespace are collapsed to one space and ends are trimmed; the key's hash is
 `sha256(key)[:16]` (hex), computed in DuckDB. Rows with the same hash form a cluster across all
-partitions; the representative is the highest `quality_score`, then the earliest `event_time`,
-then the smallest `id`, then the smallest `source_ref`.
+partitions; the representative is the row of the most trusted contributor (`metadata.trust` of a
+telemetry row, the lower of `trust_chosen` and `trust_rejected` of a telemetry pair; rows without
+one rank after rows with one, and among themselves by what follows), then the highest
+`quality_score`, then the earliest `event_time`, then the smallest `id`, then the smallest
+`source_ref`. So when players collude, the most trusted one's row is published.
 
 Near duplicates (issue 13, docs/curation-and-release.md#dedup): the near-duplicate text of a
 row is every string of its core columns except `NEAR_DUPLICATE_SKIPPED_FIELDS` and messages whose
@@ -28,12 +31,23 @@ below the 0.8 target so that true pairs at 0.8 survive the estimate's noise whil
 0.5 never do. Kept links form clusters (connected components) over all history; the representative
 is ranked as for exact duplicates.
 
+Parts compared together (issue 30): the configs of `NEAR_DUPLICATE_PARTS` compare each row part
+by part instead of as one text: `dpo` its prompt, chosen and rejected messages; `rlds` its task
+description, its action sequence (each step's action type and details; observations are not
+compared) and its outcome (`success`, `failure`, or `truncated`). Each part gets its own
+`MINHASH_BINS`-bin signature, interleaved bin by bin so every LSH band spans every part, and a
+candidate's estimate is its least similar part's: two pairs sharing a prompt (and even the chosen
+side) but not the rejected one are never near duplicates, nor are two plays of one task with other
+actions or another outcome. A row with an empty part is never a near duplicate. Their embedding is
+the concatenation of the parts' unit embeddings scaled by 1/sqrt(parts), so its cosine is the mean
+of the parts' cosines: above 0.99 with three parts, every part is above 0.97.
+
 Semantic duplicates (docs/curation-and-release.md#dedup, cosine > 0.99 is a duplicate): rows left
-after near-dedup whose embeddings (the project's embedder, over the near-duplicate text) have
-cosine > `SEMANTIC_DUPLICATE_COSINE` are clustered the same way. Up to `SEMANTIC_EXACT_LIMIT` rows
-all pairs are compared exactly (blocked matrix products); above it candidates come from
-random-hyperplane LSH (`SEMANTIC_LSH_BANDS` bands of `SEMANTIC_LSH_BITS` sign bits), always
-verified by the exact cosine.
+after near-dedup whose embeddings (the project's embedder, over the near-duplicate text, or its
+parts) have cosine > `SEMANTIC_DUPLICATE_COSINE` are clustered the same way. Up to
+`SEMANTIC_EXACT_LIMIT` rows all pairs are compared exactly (blocked matrix products); above it
+candidates come from random-hyperplane LSH (`SEMANTIC_LSH_BANDS` bands of `SEMANTIC_LSH_BITS` sign
+bits), always verified by the exact cosine.
 
 Decontamination: every string field of every row of every evaluation set (`DISTILL_EVAL_SETS`,
 `*.jsonl` and `*.parquet`) is eval text; a row sharing a `CONTAMINATION_NGRAM_WORDS`-word n-gram
@@ -331,11 +345,14 @@ NEAR_DUPLICATE_SKIPPED_FIELDS: frozenset[str] = frozenset(
     {"tools", "role", "type", "id", "tool_call_id"}
 )
 NEAR_DUPLICATE_SKIPPED_ROLES: tuple[str, ...] = ("system",)
-# configs that get exact dedup only: a preference pair's signal is its rejected side and an
-# episode's is its rewards, terminal flags and actions, so two rows whose text is nearly the same
-# (the same prompt and choice against another alternative; the same task played to a different
-# outcome) are distinct training data, not near or semantic duplicates
-EXACT_DEDUP_ONLY: frozenset[str] = frozenset({"dpo", "rlds"})
+# configs whose rows are compared part by part (see the module docstring): a preference pair's
+# signal is its rejected side as much as its prompt, and an episode's is its actions and outcome,
+# so two rows are near or semantic duplicates only when every part is; rows sharing a prompt (or
+# a task) with another choice, alternative or outcome are distinct training data
+NEAR_DUPLICATE_PARTS: dict[str, tuple[str, ...]] = {
+    "dpo": ("prompt", "chosen", "rejected"),
+    "rlds": ("task_description", "actions", "outcome"),
+}
 SHINGLE_WORDS = 3
 MINHASH_BINS = 128
 LSH_BANDS = 32

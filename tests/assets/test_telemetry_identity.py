@@ -51,7 +51,7 @@ def envelope(n: int, player: str, event_type: str, at: float, payload: dict) -> 
 
 
 def conversation(start: int, player: str, at: float, first_line: str) -> list[str]:
-    """Three exchanges (player first), the first player line given."""
+    """Three exchanges (player first) of a quest (so triage passes it), the first line given."""
     lines = []
     for turn in range(6):
         speaker = "player" if turn % 2 == 0 else "npc"
@@ -62,6 +62,7 @@ def conversation(start: int, player: str, at: float, first_line: str) -> list[st
             "speaker": speaker,
             "text": text,
             "npc_persona": PERSONA if turn == 0 else None,
+            "quest_id": "quest_silver",
         }
         lines.append(envelope(start + turn, player, "dialogue_turn", at + 10 * turn, payload))
     return lines

@@ -25,16 +25,28 @@ from tests.unit.telemetry.rlds_frames import read_examples
 DAY = "2026-11-19"
 ALICE, BOB, CAROL, DAVE, ERIN = "p_alice", "p_bob", "p_carol", "p_dave_bot", "p_erin"
 FRED = "p_fred"
+# colluders (issue 30): gina (trusted by a passed gold standard) and hugo replay each other
+GINA, HUGO = "p_gina", "p_hugo"
 ALL_TYPES = ["sft", "dpo", "rlds", "cot"]
 POTTERY = {"hand_pressure": 0.6, "lift_rate": 0.3, "wheel_speed_adjust": 0.0}
 TASK = "Create a large storage jar using the fast wheel"
 GOAL = "Shape the walls upward while maintaining even thickness"
 WALK = "Walk to the harbour"
 FAMINE = "The grain stores are nearly empty. Who do you feed?"
+CANAL = (
+    "The old canal that feeds the eastern fields has silted up after the {season} floods and the "
+    "farmers, the temple and the brewers all ask for the same workers this month. Dredging takes "
+    "every hand for ten days, and the barley harvest cannot wait. Whom do you send first?"
+)
+KILN = "Fire a glazed bowl in the new kiln"
+SMALL_TALK = "The weather in Ur has been fine for the festival"
 PROMPTS = {
     "famine": FAMINE,
     "drought": "The river is low and three groups draw from one canal. Who gets the water?",
     "river": "Two neighbours dispute a boundary stone without witnesses. How do you judge?",
+    # two scenarios whose prompts differ in one word: the colluders' pairs are near duplicates
+    "canal": CANAL.format(season="spring"),
+    "canal-copy": CANAL.format(season="summer"),
 }
 OPTIONS = [
     {"option_id": "opt_1", "text": "Feed the temple workers."},
@@ -49,6 +61,7 @@ DAILY = [
     "triage",
     "decisions",
     "decision_pairs",
+    "dialogues",
     "competence",
     "episodes",
     "episode_pairs",
@@ -129,12 +142,30 @@ class Log:
                 session="dec",
             )
 
+    def conversation(self, player, at, conversation, **context):
+        for turn in range(6):
+            speaker = "player" if turn % 2 == 0 else "npc"
+            self.emit(
+                player,
+                "dialogue_turn",
+                at + 10 * turn,
+                {
+                    "conversation_id": conversation,
+                    "turn_index": turn,
+                    "speaker": speaker,
+                    "text": f"{speaker} says line {turn} of {conversation}",
+                    "npc_persona": "You are Lu-Nanna, a potter of Ur.",
+                    **context,
+                },
+                session="talk",
+            )
+
     def episode(
         self, player, at, episode, rewards, *, success=None, score=None, jitter=True, task=TASK
     ):
         # alice and bob are high-karma potters: triage always processes their actions (karma on
         # their steps); the others' repeated wheel steps are routine and skipped
-        karma = {"karma_state": 120} if player in (ALICE, BOB) else {}
+        karma = {"karma_state": 120} if player in (ALICE, BOB) else {}  # innovation ids process
         action = "move" if task == WALK else "wheel_manipulation"
         for index, reward in enumerate(rewards):
             self.emit(
@@ -205,6 +236,24 @@ def planted() -> list[dict[str, Any]]:
             },
             session="think" if player != DAVE else "craft",
         )
+    # collusion: hugo plays first, gina (more trusted) replays it; their counterfactual pairs and
+    # their innovation episodes are near duplicates across players, and gina's are published
+    for n, player in enumerate((GINA, HUGO)):
+        log.emit(player, "consent", 4100 + n, {"granted": True, "scopes": ALL_TYPES}, "acct")
+    log.emit(
+        GINA,
+        "gold_standard_result",
+        4110,
+        {"task_id": "gold-1", "expected": "a", "answer": "a", "passed": True},
+        session="gold",
+    )
+    log.decision(HUGO, 4200, "canal", "opt_1", reward=1.0, label="Success", cf={"opt_2": 0.0})
+    log.decision(GINA, 4300, "canal-copy", "opt_1", reward=1.0, label="Success", cf={"opt_2": 0.0})
+    log.episode(HUGO, 4400, "innovation-hugo", [0.9] * 4, success=True, score=0.9, task=KILN)
+    log.episode(GINA, 4500, "innovation-gina", [0.9] * 4, success=True, score=0.9, task=KILN)
+    # triage gates dialogues: gina's quest conversation passes, hugo's small talk is skipped
+    log.conversation(GINA, 4600, "conv-gina-quest", quest_id="quest_kiln", ambiguity_level="Low")
+    log.conversation(HUGO, 4700, "conv-hugo-chat", social_context=SMALL_TALK, ambiguity_level="Low")
     log.emit(ERIN, "deletion_request", 4000, {"request_id": "del-erin", "scope": "all"})
     return log.events
 
@@ -277,7 +326,10 @@ def test_ghost_replay_gives_one_dpo_row_with_the_better_outcome_chosen(trained: 
 
 
 def test_counterfactual_pair_within_one_decision(trained: Settings) -> None:
-    rows = curated(trained, "dpo").filter(pl.col("source_ref").str.starts_with("decision:"))
+    rows = curated(trained, "dpo").filter(
+        pl.col("source_ref").str.starts_with("decision:")
+        & pl.col("metadata").str.contains(key(ALICE))
+    )
     assert rows.height == 1
     assert content(rows, "chosen") == "Feed the temple workers."
     assert content(rows, "rejected") == "Feed the sick."
@@ -307,7 +359,9 @@ def test_hard_negative_pairs_with_a_success_of_the_same_task(trained: Settings) 
 
 def test_rlds_episodes_have_one_first_one_last_and_exact_tokens(trained: Settings) -> None:
     rows = curated(trained, "rlds").sort("episode_id")
-    assert rows.get_column("episode_id").to_list() == ["ep-alice", "ep-bob-cut", "ep-bob-fail"]
+    published = ["ep-alice", "ep-bob-cut", "ep-bob-fail", "innovation-gina"]
+    assert rows.get_column("episode_id").to_list() == published
+    rows = rows.filter(pl.col("episode_id").str.starts_with("ep-"))
     for steps in rows.get_column("steps").to_list():
         assert [s["step_index"] for s in steps] == list(range(len(steps)))
         assert sum(s["is_first"] for s in steps) == 1 and steps[0]["is_first"]
@@ -390,7 +444,8 @@ def test_load_dataset_rlds_in_a_fresh_process(trained: Settings, tmp_path: Path)
     episodes = [split["first"] for split in rlds.values()]
     assert episodes
     total = sum(len(split["ids"]) for split in rlds.values())
-    assert total == 3
+    # ep-alice, ep-bob-fail, ep-bob-cut and gina's innovation episode (hugo's is its duplicate)
+    assert total == 4
     for episode in episodes:
         steps = episode["steps"]
         assert [s["step_index"] for s in steps] == list(range(len(steps)))
@@ -430,3 +485,80 @@ def test_card_documents_rlds_layout_tokens_and_telemetry_rows(trained: Settings)
     assert "| `steps/action/action_tokens` | int64 | (4,) |" in notes
     assert "| `steps/observation/game_state_values/clay_moisture` | float32 | () |" in notes
     assert "| `steps/observation/inventory` | string (JSON) | () |" in notes
+
+
+def duplicates(settings: Settings, config: str) -> pl.DataFrame:
+    return pl.read_parquet(Path(settings.lake_root) / "curation" / f"{config}_duplicates.parquet")
+
+
+def test_cross_player_near_duplicate_episodes_and_pairs_collapse_to_the_trusted_player(
+    trained: Settings,
+) -> None:
+    # both colluders' rows reach the feed tables (novelty compares a player with themselves)
+    episodes = lake(trained, "episodes").filter(pl.col("episode_id").str.starts_with("innov"))
+    assert sorted(episodes.get_column("episode_id")) == ["innovation-gina", "innovation-hugo"]
+    trust = {
+        r["episode_id"]: json.loads(r["metadata"])["trust"] for r in episodes.iter_rows(named=True)
+    }
+    assert trust == {"innovation-gina": 0.55, "innovation-hugo": 0.5}
+    # curation keeps the more trusted player's episode though hugo's came first
+    published = curated(trained, "rlds").get_column("episode_id").to_list()
+    assert "innovation-gina" in published and "innovation-hugo" not in published
+    gina_episode = episodes.filter(pl.col("episode_id") == "innovation-gina").item(0, "id")
+    hugo_episode = episodes.filter(pl.col("episode_id") == "innovation-hugo").item(0, "id")
+    removed = duplicates(trained, "rlds").select("id", "reason", "kept_id").rows()
+    assert removed == [(hugo_episode, "near_duplicate", gina_episode)]
+    # the counterfactual pairs: prompts one word apart, the same chosen and rejected
+    pairs = curated(trained, "dpo").filter(
+        pl.col("metadata").str.contains(key(GINA)) | pl.col("metadata").str.contains(key(HUGO))
+    )
+    assert pairs.height == 1
+    assert json.loads(pairs.item(0, "metadata"))["user_id_chosen"] == key(GINA)
+    assert content(pairs, "prompt") == PROMPTS["canal-copy"]
+    (dropped,) = (
+        duplicates(trained, "dpo").filter(pl.col("kept_id") == pairs.item(0, "id")).rows(named=True)
+    )
+    assert dropped["reason"] == "near_duplicate"
+    hugo_pairs = lake(trained, "decision_pairs").filter(pl.col("metadata").str.contains(key(HUGO)))
+    assert dropped["id"] == hugo_pairs.item(0, "id")
+    # alice's ghost replay and counterfactual share her prompt and choice: both survive
+    alice = curated(trained, "dpo").filter(pl.col("metadata").str.contains(key(ALICE)))
+    famine = alice.filter(pl.col("prompt").list.get(0).struct.field("content") == FAMINE)
+    assert sorted(content(famine[i], "rejected") for i in range(famine.height)) == [
+        "Feed the children.",
+        "Feed the sick.",
+    ]
+
+
+def test_a_dialogue_triage_skips_is_absent_from_sft(trained: Settings) -> None:
+    triage = lake(trained, "triage").filter(pl.col("event_type") == "dialogue_turn")
+    reasons = dict(
+        triage.group_by("player_key")
+        .agg(pl.col("reason").str.replace("^audit:", "").unique())
+        .with_columns(pl.col("reason").list.sort())
+        .iter_rows()
+    )
+    assert reasons == {key(GINA): ["quest_dialogue"], key(HUGO): ["no_trigger"]}
+    rows = lake(trained, "dialogues")
+    assert rows.get_column("source_ref").to_list() == ["conversation:conv-gina-quest"]
+    published = curated(trained, "sft").get_column("source_ref").to_list()
+    assert published == ["conversation:conv-gina-quest"]
+
+
+def test_card_counts_published_rows_per_value_class_and_split(trained: Settings) -> None:
+    card = (Path(trained.hub_root) / trained.dataset_name / "latest" / "README.md").read_text()
+    rows = curated(trained, "rlds").with_columns(
+        pl.col("metadata").str.json_path_match("$.value_class").alias("value_class")
+    )
+    by_episode = dict(rows.select("episode_id", "value_class").iter_rows())
+    assert by_episode == {
+        "ep-alice": "long_horizon_causal_chains",
+        "ep-bob-cut": "long_horizon_causal_chains",
+        "ep-bob-fail": "embodied_failure_recovery",
+        "innovation-gina": "novel_strategy_generation",
+    }
+    for (value,), group in rows.group_by("value_class"):
+        train = group.filter(pl.col("split") == "train").height
+        test = group.filter(pl.col("split") == "test").height
+        assert f"| `rlds` | `value_class` | `{value}` | {train} | {test} |" in card
+    assert "| `sft` | `value_class` | `social_manipulation_deception` |" in card

@@ -1,7 +1,8 @@
 """Global curation decisions over compact per-row keys of all history (never the text).
 
-Rows are first put in representative order — highest `quality_score`, then earliest `event_time`,
-then smallest `id`, `source_ref`, `partition`, row within partition — so that in every cluster the
+Rows are first put in representative order — highest contributor `trust` (telemetry rows; rows
+without one after), then highest `quality_score`, then earliest `event_time`, then smallest `id`,
+`source_ref`, `partition`, row within partition — so that in every cluster the
 representative is simply the row ranked first, whatever order partitions arrived in. Then, in
 funnel order: exact duplicates (same content hash), near duplicates (MinHash LSH over the
 signatures of the rows left), semantic duplicates (embedding cosine over the rows left),
@@ -38,6 +39,7 @@ from distill_assets.rules.curation import (
 )
 
 RANK_COLUMNS: tuple[str, ...] = (
+    "trust",
     "quality_score",
     "event_time",
     "id",
@@ -74,7 +76,7 @@ def rank_order(keys: pl.DataFrame) -> pl.DataFrame:
     """Return `keys` sorted into representative order (see the module docstring)."""
     return keys.sort(
         list(RANK_COLUMNS),
-        descending=[True, False, False, False, False, False],
+        descending=[True, True, False, False, False, False, False],
         nulls_last=True,
         maintain_order=True,
     )
@@ -160,14 +162,18 @@ def semantic_keys(embeddings: np.ndarray) -> np.ndarray:
     return lsh_keys(embeddings, SEMANTIC_LSH_BANDS, SEMANTIC_LSH_BITS)
 
 
-def near_labels(vectors: RowVectors, members: np.ndarray) -> np.ndarray:
-    """Return the near-duplicate component label of each member (rows `members`, in order)."""
+def near_labels(vectors: RowVectors, members: np.ndarray, parts: int = 1) -> np.ndarray:
+    """Return the near-duplicate component label of each member (rows `members`, in order).
+
+    Signatures of `parts` interleaved parts are linked only when every part is near.
+    """
     return near_components(
         vectors.shingled,
         vectors.band_keys,
         members,
         lambda rows: vectors.fetch("signature", rows),
         NEAR_DUPLICATE_MIN_ESTIMATE,
+        parts=parts,
     )
 
 
@@ -189,12 +195,12 @@ def semantic_links(vectors: RowVectors, members: np.ndarray) -> tuple[np.ndarray
     )
 
 
-def decide(keys: pl.DataFrame, vectors: RowVectors, fuzzy: bool = True) -> Decisions:
+def decide(keys: pl.DataFrame, vectors: RowVectors, parts: int = 1) -> Decisions:
     """Decide every row's fate; row i of `vectors` belongs to `keys` row i.
 
     `keys` holds the product key columns (`products.KEY_COLUMNS`) of the rows left after removal
-    by subject. `fuzzy=False` (configs in `rules.curation.EXACT_DEDUP_ONLY`) skips the near and
-    semantic steps.
+    by subject. `parts` > 1 (configs in `rules.curation.NEAR_DUPLICATE_PARTS`): the signatures
+    hold that many interleaved parts, each of which must be near for a near duplicate.
     """
     if keys.is_empty():
         return Decisions(pl.DataFrame(schema=FATE_SCHEMA))
@@ -213,18 +219,14 @@ def decide(keys: pl.DataFrame, vectors: RowVectors, fuzzy: bool = True) -> Decis
 
     # near: components over the signatures of the exact survivors (positions in rank order)
     alive = np.flatnonzero(parent == np.arange(count))
-    labels = near_labels(vectors, order[alive]) if fuzzy else np.arange(len(alive))
+    labels = near_labels(vectors, order[alive], parts)
     near = alive[labels] != alive
     parent[alive] = alive[labels]
     reason[alive[near]] = _code(NEAR_DUPLICATE)
 
     # semantic: components over the embeddings of the near survivors
     alive = alive[~near]
-    labels = (
-        components(len(alive), *semantic_links(vectors, order[alive]))
-        if fuzzy
-        else np.arange(len(alive))
-    )
+    labels = components(len(alive), *semantic_links(vectors, order[alive]))
     semantic = alive[labels] != alive
     parent[alive] = alive[labels]
     reason[alive[semantic]] = _code(SEMANTIC_DUPLICATE)

@@ -46,7 +46,7 @@ from distill_assets.defs.curation.splits import assign_splits
 from distill_assets.lib.embed import load_embedder
 from distill_assets.lib.lake import global_path, partition_files, scan_partition
 from distill_assets.lib.scrub import redaction_column
-from distill_assets.rules.curation import EXACT_DEDUP_ONLY, REDACTIONS, REMOVAL_REASONS
+from distill_assets.rules.curation import NEAR_DUPLICATE_PARTS, REDACTIONS, REMOVAL_REASONS
 
 # Audit columns kept in the curated lake table beside the published ones; the release drops them.
 AUDIT_COLUMNS: tuple[str, ...] = ("split_group", "content_hash", "partition", "split_by")
@@ -252,7 +252,8 @@ def decide_products(
     rows = indexed.get_column("key_row").to_numpy()
     if not np.array_equal(rows, np.arange(keys.height)):
         vectors = vectors.take(rows)
-    decisions = decide(indexed.drop("key_row"), vectors, fuzzy=config not in EXACT_DEDUP_ONLY)
+    parts = len(NEAR_DUPLICATE_PARTS.get(config, ("text",)))
+    decisions = decide(indexed.drop("key_row"), vectors, parts)
     return decisions, excluded, indexed.drop("key_row")
 
 

@@ -46,12 +46,13 @@ from distill_assets.lib.lake import (
     table_dir,
     write_parquet_atomic,
 )
-from distill_assets.lib.minhash import shingled, text_signatures
+from distill_assets.lib.minhash import part_signatures, shingled
 from distill_assets.lib.scrub import redaction_column, scrub, scrubbed_columns
 from distill_assets.lib.text import core_text, sum_columns
 from distill_assets.rules import rules_version
 from distill_assets.rules.curation import (
     MINHASH_BINS,
+    NEAR_DUPLICATE_PARTS,
     NEAR_DUPLICATE_SKIPPED_FIELDS,
     NEAR_DUPLICATE_SKIPPED_ROLES,
     QUALITY_GATES,
@@ -71,6 +72,7 @@ KEY_COLUMNS: tuple[str, ...] = (
     "id",
     "source",
     "source_ref",
+    "trust",
     "quality_score",
     "event_time",
     "split_group",
@@ -126,6 +128,72 @@ def near_duplicate_text(config: str) -> pl.Expr:
     return core_text(core, NEAR_DUPLICATE_SKIPPED_ROLES, NEAR_DUPLICATE_SKIPPED_FIELDS)
 
 
+def near_duplicate_parts(config: str) -> list[pl.Expr]:
+    """Return the parts a row of `config` is compared by (`NEAR_DUPLICATE_PARTS`), one text each.
+
+    A config without parts is compared by its whole near-duplicate text. `dpo`: the text of its
+    prompt, chosen and rejected messages (system messages left out, as in the whole text);
+    `rlds`: the task description, the action sequence (each step's action type and details,
+    one line per step) and the outcome (`success`, `failure`, or `truncated` when no
+    `episode_end` ended it).
+    """
+    names = NEAR_DUPLICATE_PARTS.get(config)
+    if names is None:
+        return [near_duplicate_text(config)]
+    published = published_schema(config)
+    step = pl.element().struct
+    special = {
+        "actions": pl.col("steps")
+        .list.eval(
+            pl.concat_str(
+                step.field("action").struct.field("action_type"),
+                step.field("action").struct.field("action_details"),
+                separator=" ",
+            )
+        )
+        .list.join("\n"),
+        "outcome": pl.when(pl.col("success"))
+        .then(pl.lit("success"))
+        .when(pl.col("steps").list.last().struct.field("is_terminal"))
+        .then(pl.lit("failure"))
+        .otherwise(pl.lit("truncated")),
+    }
+    return [
+        special[name]
+        if name in special
+        else core_text(
+            {name: published[name]}, NEAR_DUPLICATE_SKIPPED_ROLES, NEAR_DUPLICATE_SKIPPED_FIELDS
+        )
+        for name in names
+    ]
+
+
+def contributor_trust() -> pl.Expr:
+    """Return a row's contributor trust: `metadata.trust`, else the lower of a pair's two trusts.
+
+    Null for rows that carry none (every source but telemetry); it ranks dedup representatives.
+    """
+    trust = [
+        pl.col("metadata").str.json_path_match(f"$.{key}").cast(pl.Float64, strict=False)
+        for key in ("trust_chosen", "trust_rejected")
+    ]
+    single = pl.col("metadata").str.json_path_match("$.trust").cast(pl.Float64, strict=False)
+    return pl.coalesce(single, pl.min_horizontal(trust)).alias("trust")
+
+
+def part_embeddings(parts: list[pl.Series], embedder: Embedder) -> np.ndarray:
+    """Return each row's embedding over its parts: the parts' embeddings side by side.
+
+    Each part's unit embedding is scaled by 1/sqrt(parts), so the cosine of two rows is the mean
+    of their parts' cosines (a part without text embeds as zeros and never matches). One part
+    is its embedding unchanged.
+    """
+    if len(parts) == 1:
+        return embedder.embed(parts[0])
+    scale = np.float32(1.0 / np.sqrt(len(parts)))
+    return np.hstack([embedder.embed(part) * scale for part in parts]).astype(np.float32)
+
+
 def gate_failed(gate: QualityGate) -> pl.Expr:
     """Return whether a row fails `gate`: score below its minimum or a required flag not true."""
     failed = pl.col("quality_score").fill_null(0.0) < gate.min_score
@@ -152,6 +220,7 @@ def compute_products(feeds: pl.LazyFrame, context: ProductContext) -> pl.DataFra
     published = published_schema(config)
     core = {name: dtype for name, dtype in published.items() if name not in COMMON_SCHEMA}
     feeds = published_shape(feeds, config)
+    part_texts = near_duplicate_parts(config)
     if SUBJECT_COLUMN not in feeds.collect_schema():
         feeds = feeds.with_columns(pl.lit(None, dtype=pl.String).alias(SUBJECT_COLUMN))
     scrubbed = (
@@ -161,6 +230,8 @@ def compute_products(feeds: pl.LazyFrame, context: ProductContext) -> pl.DataFra
             pl.int_range(pl.len(), dtype=pl.Int64).over("partition").alias("product_row"),
             content_key(core).alias("content_key"),
             near_duplicate_text(config).alias("near_text"),
+            *(text.alias(f"near_part_{i}") for i, text in enumerate(part_texts)),
+            contributor_trust(),
             prompt_text(config, published).alias("prompt_text"),
             (
                 gate_failed(QUALITY_GATES.get(config, QualityGate()))
@@ -170,21 +241,22 @@ def compute_products(feeds: pl.LazyFrame, context: ProductContext) -> pl.DataFra
         .collect(engine="streaming")
     )
     texts = scrubbed.get_column("near_text")
-    signature = text_signatures(texts, SHINGLE_WORDS, MINHASH_BINS)
-    embedding = context.embedder.embed(texts)
+    parts = [scrubbed.get_column(f"near_part_{i}") for i in range(len(part_texts))]
+    signature = part_signatures(parts, SHINGLE_WORDS, MINHASH_BINS)
+    embedding = part_embeddings(parts, context.embedder)
     bands = near_keys(signature)
     keys = semantic_keys(embedding)
     head, tail = bound_parts(embedding)
     return (
-        scrubbed.drop("near_text", "prompt_text")
+        scrubbed.drop("near_text", "prompt_text", *(f"near_part_{i}" for i in range(len(parts))))
         .with_columns(
             content_hashes(scrubbed.get_column("content_key")).alias("content_hash"),
             prompt_hashes(scrubbed.get_column("prompt_text")).alias("prompt_key"),
             *key_buckets(scrubbed.select("id", "split_group")),
             contaminated_by(texts, context.evals),
-            pl.Series("signature", signature, dtype=pl.Array(pl.UInt32, MINHASH_BINS)),
+            pl.Series("signature", signature, dtype=pl.Array(pl.UInt32, signature.shape[1])),
             pl.Series("band_keys", bands, dtype=pl.Array(pl.UInt64, bands.shape[1])),
-            pl.Series("shingled", shingled(signature), dtype=pl.Boolean),
+            pl.Series("shingled", shingled(signature, len(parts)), dtype=pl.Boolean),
             pl.Series("embedding", embedding, dtype=pl.Array(pl.Float32, embedding.shape[1])),
             pl.Series("semantic_keys", keys, dtype=pl.Array(pl.UInt64, keys.shape[1])),
             pl.Series("embedding_head", head, dtype=pl.Array(pl.Float32, head.shape[1])),

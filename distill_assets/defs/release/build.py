@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import pkgutil
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -238,14 +238,46 @@ def summed_placeholders(parts: list[CuratedPart]) -> dict[str, int]:
     return {name: n for name, n in totals.items() if n}
 
 
-def split_summaries(curated: pl.DataFrame) -> dict[str, SplitSummary]:
-    """Return split -> rows in total and per source (every split present, sources sorted)."""
-    counted = curated.group_by("split", "source").len().sort("split", "source")
-    sources: dict[str, dict[str, int]] = {split: {} for split in SPLITS}
-    for split, source, rows in counted.iter_rows():
-        sources.setdefault(split, {})[source] = int(rows)
+def metadata_counts(
+    parts: list[CuratedPart], keys: Sequence[str]
+) -> dict[str, dict[str, dict[str, int]]]:
+    """Return split -> metadata key -> value -> rows over the parts' rows (values sorted).
+
+    Only `split` and `metadata` are read, one part at a time; a row without the key (or a null
+    value) is not counted.
+    """
+    counts: dict[str, dict[str, dict[str, int]]] = {}
+    if not keys:
+        return counts
+    for part in parts:
+        rows = part.read(["split", "metadata"])
+        for key in keys:
+            value = pl.col("metadata").str.json_path_match(f"$.{key}").alias("value")
+            found = rows.select("split", value).drop_nulls().group_by("split", "value").len()
+            for split, name, n in found.iter_rows():
+                by_value = counts.setdefault(split, {}).setdefault(key, {})
+                by_value[name] = by_value.get(name, 0) + int(n)
     return {
-        split: SplitSummary(rows=sum(by_source.values()), sources=by_source)
+        split: {key: dict(sorted(values.items())) for key, values in sorted(by_key.items())}
+        for split, by_key in counts.items()
+    }
+
+
+def split_summaries(
+    curated: pl.DataFrame, counted: Mapping[str, dict[str, dict[str, int]]] | None = None
+) -> dict[str, SplitSummary]:
+    """Return split -> rows in total, per source and per counted metadata value (every split)."""
+    by_split = curated.group_by("split", "source").len().sort("split", "source")
+    sources: dict[str, dict[str, int]] = {split: {} for split in SPLITS}
+    for split, source, rows in by_split.iter_rows():
+        sources.setdefault(split, {})[source] = int(rows)
+    counted = counted or {}
+    return {
+        split: SplitSummary(
+            rows=sum(by_source.values()),
+            sources=by_source,
+            metadata_counts=counted.get(split, {}),
+        )
         for split, by_source in sources.items()
     }
 
@@ -370,7 +402,7 @@ def build_release(
             continue
         files += written
         configs[config] = ConfigSummary(
-            splits=split_summaries(curated),
+            splits=split_summaries(curated, metadata_counts(parts, contributions.counted_metadata)),
             duplicates_removed=inputs.duplicates_removed.get(config, 0),
             scores=score_summary(curated.get_column("quality_score")),
             funnel=inputs.funnels.get(config, {}),

@@ -15,7 +15,7 @@ from datetime import date, timedelta
 import yaml
 
 from distill_assets.contracts.published import COMMON_SCHEMA, published_schema
-from distill_assets.contracts.release import ReleaseManifest
+from distill_assets.contracts.release import ConfigSummary, ReleaseManifest
 from distill_assets.defs.release.layout import split_pattern
 from distill_assets.defs.release.notes import notes_section
 from distill_assets.rules.curation import (
@@ -161,6 +161,34 @@ def _sources_section(manifest: ReleaseManifest) -> str:
     )
 
 
+def _metadata_counts_section(manifest: ReleaseManifest) -> str:
+    """Rows per value of each counted metadata key, per config and split (empty when none)."""
+    rows = [
+        [f"`{config}`", f"`{key}`", f"`{value}`", *(n.get(split, 0) for split in SPLITS)]
+        for config, summary in manifest.configs.items()
+        for key, values in _counted(summary).items()
+        for value, n in values.items()
+    ]
+    if not rows:
+        return ""
+    return (
+        "## Rows per metadata class\n\nPublished rows per value of the `metadata` keys the "
+        "sources count (e.g. telemetry's `value_class`, the seed's five data classes), per "
+        "split; rows without the key are not counted.\n\n"
+        + _table(["config", "key", "value", *SPLITS], rows)
+    )
+
+
+def _counted(summary: ConfigSummary) -> dict[str, dict[str, dict[str, int]]]:
+    """Return key -> value -> split -> rows of a config's counted metadata (sorted)."""
+    counted: dict[str, dict[str, dict[str, int]]] = {}
+    for split, split_summary in summary.splits.items():
+        for key, values in split_summary.metadata_counts.items():
+            for value, n in values.items():
+                counted.setdefault(key, {}).setdefault(value, {})[split] = n
+    return {key: dict(sorted(values.items())) for key, values in sorted(counted.items())}
+
+
 def _scores_section(manifest: ReleaseManifest) -> str:
     scores = {config: summary.scores for config, summary in manifest.configs.items()}
     bins = len(next(iter(scores.values())).histogram) if scores else 0
@@ -298,6 +326,7 @@ def render_card(manifest: ReleaseManifest, card_notes: Mapping[str, Sequence[str
         _configs_section(manifest),
         *filter(None, [notes_section(manifest, card_notes)]),
         _sources_section(manifest),
+        *filter(None, [_metadata_counts_section(manifest)]),
         _scores_section(manifest),
         _curation_section(),
         _funnel_section(manifest),

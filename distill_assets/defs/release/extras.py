@@ -4,7 +4,9 @@
 above the rooms) and given to the release as the `release_contributions` resource, so the release
 never imports a source room. Each writer is called with the curated rows of every config (the
 exact rows being published), the newest input partition and the version folder, and returns the
-files it wrote; card notes are shown per config the version holds (`notes.py`). The card's
+files it wrote; card notes are shown per config the version holds (`notes.py`); the values of the
+`counted_metadata` keys of the published rows are counted per config and split
+(`SplitSummary.metadata_counts`, a card section). The card's
 `configs:` still point `load_dataset` at the Parquet data; extras are listed with checksums in
 `release.json` (`extra_files`). Writers must be deterministic (no wall clock): their bytes are
 part of what a version contains.
@@ -31,6 +33,8 @@ class ReleaseContributions:
     writers: Sequence[ExtraWriter] = ()
     # config -> markdown notes shown in the card when the version holds the config
     card_notes: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    # `metadata` keys whose values the manifest and card count per config and split
+    counted_metadata: Sequence[str] = ()
 
 
 def write_extras(

@@ -25,7 +25,7 @@ from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.player_ids import DEVELOPMENT_SOURCE, PlayerIdHasher
 from distill_assets.defs.resources import DistillSettings, StagedParquet
 from distill_assets.defs.telemetry import deletion, privacy
-from distill_assets.defs.telemetry.dialogues import DROP_REASONS, build_dialogues
+from distill_assets.defs.telemetry.dialogues import DROP_REASONS, build_dialogues, gate_dialogues
 from distill_assets.defs.telemetry.events import BRONZE_SCHEMA, SILVER_SCHEMA
 from distill_assets.defs.telemetry.payouts import payouts
 from distill_assets.defs.telemetry.taxonomy import class_counts, with_value_class
@@ -39,7 +39,13 @@ from distill_assets.defs.telemetry.trust import (
 )
 from distill_assets.defs.telemetry.validation import VALIDATION_SCHEMA, validate_events
 from distill_assets.lib.cleanup import working_dir
-from distill_assets.lib.lake import global_path, local_file, partition_path, scan_partitions
+from distill_assets.lib.lake import (
+    global_path,
+    local_file,
+    partition_path,
+    scan_partition,
+    scan_partitions,
+)
 from distill_assets.lib.metadata import column_counts, funnel, histogram, preview
 from distill_assets.lib.rawfiles import list_raw_files
 from distill_assets.lib.startup import DEVELOPMENT_KEY_WARNING, announce, announced
@@ -125,6 +131,7 @@ def telemetry_bronze(
     # stale` reports this asset's version as rules/telemetry.py's own (test_stale_backfill.py)
     code_version=rules_version(SOURCE),
     ins={"events": dg.AssetIn(key=[SOURCE, ACCEPTED])},
+    deps=[dg.AssetKey([SOURCE, TRIAGE])],
 )
 def telemetry_dialogues(
     context: dg.AssetExecutionContext, settings: DistillSettings, events: pl.LazyFrame
@@ -139,14 +146,19 @@ def telemetry_dialogues(
     train and test. Built from silver `accepted_events` (validated, de-identified), so a
     rejected event never reaches it; `subject` (`sft:<player_key>`) lets the release drop a
     player's rows on deletion or without sft consent. Dropped conversations are counted by reason.
-    Trust weighs the rows: metadata gains the player's trust at the time and the validation flags
+    Only conversations triage passed (a turn processed or sampled) are published; the audited
+    skips are evaluated (false-negative rate per action type in the metadata). Trust weighs the
+    rows: metadata gains the player's trust at the time and the validation flags
     of the turns, quality_score is down-weighted by distrust, and rows below the trust floor are
     dropped (`rules/telemetry_trust.py`).
     """
+    lake_root = settings.resolved().lake_root
     rows, stats = build_dialogues(events.rename({"event_time": "server_ts"}))
+    triage_rows = scan_partition(lake_root, SOURCE, TRIAGE, context.partition_key)
+    rows, gated = gate_dialogues(rows, events, triage_rows.cast(dict(TRIAGE_SCHEMA)))
     rows, below_floor = trust_weighted(
         rows.with_columns(pl.col("split_group").alias("player_key")),
-        trust_history(settings.resolved().lake_root, context.partition_key),
+        trust_history(lake_root, context.partition_key),
         event_flags(events, "dialogue_turn", "conversation_id", "conversation:"),
     )
     rows = with_value_class(rows.drop("player_key"), DIALOGUES).with_columns(
@@ -158,10 +170,18 @@ def telemetry_dialogues(
             **rules_metadata(SOURCE),
             "rules/telemetry_trust": rules_version("telemetry_trust"),
             "rules/telemetry_taxonomy": rules_version("telemetry_taxonomy"),
+            "rules/telemetry_triage": rules_version("telemetry_triage"),
             "by_value_class": class_counts(rows),
             "dialogue_turns": stats.turns,
             "conversations": stats.conversations,
             "conversations_kept": stats.kept,
+            "triage_by_verdict": column_counts(gated.verdicts, "triage"),
+            "dropped_by_triage": gated.dropped,
+            **{f"audited/{kind}": found["audited"] for kind, found in gated.audit.items()},
+            **{
+                f"audit_false_negative_rate/{kind}": found["rate"]
+                for kind, found in gated.audit.items()
+            },
             "dropped_below_trust_floor": below_floor,
             "conversations_dropped": sum(dropped.values()),
             "dropped_by_reason": funnel(dropped),

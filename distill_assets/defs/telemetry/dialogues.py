@@ -21,6 +21,10 @@ profession; and the game's session_id and quest_id) are the earliest non-null va
 state when the conversation began. `timestamp` is the first turn's event time as ISO 8601 UTC,
 floored to the minute as silver floors it (docs/privacy.md#de-identification).
 A conversation whose turns land in two ingest dates is judged per date (each part on its own).
+
+Triage gates the built rows (`gate_dialogues`, docs/sources/telemetry.md#triage): a conversation
+is published only when one of its turns passed triage; the audited turns of the others are
+evaluated against the rows they would have made (`rules/telemetry_triage.py`).
 """
 
 from __future__ import annotations
@@ -31,9 +35,16 @@ import polars as pl
 
 from distill_assets.contracts.published import feed_schema
 from distill_assets.defs.telemetry.events import payload_fields
+from distill_assets.defs.telemetry.triage import (
+    audit_false_negatives,
+    gate,
+    passed,
+    turn_conversations,
+)
 from distill_assets.lib.hashing import with_stable_id
 from distill_assets.lib.metadata import reason_counts
 from distill_assets.rules import telemetry as rules
+from distill_assets.rules.telemetry_triage import AUDIT_VALUABLE_DIALOGUE_SCORE
 
 SOURCE = "telemetry"
 DIALOGUE_TURN = "dialogue_turn"
@@ -62,6 +73,7 @@ CONTEXT_FIELDS = (
 )
 DROP_REASONS = ("mixed_players", "duplicate_turn_index", "missing_persona", "too_few_exchanges")
 ROLES = {"player": "user", "npc": "assistant"}
+SOURCE_REF_PREFIX = "conversation:"
 TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 # Separators of the content key hashed into the row id (never occur in chat text).
 _ROLE_SEPARATOR = "\x1e"
@@ -229,7 +241,7 @@ def _feed_rows(kept: pl.DataFrame) -> pl.DataFrame:
     )
     rows = kept.with_columns(messages).select(
         pl.lit(SOURCE).alias("source"),
-        ("conversation:" + pl.col("conversation_id")).alias("source_ref"),
+        (SOURCE_REF_PREFIX + pl.col("conversation_id")).alias("source_ref"),
         rules.dialogue_quality_score(
             pl.col("exchanges"), pl.col("ambiguity_level"), pl.col("mean_player_chars")
         ).alias("quality_score"),
@@ -244,3 +256,32 @@ def _feed_rows(kept: pl.DataFrame) -> pl.DataFrame:
     return rows.sort("event_time", "source_ref").select(
         pl.col(name).cast(dtype) for name, dtype in schema.items()
     )
+
+
+@dataclass(frozen=True)
+class DialogueGate:
+    """Triage's verdict per conversation, the audit's evaluation, and the rows it kept out."""
+
+    verdicts: pl.DataFrame
+    audit: dict[str, dict[str, float | int]]
+    dropped: int
+
+
+def gate_dialogues(
+    rows: pl.DataFrame, events: pl.LazyFrame, triage: pl.LazyFrame
+) -> tuple[pl.DataFrame, DialogueGate]:
+    """Keep the built rows whose conversation triage passed (a turn processed or sampled).
+
+    `rows` are `build_dialogues` rows (content quality_score, before trust), `events` silver and
+    `triage` the partition's triage rows. An audited turn is a false negative when its
+    conversation did not pass and its row scores at least `AUDIT_VALUABLE_DIALOGUE_SCORE`.
+    """
+    keys = turn_conversations(events)
+    verdicts = gate(keys, triage, "conversation_id")
+    built = rows.with_columns(
+        pl.col("source_ref").str.strip_prefix(SOURCE_REF_PREFIX).alias("conversation_id")
+    )
+    valuable = built.filter(pl.col("quality_score") >= AUDIT_VALUABLE_DIALOGUE_SCORE)
+    audit = audit_false_negatives(keys, triage, verdicts, valuable, "conversation_id")
+    kept = passed(built, verdicts, "conversation_id").drop("conversation_id")
+    return kept, DialogueGate(verdicts, audit, rows.height - kept.height)

@@ -1,8 +1,9 @@
-"""Per-player, per-day payouts: Payout = BaseRate * U * (1 + lambda * H) * C.
+"""Per-player, per-day payouts: Payout = BaseRate * U * (1 + lambda * H) * C * W(class).
 
 See docs/sources/telemetry.md#payouts.
 
-Tasks, utility U, novelty H and confidence C are defined in `rules/telemetry_trust.py`. Inputs are
+Tasks, utility U, novelty H and confidence C are defined in `rules/telemetry_trust.py`, the value
+class weight W in `rules/telemetry_taxonomy.py` (1.0 for every class by default). Inputs are
 the silver events of every partition (with their ingest `partition`) and the trust walk; the
 result is a function of all history only, so it does not depend on the order partitions were
 processed in.
@@ -13,9 +14,15 @@ from __future__ import annotations
 import polars as pl
 
 from distill_assets.defs.telemetry.events import payload_fields, silver_events
+from distill_assets.defs.telemetry.taxonomy import (
+    VALUE_CLASS_KEY,
+    decision_value_class,
+    episode_value_class,
+)
 from distill_assets.defs.telemetry.trust import peer_verdicts, trust_at
 from distill_assets.lib.sql import connect, load_sql
 from distill_assets.rules import telemetry_trust as rules
+from distill_assets.rules.telemetry_taxonomy import PAYOUT_WEIGHTS
 
 PAYOUT_SCHEMA = pl.Schema(
     {
@@ -41,6 +48,7 @@ TASK_COLUMNS = (
     "utility",
     "novelty",
     "zero_reason",
+    VALUE_CLASS_KEY,
 )
 
 
@@ -66,7 +74,11 @@ def decision_tasks(silver: pl.LazyFrame) -> pl.DataFrame:
     scenario fell outside the majority cluster (the seed's payoff matrix: a mismatch pays zero).
     """
     events = silver_events(silver)
-    decision_fields = {"chosen_option": pl.String(), "scenario_id": pl.String()}
+    decision_fields = {
+        "chosen_option": pl.String(),
+        "scenario_id": pl.String(),
+        "ambiguity_score": pl.Float64(),
+    }
     mismatched = (
         peer_verdicts(events)
         .filter(pl.col("signal") == "peer_mismatch")
@@ -111,6 +123,7 @@ def decision_tasks(silver: pl.LazyFrame) -> pl.DataFrame:
         decisions.join(outcomes, left_on="event_id", right_on="decision_event_id", how="inner")
         .join(mismatched, on=["player_key", "scenario_id"], how="left")
         .with_columns(utility.alias("utility"), pl.lit("decision").alias("task_type"))
+        .with_columns(decision_value_class(pl.col("ambiguity_score")))
         .collect()
     )
     return _novelty(joined).select(TASK_COLUMNS)
@@ -162,6 +175,7 @@ def episode_tasks(silver: pl.LazyFrame) -> pl.DataFrame:
             pl.lit("episode").alias("task_type"),
             pl.lit(None, dtype=pl.String).alias("zero_reason"),
         )
+        .with_columns(episode_value_class(pl.col("episode_id"), pl.col("success")))
         .select(TASK_COLUMNS)
         .collect()
     )
@@ -171,7 +185,8 @@ def payouts(silver: pl.LazyFrame, walk: pl.DataFrame) -> pl.DataFrame:
     """Return `telemetry/payouts`: per player and partition, the summed task payouts.
 
     `base` is the sum of the tasks' base rates, `utility`, `novelty` and `trust` their means, and
-    `payout` the sum of BaseRate * U * (1 + lambda * H) * C over the tasks, where a task with a
+    `payout` the sum of BaseRate * U * (1 + lambda * H) * C * W over the tasks (W: the weight of
+    the task's value class, `PAYOUT_WEIGHTS`), where a task with a
     zero-pay reason (a peer mismatch) pays 0; `zeroed_tasks` counts those tasks and
     `zero_reasons` lists their distinct reasons, sorted.
     """
@@ -184,6 +199,7 @@ def payouts(silver: pl.LazyFrame, walk: pl.DataFrame) -> pl.DataFrame:
         * pl.col("utility")
         * (1.0 + rules.NOVELTY_LAMBDA * pl.col("novelty"))
         * pl.col("trust")
+        * pl.col(VALUE_CLASS_KEY).replace_strict(PAYOUT_WEIGHTS, return_dtype=pl.Float64)
     )
     per_task = pl.when(pl.col("zero_reason").is_null()).then(formula).otherwise(0.0)
     digits = rules.PAYOUT_DECIMALS

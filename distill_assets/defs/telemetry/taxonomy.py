@@ -12,6 +12,8 @@ import polars as pl
 from distill_assets.rules import telemetry_taxonomy as rules
 
 AMBIGUITY, NOVEL, SOCIAL, LONG_HORIZON, FAILURE = rules.VALUE_CLASSES
+# the metadata key of a row's class (counted per config and split in the release card)
+VALUE_CLASS_KEY = "value_class"
 
 
 def _meta(path: str) -> pl.Expr:
@@ -53,12 +55,34 @@ def value_class(table: str) -> pl.Expr:
     raise ValueError(f"no value-class rule for telemetry/{table}")
 
 
+def decision_value_class(ambiguity: pl.Expr) -> pl.Expr:
+    """Return the value class of a paid decision from its ambiguity_score (as its pairs)."""
+    return (
+        pl.when((ambiguity > rules.AMBIGUITY_ABOVE).fill_null(False))
+        .then(pl.lit(AMBIGUITY))
+        .otherwise(pl.lit(LONG_HORIZON))
+        .alias(VALUE_CLASS_KEY)
+    )
+
+
+def episode_value_class(episode_id: pl.Expr, success: pl.Expr) -> pl.Expr:
+    """Return the value class of a paid (ended) episode from its id and success (as its row)."""
+    return (
+        pl.when(_innovative(episode_id))
+        .then(pl.lit(NOVEL))
+        .when(success.not_().fill_null(False))
+        .then(pl.lit(FAILURE))
+        .otherwise(pl.lit(LONG_HORIZON))
+        .alias(VALUE_CLASS_KEY)
+    )
+
+
 def with_value_class(rows: pl.DataFrame, table: str) -> pl.DataFrame:
     """Add `value_class` to each row's metadata JSON (the rows' other columns unchanged)."""
     return rows.with_columns(
         (
             pl.col("metadata").str.strip_suffix("}")
-            + pl.lit(',"value_class":"')
+            + pl.lit(f',"{VALUE_CLASS_KEY}":"')
             + value_class(table)
             + pl.lit('"}')
         ).alias("metadata")
@@ -67,6 +91,6 @@ def with_value_class(rows: pl.DataFrame, table: str) -> pl.DataFrame:
 
 def class_counts(rows: pl.DataFrame) -> dict[str, int]:
     """Return the rows per value class (every class, zero included), for asset metadata."""
-    found = rows.get_column("metadata").str.json_path_match("$.value_class").value_counts()
+    found = rows.get_column("metadata").str.json_path_match(f"$.{VALUE_CLASS_KEY}").value_counts()
     counts = dict(found.iter_rows())
     return {name: int(counts.get(name, 0)) for name in rules.VALUE_CLASSES}

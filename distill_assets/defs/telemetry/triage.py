@@ -5,9 +5,9 @@ The rules, their order and rates are `rules/telemetry_triage.py`
 stable hashes of event ids, so a rerun, or any order of processing partitions, gives the same rows.
 
 Triage gates the products built from the candidates: `gate` turns candidate verdicts into one
-verdict per product (an episode from its steps), `passed` keeps the passing products,
-`without_skipped` drops skipped reasoning events, and `audit_false_negatives` evaluates the audit
-sample against what full processing found valuable.
+verdict per product (an episode from its steps, a conversation from its turns), `passed` keeps
+the passing products, `without_skipped` drops skipped reasoning events, and
+`audit_false_negatives` evaluates the audit sample against what full processing found valuable.
 """
 
 from __future__ import annotations
@@ -40,6 +40,8 @@ _FIELDS: dict[str, pl.DataType] = {
     "game_state_hash": pl.String(),
     "quest_id": pl.String(),
     "karma_state": pl.Int64(),
+    "ambiguity_level": pl.String(),
+    "social_context": pl.String(),
     "episode_id": pl.String(),
     "step_index": pl.Int64(),
     "action.action_type": pl.String(),
@@ -71,12 +73,16 @@ def _rule_reason() -> pl.Expr:
     """Return the first matching always-process or skip rule as `decision:reason` (or null)."""
     is_decision = pl.col("event_type") == "decision"
     is_step = pl.col("event_type") == "trajectory_step"
+    is_turn = pl.col("event_type") == "dialogue_turn"
     innovation = pl.any_horizontal(
         pl.col(name).str.starts_with(rules.INNOVATION_PREFIX).fill_null(False)
         for name in ("scenario_id", "quest_id", "episode_id")
     )
     return (
-        pl.when(is_decision & (pl.col("ambiguity_score") > rules.AMBIGUITY_THRESHOLD))
+        pl.when(
+            (is_decision & (pl.col("ambiguity_score") > rules.AMBIGUITY_THRESHOLD))
+            | (is_turn & pl.col("ambiguity_level").is_in(rules.AMBIGUOUS_DIALOGUE_LEVELS))
+        )
         .then(pl.lit("process:high_ambiguity"))
         .when(
             (pl.col("event_type") == "reasoning")
@@ -89,6 +95,10 @@ def _rule_reason() -> pl.Expr:
         .then(pl.lit("process:peer_flagged"))
         .when(pl.col("player_karma") >= rules.HIGH_KARMA)
         .then(pl.lit("process:high_karma"))
+        .when(is_turn & (pl.col("quest_id").str.strip_chars().str.len_chars() > 0))
+        .then(pl.lit("process:quest_dialogue"))
+        .when(is_turn & pl.col("social_context").str.contains(rules.NEGOTIATION_CONTEXT))
+        .then(pl.lit("process:negotiation_dialogue"))
         .when(is_step & pl.col("action_action_type").is_in(rules.ROUTINE_MOVEMENT_TYPES))
         .then(pl.lit("skip:routine_movement"))
         .when(is_step & (pl.col("action") == pl.col("previous_action")))
@@ -187,6 +197,12 @@ def pass_rates(rows: pl.DataFrame) -> dict[str, float]:
     rates = {str(kind): round(float(rate), 4) for kind, rate in per_type}
     rates["all"] = round(float(rows.select(passed.mean()).item() or 0.0), 4) if rows.height else 0.0
     return rates
+
+
+def turn_conversations(events: pl.LazyFrame) -> pl.LazyFrame:
+    """Return `event_id, conversation_id` of every dialogue turn: the product a turn triages for."""
+    turns = payload_fields(events, "dialogue_turn", {"conversation_id": pl.String()})
+    return turns.select("event_id", "conversation_id")
 
 
 def step_episodes(events: pl.LazyFrame) -> pl.LazyFrame:

@@ -9,6 +9,7 @@ from distill_assets.lib.minhash import (
     estimated_jaccard,
     near_components,
     near_duplicate_components,
+    part_signatures,
     shingle_hashes,
     shingled,
     text_signatures,
@@ -69,6 +70,28 @@ def test_signatures_estimate_jaccard_and_are_fixed_whatever_the_batch():
     assert abs(estimate[0] - jaccard(texts[0], texts[1])) < 0.1
     assert estimate[1] < 0.1
     assert (sig[3] == np.uint32(0xFFFFFFFF)).all()
+
+
+def test_part_signatures_interleave_parts_and_the_estimate_is_the_least_similar_part():
+    prompt, chosen, rejected = words("p", 120), words("c", 120), words("r", 120)
+    docs = [
+        (prompt, chosen, rejected),
+        (prompt, chosen, words("other", 120)),  # same prompt and chosen, another rejected
+        (changed(prompt, [60], "x"), chosen, rejected),
+        (prompt, [], rejected),  # a part without text
+    ]
+    parts = [pl.Series([" ".join(doc[p]) for doc in docs]) for p in range(3)]
+    sig = part_signatures(parts, SHINGLE_WORDS, MINHASH_BINS)
+    assert sig.shape == (4, 3 * MINHASH_BINS)
+    alone = text_signatures(parts[1], SHINGLE_WORDS, MINHASH_BINS)
+    assert np.array_equal(sig[:, 1::3], alone)
+    whole = estimated_jaccard(sig, np.array([0, 0]), np.array([1, 2]))
+    by_part = estimated_jaccard(sig, np.array([0, 0]), np.array([1, 2]), parts=3)
+    assert whole[0] > 0.6 and by_part[0] < 0.1
+    assert by_part[1] == estimated_jaccard(sig[:, ::3], np.array([0]), np.array([2]))[0]
+    assert by_part[1] > 0.9
+    assert shingled(sig, 3).tolist() == [True, True, True, False]
+    assert shingled(sig).tolist() == [True, True, True, True]
 
 
 def test_components_label_each_node_with_the_smallest_connected_node():

@@ -1,10 +1,13 @@
+import json
 from dataclasses import replace
 
+import polars as pl
 import yaml
 
 from distill_assets.defs.release.build import build_release
 from distill_assets.defs.release.card import partition_ranges, size_category
-from tests.unit.release.test_build import inputs, no_previous
+from distill_assets.defs.release.extras import ReleaseContributions
+from tests.unit.release.test_build import curated, inputs, no_previous, sft_rows
 
 
 def front_matter(text: str) -> dict:
@@ -92,3 +95,55 @@ def test_card_lists_each_configs_curation_funnel(tmp_path):
     card = (tmp_path / "README.md").read_text()
     assert "## Curation funnel" in card
     assert "| `sft` | 40 | 38 | 35 | 32 | 31 | 30 | 30 | 30 |" in card
+
+
+def test_card_and_manifest_count_rows_per_counted_metadata_value_per_config_and_split(tmp_path):
+    classes = ["social_manipulation_deception", "ambiguity_resolution", None]
+    rows = [
+        {**row, "metadata": json.dumps({"value_class": classes[i % 3]} if classes[i % 3] else {})}
+        for i, row in enumerate(sft_rows(30))
+    ]
+    built = replace(inputs(), curated={**inputs().curated, "sft": curated("sft", rows)})
+    contributions = ReleaseContributions(counted_metadata=("value_class",))
+    manifest = build_release(built, tmp_path, no_previous, contributions=contributions)
+    splits = manifest.configs["sft"].splits
+    train, test = (splits[s].metadata_counts["value_class"] for s in ("train", "test"))
+    by_split = {
+        split: pl.DataFrame(
+            [r for r in rows if r["id"] in ids], schema_overrides={"metadata": pl.String}
+        )
+        .get_column("metadata")
+        .str.json_path_match("$.value_class")
+        .drop_nulls()
+        .value_counts(sort=True)
+        .rows()
+        for split, ids in published_ids(tmp_path, "sft").items()
+    }
+    assert train == dict(sorted(by_split["train"])) and test == dict(sorted(by_split["test"]))
+    # 10 rows of each class (every third row has none), 26 train and 4 test rows in all
+    assert sum(train.values()) + sum(test.values()) == 20
+    assert sum(train.values()) > 0 and sum(test.values()) > 0
+    # dpo rows carry no value_class: nothing counted
+    assert manifest.configs["dpo"].splits["train"].metadata_counts == {}
+    card = (tmp_path / "README.md").read_text()
+    assert "## Rows per metadata class" in card
+    for value in ("ambiguity_resolution", "social_manipulation_deception"):
+        assert (
+            f"| `sft` | `value_class` | `{value}` | {train.get(value, 0)} | {test.get(value, 0)} |"
+            in card
+        )
+    # without counted keys the card has no such section
+    build_release(inputs(), tmp_path / "plain", no_previous)
+    assert "Rows per metadata class" not in (tmp_path / "plain" / "README.md").read_text()
+
+
+def published_ids(folder, config: str) -> dict[str, set[str]]:
+    """Return split -> ids of the rows published in `config`'s data files."""
+    return {
+        split: set(
+            pl.concat(
+                [pl.read_parquet(p) for p in sorted(folder.glob(f"data/{config}/{split}/*"))]
+            ).get_column("id")
+        )
+        for split in ("train", "test")
+    }

@@ -1,7 +1,9 @@
 """Payouts: a peer-prediction mismatch pays zero and the row says why (rules/telemetry_trust.py)."""
 
+from distill_assets.defs.telemetry import payouts as payouts_module
 from distill_assets.defs.telemetry.payouts import payouts
 from distill_assets.defs.telemetry.trust import trust_signals, trust_walk
+from distill_assets.rules import telemetry_taxonomy as taxonomy_rules
 from tests.unit.telemetry.silver_frames import silver
 
 
@@ -52,3 +54,32 @@ def test_a_peer_mismatch_pays_zero_and_the_row_says_why() -> None:
     assert got["c"]["tasks"] == 2
     assert got["c"]["payout"] == 5.0
     assert (got["c"]["zeroed_tasks"], got["c"]["zero_reasons"]) == (1, ["peer_mismatch"])
+
+
+def test_payouts_weight_each_task_by_its_value_class(monkeypatch) -> None:
+    ambiguous = decision("dx", "a", 1, "s", "x")
+    ambiguous[4]["ambiguity_score"] = 0.9
+    events = silver(
+        [
+            ambiguous,
+            outcome("ox", "a", 2, "dx"),
+            decision("dy", "a", 3, "t", "y"),  # ambiguity 0.5: long-horizon
+            outcome("oy", "a", 4, "dy"),
+            ("ee", "b", 5, "episode_end", {"episode_id": "innovation-ep", "success": True}),
+        ],
+        "2026-01-20",
+    )
+    walk = trust_walk(trust_signals(events))
+    # default weights (1.0 each): the seed's formula, 10 * 1 * 1 * 0.5 per decision
+    assert payouts(events, walk).select("player_key", "payout").rows() == [
+        ("a", 10.0),
+        ("b", 12.5),
+    ]
+    weights = dict(taxonomy_rules.PAYOUT_WEIGHTS)
+    weights.update(ambiguity_resolution=3.0, novel_strategy_generation=2.0)
+    monkeypatch.setattr(payouts_module, "PAYOUT_WEIGHTS", weights)
+    # a: 5 * 3 (ambiguity resolution) + 5 * 1 (long horizon); b's innovation episode 12.5 * 2
+    assert payouts(events, walk).select("player_key", "payout").rows() == [
+        ("a", 20.0),
+        ("b", 25.0),
+    ]

@@ -278,3 +278,45 @@ def test_triage_skip_and_sample_rules(tmp_path: Path) -> None:
         for e, v in expected.items()
     }
     assert verdicts == expected
+
+
+def test_triage_processes_quest_negotiation_and_ambiguous_dialogue_and_skips_small_talk(
+    tmp_path: Path,
+) -> None:
+    def turn(conversation: str, index: int, **context: str) -> dict:
+        return {
+            "conversation_id": conversation,
+            "turn_index": index,
+            "speaker": "player" if index % 2 == 0 else "npc",
+            "text": f"turn {index}",
+            **context,
+        }
+
+    events = bronze(
+        [
+            ("q1", "dialogue_turn", "p", T0, turn("quest", 0, quest_id="quest_canal")),
+            ("n1", "dialogue_turn", "p", T0 + 1, turn("deal", 0, social_context="Trade_Tappu")),
+            ("n2", "dialogue_turn", "p", T0 + 2, turn("deal", 1, social_context="Escort_Contract")),
+            ("a1", "dialogue_turn", "p", T0 + 3, turn("doubt", 0, ambiguity_level="Critical")),
+            ("m1", "dialogue_turn", "p", T0 + 4, turn("chat", 0, ambiguity_level="Medium")),
+            ("m2", "dialogue_turn", "p", T0 + 5, turn("chat", 1, social_context="Tavern_Gossip")),
+            ("m3", "dialogue_turn", "p", T0 + 6, turn("chat", 2, quest_id=" ")),
+        ]
+    )
+    silver = accepted_events(events, NO_CHECKS, NO_ONE, tmp_path).lazy()
+    rows = triage(silver)
+    verdicts = dict(rows.select("event_id", "reason").iter_rows())
+    audited = {e for e in verdicts if split_bucket(rules.AUDIT_SALT + e) < 500}
+    expected = {
+        "q1": "quest_dialogue",
+        "n1": "negotiation_dialogue",
+        "n2": "negotiation_dialogue",
+        "a1": "high_ambiguity",
+        "m1": "no_trigger",
+        "m2": "no_trigger",
+        "m3": "no_trigger",
+    }
+    assert verdicts == {
+        e: f"audit:{v}" if e in audited and v == "no_trigger" else v for e, v in expected.items()
+    }
+    assert set(rows.get_column("action_type")) == {"dialogue_turn"}

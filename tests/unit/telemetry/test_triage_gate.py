@@ -1,7 +1,10 @@
 """Triage gates the products: per-episode verdicts, the audit's false-negative rate."""
 
+import json
+
 import polars as pl
 
+from distill_assets.defs.telemetry.dialogues import gate_dialogues
 from distill_assets.defs.telemetry.triage import (
     TRIAGE_SCHEMA,
     audit_false_negatives,
@@ -81,3 +84,38 @@ def test_skipped_reasoning_events_are_dropped_and_others_kept() -> None:
     events = pl.LazyFrame({"event_id": ["r1", "r2", "d1", "o1"]})
     kept = without_skipped(events, rows, "reasoning").collect()
     assert kept.get_column("event_id").to_list() == ["r1", "d1", "o1"]
+
+
+def test_a_conversation_triage_skipped_is_not_published_and_its_audited_turns_are_evaluated():
+    turns = triage_rows(
+        [
+            ("q0", "dialogue_turn", "dialogue_turn", "process"),
+            ("q1", "dialogue_turn", "dialogue_turn", "skip"),
+            ("s0", "dialogue_turn", "dialogue_turn", "skip"),
+            ("s1", "dialogue_turn", "dialogue_turn", "audit"),
+            ("t0", "dialogue_turn", "dialogue_turn", "audit"),
+        ]
+    )
+    events = pl.LazyFrame(
+        {
+            "event_id": ["q0", "q1", "s0", "s1", "t0"],
+            "event_type": ["dialogue_turn"] * 5,
+            "payload": [json.dumps({"conversation_id": c}) for c in "qqsst"],
+        }
+    )
+    rows = pl.DataFrame(
+        {
+            "id": ["row-q", "row-s", "row-t"],
+            "source_ref": ["conversation:q", "conversation:s", "conversation:t"],
+            "quality_score": [0.9, 0.8, 0.3],
+        }
+    )
+    kept, gated = gate_dialogues(rows, events, turns)
+    # the quest conversation passed; small talk "s" (skipped, then audited) is not published
+    assert kept.rows() == [("row-q", "conversation:q", 0.9)]
+    assert gated.verdicts.rows() == [("q", "pass"), ("s", "audit"), ("t", "audit")]
+    assert gated.dropped == 2
+    # s would have scored 0.8 >= 0.6: its audited turn is a false negative; t's (0.3) is not
+    assert gated.audit == {
+        "dialogue_turn": {"audited": 2, "false_negatives": 1, "rate": 0.5},
+    }
