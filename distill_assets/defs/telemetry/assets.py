@@ -207,7 +207,7 @@ def telemetry_dialogues(
 
 
 def _deleted_players(lake_root: str) -> pl.LazyFrame:
-    """Players the global deletions table removes from everything (none before it exists)."""
+    """Players the global deletions table removes from everything (for the global steps only)."""
     path = global_path(lake_root, SOURCE, DELETIONS)
     if not path.exists():
         return pl.LazyFrame(schema={"player_key": pl.String()})
@@ -353,8 +353,7 @@ def telemetry_accepted_events(
     of later days remove rows with the release: `deletion_log`). Player ids in payload text (any
     player known by the day's end, any case, and any token of the game's id shape) are replaced by
     `[REDACTED_PLAYER_ID]`. Rules: `rules/telemetry_privacy.py`. DuckDB reads bronze and writes
-    silver
-    (`privacy.write_accepted_events`): the payloads never pass through Python.
+    silver (`privacy.write_accepted_events`): the payloads never pass through Python.
     """
     cfg = settings.resolved()
     day = context.partition_key

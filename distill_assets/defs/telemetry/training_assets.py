@@ -4,10 +4,10 @@ Decisions, episodes, reasoning, competence and novelty (docs/sources/telemetry.m
 
 Daily, from silver `accepted_events` and `triage`: `decisions` (with outcomes) → `decision_pairs`
 (`dpo`); `competence` (stage 5) → `episodes` (`rlds`) + `episode_pairs` (hard negatives, `dpo`);
-`reasoning` (`cot`). A day's products read only its own silver and the player state up to
-and including that day (`assets.BRONZE_UP_TO_THE_DAY`), never a table a release wrote. With the
-release (global): `pair_exclusions`, the pair subjects an excluded
-player takes out of `dpo`. Builders: `decisions.py`, `episodes.py`, `tokenize.py`,
+`reasoning` (`cot`). A day's products read only its own silver and the player state up to and
+including that day (`assets.BRONZE_UP_TO_THE_DAY`), never a table a release wrote. With the
+release (global): `pair_exclusions`, the pair subjects an excluded player takes out of `dpo`.
+Builders: `decisions.py`, `episodes.py`, `tokenize.py`,
 `competence.py`, `reasoning.py`, `pairs.py`.
 """
 
@@ -165,9 +165,8 @@ def telemetry_decisions(
 
     One row per decision: scenario_id, game_state_hash, prompt, chosen option and text, reasoning,
     ambiguity_score, outcome/label/reward/karma_delta, the player's trust at the end of the day's
-    walk (for pairing ties) and
-    `counterfactuals` (alternatives whose outcome the game reported). Rejected (bot) and deleted
-    players are not in silver, so not here.
+    walk (for pairing ties) and `counterfactuals` (alternatives whose outcome the game reported).
+    Rejected (bot) and deleted players are not in silver, so not here.
     """
     rows = decisions(
         events,
@@ -211,8 +210,8 @@ def telemetry_decision_pairs(
     user_id_chosen, user_id_rejected as player keys, game_state_hash, ambiguity_score,
     karma_impact) and the seed's chosen/rejected objects (content, reasoning, outcome).
     Subject: the pair of players. Players excluded from dpo by the day's end (deleted, or without
-    dpo consent) take no part. Each row has
-    a novelty_score; near-duplicates of published rows are dropped (stage 6).
+    dpo consent) take no part. Each row has a novelty_score; near-duplicates of published rows are
+    dropped (stage 6).
     """
     lake_root = settings.resolved().lake_root
     rows, below_floor = trust_weighted_pairs(
