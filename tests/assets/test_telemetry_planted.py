@@ -214,7 +214,7 @@ def test_consent_deletion_and_release(planted_env: Settings) -> None:
     materialize(selection(GLOBAL))
     log = global_table(planted_env, "deletion_log")
     assert log.select("rows_removed_total", "release_before", "first_excluded_in").rows() == [
-        (51, None, version)
+        (34, None, version)
     ]
     assert bob not in owners
 
