@@ -43,7 +43,14 @@ from distill_assets.defs.telemetry.trust import (
 )
 from distill_assets.defs.telemetry.validation import VALIDATION_SCHEMA, validate_events
 from distill_assets.lib.cleanup import working_dir
-from distill_assets.lib.lake import global_path, local_file, partition_path, scan_partitions
+from distill_assets.lib.lake import (
+    global_path,
+    local_file,
+    partition_files,
+    partition_path,
+    scan_partition,
+    scan_partitions,
+)
 from distill_assets.lib.metadata import column_counts, funnel, histogram, preview
 from distill_assets.lib.rawfiles import list_raw_files
 from distill_assets.lib.sql import json_fields_structure
@@ -235,22 +242,19 @@ def trust_history(lake_root: str, day: str) -> pl.DataFrame:
     disk already (each day's walk starts from the prior). Silver already left out the players
     deleted and the data types withdrawn up to that day; later requests remove rows from it.
     """
-    return trust_walk(
-        trust_signals(
-            scan_partitions(lake_root, SOURCE, ACCEPTED, SILVER_SCHEMA).filter(
-                pl.col("partition") == day
-            )
-        )
-    )
+    return trust_walk(trust_signals(scan_partition(lake_root, SOURCE, ACCEPTED, day)))
 
 
 def _bronze_up_to(lake_root: str, day: str, columns: tuple[str, ...]) -> pl.LazyFrame:
-    """Return bronze `columns` of the partitions up to and including `day`."""
-    return (
-        scan_partitions(lake_root, SOURCE, EVENTS, BRONZE_SCHEMA)
-        .filter(pl.col("partition") <= day)
-        .select(*columns)
-    )
+    """Return bronze `columns` of the partitions up to and including `day` (later files unread)."""
+    scans = [
+        pl.scan_parquet(f).select(*columns)
+        for f in partition_files(lake_root, SOURCE, EVENTS)
+        if Path(f).stem <= day
+    ]
+    if not scans:
+        return pl.LazyFrame(schema={c: BRONZE_SCHEMA[c] for c in columns})
+    return pl.concat(scans, how="diagonal_relaxed")
 
 
 def _account_events_up_to(lake_root: str, day: str) -> pl.LazyFrame:
@@ -303,9 +307,7 @@ def telemetry_validation(
     from the lake: `BRONZE_UP_TO_THE_DAY`).
     """
     lake_root, day = settings.resolved().lake_root, context.partition_key
-    events = scan_partitions(lake_root, SOURCE, EVENTS, BRONZE_SCHEMA).filter(
-        pl.col("partition") == day
-    )
+    events = scan_partition(lake_root, SOURCE, EVENTS, day)
     rows = validate_events(events.join(deleted_up_to(lake_root, day), on="player_key", how="anti"))
     context.add_output_metadata(
         {
