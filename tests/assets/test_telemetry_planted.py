@@ -171,16 +171,17 @@ def test_consent_deletion_and_release(planted_env: Settings) -> None:
 
     log = global_table(planted_env, "deletion_log")
     assert log.select("request_id", "player_key", "scope").rows() == [("del-carol", carol, "all")]
-    # carol: day 1 consent + 6 turns + decision + outcome; day 2 6 turns + decision + outcome +
-    # the request; triage candidates: 7 a day; one conversation a day
-    # bronze: the same 17 events (the request itself stays, the record deletions rebuild from)
+    # carol: day 1 consent + 6 turns + decision + outcome, built as of day 1 (7 triage candidates,
+    # one conversation); day 2 (6 turns + decision + outcome + the request) never reached silver:
+    # the request applies on its own day. Bronze: the same 17 events (the request itself stays,
+    # the record deletions rebuild from)
     assert json.loads(log.item(0, "rows_removed")) == {
-        "telemetry/accepted_events": 18,
-        "telemetry/dialogues": 2,
+        "telemetry/accepted_events": 9,
+        "telemetry/dialogues": 1,
         "telemetry/events": 17,
-        "telemetry/triage": 14,
+        "telemetry/triage": 7,
     }
-    assert log.item(0, "rows_removed_total") == 51
+    assert log.item(0, "rows_removed_total") == 34
     assert log.item(0, "first_excluded_in") is None
     # the proof: every store checked after the removal holds none of carol's rows
     held = json.loads(log.item(0, "rows_still_held"))
@@ -234,7 +235,7 @@ def test_consent_deletion_and_release(planted_env: Settings) -> None:
     materialize(selection(GLOBAL), instance=instance)
     log = global_table(planted_env, "deletion_log")
     assert log.select("rows_removed_total", "release_before", "first_excluded_in").rows() == [
-        (51, None, version)
+        (34, None, version)
     ]
     assert bob not in owners
 

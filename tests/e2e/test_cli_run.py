@@ -70,7 +70,11 @@ def test_run_prints_location_and_load_line(published: tuple[Path, dict[str, str]
     assert "; telemetry 21 (" in quarantine
 
 
-def test_second_run_is_byte_identical(published: tuple[Path, dict[str, str], str]) -> None:
+@pytest.fixture(scope="module")
+def rerun(
+    published: tuple[Path, dict[str, str], str],
+) -> tuple[dict[str, str], subprocess.CompletedProcess[str]]:
+    """Run `distill run` again on the same data dir; return the hub before it and the run."""
     hub, env, _ = published
     before = _tree_digest(hub)
     samples = PROJECT_ROOT / "data" / "samples"
@@ -82,8 +86,42 @@ def test_second_run_is_byte_identical(published: tuple[Path, dict[str, str], str
         check=False,
     )
     assert again.returncode == 0, again.stdout + again.stderr
+    return before, again
+
+
+def _counted(stdout: str) -> list[str]:
+    """The lines of a run's summary that count: rows per step, checks per run, quarantine."""
+    prefixes = ("[distill] daily_ingest ", "[distill] publish_release", "[distill] quarantine ")
+    return [line for line in stdout.splitlines() if line.startswith(prefixes)]
+
+
+def test_second_run_is_byte_identical(
+    published: tuple[Path, dict[str, str], str],
+    rerun: tuple[dict[str, str], subprocess.CompletedProcess[str]],
+) -> None:
+    hub, _, _ = published
+    before, _ = rerun
     assert _tree_digest(hub) == before
     assert len(list((hub / "versions").iterdir())) == 1
+
+
+def test_second_run_prints_the_same_counts(
+    published: tuple[Path, dict[str, str], str],
+    rerun: tuple[dict[str, str], subprocess.CompletedProcess[str]],
+) -> None:
+    # a day reads the deletions and consent of the days up to it, never what the first run's
+    # release left on disk: the day-1 deletion request applies on day 1 in the first run too
+    _, _, first = published
+    _, again = rerun
+    assert _counted(again.stdout) == _counted(first)
+    lines = first.splitlines()
+    assert "[distill] daily_ingest 2026-11-19 telemetry/accepted_events: 23 rows" in lines
+    assert "[distill] daily_ingest 2026-11-20 telemetry/accepted_events: 40 rows" in lines
+    # a warning-level check is reported as a warning, not as a failed check
+    assert (
+        "[distill] daily_ingest 2026-11-20: ok (36 materializations, 20 checks, "
+        "warnings: telemetry/triage:pass_rate_within_budget)"
+    ) in lines
 
 
 @pytest.mark.parametrize("config", ["sft", "dpo", "instruction"])

@@ -3,8 +3,12 @@
 See docs/sources/telemetry.md.
 
 Daily: bronze events + quarantine, `validation`, silver `accepted_events`, `triage`, `dialogues`.
-With the release, from all history (GLOBAL_TAG): deletions, the deletion log (rewriting earlier
-partitions), consent, the exclusion list, player quality, payouts.
+A day's steps read the player state (deletion requests, consent decisions, known players) of the
+bronze partitions up to and including their own day (`UP_TO_THE_DAY`), never a later day's nor a
+table a release wrote, so every run of a day gives the same rows
+(docs/sources/telemetry.md#one-story-per-run). With the release, from all history (GLOBAL_TAG):
+deletions, the deletion log (rewriting earlier partitions), consent, the exclusion list, player
+quality, payouts.
 """
 
 from pathlib import Path
@@ -42,6 +46,7 @@ from distill_assets.lib.cleanup import working_dir
 from distill_assets.lib.lake import (
     global_path,
     local_file,
+    partition_files,
     partition_path,
     scan_partition,
     scan_partitions,
@@ -63,6 +68,16 @@ CONSENT = "consent"
 EXCLUSIONS = "exclusions"
 PLAYER_QUALITY = "player_quality"
 PAYOUTS = "payouts"
+# "every day up to and including this one": a window start further back than any partition
+# (Dagster drops the days before the first partition)
+EVERY_EARLIER_DAY = 100 * 366
+UP_TO_THE_DAY = dg.TimeWindowPartitionMapping(
+    start_offset=-EVERY_EARLIER_DAY, end_offset=0, allow_nonexistent_upstream_partitions=True
+)
+# the bronze a day's step reads its player state from: Dagster knows it, so a backfill runs a
+# day's steps after the bronze of every earlier day in it, and an earlier day's re-ingest marks
+# the later days' steps as changed upstream
+BRONZE_UP_TO_THE_DAY = dg.AssetDep(dg.AssetKey([SOURCE, EVENTS]), partition_mapping=UP_TO_THE_DAY)
 
 
 def parse_params(hasher: PlayerIdHasher) -> tuple[dict[str, object], str]:
@@ -198,23 +213,21 @@ def telemetry_dialogues(
 
 
 def _deleted_players(lake_root: str) -> pl.LazyFrame:
-    """Players the global deletions table removes from everything (none before it exists)."""
+    """Players the global deletions table removes from everything (for the global steps only)."""
     path = global_path(lake_root, SOURCE, DELETIONS)
     if not path.exists():
         return pl.LazyFrame(schema={"player_key": pl.String()})
     return privacy.deleted_players(pl.scan_parquet(str(path)))
 
 
-def _accepted_history(lake_root: str, day: str | None = None) -> pl.LazyFrame:
-    """Every partition of silver (or only `day`'s), read through deletions and withdrawals.
+def _accepted_history(lake_root: str) -> pl.LazyFrame:
+    """Every partition of silver, read through deletions and withdrawals (for the global tables).
 
     `deletion_log` rewrites earlier partitions to drop deleted players and withdrawn data types;
     reading through the deletions and the withdrawals as well keeps the global tables right
     whatever order the two run in, so they depend on the requests themselves, not the rewrite.
     """
     silver = scan_partitions(lake_root, SOURCE, ACCEPTED, SILVER_SCHEMA)
-    if day is not None:
-        silver = silver.filter(pl.col("partition") == day)
     return privacy.without_withdrawn(
         silver.join(_deleted_players(lake_root), on="player_key", how="anti"),
         _bronze(lake_root, _ACCOUNT_COLUMNS).filter(pl.col("event_type") == "consent"),
@@ -224,10 +237,50 @@ def _accepted_history(lake_root: str, day: str | None = None) -> pl.LazyFrame:
 def trust_history(lake_root: str, day: str) -> pl.DataFrame:
     """Return the trust walk over `day`'s silver (for trust at a feed row's time).
 
-    Only the row's own day: days are ingested in parallel, so a day's feed rows must not depend on
-    which other days happen to be on disk already (each day's walk starts from the prior).
+    Only the row's own day: a day's feed rows must not depend on which other days happen to be on
+    disk already (each day's walk starts from the prior). Silver already left out the players
+    deleted and the data types withdrawn up to that day; later requests remove rows from it.
     """
-    return trust_walk(trust_signals(_accepted_history(lake_root, day)))
+    return trust_walk(trust_signals(scan_partition(lake_root, SOURCE, ACCEPTED, day)))
+
+
+def _bronze_up_to(lake_root: str, day: str, columns: tuple[str, ...]) -> pl.LazyFrame:
+    """Return bronze `columns` of the partitions up to and including `day` (later files unread)."""
+    scans = [
+        pl.scan_parquet(f).select(*columns)
+        for f in partition_files(lake_root, SOURCE, EVENTS)
+        if Path(f).stem <= day
+    ]
+    if not scans:
+        return pl.LazyFrame(schema={c: BRONZE_SCHEMA[c] for c in columns})
+    return pl.concat(scans, how="diagonal_relaxed")
+
+
+def _account_events_up_to(lake_root: str, day: str) -> pl.LazyFrame:
+    """Return the consent and deletion-request events ingested on `day` or before."""
+    return _bronze_up_to(lake_root, day, _ACCOUNT_COLUMNS).filter(
+        pl.col("event_type").is_in(["consent", "deletion_request"])
+    )
+
+
+def deleted_up_to(lake_root: str, day: str) -> pl.LazyFrame:
+    """Return the players a deletion request (scope `all`) ingested on `day` or before removes."""
+    requests = privacy.deletion_requests(_account_events_up_to(lake_root, day))
+    return privacy.deleted_players(requests.lazy())
+
+
+def exclusions_up_to(lake_root: str, day: str) -> pl.DataFrame:
+    """Return the exclusion rows (`privacy.exclusions`) as the requests up to `day` make them.
+
+    The state at the end of `day`: the deletion requests and the latest consent decisions
+    ingested on it or before, over the players known by then.
+    """
+    account = _account_events_up_to(lake_root, day)
+    return privacy.exclusions(
+        _bronze_up_to(lake_root, day, ("player_key",)).unique(),
+        privacy.consent_state(account).lazy(),
+        privacy.deletion_requests(account).lazy(),
+    )
 
 
 @dg.asset(
@@ -236,10 +289,10 @@ def trust_history(lake_root: str, day: str) -> pl.DataFrame:
     group_name=SOURCE,
     kinds={"polars"},
     code_version=rules_version("telemetry_validation"),
-    ins={"events": dg.AssetIn(key=[SOURCE, EVENTS])},
+    deps=[BRONZE_UP_TO_THE_DAY],
 )
 def telemetry_validation(
-    context: dg.AssetExecutionContext, settings: DistillSettings, events: pl.LazyFrame
+    context: dg.AssetExecutionContext, settings: DistillSettings
 ) -> pl.DataFrame:
     """One row per event and validation check it failed (anti-gaming layer).
 
@@ -248,11 +301,13 @@ def telemetry_validation(
     Columns: event_id, player_key, event_type, check, category (timestamp_sanity |
     action_plausibility | bot_signature), decision (flag | reject), reason. Impossible actions and
     insane timestamps are flagged for review; a bot signature rejects every event of the player
-    that day. Rules: `rules/telemetry_validation.py`. Players a deletion request removed are
-    left out.
+    that day. Rules: `rules/telemetry_validation.py`. Players a deletion request ingested on the
+    day or before removed are left out (the day's bronze and the earlier days' requests are read
+    from the lake: `BRONZE_UP_TO_THE_DAY`).
     """
-    deleted = _deleted_players(settings.resolved().lake_root)
-    rows = validate_events(events.join(deleted, on="player_key", how="anti"))
+    lake_root, day = settings.resolved().lake_root, context.partition_key
+    events = scan_partition(lake_root, SOURCE, EVENTS, day)
+    rows = validate_events(events.join(deleted_up_to(lake_root, day), on="player_key", how="anti"))
     context.add_output_metadata(
         {
             **rules_metadata("telemetry_validation"),
@@ -277,7 +332,7 @@ def telemetry_validation(
     kinds={"duckdb", "parquet"},
     code_version=rules_version("telemetry_privacy"),
     ins={"validation": dg.AssetIn(key=[SOURCE, VALIDATION])},
-    deps=[dg.AssetKey([SOURCE, EVENTS])],
+    deps=[BRONZE_UP_TO_THE_DAY],
 )
 def telemetry_accepted_events(
     context: dg.AssetExecutionContext,
@@ -293,26 +348,28 @@ def telemetry_accepted_events(
     privacy bucket), event_seq (order within the partition), payload (precise location removed),
     location_cell (generalised grid cell), flagged + flag_checks (validation flags kept for review),
     source_ref (bronze file:line). No client clock, no unknown envelope fields. Players a deletion
-    request removed are left out, and so are events of a data type (dialogue → sft, decision →
-    dpo, trajectory step and episode end → rlds, reasoning → cot) their player had not consented
-    to at the event's time or withdrew later. Player ids in payload text (any known player, any
-    case, and any token of the game's id shape) are replaced by `[REDACTED_PLAYER_ID]`. Rules:
-    `rules/telemetry_privacy.py`. DuckDB reads bronze and writes silver
-    (`privacy.write_accepted_events`): the payloads never pass through Python.
+    request ingested on the day or before removed are left out, and so are events of a data type
+    (dialogue → sft, decision → dpo, trajectory step and episode end → rlds, reasoning → cot)
+    their player had not consented to at the event's time or withdrew by the day's end (requests
+    of later days remove rows with the release: `deletion_log`). Player ids in payload text (any
+    player known by the day's end, any case, and any token of the game's id shape) are replaced by
+    `[REDACTED_PLAYER_ID]`. Rules: `rules/telemetry_privacy.py`. DuckDB reads bronze and writes
+    silver (`privacy.write_accepted_events`): the payloads never pass through Python.
     """
     cfg = settings.resolved()
+    day = context.partition_key
     target = working_dir(SOURCE) / f"{ACCEPTED}.parquet"
-    bronze = partition_path(cfg.lake_root, SOURCE, EVENTS, context.partition_key)
+    bronze = partition_path(cfg.lake_root, SOURCE, EVENTS, day)
     identity = privacy.SilverIdentity(
         pads=player_id_hasher.resolved().sql_params(),
-        known=_bronze(cfg.lake_root, ("player_key",)),
+        known=_bronze_up_to(cfg.lake_root, day, ("player_key",)),
         consent_events=privacy.consent_events(
-            _bronze(cfg.lake_root, _ACCOUNT_COLUMNS).filter(pl.col("event_type") == "consent")
+            _account_events_up_to(cfg.lake_root, day).filter(pl.col("event_type") == "consent")
         ),
     )
     with local_file(bronze) as events:
         rows = privacy.write_accepted_events(
-            events, validation, _deleted_players(cfg.lake_root), target, identity
+            events, validation, deleted_up_to(cfg.lake_root, day), target, identity
         )
     summary = pl.read_parquet(target, columns=["event_type", "flagged"])
     context.add_output_metadata(

@@ -5,10 +5,12 @@ See docs/privacy.md#de-identification.
 Rules and their documented precision are `rules/telemetry_privacy.py`.
 
 Deletion mechanism. A deletion is global, not per day, so it works in two layers:
-1. `telemetry/deletions` (global, rebuilt with the release from every bronze partition) lists the
-   requests. Every daily table past bronze reads through it when it is (re)built: the silver
-   `accepted_events` and `validation` drop the players it deletes (scope `all`), and everything
-   downstream reads silver - so re-running an old partition never brings a deleted player back.
+1. A day's tables past bronze read the requests of the bronze partitions up to and including
+   that day when they are (re)built: the silver `accepted_events` and `validation` drop the
+   players they delete (scope `all`), and everything downstream reads silver - so a request
+   applies on its own day in the first run, and re-running an old partition never brings a
+   deleted player back (the request stays in bronze). `telemetry/deletions` (global, rebuilt with
+   the release from every bronze partition) lists every request for the global steps.
 2. `telemetry/deletion_log` (global, runs after it with the release) rewrites every already
    written partition of the tables in `DELETABLE_TABLES` without those players, each file
    atomically (temporary name, then rename), and logs the rows it removed per table. Global tables
@@ -91,9 +93,9 @@ EXCLUDED_BY_CONSENT = "no_consent"
 class SilverIdentity:
     """What the bronze→silver step needs to know about players beyond the partition.
 
-    `pads`: the HMAC key pads (`ResolvedKey.sql_params`); `known`: every known player_key (all
-    bronze partitions); `consent_events`: every consent decision of all history
-    (`consent_events`).
+    `pads`: the HMAC key pads (`ResolvedKey.sql_params`); `known`: every player_key known by the
+    partition's day (bronze partitions up to it); `consent_events`: every consent decision
+    ingested by then (`consent_events`).
     """
 
     pads: dict[str, bytes]

@@ -4,8 +4,10 @@ Decisions, episodes, reasoning, competence and novelty (docs/sources/telemetry.m
 
 Daily, from silver `accepted_events` and `triage`: `decisions` (with outcomes) → `decision_pairs`
 (`dpo`); `competence` (stage 5) → `episodes` (`rlds`) + `episode_pairs` (hard negatives, `dpo`);
-`reasoning` (`cot`). With the release (global): `pair_exclusions`, the pair subjects an excluded
-player takes out of `dpo`. Builders: `decisions.py`, `episodes.py`, `tokenize.py`,
+`reasoning` (`cot`). A day's products read only its own silver and the player state up to and
+including that day (`assets.BRONZE_UP_TO_THE_DAY`), never a table a release wrote. With the
+release (global): `pair_exclusions`, the pair subjects an excluded player takes out of `dpo`.
+Builders: `decisions.py`, `episodes.py`, `tokenize.py`,
 `competence.py`, `reasoning.py`, `pairs.py`.
 """
 
@@ -17,7 +19,11 @@ from distill_assets.defs.jobs import GLOBAL_TAG
 from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.resources import DistillSettings, EmbedderResource
 from distill_assets.defs.telemetry import privacy
-from distill_assets.defs.telemetry.assets import trust_history
+from distill_assets.defs.telemetry.assets import (
+    BRONZE_UP_TO_THE_DAY,
+    exclusions_up_to,
+    trust_history,
+)
 from distill_assets.defs.telemetry.competence import competence, hard_negative_pairs
 from distill_assets.defs.telemetry.decisions import decision_pairs, decisions
 from distill_assets.defs.telemetry.episodes import build_episodes, rlds_rows
@@ -42,7 +48,7 @@ from distill_assets.defs.telemetry.trust import (
     trust_weighted,
     trust_weighted_pairs,
 )
-from distill_assets.lib.lake import global_path, scan_partition, scan_partitions
+from distill_assets.lib.lake import scan_partition, scan_partitions
 from distill_assets.lib.metadata import column_counts, histogram, preview
 from distill_assets.rules import rules_metadata, rules_version
 from distill_assets.rules.telemetry_novelty import DUPLICATE_REASON
@@ -88,12 +94,9 @@ REASONING_RULES = (
 )
 
 
-def _dpo_excluded(lake_root: str) -> pl.DataFrame:
-    """Players `telemetry/exclusions` excludes from dpo now (none before it exists)."""
-    path = global_path(lake_root, SOURCE, "exclusions")
-    if not path.exists():
-        return pl.DataFrame(schema={"player_key": pl.String()})
-    return dpo_excluded_players(pl.scan_parquet(str(path)))
+def _dpo_excluded(lake_root: str, day: str) -> pl.DataFrame:
+    """Players excluded from dpo at the end of `day` (deleted, or without dpo consent by then)."""
+    return dpo_excluded_players(exclusions_up_to(lake_root, day).lazy())
 
 
 def _novel(
@@ -126,12 +129,14 @@ def _novel(
     }
 
 
-def _trust(lake_root: str) -> pl.LazyFrame:
-    """Players' latest trust (`telemetry/player_quality`; none before it exists)."""
-    path = global_path(lake_root, SOURCE, "player_quality")
-    if not path.exists():
-        return pl.LazyFrame(schema={"player_key": pl.String(), "trust_score": pl.Float64()})
-    return pl.scan_parquet(str(path)).select("player_key", "trust_score")
+def _trust(lake_root: str, day: str) -> pl.LazyFrame:
+    """Players' trust at the end of `day`'s walk (`trust_history`; none without a signal)."""
+    return (
+        trust_history(lake_root, day)
+        .lazy()
+        .group_by("player_key")
+        .agg(pl.col("trust_after").last().alias("trust_score"))
+    )
 
 
 def _triage(settings: DistillSettings, partition: str) -> pl.LazyFrame:
@@ -159,12 +164,14 @@ def telemetry_decisions(
     See docs/sources/telemetry.md#decisions-and-pairs.
 
     One row per decision: scenario_id, game_state_hash, prompt, chosen option and text, reasoning,
-    ambiguity_score, outcome/label/reward/karma_delta, the player's trust (for pairing ties) and
-    `counterfactuals` (alternatives whose outcome the game reported). Rejected (bot) and deleted
-    players are not in silver, so not here.
+    ambiguity_score, outcome/label/reward/karma_delta, the player's trust at the end of the day's
+    walk (for pairing ties) and `counterfactuals` (alternatives whose outcome the game reported).
+    Rejected (bot) and deleted players are not in silver, so not here.
     """
     rows = decisions(
-        events, triage.cast(dict(TRIAGE_SCHEMA)), _trust(settings.resolved().lake_root)
+        events,
+        triage.cast(dict(TRIAGE_SCHEMA)),
+        _trust(settings.resolved().lake_root, context.partition_key),
     )
     context.add_output_metadata(
         {
@@ -185,6 +192,7 @@ def telemetry_decisions(
     kinds={"polars"},
     code_version=rules_version(*PAIR_RULES),
     ins={"made": dg.AssetIn(key=[SOURCE, DECISIONS])},
+    deps=[BRONZE_UP_TO_THE_DAY],
 )
 def telemetry_decision_pairs(
     context: dg.AssetExecutionContext,
@@ -201,12 +209,13 @@ def telemetry_decision_pairs(
     outcome. metadata holds the seed's keys (chosen/rejected_policy_outcome, reward_diff,
     user_id_chosen, user_id_rejected as player keys, game_state_hash, ambiguity_score,
     karma_impact) and the seed's chosen/rejected objects (content, reasoning, outcome).
-    Subject: the pair of players. Players already excluded from dpo take no part. Each row has
-    a novelty_score; near-duplicates of published rows are dropped (stage 6).
+    Subject: the pair of players. Players excluded from dpo by the day's end (deleted, or without
+    dpo consent) take no part. Each row has a novelty_score; near-duplicates of published rows are
+    dropped (stage 6).
     """
     lake_root = settings.resolved().lake_root
     rows, below_floor = trust_weighted_pairs(
-        decision_pairs(made, _dpo_excluded(lake_root)),
+        decision_pairs(made, _dpo_excluded(lake_root, context.partition_key)),
         trust_history(lake_root, context.partition_key),
     )
     rows, novelty = _novel(context, settings, embedder, rows, config="dpo", table=DECISION_PAIRS)
@@ -279,7 +288,7 @@ def telemetry_competence(
     group_name=SOURCE,
     code_version=rules_version(*EPISODE_RULES),
     ins={"events": dg.AssetIn(key=ACCEPTED), "classes": dg.AssetIn(key=[SOURCE, COMPETENCE])},
-    deps=[TRIAGE],
+    deps=[TRIAGE, BRONZE_UP_TO_THE_DAY],
 )
 def telemetry_episodes(
     context: dg.AssetExecutionContext,
@@ -316,7 +325,9 @@ def telemetry_episodes(
         event_flags(events, "trajectory_step", "episode_id", "episode:"),
     )
     pairs, pairs_below_floor = trust_weighted_pairs(
-        hard_negative_pairs(episodes, classes, _dpo_excluded(settings.resolved().lake_root)),
+        hard_negative_pairs(
+            episodes, classes, _dpo_excluded(settings.resolved().lake_root, context.partition_key)
+        ),
         trust_history(settings.resolved().lake_root, context.partition_key),
     )
     rows, rlds_novelty = _novel(context, settings, embedder, rows, config="rlds", table=EPISODES)

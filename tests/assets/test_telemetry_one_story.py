@@ -1,0 +1,177 @@
+"""One story per run (issue 29): a day's telemetry depends only on the days up to it.
+
+The committed samples plus a consent grant (day 1) and a withdrawal (day 2) go through the real
+definitions twice, as `distill run` does: each day's telemetry steps, then the global telemetry
+steps. The samples delete p_c20c1d455c on day 1 and p_37deb0b9fe (who has day-1 events) on day 2.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import dagster as dg
+import polars as pl
+import pytest
+
+from distill_assets.defs.player_ids import DEVELOPMENT_KEY, KEY_ENV, player_key
+from distill_assets.lib.settings import Settings
+from tests.conftest import SAMPLE_DATES, SAMPLES, land, materialize
+
+DAY1, DAY2 = SAMPLE_DATES
+DAILY_TABLES = (
+    "events",
+    "quarantine",
+    "validation",
+    "accepted_events",
+    "triage",
+    "dialogues",
+    "decisions",
+    "decision_pairs",
+    "competence",
+    "episodes",
+    "episode_pairs",
+    "reasoning",
+)
+GLOBAL_TABLES = (
+    "deletions",
+    "deletion_log",
+    "consent",
+    "exclusions",
+    "player_quality",
+    "payouts",
+    "pair_exclusions",
+)
+DAILY = " or ".join(f'key:"telemetry/{t}"' for t in DAILY_TABLES)
+GLOBAL = " or ".join(f'key:"telemetry/{t}"' for t in GLOBAL_TABLES)
+# deletion requests of the samples: on day 1 itself, and on day 2 by a player seen on day 1
+DELETED_DAY1 = "p_c20c1d455c"
+DELETED_DAY2 = "p_37deb0b9fe"
+# the speaker of the day-1 sample conversation: grants sft before it, withdraws it on day 2
+SPEAKER = "p_9ab43cc176"
+
+
+def key(raw_id: str) -> str:
+    return player_key(DEVELOPMENT_KEY.encode(), raw_id)
+
+
+def consent(event_id: str, ts: float, granted: bool) -> str:
+    event = {
+        "event_id": event_id,
+        "event_type": "consent",
+        "schema_version": "1.4",
+        "player_id": SPEAKER,
+        "session_id": "s_test",
+        "server_ts": ts,
+        "payload": {"granted": granted, "scopes": ["sft"]},
+    }
+    return json.dumps(event) + "\n"
+
+
+def row_counts(result: dg.ExecuteInProcessResult) -> dict[str, int]:
+    counts = {}
+    for event in result.get_asset_materialization_events():
+        materialization = event.step_materialization_data.materialization
+        counts[materialization.asset_key.to_user_string()] = materialization.metadata[
+            "dagster/row_count"
+        ].value
+    return counts
+
+
+def lake(settings: Settings, table: str, day: str) -> pl.DataFrame:
+    return pl.read_parquet(Path(settings.lake_root) / "telemetry" / table / f"{day}.parquet")
+
+
+def players_in(settings: Settings, table: str, day: str, column: str = "player_key") -> dict:
+    """Rows of `table` on `day` per watched player (deleted ones and the speaker)."""
+    rows = lake(settings, table, day).get_column(column)
+    return {raw: int((rows == key(raw)).sum()) for raw in (DELETED_DAY1, DELETED_DAY2, SPEAKER)}
+
+
+def one_run(settings: Settings) -> dict[str, object]:
+    """Each day's telemetry steps, then the global ones; what each day wrote when it ran."""
+    story: dict[str, object] = {}
+    for day in SAMPLE_DATES:
+        story[day] = row_counts(materialize(DAILY, day))
+        story[f"{day} silver players"] = players_in(settings, "accepted_events", day)
+        story[f"{day} dialogue players"] = players_in(settings, "dialogues", day, "split_group")
+    story["global"] = row_counts(materialize(GLOBAL))
+    story["after release"] = {
+        day: {
+            "silver": players_in(settings, "accepted_events", day),
+            "dialogues": players_in(settings, "dialogues", day, "split_group"),
+        }
+        for day in SAMPLE_DATES
+    }
+    return story
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Settings, dict, dict]]:
+    """The samples with the speaker's consent change, run twice (an isolated data folder)."""
+    root = tmp_path_factory.mktemp("one_story")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DISTILL_DATA_DIR", str(root / "data"))
+        for name in ("DISTILL_RAW_ROOT", "DISTILL_LAKE_ROOT", "DISTILL_HUB_ROOT", KEY_ENV):
+            patch.delenv(name, raising=False)
+        patch.setenv("DAGSTER_HOME", str(root / "dagster_home"))
+        (root / "dagster_home").mkdir()
+        settings = Settings.resolve()
+        shutil.copytree(SAMPLES, settings.raw_root)
+        # 2026-11-19 00:00 UTC: before the speaker's day-1 conversation; withdrawn 2026-11-20 02:00
+        land(settings, "telemetry", DAY1, "consent.jsonl", consent("evt_grant", 1795046400.0, True))
+        land(settings, "telemetry", DAY2, "consent.jsonl", consent("evt_drop", 1795140000.0, False))
+        first = one_run(settings)
+        second = one_run(settings)
+        yield settings, first, second
+
+
+def test_a_second_run_writes_every_table_with_the_same_rows(two_runs) -> None:
+    _, first, second = two_runs
+    assert second == first
+    assert first[DAY1]["telemetry/accepted_events"] == 34
+    assert first[DAY2]["telemetry/accepted_events"] == 41
+    assert (first[DAY1]["telemetry/dialogues"], first[DAY2]["telemetry/dialogues"]) == (2, 3)
+    assert first["global"]["telemetry/deletions"] == 2
+
+
+def test_a_deletion_takes_effect_on_its_own_day_in_the_first_run(two_runs) -> None:
+    _, first, _ = two_runs
+    # no release ran before: the day-1 request keeps the player out of day 1's silver already
+    assert first[f"{DAY1} silver players"][DELETED_DAY1] == 0
+    assert first[f"{DAY2} silver players"][DELETED_DAY1] == 0
+    assert first[f"{DAY2} silver players"][DELETED_DAY2] == 0
+
+
+def test_a_later_deletion_removes_earlier_days_in_the_run_that_ingests_it(two_runs) -> None:
+    settings, first, _ = two_runs
+    # day 1 was built with the state of day 1: the player's consent-free events were in it
+    assert first[f"{DAY1} silver players"][DELETED_DAY2] == 3
+    # the release of the same run erased them from day 1 (the deletion log's retroactive rewrite)
+    assert first["after release"][DAY1]["silver"][DELETED_DAY2] == 0
+    log = pl.read_parquet(Path(settings.lake_root) / "telemetry" / "deletion_log.parquet")
+    logged = log.filter(pl.col("player_key") == key(DELETED_DAY2))
+    # 3 by each run: the second run re-ingested day 1 from raw and built it as of day 1 again
+    assert json.loads(logged.item(0, "rows_removed"))["telemetry/accepted_events"] == 3 + 3
+
+
+def test_a_consent_withdrawal_takes_effect_in_the_run_that_ingests_it(two_runs) -> None:
+    settings, first, second = two_runs
+    # day 1 had the speaker's sft consent: their two conversations were built on day 1 ...
+    assert first[f"{DAY1} dialogue players"][SPEAKER] == 2
+    assert first[f"{DAY1} silver players"][SPEAKER] == 28
+    # ... and the day-2 withdrawal removed them in the same run, from the feed and from silver
+    # (the 24 dialogue turns; the speaker's 4 events of other types need no sft consent)
+    assert first["after release"][DAY1]["dialogues"][SPEAKER] == 0
+    assert first["after release"][DAY1]["silver"][SPEAKER] == 4
+    # on day 2 the withdrawal (02:00) came before the speaker's conversation: never built
+    assert first[f"{DAY2} dialogue players"][SPEAKER] == 0
+    exclusions = pl.read_parquet(Path(settings.lake_root) / "telemetry" / "exclusions.parquet")
+    assert exclusions.filter(pl.col("subject") == f"sft:{key(SPEAKER)}").get_column(
+        "reason"
+    ).to_list() == ["no_consent"]
+    # a rerun of day 1 does not read day 2's withdrawal: the same conversations, removed again
+    assert second[f"{DAY1} dialogue players"][SPEAKER] == 2
+    assert second["after release"][DAY1]["dialogues"][SPEAKER] == 0
