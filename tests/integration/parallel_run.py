@@ -1,9 +1,12 @@
 """Ingest partitions in parallel processes on Dagster's executors, then publish (a child process).
 
 `python -m tests.integration.parallel_run PARTITION...` with `DISTILL_*` and `DAGSTER_HOME` set:
-the first partition runs on the `multiprocess` executor (its steps in parallel processes, at most
-2), the others as separate runs two at a time, each in its own process with the `in_process`
-executor, as the instance's run queue launches them in production (`max_concurrent_runs`); then
+each day's parallel phase (`operations.scaleout.Phase`: every step that reads no earlier day) runs
+for all days at once - the first partition on the `multiprocess` executor (its steps in parallel
+processes, at most 2), the others as separate runs two at a time, each in its own process with the
+`in_process` executor, as the instance's run queue launches them in production
+(`max_concurrent_runs`); then each day's ordered phase (the steps that read earlier days), oldest
+day first, as Dagster's backfills order them from the declared dependencies; then
 `publish_release` runs. Exits non-zero if any run failed.
 """
 
@@ -17,15 +20,15 @@ import dagster as dg
 
 from distill_assets.defs.jobs import RELEASE_JOB
 from distill_assets.operations.launch import QUIET_RUN_CONFIG
-from distill_assets.operations.scaleout import execute_ingest
+from distill_assets.operations.scaleout import Phase, execute_ingest
 
 PROCESSES = 2
 
 
-def run_partition(partition: str, executor: str) -> bool:
-    """Run one partition's ingest as a run of the `DAGSTER_HOME` instance."""
+def run_partition(partition: str, executor: str, phase: Phase = Phase.PARALLEL) -> bool:
+    """Run one phase of one partition's ingest as a run of the `DAGSTER_HOME` instance."""
     with dg.DagsterInstance.get() as instance:
-        return execute_ingest(partition, instance, executor, PROCESSES).success
+        return execute_ingest(partition, instance, executor, PROCESSES, phase).success
 
 
 def main(partitions: list[str]) -> int:
@@ -35,7 +38,8 @@ def main(partitions: list[str]) -> int:
         pass
     with ProcessPoolExecutor(PROCESSES, mp_context=get_context("spawn")) as pool:
         results = list(pool.map(run_partition, partitions, executors))
-    print(dict(zip(partitions, results, strict=True)))
+    results += [run_partition(day, "in_process", Phase.ORDERED) for day in sorted(partitions)]
+    print(results)
     if not all(results):
         return 1
     from distill_assets.definitions import defs

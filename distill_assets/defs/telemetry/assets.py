@@ -78,6 +78,19 @@ UP_TO_THE_DAY = dg.TimeWindowPartitionMapping(
 # day's steps after the bronze of every earlier day in it, and an earlier day's re-ingest marks
 # the later days' steps as changed upstream
 BRONZE_UP_TO_THE_DAY = dg.AssetDep(dg.AssetKey([SOURCE, EVENTS]), partition_mapping=UP_TO_THE_DAY)
+# "every day before this one": a feed table's novelty index reads its own earlier partitions
+BEFORE_THE_DAY = dg.TimeWindowPartitionMapping(
+    start_offset=-EVERY_EARLIER_DAY, end_offset=-1, allow_nonexistent_upstream_partitions=True
+)
+
+
+def earlier_days_of(table: str) -> dg.AssetDep:
+    """Return the dependency of a feed table on its own earlier partitions (its novelty index).
+
+    Declared so that Dagster runs a backfill's days of the table in date order and marks later
+    days changed upstream when an earlier day is rewritten.
+    """
+    return dg.AssetDep(dg.AssetKey([SOURCE, table]), partition_mapping=BEFORE_THE_DAY)
 
 
 def parse_params(hasher: PlayerIdHasher) -> tuple[dict[str, object], str]:

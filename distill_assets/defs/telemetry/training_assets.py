@@ -21,6 +21,7 @@ from distill_assets.defs.resources import DistillSettings, EmbedderResource
 from distill_assets.defs.telemetry import privacy
 from distill_assets.defs.telemetry.assets import (
     BRONZE_UP_TO_THE_DAY,
+    earlier_days_of,
     exclusions_up_to,
     trust_history,
 )
@@ -192,7 +193,7 @@ def telemetry_decisions(
     kinds={"polars"},
     code_version=rules_version(*PAIR_RULES),
     ins={"made": dg.AssetIn(key=[SOURCE, DECISIONS])},
-    deps=[BRONZE_UP_TO_THE_DAY],
+    deps=[BRONZE_UP_TO_THE_DAY, earlier_days_of(DECISION_PAIRS)],
 )
 def telemetry_decision_pairs(
     context: dg.AssetExecutionContext,
@@ -288,7 +289,7 @@ def telemetry_competence(
     group_name=SOURCE,
     code_version=rules_version(*EPISODE_RULES),
     ins={"events": dg.AssetIn(key=ACCEPTED), "classes": dg.AssetIn(key=[SOURCE, COMPETENCE])},
-    deps=[TRIAGE, BRONZE_UP_TO_THE_DAY],
+    deps=[TRIAGE, BRONZE_UP_TO_THE_DAY, earlier_days_of(EPISODES), earlier_days_of(EPISODE_PAIRS)],
 )
 def telemetry_episodes(
     context: dg.AssetExecutionContext,
@@ -366,7 +367,7 @@ def telemetry_episodes(
     kinds={"polars"},
     code_version=rules_version(*REASONING_RULES),
     ins={"events": dg.AssetIn(key=ACCEPTED), "made": dg.AssetIn(key=[SOURCE, DECISIONS])},
-    deps=[TRIAGE],
+    deps=[TRIAGE, earlier_days_of(REASONING)],
 )
 def telemetry_reasoning(
     context: dg.AssetExecutionContext,
