@@ -92,7 +92,16 @@ SELECT
     -- the redacted line of a record quarantined here; an accepted record may still be quarantined
     -- as a repeat, and the ingest then redacts its line from the two `rewrite_` columns
     -- (select_repeated_lines.sql): redacting every accepted line here would copy each one twice
-    CASE WHEN reason IS NOT NULL
+    -- a line repeating `player_id` is redacted from the first value, which DuckDB read: every
+    -- other value of the key becomes that key too, so no later raw id stays in quarantine
+    CASE WHEN reason = 'duplicate_key'
+        THEN regexp_replace(
+            redact_line(line, redact_id, redact_json, raw_id_text, player_key),
+            '("player_id"\s*:\s*)("(?:[^"\\]|\\.)*"|-?[0-9][^\s,}\]]*)',
+            '\1"' || coalesce(player_key, '[REDACTED_PLAYER_ID]') || '"',
+            'g'
+        )
+        WHEN reason IS NOT NULL
         THEN redact_line(line, redact_id, redact_json, raw_id_text, player_key)
     END AS line,
     CASE WHEN reason IS NULL THEN redact_id END AS rewrite_id,

@@ -148,6 +148,18 @@ def test_each_bad_kind_is_quarantined_with_its_reason(
     ]
 
 
+def test_a_repeated_player_id_leaves_no_raw_id_in_quarantine(tmp_path: Path) -> None:
+    first, second = "p_first_0001", "p_second_0002"
+    line = json.dumps(envelope(event_id="dup", player_id=first))[:-1]
+    _, quarantine = ingest(tmp_path, [line + f', "player_id": "{second}"}}', GOOD])
+    assert quarantine.select("reason", "detail").rows() == [
+        ("duplicate_key", "repeated key: player_id")
+    ]
+    raw_line = quarantine.item(0, "raw_line")
+    assert first not in raw_line and second not in raw_line
+    assert raw_line.count(player_key(KEY.encode(), first)) == 2
+
+
 def test_torn_last_line_and_its_player_id_is_redacted(tmp_path: Path) -> None:
     full = json.dumps(envelope(event_id="e9"))
     torn = full[: full.index(PID) + 5]  # cut inside the id
