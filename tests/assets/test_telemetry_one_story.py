@@ -18,6 +18,7 @@ import pytest
 
 from distill_assets.defs.player_ids import DEVELOPMENT_KEY, KEY_ENV, player_key
 from distill_assets.lib.settings import Settings
+from tests.assets.test_telemetry import GLOBAL_TABLES
 from tests.conftest import SAMPLE_DATES, SAMPLES, isolate, land, materialize
 
 DAY1, DAY2 = SAMPLE_DATES
@@ -34,15 +35,6 @@ DAILY_TABLES = (
     "episodes",
     "episode_pairs",
     "reasoning",
-)
-GLOBAL_TABLES = (
-    "deletions",
-    "deletion_log",
-    "consent",
-    "exclusions",
-    "player_quality",
-    "payouts",
-    "pair_exclusions",
 )
 DAILY = " or ".join(f'key:"telemetry/{t}"' for t in DAILY_TABLES)
 GLOBAL = " or ".join(f'key:"telemetry/{t}"' for t in GLOBAL_TABLES)

@@ -18,6 +18,7 @@ import pytest
 from distill_assets.defs.curation.curated_table import read_curated
 from distill_assets.defs.player_ids import DEVELOPMENT_KEY, KEY_ENV, player_key
 from distill_assets.lib.settings import Settings
+from tests.assets.test_telemetry import GLOBAL_TABLES
 from tests.conftest import isolate, materialize
 from tests.e2e.test_load_dataset import load_in_fresh_process
 from tests.unit.telemetry.rlds_frames import read_examples
@@ -67,15 +68,7 @@ DAILY = [
     "episode_pairs",
     "reasoning",
 ]
-GLOBAL = [
-    "deletions",
-    "deletion_log",
-    "consent",
-    "exclusions",
-    "player_quality",
-    "payouts",
-    "pair_exclusions",
-]
+GLOBAL = list(GLOBAL_TABLES)
 
 
 def key(raw_id: str) -> str:
