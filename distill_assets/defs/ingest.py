@@ -123,7 +123,8 @@ class UsualExtras:
             usable = len(set(keys)) == len(keys)
             if usable:
                 try:
-                    self.con.execute("SELECT json_transform('{}', ?)", [_structure(keys)])
+                    probe = "SELECT json_transform('{}', ?)"
+                    self.con.execute(probe, [_structure(keys)]).fetchall()
                 except duckdb.Error:
                     usable = False
             self.usable[keys] = usable
@@ -165,6 +166,7 @@ def ingest_partition(
     params: Mapping[str, object] | None = None,
     bronze_exclude: tuple[str, ...] = (),
     workdir: Path | None = None,
+    exact: bool = False,
 ) -> IngestResult:
     """Parse `raw_paths` with the contract's parse statement into staged Parquet files.
 
@@ -173,9 +175,11 @@ def ingest_partition(
     `bronze_exclude` names parse columns kept out of bronze (e.g. `line` when only quarantine may
     hold the raw text). Repeated keys are quarantined by the contract's `dedup` rule, if it has
     one. The files are read in path order, whatever order they are given in. The files go to
-    `workdir` (by default a new working folder of the source).
+    `workdir` (by default a new working folder of the source). `exact`: parse every line with
+    the contract's exact statement, never its fast parse (the output is the same either way).
     """
     statement = parse_sql or contract.parse()
+    fast = None if exact or parse_sql or contract.fast_parse is None else contract.fast_parse()
     reader = RawLineReader(sorted(raw_paths), root=raw_root)
     workdir = workdir or working_dir(contract.source)
     sink = _Sink(contract, workdir, bronze_exclude)
@@ -183,12 +187,8 @@ def ingest_partition(
     extras = UsualExtras(con) if _binds_extras(statement) else None
 
     def parse(lines: pa.Table) -> pa.Table:
-        con.register("raw_lines", lines)
         bound = dict(params or {}) | (extras.params() if extras is not None else {})
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message=_EXTRA_COPY_WARNING, category=UserWarning)
-            parsed = con.execute(statement, bound).to_arrow_table()
-        con.unregister("raw_lines")
+        parsed = parse_chunk(con, lines, bound, statement, fast)
         if extras is not None:
             extras.add(parsed)
         return parsed
@@ -219,6 +219,69 @@ def ingest_partition(
         bronze_rows=sink.bronze_rows,
         quarantine_by_reason=dict(sink.quarantine_by_reason),
     )
+
+
+def parse_chunk(
+    con: duckdb.DuckDBPyConnection,
+    lines: pa.Table,
+    bound: Mapping[str, object],
+    statement: str,
+    fast: str | None = None,
+) -> pa.Table:
+    """Parse a chunk of raw `lines` with `statement`, or first with its `fast` parse.
+
+    The fast parse gives the exact statement's row of every record it accepts (see
+    `lib.contract_sql.fast_duplicates`); the records it rejects, for whatever reason, are parsed
+    again by the exact statement, on their own, and their rows take the fast ones' places, so the
+    result is the exact statement's, row for row, in the input's order. When bad lines are rare,
+    only a few lines pay for the exact statement's reasons and details.
+    """
+    if fast is None:
+        return _execute(con, statement, lines, bound)
+    parsed = _execute(con, fast, lines, bound)
+    rejected = np.flatnonzero(pc.is_valid(parsed.column(REASON)).to_numpy(zero_copy_only=False))
+    if not len(rejected):
+        return parsed
+    exact = _execute(con, statement, _take_table(lines, rejected), bound)
+    if exact.schema != parsed.schema:
+        raise RuntimeError("the fast parse and the exact parse return different columns")
+    # row i of the result: the fast row i, or for a rejected line its exact row (after the fast)
+    order = np.arange(parsed.num_rows, dtype=np.int64)
+    order[rejected] = parsed.num_rows + np.arange(len(rejected), dtype=np.int64)
+    merged = pa.concat_tables([parsed, exact]).take(order)
+    # in the fast parse's batches, which are the exact statement's (a projection of the same
+    # scan): the sink writes batches as they come, and Parquet pages follow them
+    return _rebatched(merged, [len(chunk) for chunk in parsed.column(0).chunks])
+
+
+def _execute(
+    con: duckdb.DuckDBPyConnection, statement: str, lines: pa.Table, bound: Mapping[str, object]
+) -> pa.Table:
+    """Run a parse statement over `lines` (the view `raw_lines`); return its rows."""
+    con.register("raw_lines", lines)
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=_EXTRA_COPY_WARNING, category=UserWarning)
+            return con.execute(statement, dict(bound)).to_arrow_table()
+    finally:
+        con.unregister("raw_lines")
+
+
+def _rebatched(table: pa.Table, sizes: list[int]) -> pa.Table:
+    """Return `table` (one batch) as batches of `sizes` rows (zero-copy slices)."""
+    batch = table.combine_chunks().to_batches()
+    if not batch:
+        return table
+    starts = np.cumsum([0, *sizes[:-1]])
+    return pa.Table.from_batches(
+        [batch[0].slice(int(start), size) for start, size in zip(starts, sizes, strict=True)],
+        schema=table.schema,
+    )
+
+
+def _take_table(lines: pa.Table, rows: np.ndarray) -> pa.Table:
+    """Select `rows` of a chunk of raw lines (the line's text is not copied)."""
+    return pa.Table.from_batches([_take(lines.combine_chunks().to_batches()[0], rows)])
 
 
 class _Sink:
