@@ -86,6 +86,9 @@ _PENDING_CHUNKS = 1
 # the first lines of a partition (at most half its first chunk), parsed before the rest of the
 # chunk to learn the usual unknown fields
 PRIMING_LINES = 4096
+# the fast parse is tried on a chunk while the last chunk parsed had at most this share of bad
+# lines: beyond, parsing the bad ones twice costs more than the fast parse saves
+FAST_PATH_MAX_BAD_SHARE = 0.02
 
 
 class UsualExtras:
@@ -175,8 +178,10 @@ def ingest_partition(
     `bronze_exclude` names parse columns kept out of bronze (e.g. `line` when only quarantine may
     hold the raw text). Repeated keys are quarantined by the contract's `dedup` rule, if it has
     one. The files are read in path order, whatever order they are given in. The files go to
-    `workdir` (by default a new working folder of the source). `exact`: parse every line with
-    the contract's exact statement, never its fast parse (the output is the same either way).
+    `workdir` (by default a new working folder of the source). A contract with a fast parse
+    has each chunk parsed by it first (`parse_chunk`) while the last chunk held at most
+    `FAST_PATH_MAX_BAD_SHARE` bad lines; `exact`: parse every line with the contract's exact
+    statement only. The output is the same either way, byte for byte.
     """
     statement = parse_sql or contract.parse()
     fast = None if exact or parse_sql or contract.fast_parse is None else contract.fast_parse()
@@ -186,11 +191,16 @@ def ingest_partition(
     con = connect(private=True)
     extras = UsualExtras(con) if _binds_extras(statement) else None
 
+    bad_share = 0.0
+
     def parse(lines: pa.Table) -> pa.Table:
+        nonlocal bad_share
         bound = dict(params or {}) | (extras.params() if extras is not None else {})
-        parsed = parse_chunk(con, lines, bound, statement, fast)
+        tried = fast if bad_share <= FAST_PATH_MAX_BAD_SHARE else None
+        parsed = parse_chunk(con, lines, bound, statement, tried)
         if extras is not None:
             extras.add(parsed)
+        bad_share = (parsed.num_rows - parsed.column(REASON).null_count) / max(parsed.num_rows, 1)
         return parsed
 
     try:

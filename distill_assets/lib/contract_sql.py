@@ -196,17 +196,19 @@ def fast_duplicates(cols: dict[str, Column]) -> str:
     unknown fields can hold a nested object. The test reads the top-level keys already listed
     (`keys`), those fields' values when they are containers, and the unknown fields' text
     (`extra_text`, as bronze's `extra`: the usual ones from their struct, else the whole line),
-    instead of listing the keys of every value of the line (`has_duplicate_key(doc)`). A record
+    each value's nested keys only when its text holds a second `{` (macro
+    `has_nested_duplicate_key`), instead of listing the keys of every value of the line
+    (`has_duplicate_key(doc)`). A record
     it rejects, for any reason, is parsed again by the exact statement, which words the reason.
     """
     containers = [
-        f"(coalesce({c.type} IN ('OBJECT', 'ARRAY'), false) AND has_duplicate_key({c.json}))"
+        f"(coalesce({c.type} IN ('OBJECT', 'ARRAY'), false) AND has_nested_duplicate_key({c.json}))"
         for c in cols.values()
         if c.kind.holds_objects
     ]
     extras = (
         "CASE WHEN len(extra_keys) = 0 THEN false "
-        "WHEN extra_keys = $extra_sequence THEN has_duplicate_key(extra_text) "
+        "WHEN extra_keys = $extra_sequence THEN has_nested_duplicate_key(extra_text) "
         "ELSE has_duplicate_key(doc) END"
     )
     return " OR ".join(["len(keys) <> len(list_distinct(keys))", *containers, extras])

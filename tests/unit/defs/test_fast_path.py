@@ -138,15 +138,15 @@ def _digests(
     return bronze, quarantine, result.quarantine_by_reason
 
 
-@pytest.fixture
+@pytest.fixture(autouse=True)
 def small_limit(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Records over `LIMIT` bytes are too_large."""
+    """Records over `LIMIT` bytes are too_large; every chunk is parsed fast first."""
     monkeypatch.setattr(
         ingest, "RawLineReader", functools.partial(rawfiles.RawLineReader, max_record_bytes=LIMIT)
     )
+    monkeypatch.setattr(ingest, "FAST_PATH_MAX_BAD_SHARE", 1.0)
 
 
-@pytest.mark.usefixtures("small_limit")
 @pytest.mark.parametrize("source", sorted(SOURCES))
 def test_fast_and_exact_paths_write_the_same_bytes(source: str, tmp_path: Path) -> None:
     _day(source, tmp_path / "raw")
@@ -163,7 +163,6 @@ def test_fast_and_exact_paths_write_the_same_bytes(source: str, tmp_path: Path) 
     )
 
 
-@pytest.mark.usefixtures("small_limit")
 @pytest.mark.parametrize("source", sorted(SOURCES))
 def test_many_small_chunks_give_the_same_bytes(
     source: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -217,3 +216,26 @@ def test_the_fast_parse_rejects_every_repeated_key_and_accepts_the_rest(source: 
     assert [i for i, r in enumerate(fast, 1) if r is None] == [3, 8, 10, 11, 12]
     assert [i for i, r in enumerate(exact, 1) if r is None] == [3, 8, 10, 11, 12]
     assert [r for r in exact if r is not None] == ["duplicate_key"] * 7
+
+
+def test_a_chunk_after_one_with_many_bad_lines_is_parsed_exactly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _day("revisions", tmp_path / "raw")
+    (tmp_path / "raw" / "revisions" / DAY / "planted-b.jsonl.gz").unlink()
+    tried: list[bool] = []
+    parse_chunk = ingest.parse_chunk
+
+    def spy(con, lines, bound, statement, fast=None):  # type: ignore[no-untyped-def]
+        tried.append(fast is not None)
+        return parse_chunk(con, lines, bound, statement, fast)
+
+    monkeypatch.setattr(ingest, "parse_chunk", spy)
+    monkeypatch.setattr(ingest, "FAST_PATH_MAX_BAD_SHARE", 0.02)
+    monkeypatch.setattr(rawfiles, "BLOCK_BYTES", 64 << 10)
+    exact = _digests("revisions", tmp_path / "raw", tmp_path, exact=True)
+    assert tried and not any(tried)
+    tried.clear()
+    # ~5% bad lines in every chunk: the first is parsed fast, the next ones exactly
+    assert _digests("revisions", tmp_path / "raw", tmp_path, exact=False, chunk_bytes=1) == exact
+    assert tried[:2] == [True, False] and tried.count(True) < len(tried) / 4
