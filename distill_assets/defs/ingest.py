@@ -5,22 +5,23 @@ built by `ingest_partition` from the source's `RawContract` (`contracts/<source>
 `lib.rawcontract`): this module names no source. The contract's parse statement reads the view
 `raw_lines` (`source_file, line_no, line, utf8_replaced, is_last_line`, see `lib.rawfiles`) and
 returns one row per raw record with the bronze columns plus `quarantine_reason` (NULL for a good
-record) and `quarantine_detail`, in (`source_file`, `line_no`) order. A parse that does not
-rewrite the raw line leaves `line` out: the sink takes it from the input (Arrow views into the
-blocks read, never copied out of DuckDB; only quarantined lines are copied) and puts it in bronze
-as the contract's `bronze_line` column, if it has one. A parse that rewrites it (telemetry redacts
-the player id) returns `line` only for the records it quarantines; a record it accepts that the
-sink quarantines as a repeat gets its line from the contract's `line_rewrite` statement, fed the
-input line and the parse's `rewrite_*` columns (never in bronze). The raw files are read in chunks
-of about the contract's `chunk_bytes` of lines (in a background thread, while the last chunk is
-parsed); DuckDB parses each chunk with all its threads, and a background thread splits the parsed
-rows into the bronze file and the quarantine file (`source, source_file, line_no, reason, detail,
-raw_line`) as they stream, so every record lands in exactly one of them and memory is bounded by a
-few chunks whatever the size of the partition. A contract whose records carry a key unique within
-a partition (`dedup`) names the key of each record its parse accepts in `dedup_key`; the splitting
-thread keeps the first record of each key and quarantines the later ones (`lib.seen`: vectorized,
-across chunks, in amortized O(log n) per key), so the parse itself is a row-wise projection of the
-lines, in their order, with no window, join or sort.
+record) and `quarantine_detail`, in (`source_file`, `line_no`) order (a contract's fast parse,
+which gives the same rows for less, runs in place of its exact one unless `exact` is asked). A
+parse that does not rewrite the raw line leaves `line` out: the sink takes it from the input (Arrow
+views into the blocks read, never copied out of DuckDB; only quarantined lines are copied) and puts
+it in bronze as the contract's `bronze_line` column, if it has one. A parse that rewrites it
+(telemetry redacts the player id) returns `line` only for the records it quarantines; a record it
+accepts that the sink quarantines as a repeat gets its line from the contract's `line_rewrite`
+statement, fed the input line and the parse's `rewrite_*` columns (never in bronze). The raw files
+are read in chunks of about the contract's `chunk_bytes` of lines (in a background thread, while
+the last chunk is parsed); DuckDB parses each chunk with all its threads, and a background thread
+splits the parsed rows into the bronze file and the quarantine file (`source, source_file, line_no,
+reason, detail, raw_line`) as they stream, so every record lands in exactly one of them and memory
+is bounded by a few chunks whatever the size of the partition. A contract whose records carry a key
+unique within a partition (`dedup`) names the key of each record its parse accepts in `dedup_key`;
+the splitting thread keeps the first record of each key and quarantines the later ones (`lib.seen`:
+vectorized, across chunks, in amortized O(log n) per key), so the parse itself is a row-wise
+projection of the lines, in their order, with no window, join or sort.
 A parse that keeps a record's unknown fields (bronze `extra`) returns their names, in document
 order, as `extra_keys` and binds `$extra_sequence` / `$extra_structure` (`UsualExtras`): the most
 common such list seen so far in the partition (learned on the first lines, then chunk by chunk).
@@ -86,9 +87,6 @@ _PENDING_CHUNKS = 1
 # the first lines of a partition (at most half its first chunk), parsed before the rest of the
 # chunk to learn the usual unknown fields
 PRIMING_LINES = 4096
-# the fast parse is tried on a chunk while the last chunk parsed had at most this share of bad
-# lines: beyond, parsing the bad ones twice costs more than the fast parse saves
-FAST_PATH_MAX_BAD_SHARE = 0.02
 
 
 class UsualExtras:
@@ -126,8 +124,7 @@ class UsualExtras:
             usable = len(set(keys)) == len(keys)
             if usable:
                 try:
-                    probe = "SELECT json_transform('{}', ?)"
-                    self.con.execute(probe, [_structure(keys)]).fetchall()
+                    self.con.execute("SELECT json_transform('{}', ?)", [_structure(keys)])
                 except duckdb.Error:
                     usable = False
             self.usable[keys] = usable
@@ -178,29 +175,28 @@ def ingest_partition(
     `bronze_exclude` names parse columns kept out of bronze (e.g. `line` when only quarantine may
     hold the raw text). Repeated keys are quarantined by the contract's `dedup` rule, if it has
     one. The files are read in path order, whatever order they are given in. The files go to
-    `workdir` (by default a new working folder of the source). A contract with a fast parse
-    has each chunk parsed by it first (`parse_chunk`) while the last chunk held at most
-    `FAST_PATH_MAX_BAD_SHARE` bad lines; `exact`: parse every line with the contract's exact
-    statement only. The output is the same either way, byte for byte.
+    `workdir` (by default a new working folder of the source). A contract's fast parse, if it
+    has one, is the statement run (the same rows as its exact one, for less: see
+    `lib.contract_sql.fast_duplicates`); `exact`: run the exact statement instead.
     """
     statement = parse_sql or contract.parse()
-    fast = None if exact or parse_sql or contract.fast_parse is None else contract.fast_parse()
+    if not exact and parse_sql is None and contract.fast_parse is not None:
+        statement = contract.fast_parse()
     reader = RawLineReader(sorted(raw_paths), root=raw_root)
     workdir = workdir or working_dir(contract.source)
     sink = _Sink(contract, workdir, bronze_exclude)
     con = connect(private=True)
     extras = UsualExtras(con) if _binds_extras(statement) else None
 
-    bad_share = 0.0
-
     def parse(lines: pa.Table) -> pa.Table:
-        nonlocal bad_share
+        con.register("raw_lines", lines)
         bound = dict(params or {}) | (extras.params() if extras is not None else {})
-        tried = fast if bad_share <= FAST_PATH_MAX_BAD_SHARE else None
-        parsed = parse_chunk(con, lines, bound, statement, tried)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=_EXTRA_COPY_WARNING, category=UserWarning)
+            parsed = con.execute(statement, bound).to_arrow_table()
+        con.unregister("raw_lines")
         if extras is not None:
             extras.add(parsed)
-        bad_share = (parsed.num_rows - parsed.column(REASON).null_count) / max(parsed.num_rows, 1)
         return parsed
 
     try:
@@ -229,69 +225,6 @@ def ingest_partition(
         bronze_rows=sink.bronze_rows,
         quarantine_by_reason=dict(sink.quarantine_by_reason),
     )
-
-
-def parse_chunk(
-    con: duckdb.DuckDBPyConnection,
-    lines: pa.Table,
-    bound: Mapping[str, object],
-    statement: str,
-    fast: str | None = None,
-) -> pa.Table:
-    """Parse a chunk of raw `lines` with `statement`, or first with its `fast` parse.
-
-    The fast parse gives the exact statement's row of every record it accepts (see
-    `lib.contract_sql.fast_duplicates`); the records it rejects, for whatever reason, are parsed
-    again by the exact statement, on their own, and their rows take the fast ones' places, so the
-    result is the exact statement's, row for row, in the input's order. When bad lines are rare,
-    only a few lines pay for the exact statement's reasons and details.
-    """
-    if fast is None:
-        return _execute(con, statement, lines, bound)
-    parsed = _execute(con, fast, lines, bound)
-    rejected = np.flatnonzero(pc.is_valid(parsed.column(REASON)).to_numpy(zero_copy_only=False))
-    if not len(rejected):
-        return parsed
-    exact = _execute(con, statement, _take_table(lines, rejected), bound)
-    if exact.schema != parsed.schema:
-        raise RuntimeError("the fast parse and the exact parse return different columns")
-    # row i of the result: the fast row i, or for a rejected line its exact row (after the fast)
-    order = np.arange(parsed.num_rows, dtype=np.int64)
-    order[rejected] = parsed.num_rows + np.arange(len(rejected), dtype=np.int64)
-    merged = pa.concat_tables([parsed, exact]).take(order)
-    # in the fast parse's batches, which are the exact statement's (a projection of the same
-    # scan): the sink writes batches as they come, and Parquet pages follow them
-    return _rebatched(merged, [len(chunk) for chunk in parsed.column(0).chunks])
-
-
-def _execute(
-    con: duckdb.DuckDBPyConnection, statement: str, lines: pa.Table, bound: Mapping[str, object]
-) -> pa.Table:
-    """Run a parse statement over `lines` (the view `raw_lines`); return its rows."""
-    con.register("raw_lines", lines)
-    try:
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message=_EXTRA_COPY_WARNING, category=UserWarning)
-            return con.execute(statement, dict(bound)).to_arrow_table()
-    finally:
-        con.unregister("raw_lines")
-
-
-def _rebatched(table: pa.Table, sizes: list[int]) -> pa.Table:
-    """Return `table` (one batch) as batches of `sizes` rows (zero-copy slices)."""
-    batch = table.combine_chunks().to_batches()
-    if not batch:
-        return table
-    starts = np.cumsum([0, *sizes[:-1]])
-    return pa.Table.from_batches(
-        [batch[0].slice(int(start), size) for start, size in zip(starts, sizes, strict=True)],
-        schema=table.schema,
-    )
-
-
-def _take_table(lines: pa.Table, rows: np.ndarray) -> pa.Table:
-    """Select `rows` of a chunk of raw lines (the line's text is not copied)."""
-    return pa.Table.from_batches([_take(lines.combine_chunks().to_batches()[0], rows)])
 
 
 class _Sink:
