@@ -13,9 +13,8 @@ telemetry) and each bad-line rate (`RATES`: 0.1 %, 1 % and 5 %):
 - **Steps**, each in its own process after its imports (`python -m bench.fast_path --step STEP
   SOURCE ROOT`), reporting wall and CPU time (user + system, all threads): `copy` (`COPY (SELECT *
   FROM read_json(files, format='newline_delimited', ignore_errors=true)) TO '…parquet'`), `exact`
-  (`ingest_partition(..., exact=True)`: every line through the exact statement) and `fast` (the
-  default: the fast parse, the rejected lines through the exact statement), as the source's asset
-  binds them.
+  (`ingest_partition(..., exact=True)`: the contract's exact statement) and `fast` (the default:
+  its fast parse, the same rows), as the source's asset binds them.
 - **Method**: the three steps run interleaved, `REPEATS` times; each repeat's ratios are to the
   COPY of that repeat. The table gives the median ratio and its spread (lowest to highest) over the
   repeats, and `fast ÷ exact` likewise.
