@@ -73,6 +73,36 @@ SILVER = ("40", "60", "90", "120")
 PROFESSIONS = ("Damgar", "Engar", "Nagar", "Simug", "Dub-sar", "Ma-lah")
 SKILL_TIERS = ("Novice", "Apprentice", "Journeyman", "Master")
 
+# what players add of their own to a scripted line (players do not type the same words)
+ASIDES = (
+    "My mother's brother sailed with a crew like that, and came back with half his cargo.",
+    "I have walked since dawn from the east gate, so forgive my dusty sandals.",
+    "The last time I trusted a promise, I lost two donkeys and a season of wool.",
+    "My sister keeps the accounts at home and she will ask me for every figure.",
+    "I have heard the priests say the river rises early this year.",
+    "Speak slowly, I am still learning the customs of this city.",
+    "My guild master sent me himself, so this matters to more than me.",
+    "I carry a tablet from my father that vouches for my word.",
+    "Last month the same offer was made to my cousin in Umma.",
+    "I would rather lose a little silver than lose my good name.",
+    "The children at home have not eaten meat since the new moon.",
+    "I saw the omen of the three crows this morning and took it as a good sign.",
+    "Half the market is already talking about this, so let us be quick.",
+    "I am no scribe, but I can count to a hundred twice.",
+    "Forgive me, the beer last night was stronger than I am used to.",
+    "The caravan I came with leaves again in four days.",
+    "My wife says I bargain too softly, so today I will try to be hard.",
+    "I have little silver but a strong back and honest hands.",
+    "A merchant from Dilmun told me something different yesterday.",
+    "I will swear it before Utu if you need me to.",
+    "The road from Kish was full of soldiers, and I do not like what that means.",
+    "Remember me, I helped your servant carry the jars last harvest.",
+    "If this goes well I will bring my brothers to you as well.",
+    "I have a fever coming on, so I cannot stand here arguing all day.",
+)
+ASIDE_SHARE = 0.7  # player lines that carry an aside of the player's own
+
+
 # npc_id -> (name, persona, social_context, ambiguity_level, greeting, exchanges, farewell)
 NPCS: dict[str, tuple[str, str, str, str, str, list[tuple[str, str]], str]] = {
     "npc_ur_namma": (
@@ -573,6 +603,8 @@ def _conversation(day: _Day, index: int) -> None:
         lines.append(("npc", greeting))
     for player_line, npc_line in script[:exchanges]:
         text = _fill(player_line, slots)
+        if rng.random() < ASIDE_SHARE:
+            text = f"{text} {rng.choice(ASIDES)}"
         head, dot, tail = text.partition(". ")
         if tail and rng.random() < 0.2:
             lines += [("player", head + dot.strip()), ("player", tail)]
