@@ -90,9 +90,16 @@ def read_decisions(data_dir: str) -> pl.DataFrame:
     The latest `ts` wins, the later line on a tie.
     """
     path = decisions_path(data_dir)
-    if not path.exists() or path.stat().st_size == 0:
-        return pl.DataFrame(schema=DECISION_SCHEMA)
-    lines = pl.read_ndjson(path, schema=DECISION_SCHEMA, ignore_errors=True)
+    records = []
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(record, dict):
+                records.append({name: record.get(name) for name in DECISION_SCHEMA})
+    lines = pl.DataFrame(records, schema=DECISION_SCHEMA, strict=False)
     return (
         lines.filter(pl.col("id").is_not_null() & pl.col("decision").is_in(list(rules.DECISIONS)))
         .with_columns(pl.col("ts").fill_null(0.0))
