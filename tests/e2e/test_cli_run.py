@@ -61,7 +61,7 @@ def test_run_prints_location_and_load_line(published: tuple[Path, dict[str, str]
     for day in SAMPLE_DATES:
         assert f"daily_ingest {day}: ok" in stdout
     lines = stdout.splitlines()
-    assert "[distill] daily_ingest 2026-11-19 telemetry/dialogues: 1 rows" in lines
+    assert "[distill] daily_ingest 2026-11-19 telemetry/dialogues: 15 rows" in lines
     quarantine = next(x for x in lines if x.startswith("[distill] quarantine 2026-11-19: "))
     assert quarantine.startswith(
         "[distill] quarantine 2026-11-19: traces 15 (conflicting_kind 1, invalid_json 1, "
