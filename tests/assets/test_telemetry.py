@@ -45,6 +45,8 @@ GLOBAL_TABLES = (
     "player_quality",
     "payouts",
     "pair_exclusions",
+    "witness_queue",
+    "witness_exclusions",
 )
 # a 2026-11-19 sample conversation: an NPC greeting (trimmed), a player line sent as two turns
 # (merged), and a quarantined copy of one turn with empty text
