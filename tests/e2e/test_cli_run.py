@@ -61,7 +61,7 @@ def test_run_prints_location_and_load_line(published: tuple[Path, dict[str, str]
     for day in SAMPLE_DATES:
         assert f"daily_ingest {day}: ok" in stdout
     lines = stdout.splitlines()
-    assert "[distill] daily_ingest 2026-11-19 telemetry/dialogues: 15 rows" in lines
+    assert "[distill] daily_ingest 2026-11-19 telemetry/dialogues: 11 rows" in lines
     quarantine = next(x for x in lines if x.startswith("[distill] quarantine 2026-11-19: "))
     assert quarantine.startswith(
         "[distill] quarantine 2026-11-19: traces 15 (conflicting_kind 1, invalid_json 1, "
@@ -115,8 +115,8 @@ def test_second_run_prints_the_same_counts(
     _, again = rerun
     assert _counted(again.stdout) == _counted(first)
     lines = first.splitlines()
-    assert "[distill] daily_ingest 2026-11-19 telemetry/accepted_events: 23 rows" in lines
-    assert "[distill] daily_ingest 2026-11-20 telemetry/accepted_events: 40 rows" in lines
+    assert "[distill] daily_ingest 2026-11-19 telemetry/accepted_events: 282 rows" in lines
+    assert "[distill] daily_ingest 2026-11-20 telemetry/accepted_events: 347 rows" in lines
     # a warning-level check is reported as a warning, not as a failed check
     assert (
         "[distill] daily_ingest 2026-11-20: ok (36 materializations, 20 checks, "
@@ -196,7 +196,7 @@ def test_dagster_cli_materializes_one_partition(tmp_path: Path) -> None:
 TELEMETRY_ROWS = {
     "cot": {"test": 4, "train": 8},
     "dpo": {"test": 2, "train": 10},
-    "rlds": {"test": 1, "train": 7},
+    "rlds": {"test": 1, "train": 3},
     "sft": {"test": 4, "train": 20},
 }
 
