@@ -195,9 +195,15 @@ def test_raw_player_ids_reach_no_lake_file(sample_env: Settings) -> None:
         ]
         text = "\n".join(rows)
         # the samples plant no validation failure (the planted-case test does), and hold too few
-        # decisions and episodes per day for pairs (tests/assets/test_telemetry_training.py)
+        # decisions and episodes per day for pairs (tests/assets/test_telemetry_training.py); no
+        # Witness has rejected a row
         table = path.relative_to(Path(sample_env.lake_root) / "telemetry").parts[0]
-        empty_ok = ("validation", "pair_exclusions.parquet", *TRAINING_TABLES)
+        empty_ok = (
+            "validation",
+            "pair_exclusions.parquet",
+            "witness_exclusions.parquet",
+            *TRAINING_TABLES,
+        )
         assert text or table in empty_ok, path
         for raw_id in ids:
             assert raw_id.encode() not in data, (path, raw_id)
