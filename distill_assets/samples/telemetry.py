@@ -539,8 +539,9 @@ def _players(seed: int, count: int) -> list[dict[str, Any]]:
 class _Day:
     """Accumulates one day's events per gateway."""
 
-    def __init__(self, day: str, seed: int, scale: int) -> None:
+    def __init__(self, day: str, seed: int, scale: int, *, consent_all: bool = False) -> None:
         self.day = day
+        self.consent_all = consent_all
         self.rng = random.Random(f"{seed}:{day}")
         self.start = datetime.fromisoformat(day).replace(tzinfo=UTC).timestamp()
         self.players = _players(seed, PLAYERS_PER_BATCH * scale)
@@ -887,7 +888,11 @@ def _privacy_events(day: _Day, batch: int) -> None:
             scopes = ["cot", "sft"] if role == "partial" else list(DATA_TYPES)
             _consent(day, player, login + rng.uniform(0, 3600), True, scopes)
     regular = [p for p in day.group(batch) if p["role"] == "regular"]
-    _consent(day, rng.choice(regular), day.at(), False, [rng.choice(DATA_TYPES)])
+    withdrawing, at = rng.choice(regular), day.at()
+    withdrawn = rng.choice(DATA_TYPES)
+    if not day.consent_all:
+        # with consent_all every valid event must reach silver: nobody withdraws
+        _consent(day, withdrawing, at, False, [withdrawn])
     for player in day.group(batch):
         if player["role"] == "churner":
             day.emit(
@@ -992,10 +997,11 @@ def generate_day(
 ) -> GeneratedDay:
     """Write one day of telemetry under `<out_dir>/telemetry/<day>/` (see the module docstring).
 
-    `consent_all`: every player grants every data type at the start of the day, so every valid
-    event reaches silver (the benchmarks measure the whole path, not the share that consented).
+    `consent_all`: every player grants every data type at the start of the day and nobody
+    withdraws, so every valid event reaches silver (the benchmarks measure the whole path, not
+    the share that consented).
     """
-    state = _Day(day, seed, scale)
+    state = _Day(day, seed, scale, consent_all=consent_all)
     if consent_all:
         for player in state.players:
             state.emit(

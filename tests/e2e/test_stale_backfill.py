@@ -27,19 +27,23 @@ pytestmark = [pytest.mark.e2e, pytest.mark.filterwarnings("ignore:Use fetch_mate
 
 RULE_LINE = "MIN_EXCHANGES = 3\n"
 CHANGED_RULE_LINE = "MIN_EXCHANGES = 2\n"
-# every curated table reads every feed (its splits are decided over all configs)
+# every curated table reads every feed (its splits are decided over all configs) and the Witness
+# exclusions, which read every telemetry feed table (a rejected row leaves every config)
 DOWNSTREAM = sorted(
     [
         *(f"curation/{config}" for config in CONFIG_FEEDS),
-        "curation/sft_duplicates",
+        *(f"curation/{config}_duplicates" for config in CONFIG_FEEDS),
         "escalations/export_history",
         "release/candidate",
         "release/dataset",
         "telemetry/deletion_log",
+        "telemetry/witness_exclusions",
+        "telemetry/witness_queue",
     ]
 )
-# not stale, but made by the same op as the stale curated tables, so rebuilt with them
-COMPANIONS = [f"curation/{config}_duplicates" for config in CONFIG_FEEDS if config != "sft"]
+# not stale, but made by the same op as a stale table, so rebuilt with it: none since every
+# curated table is stale itself
+COMPANIONS: list[str] = []
 
 
 def _version(text: str) -> str:
