@@ -101,6 +101,7 @@ def _other(r: dict[str, object], unit: str) -> str:
     if r.get("per_s") is not None:
         parts.append(f"{_num(r['per_s'])} {unit}")
     for key, label in (
+        ("spread", "spread"),
         ("recall", "recall"),
         ("precision", "precision"),
         ("published_rows", "published rows"),

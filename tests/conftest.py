@@ -36,16 +36,20 @@ if not os.environ.get("DISTILL_CLIENTS"):
     collect_ignore.append("clients")
 
 
+def isolate(root: Path, patch: pytest.MonkeyPatch, *unset: str) -> Settings:
+    """Point every distill root and `DAGSTER_HOME` at fresh folders under `root`; unset `unset`."""
+    patch.setenv("DISTILL_DATA_DIR", str(root / "data"))
+    for name in ("DISTILL_RAW_ROOT", "DISTILL_LAKE_ROOT", "DISTILL_HUB_ROOT", *unset):
+        patch.delenv(name, raising=False)
+    patch.setenv("DAGSTER_HOME", str(root / "dagster_home"))
+    (root / "dagster_home").mkdir()
+    return Settings.resolve()
+
+
 @pytest.fixture
 def distill_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
     """Point every distill root at a fresh folder under `tmp_path`."""
-    data_dir = tmp_path / "data"
-    monkeypatch.setenv("DISTILL_DATA_DIR", str(data_dir))
-    for name in ("DISTILL_RAW_ROOT", "DISTILL_LAKE_ROOT", "DISTILL_HUB_ROOT"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dagster_home"))
-    (tmp_path / "dagster_home").mkdir()
-    return Settings.resolve()
+    return isolate(tmp_path, monkeypatch)
 
 
 @pytest.fixture

@@ -18,7 +18,8 @@ import pytest
 
 from distill_assets.defs.player_ids import DEVELOPMENT_KEY, KEY_ENV, player_key
 from distill_assets.lib.settings import Settings
-from tests.conftest import SAMPLE_DATES, SAMPLES, land, materialize
+from tests.assets.test_telemetry import GLOBAL_TABLES
+from tests.conftest import SAMPLE_DATES, SAMPLES, isolate, land, materialize
 
 DAY1, DAY2 = SAMPLE_DATES
 DAILY_TABLES = (
@@ -34,15 +35,6 @@ DAILY_TABLES = (
     "episodes",
     "episode_pairs",
     "reasoning",
-)
-GLOBAL_TABLES = (
-    "deletions",
-    "deletion_log",
-    "consent",
-    "exclusions",
-    "player_quality",
-    "payouts",
-    "pair_exclusions",
 )
 DAILY = " or ".join(f'key:"telemetry/{t}"' for t in DAILY_TABLES)
 GLOBAL = " or ".join(f'key:"telemetry/{t}"' for t in GLOBAL_TABLES)
@@ -113,12 +105,7 @@ def two_runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Setting
     """The samples with the speaker's consent change, run twice (an isolated data folder)."""
     root = tmp_path_factory.mktemp("one_story")
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("DISTILL_DATA_DIR", str(root / "data"))
-        for name in ("DISTILL_RAW_ROOT", "DISTILL_LAKE_ROOT", "DISTILL_HUB_ROOT", KEY_ENV):
-            patch.delenv(name, raising=False)
-        patch.setenv("DAGSTER_HOME", str(root / "dagster_home"))
-        (root / "dagster_home").mkdir()
-        settings = Settings.resolve()
+        settings = isolate(root, patch, KEY_ENV)
         shutil.copytree(SAMPLES, settings.raw_root)
         # 2026-11-19 00:00 UTC: before the speaker's day-1 conversation; withdrawn 2026-11-20 02:00
         land(settings, "telemetry", DAY1, "consent.jsonl", consent("evt_grant", 1795046400.0, True))

@@ -24,7 +24,7 @@ from distill_assets.lib.hashing import split_bucket
 from distill_assets.lib.settings import Settings
 from distill_assets.rules import telemetry_triage
 from tests.assets import telemetry_planted as planted
-from tests.conftest import materialize
+from tests.conftest import isolate, materialize
 from tests.unit.telemetry.test_instance_erasure import storage_bytes
 
 DAY1, DAY2 = planted.DAYS
@@ -67,12 +67,7 @@ def planted_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings]:
     """The planted days run once for the module (an isolated data folder, like `distill_env`)."""
     root = tmp_path_factory.mktemp("planted")
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("DISTILL_DATA_DIR", str(root / "data"))
-        for name in ("DISTILL_RAW_ROOT", "DISTILL_LAKE_ROOT", "DISTILL_HUB_ROOT", KEY_ENV):
-            patch.delenv(name, raising=False)
-        patch.setenv("DAGSTER_HOME", str(root / "dagster_home"))
-        (root / "dagster_home").mkdir()
-        settings = Settings.resolve()
+        settings = isolate(root, patch, KEY_ENV)
         planted.write_planted(settings.raw_root)
         # the runs go to the project's instance under DAGSTER_HOME, as `distill run`'s do; it
         # first holds what an older version might have written: carol's key in a preview

@@ -18,7 +18,8 @@ import pytest
 from distill_assets.defs.curation.curated_table import read_curated
 from distill_assets.defs.player_ids import DEVELOPMENT_KEY, KEY_ENV, player_key
 from distill_assets.lib.settings import Settings
-from tests.conftest import materialize
+from tests.assets.test_telemetry import GLOBAL_TABLES
+from tests.conftest import isolate, materialize
 from tests.e2e.test_load_dataset import load_in_fresh_process
 from tests.unit.telemetry.rlds_frames import read_examples
 
@@ -67,15 +68,7 @@ DAILY = [
     "episode_pairs",
     "reasoning",
 ]
-GLOBAL = [
-    "deletions",
-    "deletion_log",
-    "consent",
-    "exclusions",
-    "player_quality",
-    "payouts",
-    "pair_exclusions",
-]
+GLOBAL = list(GLOBAL_TABLES)
 
 
 def key(raw_id: str) -> str:
@@ -266,12 +259,7 @@ def selection(tables: list[str]) -> str:
 def trained(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings]:
     root = tmp_path_factory.mktemp("training")
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("DISTILL_DATA_DIR", str(root / "data"))
-        for name in ("DISTILL_RAW_ROOT", "DISTILL_LAKE_ROOT", "DISTILL_HUB_ROOT", KEY_ENV):
-            patch.delenv(name, raising=False)
-        patch.setenv("DAGSTER_HOME", str(root / "dagster_home"))
-        (root / "dagster_home").mkdir()
-        settings = Settings.resolve()
+        settings = isolate(root, patch, KEY_ENV)
         raw = Path(settings.raw_root) / "telemetry" / DAY / "planted.jsonl"
         raw.parent.mkdir(parents=True)
         raw.write_text("\n".join(json.dumps(e) for e in planted()) + "\n", encoding="utf-8")

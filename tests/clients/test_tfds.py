@@ -21,9 +21,10 @@ tf = pytest.importorskip("tensorflow")
 tfds = pytest.importorskip("tensorflow_datasets")
 rlds = pytest.importorskip("rlds")
 
-# the planted episodes' recorded rewards (test_telemetry_training.planted)
-RETURNS = {"ep-alice": 5.0, "ep-bob-fail": 3.5, "ep-bob-cut": 1.5}
-ACTIONS = {"ep-alice": 5, "ep-bob-fail": 5, "ep-bob-cut": 3}
+# the published planted episodes' recorded rewards (test_telemetry_training.planted; hugo's
+# innovation episode is a near duplicate of gina's, which the cross-player dedup keeps)
+RETURNS = {"ep-alice": 5.0, "ep-bob-fail": 3.5, "ep-bob-cut": 1.5, "innovation-gina": 3.6}
+ACTIONS = {"ep-alice": 5, "ep-bob-fail": 5, "ep-bob-cut": 3, "innovation-gina": 4}
 
 
 def release(settings: Settings) -> Path:

@@ -367,7 +367,8 @@ RELEASE_DATASET_KEY = dg.AssetKey(["release", "dataset"])
 @dg.asset(
     key=[SOURCE, EXPORT_HISTORY],
     deps=[RELEASE_DATASET_KEY, dg.AssetKey([SOURCE, EXAMPLES])],
-    group_name=SOURCE,
+    # it runs after the publish: in the release group the UI draws the groups in data-flow order
+    group_name="release",
     tags=GLOBAL_TAG,
     kinds={"polars", "sqlite"},
 )

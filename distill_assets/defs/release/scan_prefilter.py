@@ -140,20 +140,31 @@ def rust_pattern(compiled: re.Pattern[str]) -> str:
     return f"(?{flags}){body}" if flags else body
 
 
+def possible_lengths(metadata: phonenumbers.PhoneMetadata) -> list[int]:
+    """Return every length a number of the region can have: any type, local-only ones too."""
+    descs = [d for d in vars(metadata).values() if isinstance(d, phonenumbers.PhoneNumberDesc)]
+    return [
+        n
+        for desc in descs
+        for n in (*(desc.possible_length or ()), *(desc.possible_length_local_only or ()))
+        if n > 0
+    ]
+
+
 def min_phone_digits() -> int:
     """Return the fewest digits a valid phone number can have (country code + shortest number)."""
-    lengths = []
-    for region in phonenumbers.SUPPORTED_REGIONS:
-        metadata = phonenumbers.PhoneMetadata.metadata_for_region(region)
-        possible = [n for n in metadata.general_desc.possible_length if n > 0]
-        if possible:
-            lengths.append(len(str(metadata.country_code)) + min(possible))
-    for code in phonenumbers.COUNTRY_CODES_FOR_NON_GEO_REGIONS:
-        metadata = phonenumbers.PhoneMetadata.metadata_for_nongeo_region(code)
-        lengths.append(
-            len(str(code)) + min(n for n in metadata.general_desc.possible_length if n > 0)
-        )
-    return min(lengths)
+    regions = [
+        phonenumbers.PhoneMetadata.metadata_for_region(r) for r in phonenumbers.SUPPORTED_REGIONS
+    ]
+    regions += [
+        phonenumbers.PhoneMetadata.metadata_for_nongeo_region(code)
+        for code in phonenumbers.COUNTRY_CODES_FOR_NON_GEO_REGIONS
+    ]
+    return min(
+        len(str(metadata.country_code)) + min(lengths)
+        for metadata in regions
+        if (lengths := possible_lengths(metadata))
+    )
 
 
 def phone_patterns(region: str) -> list[str]:
@@ -171,7 +182,7 @@ def phone_patterns(region: str) -> list[str]:
     metadata = phonenumbers.PhoneMetadata.metadata_for_region(region)
     prefix = metadata.international_prefix or ""
     prefix_digits = len(prefix) if prefix.isdigit() else 1
-    national = min(n for n in metadata.general_desc.possible_length if n > 0)
+    national = min(possible_lengths(metadata))
     without_plus = min(prefix_digits + min_phone_digits(), national)
 
     def digits(count: int) -> str:

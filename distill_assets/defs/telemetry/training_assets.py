@@ -293,7 +293,10 @@ def telemetry_competence(
     group_name=SOURCE,
     code_version=rules_version(*EPISODE_RULES),
     ins={"events": dg.AssetIn(key=ACCEPTED), "classes": dg.AssetIn(key=[SOURCE, COMPETENCE])},
-    deps=[TRIAGE, BRONZE_UP_TO_THE_DAY, earlier_days_of(EPISODES), earlier_days_of(EPISODE_PAIRS)],
+    # both outputs' novelty indexes read their earlier days, which this same step wrote: one
+    # dependency on the earlier days of `episodes` orders the step (a dependency of each output
+    # on the other's earlier days would be a cycle between the two assets)
+    deps=[TRIAGE, BRONZE_UP_TO_THE_DAY, earlier_days_of(EPISODES)],
 )
 def telemetry_episodes(
     context: dg.AssetExecutionContext,

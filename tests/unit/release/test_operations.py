@@ -5,6 +5,7 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
+from dagster._core.definitions.schedule_definition import ScheduleExecutionData
 
 from distill_assets.defs.jobs import INGEST_JOB, RELEASE_JOB
 from distill_assets.defs.partitions import daily_partitions
@@ -49,10 +50,9 @@ def test_nightly_schedule_runs_yesterdays_partition_at_two_utc(
     assert [r.partition_key for r in requests] == [partition]
 
 
-def test_nightly_schedule_skips_a_day_without_raw_files(definitions, distill_env):
-    """An empty folder or none at all: the tick is skipped with the reason, no empty tables."""
+def nightly_tick(definitions: dg.Definitions) -> ScheduleExecutionData:
+    """Evaluate the `nightly_ingest` tick of 2026-11-22 02:00 UTC."""
     schedule = definitions.resolve_schedule_def("nightly_ingest")
-    (Path(distill_env.raw_root) / "traces" / "2026-11-21").mkdir(parents=True)
     with (
         dg.instance_for_test() as instance,
         dg.build_schedule_context(
@@ -62,7 +62,13 @@ def test_nightly_schedule_skips_a_day_without_raw_files(definitions, distill_env
             resources={"settings": DistillSettings()},
         ) as context,
     ):
-        result = schedule.evaluate_tick(context)
+        return schedule.evaluate_tick(context)
+
+
+def test_nightly_schedule_skips_a_day_without_raw_files(definitions, distill_env):
+    """An empty folder or none at all: the tick is skipped with the reason, no empty tables."""
+    (Path(distill_env.raw_root) / "traces" / "2026-11-21").mkdir(parents=True)
+    result = nightly_tick(definitions)
     assert result.run_requests == []
     assert result.skip_message == (
         f"no raw files for 2026-11-21 under {distill_env.raw_root}: nothing to ingest"
@@ -85,17 +91,7 @@ def test_nightly_schedule_names_a_day_that_got_data_after_the_definitions_loaded
     land(distill_env, "traces", "2026-11-19", "a.jsonl", "{}\n")
     assert not daily_partitions().has_partition_key("2026-11-21")
     land(distill_env, "traces", "2026-11-21", "a.jsonl", "{}\n")
-    schedule = definitions.resolve_schedule_def("nightly_ingest")
-    with (
-        dg.instance_for_test() as instance,
-        dg.build_schedule_context(
-            instance=instance,
-            scheduled_execution_time=datetime(2026, 11, 22, 2, 0, tzinfo=UTC),
-            repository_def=definitions.get_repository_def(),
-            resources={"settings": DistillSettings()},
-        ) as context,
-    ):
-        result = schedule.evaluate_tick(context)
+    result = nightly_tick(definitions)
     assert result.run_requests == []
     assert result.skip_message == (
         "2026-11-21 had no raw files when the definitions loaded: reload the code location"
