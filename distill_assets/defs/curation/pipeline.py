@@ -46,7 +46,12 @@ from distill_assets.defs.curation.splits import assign_splits
 from distill_assets.lib.embed import load_embedder
 from distill_assets.lib.lake import global_path, partition_files, scan_partition
 from distill_assets.lib.scrub import redaction_column
-from distill_assets.rules.curation import NEAR_DUPLICATE_PARTS, REDACTIONS, REMOVAL_REASONS
+from distill_assets.rules.curation import (
+    NEAR_DUPLICATE_PARTS,
+    REDACTIONS,
+    REMOVAL_REASONS,
+    SEMANTIC_SKIPPED_CONFIGS,
+)
 
 # Audit columns kept in the curated lake table beside the published ones; the release drops them.
 AUDIT_COLUMNS: tuple[str, ...] = ("split_group", "content_hash", "partition", "split_by")
@@ -263,7 +268,8 @@ def decide_products(
     if not np.array_equal(rows, np.arange(keys.height)):
         vectors = vectors.take(rows)
     parts = len(NEAR_DUPLICATE_PARTS.get(config, ("text",)))
-    decisions = decide(indexed.drop("key_row"), vectors, parts)
+    semantic = config not in SEMANTIC_SKIPPED_CONFIGS
+    decisions = decide(indexed.drop("key_row"), vectors, parts, semantic=semantic)
     return decisions, excluded, indexed.drop("key_row")
 
 
