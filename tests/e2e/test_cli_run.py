@@ -196,7 +196,7 @@ def test_dagster_cli_materializes_one_partition(tmp_path: Path) -> None:
 TELEMETRY_ROWS = {
     "cot": {"test": 4, "train": 8},
     "dpo": {"test": 2, "train": 10},
-    "rlds": {"test": 1, "train": 3},
+    "rlds": {"test": 1, "train": 7},
     "sft": {"test": 4, "train": 20},
 }
 
