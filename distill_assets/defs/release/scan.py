@@ -34,7 +34,7 @@ from detect_secrets.settings import transient_settings
 
 from distill_assets.defs.release import scan_prefilter as prefilter
 from distill_assets.lib.text import text_leaves
-from distill_assets.rules.curation import TEST_CARD_NUMBERS
+from distill_assets.rules.curation import IBAN_LENGTHS, TEST_CARD_NUMBERS
 
 # detect-secrets plugins left out: they flag any long hex/base64 string (ids, content hashes)
 GENERIC_ENTROPY_PLUGINS = frozenset({"Base64HighEntropyString", "HexHighEntropyString"})
@@ -114,9 +114,13 @@ def is_ssn(area: str, group: str, serial: str) -> bool:
 
 
 def is_iban(candidate: str) -> bool:
-    """Whether a candidate passes the ISO 13616 check (moved country code, mod 97 == 1)."""
+    """Whether a candidate is an IBAN: its country's registry length, then ISO 13616 mod 97 == 1.
+
+    Without the registry one letter-letter-digit-digit run in 97 passes by chance (a hex id such
+    as `ff16ef4b7867c0e4` did), so the country code and length come first.
+    """
     compact = candidate.replace(" ", "")
-    if not 15 <= len(compact) <= 34:
+    if len(compact) != IBAN_LENGTHS.get(compact[:2], 0):
         return False
     moved = compact[4:] + compact[:4]
     return int("".join(str(int(c, 36)) for c in moved)) % 97 == 1
