@@ -286,14 +286,13 @@ def lines_of(frame: pl.DataFrame, columns: Mapping[str, pl.DataType]) -> pl.Data
 
 
 def _prefilters() -> dict[str, list[str]]:
-    """Return the Rust candidate patterns of each detector group (`GROUPS`)."""
+    """Return the Rust candidate patterns of the validators and the secret checks."""
     plugins, unrelaxed = prefilter.secret_plugin_patterns(GENERIC_ENTROPY_PLUGINS)
     secrets = [*plugins, *(prefilter.rust_pattern(p) for _, p, _ in SECRET_CHECKS)]
     validators = [prefilter.rust_pattern(p) for kind, p, _ in VALIDATORS if kind != "ipv6"]
     return {
         # `_is_ipv6` wants `::` or seven colons in the match
-        "validators": [*validators, IPV6_CANDIDATE, prefilter.ENCODED],
-        "phone": [*prefilter.phone_patterns(PHONE_REGION), prefilter.ENCODED],
+        "validators": [*validators, IPV6_CANDIDATE],
         "secret": [prefilter.MATCH_ALL] if unrelaxed else secrets,
     }
 
@@ -308,18 +307,37 @@ GROUPS: dict[str, Callable[[str], Iterator[str]]] = {
 }
 
 
+def decoded_lines(lines: pl.Series) -> pl.Series:
+    """Return each of `lines` as the PII detectors read it (`decoded`).
+
+    Only a line holding a URL escape, an HTML entity or `\\u0040` (`prefilter.ENCODED`) can
+    decode to other text; only those are decoded, in Python.
+    """
+    encoded = lines.filter(lines.str.contains(prefilter.ENCODED)).unique()
+    return lines.replace(encoded, [decoded(line) for line in encoded])
+
+
 def candidate_lines(lines: pl.Series) -> pl.DataFrame:
     """Return the distinct `lines` some detector group may find something in, sorted.
 
     Columns `text` and one boolean per group of `GROUPS` (whether its detectors must read the
-    line); see `scan_prefilter.py` for why a line left out cannot hold a finding.
+    line); see `scan_prefilter.py` for why a line left out cannot hold a finding. The validators
+    and the phone matcher read the decoded line, so their prefilters do too.
     """
+    distinct = lines.unique()
+    view = decoded_lines(distinct)
     return (
-        lines.unique()
-        .to_frame("text")
-        .with_columns(
-            prefilter.any_match("text", patterns).alias(group)
-            for group, patterns in PREFILTERS.items()
+        pl.DataFrame(
+            {
+                "text": distinct,
+                "validators": view.to_frame("view")
+                .select(prefilter.any_match("view", PREFILTERS["validators"]))
+                .to_series(),
+                "phone": prefilter.phone_candidates(view, PHONE_REGION),
+                "secret": distinct.to_frame("text")
+                .select(prefilter.any_match("text", PREFILTERS["secret"]))
+                .to_series(),
+            }
         )
         .filter(pl.any_horizontal(list(GROUPS)))
         .sort("text")

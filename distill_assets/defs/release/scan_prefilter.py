@@ -21,14 +21,23 @@ group (never a miss); `UNRELAXED_PLUGINS` lists them and a test keeps it empty.
 
 from __future__ import annotations
 
+import array
+import functools
 import re
+import sys
 from collections.abc import Iterable
 
 import phonenumbers
 import polars as pl
 from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 from detect_secrets.plugins.keyword import DENYLIST
-from phonenumbers.phonenumberutil import _PLUS_CHARS, _VALID_PUNCTUATION
+from phonenumbers.phonenumbermatcher import _LEAD_CLASS
+from phonenumbers.phonenumberutil import (
+    _EXTN_PATTERNS_FOR_MATCHING,
+    _PLUS_CHARS,
+    _REGEX_FLAGS,
+    _VALID_PUNCTUATION,
+)
 
 # zero-width assertions outside a class: dropping them only widens a pattern
 _ASSERTION_ESCAPES = frozenset("bBAZ")
@@ -167,28 +176,137 @@ def min_phone_digits() -> int:
     )
 
 
-def phone_patterns(region: str) -> list[str]:
-    """Return Rust patterns a line holding a valid phone number of `region`'s reading must match.
+def python_class(pattern: str, flags: int = 0, last: int = 0xFFFF) -> str:
+    """Return a Rust class of exactly the code points up to `last` the Python class `pattern` matches.
 
-    The matcher's candidates are digit blocks joined by at most four punctuation characters. A
-    number with a plus sign (at most six lead or punctuation characters before its first digit)
-    has `min_phone_digits()` digits or more; one without is either dialled with the region's
-    international prefix (the prefix's digits more) or a national number of the region.
+    Found by matching it against each code point, so flags such as `re.IGNORECASE` count. The
+    phone classes are BMP characters and `x`; a test checks no code point above the BMP matches.
     """
-    joiners = _VALID_PUNCTUATION + _PLUS_CHARS + "([（［"
-    punctuation = "".join(f"\\x{{{ord(c):X}}}" for c in _VALID_PUNCTUATION)
-    lead = "".join(f"\\x{{{ord(c):X}}}" for c in joiners)
-    plus = "".join(f"\\x{{{ord(c):X}}}" for c in _PLUS_CHARS)
+    points = array.array("I", range(0xD800))
+    points.extend(range(0xE000, last + 1))
+    everything = points.tobytes().decode(f"utf-32-{sys.byteorder[0]}e")
+    found = sorted({ord(c) for c in re.findall(pattern, everything, flags)})
+    runs: list[list[int]] = []
+    for point in found:
+        if runs and runs[-1][1] == point - 1:
+            runs[-1][1] = point
+        else:
+            runs.append([point, point])
+    return "[" + "".join(f"\\x{{{a:X}}}" + (f"-\\x{{{b:X}}}" if b > a else "") for a, b in runs) + "]"
+
+
+@functools.cache
+def phone_classes() -> tuple[str, str]:
+    """Return the Rust classes of the matcher's punctuation and lead characters (its flags)."""
+    return (
+        python_class(f"[{_VALID_PUNCTUATION}]", _REGEX_FLAGS),
+        python_class(_LEAD_CLASS, _REGEX_FLAGS),
+    )
+
+
+def phone_chain() -> str:
+    """Return the Rust pattern of a digit chain: ASCII digits joined by 0-4 punctuation characters.
+
+    The matcher's candidate pattern (`_PATTERN`) is digit blocks joined by at most four of its
+    punctuation characters, after at most two lead characters and before an optional extension;
+    every substring it parses lies in one candidate, so its digits lie in one chain.
+    """
+    punctuation, _ = phone_classes()
+    return f"[0-9](?:{punctuation}{{0,4}}[0-9])*"
+
+
+def _country_regions(region: str) -> list[phonenumbers.PhoneMetadata]:
+    country_code = phonenumbers.country_code_for_region(region)
+    return [
+        phonenumbers.PhoneMetadata.metadata_for_region(code)
+        for code in phonenumbers.COUNTRY_CODE_TO_REGION_CODE[country_code]
+    ]
+
+
+def national_number_patterns(region: str) -> list[str]:
+    """Return the number-type patterns of every region sharing `region`'s country code.
+
+    `is_valid_number` holds only for a national significant number matching one of its region's
+    type patterns in full, so a valid number of the country code matches one of these.
+    """
+    return sorted(
+        {
+            desc.national_number_pattern
+            for metadata in _country_regions(region)
+            for name, desc in vars(metadata).items()
+            if isinstance(desc, phonenumbers.PhoneNumberDesc)
+            and name != "general_desc"
+            and desc.national_number_pattern
+        }
+    )
+
+
+def phone_digit_patterns(region: str) -> tuple[int, str]:
+    """Return (fewest digits, Rust pattern) a chain's digits need for the matcher to find a number.
+
+    Read without a plus sign, a candidate's national number is a run of its digits once an
+    extension, the region's international prefix with a country code, or its national prefix is
+    taken off the ends: a number of the region's country code matches one of
+    `national_number_patterns` (and has one of their `possible_lengths`); one dialled with the
+    international prefix has the prefix and `min_phone_digits()` digits more. The region must not
+    rewrite its national prefix (`national_prefix_transform_rule`), which would add digits.
+    """
     metadata = phonenumbers.PhoneMetadata.metadata_for_region(region)
-    prefix = metadata.international_prefix or ""
-    prefix_digits = len(prefix) if prefix.isdigit() else 1
-    national = min(possible_lengths(metadata))
-    without_plus = min(prefix_digits + min_phone_digits(), national)
+    if metadata.national_prefix_transform_rule:
+        raise ValueError(f"{region} rewrites its national prefix: no digit-run prefilter")
+    patterns = [f"(?:{pattern})" for pattern in national_number_patterns(region)]
+    fewest = min(n for m in _country_regions(region) for n in possible_lengths(m))
+    prefix = metadata.international_prefix
+    if prefix:
+        patterns.append(f"(?:{prefix})[0-9]{{{min_phone_digits()}}}")
+        prefix_digits = len(prefix) if prefix.isdigit() else 1
+        fewest = min(fewest, prefix_digits + min_phone_digits())
+    return fewest, "|".join(patterns)
 
-    def digits(count: int) -> str:
-        return rf"\d(?:[{punctuation}]{{0,4}}\d){{{count - 1}}}"
 
-    return [f"[{plus}][{lead}]{{0,6}}{digits(min_phone_digits())}", digits(without_plus)]
+def phone_flags() -> dict[str, str]:
+    """Return the Rust patterns that make a line a phone candidate whatever its digits are.
+
+    - `plus`: a plus sign, at most nine lead or punctuation characters (two lead characters, four
+      punctuation characters after each), then `min_phone_digits()` digits of a chain;
+    - `non_ascii_digit`: a decimal digit outside 0-9 (the matcher reads every script's digits);
+    - `extension`: a digit followed by an extension the matcher accepts (`ext. 12`, `x12`,
+      `;ext=12`, `- 12#`): its label and separators need not be chain punctuation;
+    - `letters`: a run of a plus sign or digit, digits, plus signs and punctuation holding three
+      `x`s (parsing reads a number with three letters as letters on a keypad).
+    """
+    punctuation, lead = phone_classes()
+    plus = "[" + "".join(f"\\x{{{ord(c):X}}}" for c in _PLUS_CHARS) + "]"
+    joined = f"(?:{punctuation}{{0,4}}[0-9])"
+    run = punctuation[:-1] + plus[1:-1] + "0-9]"
+    return {
+        "plus": f"{plus}(?:{punctuation}|{lead}){{0,9}}[0-9]{joined}{{{min_phone_digits() - 1}}}",
+        "non_ascii_digit": r"[\d--0-9]",
+        "extension": rust_pattern(re.compile(rf"\d(?:{_EXTN_PATTERNS_FOR_MATCHING})", _REGEX_FLAGS)),
+        "letters": f"[0-9{plus[1:-1]}](?:{run}*[xX]){{3}}",
+    }
+
+
+def phone_candidates(texts: pl.Series, region: str) -> pl.Series:
+    """Return whether the matcher can find a number valid in `region`'s reading in each text.
+
+    A text is a candidate when one of `phone_flags` matches it or the digits of one of its
+    digit chains (`phone_chain`) contain a match of `phone_digit_patterns`; chains are read
+    only in the texts with a chain of enough digits.
+    """
+    punctuation, _ = phone_classes()
+    fewest, digit_pattern = phone_digit_patterns(region)
+    long_chain = f"[0-9](?:{punctuation}{{0,4}}[0-9]){{{fewest - 1}}}"
+    frame = texts.to_frame("text").with_row_index("row")
+    chained = frame.filter(pl.col("text").str.contains(long_chain)).filter(
+        pl.col("text")
+        .str.extract_all(phone_chain())
+        .list.eval(pl.element().str.replace_all("[^0-9]", "").str.contains(digit_pattern))
+        .list.any()
+    )
+    return frame.select(
+        any_match("text", phone_flags().values()) | pl.col("row").is_in(chained["row"].implode())
+    ).to_series()
 
 
 def secret_plugin_patterns(excluded: Iterable[str]) -> tuple[list[str], list[str]]:
