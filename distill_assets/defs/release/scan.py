@@ -271,8 +271,9 @@ def text_cells(frame: pl.DataFrame, columns: Mapping[str, pl.DataType]) -> pl.Da
     return pl.concat(parts)
 
 
-# str.splitlines()' separators: the scan's unit is a line by Python's definition
-LINE_BREAKS = r"\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]"
+# str.splitlines()' separators but `\n`, each made a `\n` (`\r\n` as one): the scan's unit is a
+# line by Python's definition (a `\n` is left as it is: rewriting every one costs a copy)
+LINE_BREAKS = r"\r\n?|[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]"
 
 
 def lines_of(frame: pl.DataFrame, columns: Mapping[str, pl.DataType]) -> pl.DataFrame:
@@ -322,23 +323,20 @@ def candidate_lines(lines: pl.Series) -> pl.DataFrame:
 
     Columns `text` and one boolean per group of `GROUPS` (whether its detectors must read the
     line); see `scan_prefilter.py` for why a line left out cannot hold a finding. The validators
-    and the phone matcher read the decoded line, so their prefilters do too.
+    and the phone matcher read the decoded line (`view`), so their prefilters do too.
     """
     distinct = lines.unique()
-    view = decoded_lines(distinct)
+    frame = pl.DataFrame({"text": distinct, "view": decoded_lines(distinct)})
+    tests = [
+        *(("validators", "view", pattern) for pattern in PREFILTERS["validators"]),
+        *(("phone", "view", pattern) for pattern in prefilter.phone_flags().values()),
+        *(("secret", "text", pattern) for pattern in PREFILTERS["secret"]),
+    ]
+    flags = prefilter.block_matches(frame, tests).with_columns(
+        pl.col("phone") | prefilter.phone_digit_candidates(frame["view"], PHONE_REGION)
+    )
     return (
-        pl.DataFrame(
-            {
-                "text": distinct,
-                "validators": view.to_frame("view")
-                .select(prefilter.any_match("view", PREFILTERS["validators"]))
-                .to_series(),
-                "phone": prefilter.phone_candidates(view, PHONE_REGION),
-                "secret": distinct.to_frame("text")
-                .select(prefilter.any_match("text", PREFILTERS["secret"]))
-                .to_series(),
-            }
-        )
+        pl.concat([frame.select("text"), flags], how="horizontal")
         .filter(pl.any_horizontal(list(GROUPS)))
         .sort("text")
     )

@@ -25,7 +25,7 @@ import array
 import functools
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 
 import phonenumbers
 import polars as pl
@@ -192,7 +192,9 @@ def python_class(pattern: str, flags: int = 0, last: int = 0xFFFF) -> str:
             runs[-1][1] = point
         else:
             runs.append([point, point])
-    return "[" + "".join(f"\\x{{{a:X}}}" + (f"-\\x{{{b:X}}}" if b > a else "") for a, b in runs) + "]"
+    return (
+        "[" + "".join(f"\\x{{{a:X}}}" + (f"-\\x{{{b:X}}}" if b > a else "") for a, b in runs) + "]"
+    )
 
 
 @functools.cache
@@ -282,31 +284,34 @@ def phone_flags() -> dict[str, str]:
     return {
         "plus": f"{plus}(?:{punctuation}|{lead}){{0,9}}[0-9]{joined}{{{min_phone_digits() - 1}}}",
         "non_ascii_digit": r"[\d--0-9]",
-        "extension": rust_pattern(re.compile(rf"\d(?:{_EXTN_PATTERNS_FOR_MATCHING})", _REGEX_FLAGS)),
+        "extension": rust_pattern(
+            re.compile(rf"\d(?:{_EXTN_PATTERNS_FOR_MATCHING})", _REGEX_FLAGS)
+        ),
         "letters": f"[0-9{plus[1:-1]}](?:{run}*[xX]){{3}}",
     }
 
 
-def phone_candidates(texts: pl.Series, region: str) -> pl.Series:
-    """Return whether the matcher can find a number valid in `region`'s reading in each text.
+def phone_digit_candidates(texts: pl.Series, region: str) -> pl.Series:
+    """Return whether a digit chain of each text has digits matching `phone_digit_patterns`.
 
-    A text is a candidate when one of `phone_flags` matches it or the digits of one of its
-    digit chains (`phone_chain`) contain a match of `phone_digit_patterns`; chains are read
-    only in the texts with a chain of enough digits.
+    Chains with fewer digits than the patterns need are not read; each chain is matched alone
+    (short values: the patterns' union is slow on long runs of digits).
     """
-    punctuation, _ = phone_classes()
-    fewest, digit_pattern = phone_digit_patterns(region)
-    long_chain = f"[0-9](?:{punctuation}{{0,4}}[0-9]){{{fewest - 1}}}"
-    frame = texts.to_frame("text").with_row_index("row")
-    chained = frame.filter(pl.col("text").str.contains(long_chain)).filter(
-        pl.col("text")
-        .str.extract_all(phone_chain())
-        .list.eval(pl.element().str.replace_all("[^0-9]", "").str.contains(digit_pattern))
-        .list.any()
+    fewest, pattern = phone_digit_patterns(region)
+    long_chain = f"{phone_chain()[:-1]}{{{fewest - 1},}}"
+    chains = (
+        texts.to_frame("text")
+        .with_row_index("row")
+        .select("row", pl.col("text").str.extract_all(long_chain))
+        .explode("text")
+        .filter(pl.col("text").str.replace_all("[^0-9]", "").str.contains(pattern))
     )
-    return frame.select(
-        any_match("text", phone_flags().values()) | pl.col("row").is_in(chained["row"].implode())
-    ).to_series()
+    return (
+        texts.to_frame("text")
+        .with_row_index("row")
+        .select(pl.col("row").is_in(chains["row"].implode()))
+        .to_series()
+    )
 
 
 def secret_plugin_patterns(excluded: Iterable[str]) -> tuple[list[str], list[str]]:
@@ -330,3 +335,49 @@ def any_match(column: str, patterns: Iterable[str]) -> pl.Expr:
     """Return whether `column` matches any of `patterns` (one vectorized pass each)."""
     checks = [pl.col(column).str.contains(pattern) for pattern in patterns]
     return pl.any_horizontal(checks) if checks else pl.lit(False)
+
+
+BLOCK_ROWS = 32
+
+
+def block_matches(frame: pl.DataFrame, tests: Sequence[tuple[str, str, str]]) -> pl.DataFrame:
+    """Return one boolean column per group of `tests`: whether a row matches one of its patterns.
+
+    A test is `(group, column, pattern)`, `pattern` a Rust pattern without anchors. Each pattern
+    runs first on blocks of `BLOCK_ROWS` values of its column joined by newlines, then only on the
+    rows of the blocks it matched: a block holding a matching row matches. Few blocks match most
+    patterns, and a pattern costs per value it is run on, whatever its length.
+    """
+    groups = list(dict.fromkeys(group for group, _, _ in tests))
+    rows = frame.with_row_index("row").with_columns(block=pl.col("row") // BLOCK_ROWS)
+    blocks = rows.group_by("block").agg(pl.col(c).str.join("\n") for c in frame.columns)
+    names = [f"test{i}" for i in range(len(tests))]
+    hits = (
+        blocks.select(
+            "block",
+            *(
+                pl.col(column).str.contains(pattern).alias(name)
+                for name, (_, column, pattern) in zip(names, tests, strict=True)
+            ),
+        )
+        .unpivot(index="block", variable_name="test", value_name="hit")
+        .filter("hit")
+        .join(
+            pl.DataFrame(
+                [(name, *test) for name, test in zip(names, tests, strict=True)],
+                schema=["test", "group", "column", "pattern"],
+                orient="row",
+            ),
+            on="test",
+        )
+    )
+    matched = pl.concat(
+        rows.join(hits.filter(pl.col("column") == column), on="block")
+        .filter(pl.col(column).str.contains(pl.col("pattern")))
+        .select("row", "group")
+        for column in frame.columns
+    )
+    return rows.select(
+        pl.col("row").is_in(matched.filter(pl.col("group") == group)["row"].implode()).alias(group)
+        for group in groups
+    )
