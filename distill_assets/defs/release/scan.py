@@ -309,9 +309,9 @@ GROUPS: dict[str, Callable[[str], Iterator[str]]] = {
 
 
 def decoded_lines(lines: pl.Series) -> pl.Series:
-    """Return each of `lines` as the PII detectors read it (`decoded`).
+    r"""Return each of `lines` as the PII detectors read it (`decoded`).
 
-    Only a line holding a URL escape, an HTML entity or `\\u0040` (`prefilter.ENCODED`) can
+    Only a line holding a URL escape, an HTML entity or `\u0040` (`prefilter.ENCODED`) can
     decode to other text; only those are decoded, in Python.
     """
     encoded = lines.filter(lines.str.contains(prefilter.ENCODED)).unique()

@@ -25,7 +25,7 @@ import array
 import functools
 import re
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 
 import phonenumbers
 import polars as pl
@@ -107,8 +107,50 @@ def _widen_class(body: str) -> str:
     return "".join(out)
 
 
-def relaxed(pattern: str, *, verbose: bool = False) -> str:
-    """Return `pattern` (Python `re` syntax) relaxed for Rust `regex`: see the module docstring."""
+def rust_class(points: Iterable[int], *, negated: bool = False) -> str:
+    """Return the Rust class of `points` (code points), as ranges of hexadecimal escapes."""
+    runs: list[list[int]] = []
+    for point in sorted(set(points)):
+        if runs and runs[-1][1] == point - 1:
+            runs[-1][1] = point
+        else:
+            runs.append([point, point])
+    body = "".join(f"\\x{{{a:X}}}" + (f"-\\x{{{b:X}}}" if b > a else "") for a, b in runs)
+    return f"[{'^' if negated else ''}{body}]"
+
+
+def _one_character(body: str) -> bool:
+    """Whether `body` is one class, one escaped character class or character, or one character."""
+    if body.startswith("["):
+        return _class_end(body, 0) == len(body)
+    if body.startswith("\\"):
+        return len(body) == 2 and (body[1] in "wWdDsS" or not body[1].isalnum())
+    return len(body) == 1 and body not in ".^$*+?{}[]|()"
+
+
+def _fence(pattern: str, start: int, end: int, flags: int) -> str | None:
+    """Return a consuming stand-in for the one-character negative lookaround `pattern[start:end]`.
+
+    `(?<!C)` opening a pattern becomes "the start, or a character outside C", `(?!C)` closing it
+    "the end, or a character outside C": for a search anywhere in the text they hold where the
+    lookaround holds. C is narrowed to its ASCII members (where Python's and Rust's classes agree)
+    but the newline, so that "outside C" only grows; None when C has no such member or is not
+    one character.
+    """
+    behind = pattern.startswith("(?<!", start)
+    body = pattern[start + (4 if behind else 3) : end - 1]
+    if not _one_character(body):
+        return None
+    members = [c for c in map(chr, range(128)) if c != "\n" and re.fullmatch(body, c, flags)]
+    if not members:
+        return None
+    outside = f"(?-i:{rust_class(map(ord, members), negated=True)})"
+    return f"(?:^|{outside})" if behind else f"(?:$|{outside})"
+
+
+def relaxed(pattern: str, *, verbose: bool = False, flags: int = 0) -> str:
+    """Return `pattern` (Python `re` syntax, `flags`) relaxed for Rust `regex`: module docstring."""
+    verbose = verbose or bool(flags & re.VERBOSE)
     out: list[str] = []
     index = 0
     while index < len(pattern):
@@ -129,7 +171,13 @@ def relaxed(pattern: str, *, verbose: bool = False) -> str:
         elif pattern.startswith("(?#", index):
             index = pattern.index(")", index) + 1
         elif pattern.startswith(_LOOKAROUNDS, index):
-            index = _group_end(pattern, index, verbose)
+            end = _group_end(pattern, index, verbose)
+            edge = (index == 0 and pattern.startswith("(?<!", index)) or (
+                end == len(pattern) and pattern.startswith("(?!", index)
+            )
+            fence = _fence(pattern, index, end, flags) if edge else None
+            out.append(fence or "")
+            index = end
         elif char in "^$":
             index += 1
         else:
@@ -145,7 +193,7 @@ def rust_pattern(compiled: re.Pattern[str]) -> str:
         for flag, letter in ((re.IGNORECASE, "i"), (re.VERBOSE, "x"), (re.DOTALL, "s"))
         if compiled.flags & flag
     )
-    body = relaxed(compiled.pattern, verbose=bool(compiled.flags & re.VERBOSE))
+    body = relaxed(compiled.pattern, flags=compiled.flags)
     return f"(?{flags}){body}" if flags else body
 
 
@@ -177,7 +225,7 @@ def min_phone_digits() -> int:
 
 
 def python_class(pattern: str, flags: int = 0, last: int = 0xFFFF) -> str:
-    """Return a Rust class of exactly the code points up to `last` the Python class `pattern` matches.
+    """Return a Rust class of the code points up to `last` that the Python class `pattern` matches.
 
     Found by matching it against each code point, so flags such as `re.IGNORECASE` count. The
     phone classes are BMP characters and `x`; a test checks no code point above the BMP matches.
@@ -185,16 +233,7 @@ def python_class(pattern: str, flags: int = 0, last: int = 0xFFFF) -> str:
     points = array.array("I", range(0xD800))
     points.extend(range(0xE000, last + 1))
     everything = points.tobytes().decode(f"utf-32-{sys.byteorder[0]}e")
-    found = sorted({ord(c) for c in re.findall(pattern, everything, flags)})
-    runs: list[list[int]] = []
-    for point in found:
-        if runs and runs[-1][1] == point - 1:
-            runs[-1][1] = point
-        else:
-            runs.append([point, point])
-    return (
-        "[" + "".join(f"\\x{{{a:X}}}" + (f"-\\x{{{b:X}}}" if b > a else "") for a, b in runs) + "]"
-    )
+    return rust_class({ord(c) for c in re.findall(pattern, everything, flags)})
 
 
 @functools.cache
