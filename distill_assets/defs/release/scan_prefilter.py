@@ -25,7 +25,8 @@ import array
 import functools
 import re
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from types import MappingProxyType
 
 import phonenumbers
 import polars as pl
@@ -208,6 +209,7 @@ def possible_lengths(metadata: phonenumbers.PhoneMetadata) -> list[int]:
     ]
 
 
+@functools.cache
 def min_phone_digits() -> int:
     """Return the fewest digits a valid phone number can have (country code + shortest number)."""
     regions = [
@@ -282,6 +284,7 @@ def national_number_patterns(region: str) -> list[str]:
     )
 
 
+@functools.cache
 def phone_digit_patterns(region: str) -> tuple[int, str]:
     """Return (fewest digits, Rust pattern) a chain's digits need for the matcher to find a number.
 
@@ -305,7 +308,8 @@ def phone_digit_patterns(region: str) -> tuple[int, str]:
     return fewest, "|".join(patterns)
 
 
-def phone_flags() -> dict[str, str]:
+@functools.cache
+def phone_flags() -> Mapping[str, str]:
     """Return the Rust patterns that make a line a phone candidate whatever its digits are.
 
     - `plus`: a plus sign, at most nine lead or punctuation characters (two lead characters, four
@@ -318,16 +322,18 @@ def phone_flags() -> dict[str, str]:
     """
     punctuation, lead = phone_classes()
     plus = "[" + "".join(f"\\x{{{ord(c):X}}}" for c in _PLUS_CHARS) + "]"
-    joined = f"(?:{punctuation}{{0,4}}[0-9])"
+    digits = f"[0-9](?:{punctuation}{{0,4}}[0-9]){{{min_phone_digits() - 1}}}"
     run = punctuation[:-1] + plus[1:-1] + "0-9]"
-    return {
-        "plus": f"{plus}(?:{punctuation}|{lead}){{0,9}}[0-9]{joined}{{{min_phone_digits() - 1}}}",
-        "non_ascii_digit": r"[\d--0-9]",
-        "extension": rust_pattern(
-            re.compile(rf"\d(?:{_EXTN_PATTERNS_FOR_MATCHING})", _REGEX_FLAGS)
-        ),
-        "letters": f"[0-9{plus[1:-1]}](?:{run}*[xX]){{3}}",
-    }
+    return MappingProxyType(
+        {
+            "plus": f"{plus}(?:{punctuation}|{lead}){{0,9}}{digits}",
+            "non_ascii_digit": r"[\d--0-9]",
+            "extension": rust_pattern(
+                re.compile(rf"\d(?:{_EXTN_PATTERNS_FOR_MATCHING})", _REGEX_FLAGS)
+            ),
+            "letters": f"[0-9{plus[1:-1]}](?:{run}*[xX]){{3}}",
+        }
+    )
 
 
 def phone_digit_candidates(texts: pl.Series, region: str) -> pl.Series:
