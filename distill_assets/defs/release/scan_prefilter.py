@@ -266,46 +266,54 @@ def _country_regions(region: str) -> list[phonenumbers.PhoneMetadata]:
     ]
 
 
-def national_number_patterns(region: str) -> list[str]:
+def national_number_patterns(region: str) -> dict[str, int]:
     """Return the number-type patterns of every region sharing `region`'s country code.
 
-    `is_valid_number` holds only for a national significant number matching one of its region's
-    type patterns in full, so a valid number of the country code matches one of these.
+    Each with the fewest digits a number matching it can have to be valid: `is_valid_number`
+    holds only for a national significant number matching one of its region's type patterns in
+    full, with one of the type's `possible_length` (the general description's when the type has
+    none).
     """
-    return sorted(
-        {
-            desc.national_number_pattern
-            for metadata in _country_regions(region)
-            for name, desc in vars(metadata).items()
-            if isinstance(desc, phonenumbers.PhoneNumberDesc)
-            and name != "general_desc"
-            and desc.national_number_pattern
-        }
-    )
+    fewest: dict[str, int] = {}
+    for metadata in _country_regions(region):
+        general = metadata.general_desc.possible_length or (1,)
+        for name, desc in vars(metadata).items():
+            if (
+                isinstance(desc, phonenumbers.PhoneNumberDesc)
+                and name != "general_desc"
+                and desc.national_number_pattern
+            ):
+                digits = min(desc.possible_length or general)
+                pattern = desc.national_number_pattern
+                fewest[pattern] = min(digits, fewest.get(pattern, digits))
+    return dict(sorted(fewest.items()))
 
 
 @functools.cache
-def phone_digit_patterns(region: str) -> tuple[int, str]:
-    """Return (fewest digits, Rust pattern) a chain's digits need for the matcher to find a number.
+def phone_digit_patterns(region: str) -> tuple[tuple[int, str], ...]:
+    """Return (digits, Rust pattern) pairs, fewest digits first: what a chain's digits must hold.
 
     Read without a plus sign, a candidate's national number is a run of its digits once an
     extension, the region's international prefix with a country code, or its national prefix is
     taken off the ends: a number of the region's country code matches one of
-    `national_number_patterns` (and has one of their `possible_lengths`); one dialled with the
-    international prefix has the prefix and `min_phone_digits()` digits more. The region must not
-    rewrite its national prefix (`national_prefix_transform_rule`), which would add digits.
+    `national_number_patterns`; one dialled with the international prefix has the prefix and
+    `min_phone_digits()` digits more. A pair's pattern holds the numbers of at least its digits
+    (and fewer than the next pair's), so a chain needs only the pairs up to its digits. The region
+    must not rewrite its national prefix (`national_prefix_transform_rule`), which adds digits.
     """
     metadata = phonenumbers.PhoneMetadata.metadata_for_region(region)
     if metadata.national_prefix_transform_rule:
         raise ValueError(f"{region} rewrites its national prefix: no digit-run prefilter")
-    patterns = [f"(?:{pattern})" for pattern in national_number_patterns(region)]
-    fewest = min(n for m in _country_regions(region) for n in possible_lengths(m))
+    tiers: dict[int, list[str]] = {}
+    for pattern, digits in national_number_patterns(region).items():
+        tiers.setdefault(digits, []).append(f"(?:{pattern})")
     prefix = metadata.international_prefix
     if prefix:
-        patterns.append(f"(?:{prefix})[0-9]{{{min_phone_digits()}}}")
         prefix_digits = len(prefix) if prefix.isdigit() else 1
-        fewest = min(fewest, prefix_digits + min_phone_digits())
-    return fewest, "|".join(patterns)
+        tiers.setdefault(prefix_digits + min_phone_digits(), []).append(
+            f"(?:{prefix})[0-9]{{{min_phone_digits()}}}"
+        )
+    return tuple((digits, "|".join(tiers[digits])) for digits in sorted(tiers))
 
 
 @functools.cache
@@ -339,22 +347,32 @@ def phone_flags() -> Mapping[str, str]:
 def phone_digit_candidates(texts: pl.Series, region: str) -> pl.Series:
     """Return whether a digit chain of each text has digits matching `phone_digit_patterns`.
 
-    Chains with fewer digits than the patterns need are not read; each chain is matched alone
-    (short values: the patterns' union is slow on long runs of digits).
+    Each chain is matched alone against the patterns of numbers no longer than its digits
+    (chains too short for any are not read): the whole union is slow on runs of digits, and the
+    timestamps' 7-digit chains need only the 7-digit patterns.
     """
-    fewest, pattern = phone_digit_patterns(region)
-    long_chain = f"{phone_chain()[:-1]}{{{fewest - 1},}}"
+    tiers = phone_digit_patterns(region)
+    long_chain = f"{phone_chain()[:-1]}{{{tiers[0][0] - 1},}}"
     chains = (
         texts.to_frame("text")
         .with_row_index("row")
         .select("row", pl.col("text").str.extract_all(long_chain))
         .explode("text")
-        .filter(pl.col("text").str.replace_all("[^0-9]", "").str.contains(pattern))
+        .drop_nulls("text")
+        .select("row", pl.col("text").str.replace_all("[^0-9]", ""))
+        .with_columns(digits=pl.col("text").str.len_bytes())
+    )
+    bounds = [digits for digits, _ in tiers[1:]] + [None]
+    found = pl.concat(
+        chains.filter(pl.col("digits") >= digits, pl.col("digits") < (bound or sys.maxsize)).filter(
+            pl.col("text").str.contains("|".join(pattern for _, pattern in tiers[: n + 1]))
+        )
+        for n, ((digits, _), bound) in enumerate(zip(tiers, bounds, strict=True))
     )
     return (
         texts.to_frame("text")
         .with_row_index("row")
-        .select(pl.col("row").is_in(chains["row"].implode()))
+        .select(pl.col("row").is_in(found["row"].implode()))
         .to_series()
     )
 

@@ -99,11 +99,14 @@ def test_phone_classes_are_the_matchers_own_over_every_code_point() -> None:
 def test_phone_digits_come_from_the_metadata() -> None:
     # the shortest number of any type, local-only ones included, with its country code
     assert prefilter.min_phone_digits() == 4
-    fewest, pattern = prefilter.phone_digit_patterns("US")
-    assert fewest == 7  # CA's 7-digit UAN numbers; 011 + 4 digits
-    assert len(prefilter.national_number_patterns("US")) == 64  # the 25 NANPA regions' types
+    (seven, short), (ten, _) = prefilter.phone_digit_patterns("US")
+    assert (seven, ten) == (7, 10)  # CA's 7-digit UAN numbers and 011 + 4 digits; the rest
+    assert short == "(?:310\\d{4})|(?:011)[0-9]{4}"
+    patterns = prefilter.national_number_patterns("US")  # the 25 NANPA regions' types
+    assert (len(patterns), sorted(set(patterns.values()))) == (64, [7, 10])
     digits = pl.Series(["3106605", "3116605", "2127365000", "1127365000", "0114420794", "20261120"])
-    assert digits.str.contains(pattern).to_list() == [True, False, True, False, True, False]
+    union = "|".join(pattern for _, pattern in prefilter.phone_digit_patterns("US"))
+    assert digits.str.contains(union).to_list() == [True, False, True, False, True, False]
     with pytest.raises(ValueError, match="rewrites its national prefix"):
         prefilter.phone_digit_patterns("AR")
 
