@@ -298,6 +298,8 @@ def _prefilters() -> dict[str, list[str]]:
     }
 
 
+# secret patterns per union (`prefilter.unions`); the validators and the phone flags are one each
+SECRET_UNION = 4
 IPV6_CANDIDATE = r"::|[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){7}"
 PREFILTERS = _prefilters()
 # detector group -> the function yielding the finding kinds of one line
@@ -328,9 +330,9 @@ def candidate_lines(lines: pl.Series) -> pl.DataFrame:
     distinct = lines.unique()
     frame = pl.DataFrame({"text": distinct, "view": decoded_lines(distinct)})
     tests = [
-        *(("validators", "view", pattern) for pattern in PREFILTERS["validators"]),
-        *(("phone", "view", pattern) for pattern in prefilter.phone_flags().values()),
-        *(("secret", "text", pattern) for pattern in PREFILTERS["secret"]),
+        ("validators", "view", prefilter.union(PREFILTERS["validators"])),
+        ("phone", "view", prefilter.union(prefilter.phone_flags().values())),
+        *(("secret", "text", u) for u in prefilter.unions(PREFILTERS["secret"], SECRET_UNION)),
     ]
     flags = prefilter.block_matches(frame, tests).with_columns(
         pl.col("phone") | prefilter.phone_digit_candidates(frame["view"], PHONE_REGION)

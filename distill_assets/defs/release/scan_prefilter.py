@@ -43,6 +43,9 @@ from phonenumbers.phonenumberutil import (
 # zero-width assertions outside a class: dropping them only widens a pattern
 _ASSERTION_ESCAPES = frozenset("bBAZ")
 _LOOKAROUNDS = ("(?=", "(?!", "(?<=", "(?<!")
+# a counted repetition (`{n}`, `{n,}`, `{n,m}`, lazy or not): of a wide atom it becomes `+` (`*`)
+_COUNT = re.compile(r"\{(\d+)(?:,\d*)?\}\??")
+_WIDE_CLASSES = ("\\w", "\\W", "\\s", "\\S", "\\D", "\\p{")
 # Python class escapes whose Unicode meaning is wider than Rust's, and the Rust class covering both
 _WIDENED = {"w": r"\w\p{N}", "s": r"\s\x{1C}-\x{1F}", "W": r"\W\p{M}"}
 ENCODED = r"%[0-9A-Fa-f]{2}|&#?[A-Za-z0-9]+;?|\\u0040"
@@ -149,23 +152,34 @@ def _fence(pattern: str, start: int, end: int, flags: int) -> str | None:
     return f"(?:^|{outside})" if behind else f"(?:$|{outside})"
 
 
+def _is_wide(atom: str) -> bool:
+    """Whether a Rust atom (class, escape, `.`) spans Unicode categories (costly to repeat)."""
+    return atom == "." or atom.startswith("[^") or any(w in atom for w in _WIDE_CLASSES)
+
+
 def relaxed(pattern: str, *, verbose: bool = False, flags: int = 0) -> str:
     """Return `pattern` (Python `re` syntax, `flags`) relaxed for Rust `regex`: module docstring."""
     verbose = verbose or bool(flags & re.VERBOSE)
     out: list[str] = []
     index = 0
+    wide = False  # whether the last atom is wide (`_is_wide`)
     while index < len(pattern):
         char = pattern[index]
-        if char == "\\" and index + 1 < len(pattern):
+        count = _COUNT.match(pattern, index)
+        atom = ""
+        if count and wide:
+            out.append("+" if int(count.group(1)) else "*")
+            index = count.end()
+        elif char == "\\" and index + 1 < len(pattern):
             escape = pattern[index + 1]
             if escape in _WIDENED:
-                out.append(f"[{_WIDENED[escape]}]")
+                atom = f"[{_WIDENED[escape]}]"
             elif escape not in _ASSERTION_ESCAPES:
-                out.append(pattern[index : index + 2])
+                atom = pattern[index : index + 2]
             index += 2
         elif char == "[":
             end = _class_end(pattern, index)
-            out.append(_widen_class(pattern[index:end]))
+            atom = _widen_class(pattern[index:end])
             index = end
         elif verbose and char == "#":
             index = _skip_comment(pattern, index)
@@ -176,14 +190,15 @@ def relaxed(pattern: str, *, verbose: bool = False, flags: int = 0) -> str:
             edge = (index == 0 and pattern.startswith("(?<!", index)) or (
                 end == len(pattern) and pattern.startswith("(?!", index)
             )
-            fence = _fence(pattern, index, end, flags) if edge else None
-            out.append(fence or "")
+            out.append((_fence(pattern, index, end, flags) if edge else None) or "")
             index = end
         elif char in "^$":
             index += 1
         else:
-            out.append(char)
+            atom = char
             index += 1
+        out.append(atom)
+        wide = _is_wide(atom) if atom else wide and verbose and char.isspace()
     return "".join(out)
 
 
@@ -392,6 +407,21 @@ def secret_plugin_patterns(excluded: Iterable[str]) -> tuple[list[str], list[str
         else:
             unrelaxed.append(name)
     return patterns, unrelaxed
+
+
+def union(patterns: Iterable[str]) -> str:
+    """Return one alternation of `patterns`: a line matches it if it matches one of them."""
+    return "|".join(f"(?:{pattern})" for pattern in patterns)
+
+
+def unions(patterns: Sequence[str], size: int) -> list[str]:
+    """Return `patterns` joined `size` at a time (`union`).
+
+    Polars keeps a few compiled patterns per thread, and compiling a pattern again costs more
+    than searching all blocks with it: fewer, larger patterns are cheaper, up to a few patterns
+    per union (the lazy DFA of larger unions of the secret plugins' patterns thrashes).
+    """
+    return [union(patterns[i : i + size]) for i in range(0, len(patterns), size)]
 
 
 def any_match(column: str, patterns: Iterable[str]) -> pl.Expr:
