@@ -3,20 +3,30 @@ r"""Which lines the independent scan's detectors need to see: a vectorized candi
 The scan's detectors (`scan.py`: the `detect-secrets` plugins, the PII validators, `phonenumbers`)
 run in Python, one line at a time. Most lines of a release hold nothing any of them can find, so a
 line reaches them only when a *relaxation* of their own patterns matches it, evaluated in Polars
-(Rust `regex`) over all distinct lines at once:
+(Rust `regex`) over all distinct lines at once; every relaxation matches every line the detector
+can find something in (tests pin it on a labelled corpus and on planted lines):
 
 - each detector pattern with its zero-width assertions removed (lookarounds, `\b`, `^`, `$`, ...),
-  which can only widen what it matches, and the classes where Python's and Rust's Unicode
-  definitions differ widened to both (`\w` also takes every number, `\s` the information
-  separators, `\W` the marks), so the relaxation matches every line the original matches;
+  which can only widen what it matches, except a one-character negative lookbehind opening the
+  pattern (lookahead closing it), which becomes "the start (end), or a character outside the
+  class's ASCII members" (`_fence`); the classes where Python's and Rust's Unicode definitions
+  differ widened to both (`\w` also takes every number, `\s` the information separators, `\W`
+  the marks); a counted repetition of such a wide class made `+` or `*` (cheap to compile);
 - the `KeywordDetector`, which has no pattern list of its own: its keywords;
-- phone numbers (`phone_patterns`): enough digits for a valid number, joined only by the
-  punctuation `phonenumbers`' matcher allows;
-- for the PII validators, which read the decoded line (`scan.decoded`), any line holding a URL
-  escape, an HTML entity or `\u0040` is a candidate whatever else it holds.
+- phone numbers: `phonenumbers`' matcher only parses substrings of its candidates (digit blocks
+  joined by at most four of its punctuation characters), and without a plus sign a valid number's
+  national digits are a run of one such *digit chain*'s digits matching one of the type patterns
+  of the region's country code (`phone_digit_patterns`: for the US the 25 NANPA regions; a
+  timestamp's `31.066-05` is a candidate only as CA's 310-xxxx); what may read digits the chain
+  does not show is a candidate outright (`phone_flags`: a plus sign, other scripts' digits, an
+  extension, three `x`s);
+- the PII validators and the phone matcher read the decoded line (`scan.decoded`): lines holding a
+  URL escape, an HTML entity or `\u0040` are decoded (in Python, only those) before their
+  prefilters.
 
-A detector class with no pattern the prefilter can relax makes every line a candidate for its
-group (never a miss); `UNRELAXED_PLUGINS` lists them and a test keeps it empty.
+Each pattern runs first on blocks of lines joined by newlines, then only on the lines of the
+blocks it matched (`block_matches`). A detector class with no pattern the prefilter can relax makes
+every line a candidate for its group (never a miss); a test keeps the list of those empty.
 """
 
 from __future__ import annotations
