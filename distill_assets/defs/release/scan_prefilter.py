@@ -255,7 +255,7 @@ def python_class(pattern: str, flags: int = 0, last: int = 0xFFFF) -> str:
     """Return a Rust class of the code points up to `last` that the Python class `pattern` matches.
 
     Found by matching it against each code point, so flags such as `re.IGNORECASE` count. The
-    phone classes are BMP characters and `x`; a test checks no code point above the BMP matches.
+    phone classes hold BMP characters only: a test finds the same class over every code point.
     """
     points = array.array("I", range(0xD800))
     points.extend(range(0xE000, last + 1))
@@ -434,20 +434,15 @@ def unions(patterns: Sequence[str], size: int) -> list[str]:
     return [union(patterns[i : i + size]) for i in range(0, len(patterns), size)]
 
 
-def any_match(column: str, patterns: Iterable[str]) -> pl.Expr:
-    """Return whether `column` matches any of `patterns` (one vectorized pass each)."""
-    checks = [pl.col(column).str.contains(pattern) for pattern in patterns]
-    return pl.any_horizontal(checks) if checks else pl.lit(False)
-
-
 BLOCK_ROWS = 32
 
 
 def block_matches(frame: pl.DataFrame, tests: Sequence[tuple[str, str, str]]) -> pl.DataFrame:
     """Return one boolean column per group of `tests`: whether a row matches one of its patterns.
 
-    A test is `(group, column, pattern)`, `pattern` a Rust pattern without anchors. Each pattern
-    runs first on blocks of `BLOCK_ROWS` values of its column joined by newlines, then only on the
+    A test is `(group, column, pattern)`, `pattern` a Rust pattern with no anchor but in the
+    fences of `_fence`, whose "character outside the class" takes a newline. Each pattern runs
+    first on blocks of `BLOCK_ROWS` values of its column joined by newlines, then only on the
     rows of the blocks it matched: a block holding a matching row matches. Few blocks match most
     patterns, and a pattern costs per value it is run on, whatever its length.
     """
