@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 import sys
 
@@ -234,3 +235,22 @@ def test_ordinary_text_and_code_are_not_candidates() -> None:
         ]
     )
     assert scan.candidate_lines(lines).height == 0
+
+
+def test_every_line_the_matcher_finds_a_number_in_is_a_phone_candidate() -> None:
+    # numbers and look-alikes with the prefixes, separators and suffixes the matcher treats apart
+    prefixes = ("", "+", "011 ", "1-", "(", "ts 2026-11-20T01:12:", "x")
+    bodies = (
+        "212-736-5000",
+        "212 736 5000",
+        "31.066",
+        "2127365000",
+        "20 7946 0958",
+        "310\u20111234",
+    )
+    suffixes = ("", " ext 12", "-05:00", "f4a", ";ext=7", "/x2", "%")
+    lines = [p + b + s for p, b, s in itertools.product(prefixes, bodies, suffixes)]
+    found = {line for line in lines if list(scan.phone_findings(line))}
+    candidates = set(scan.candidate_lines(pl.Series(lines)).filter("phone")["text"])
+    assert found <= candidates
+    assert (len(lines), len(found), len(candidates)) == (294, 97, 274)
