@@ -1,0 +1,188 @@
+"""A day ingested in shards and merged is byte-identical to the day ingested whole."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+from pathlib import Path
+
+import polars as pl
+import pyarrow.parquet as pq
+import pytest
+
+from distill_assets.commands.sample import generators
+from distill_assets.contracts import escalations, revisions, telemetry, traces
+from distill_assets.defs.ingest import ingest_partition
+from distill_assets.defs.player_ids import PlayerIdHasher
+from distill_assets.defs.shards import (
+    ShardFiles,
+    ShardStats,
+    ingest_shard,
+    merge_shards,
+    split_files,
+)
+from distill_assets.defs.telemetry.assets import parse_params
+from distill_assets.lib.rawcontract import RawContract
+from distill_assets.lib.rawfiles import list_raw_files
+
+DAY = "2026-11-19"
+PIECES = 3
+
+
+def split_day(raw: Path, source: str) -> None:
+    """Cut every plain file of the day in `PIECES` files (line ranges, in order), then add a
+    last file replaying lines of the first (repeats) and each with a changed value (conflicts)."""
+    folder = raw / source / DAY
+    first_lines: list[bytes] = []
+    for path in sorted(folder.iterdir()):
+        data = (
+            gzip.decompress(path.read_bytes()) if path.name.endswith(".gz") else path.read_bytes()
+        )
+        lines = [line + b"\n" for line in data.split(b"\n")]
+        lines[-1] = lines[-1][:-1]
+        first_lines = first_lines or lines
+        if path.name.endswith(".gz"):
+            continue
+        path.unlink()
+        step = -(-len(lines) // PIECES)
+        for piece in range(PIECES):
+            chunk = lines[piece * step : (piece + 1) * step]
+            (folder / f"{path.name}.{piece}.jsonl").write_bytes(b"".join(chunk))
+    replay = [line for line in first_lines[:40] if line.strip()]
+    changed = [line.replace(b'"ts":', b'"ts" :', 1) for line in replay[:20]]
+    (folder / "zz-replay.jsonl").write_bytes(b"".join(replay + changed))
+    (folder / "m-notes.txt").write_text("an unsupported file: a quarantine row\n")
+
+
+@pytest.fixture(scope="module")
+def raw(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("raw")
+    for source, generate in generators().items():
+        generate(root, DAY, 2, 0)
+        split_day(root, source)
+    return root
+
+
+def folder(path: Path) -> Path:
+    path.mkdir(parents=True)
+    return path
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+CASES: dict[str, tuple[RawContract, tuple[str, ...]]] = {
+    "traces": (traces.RAW, ()),
+    "escalations": (escalations.RAW, ("line",)),
+    "revisions": (revisions.RAW, ("line",)),
+    "telemetry": (telemetry.RAW, ("line",)),
+}
+
+
+def params_of(source: str) -> dict[str, object] | None:
+    return parse_params(PlayerIdHasher(key="k" * 32))[0] if source == "telemetry" else None
+
+
+@pytest.mark.parametrize("shards", [2, 3, 7])
+@pytest.mark.parametrize("source", list(CASES))
+def test_merged_shards_are_byte_identical_to_the_whole_day(
+    raw: Path, tmp_path: Path, source: str, shards: int
+) -> None:
+    contract, exclude = CASES[source]
+    params = params_of(source)
+    paths = list_raw_files(str(raw), source, DAY)
+    whole = ingest_partition(
+        contract,
+        paths,
+        raw_root=str(raw),
+        params=params,
+        bronze_exclude=exclude,
+        workdir=folder(tmp_path / "whole"),
+    )
+    parts = []
+    for number, files in enumerate(split_files(paths, shards)):
+        shard = ingest_shard(
+            contract,
+            files,
+            raw_root=str(raw),
+            params=params,
+            bronze_exclude=exclude,
+            workdir=folder(tmp_path / f"shard-{number}"),
+        )
+        parts.append(ShardFiles(str(shard.bronze.path), str(shard.quarantine.path)))
+    merged = merge_shards(contract, parts, paths, workdir=folder(tmp_path / "merged"))
+
+    assert digest(merged.bronze.path) == digest(whole.bronze.path)
+    assert digest(merged.quarantine.path) == digest(whole.quarantine.path)
+    assert merged.bronze_rows == whole.bronze_rows
+    assert merged.quarantine_by_reason == whole.quarantine_by_reason
+    for name in ("files", "records", "blank_lines", "utf8_replaced"):
+        assert getattr(merged.stats, name) == getattr(whole.stats, name)
+
+
+def test_the_sample_day_has_repeats_across_shards(raw: Path, tmp_path: Path) -> None:
+    """The replayed lines are quarantined by the merge: in another shard than their first."""
+    paths = list_raw_files(str(raw), "revisions", DAY)
+    ranges = split_files(paths, 3)
+    assert [len(r) for r in ranges] == [3, 3, 2] and ranges[2][-1].endswith("zz-replay.jsonl")
+    parts = []
+    for number, files in enumerate(ranges):
+        shard = ingest_shard(
+            revisions.RAW,
+            files,
+            raw_root=str(raw),
+            bronze_exclude=("line",),
+            workdir=folder(tmp_path / str(number)),
+        )
+        parts.append(ShardFiles(str(shard.bronze.path), str(shard.quarantine.path)))
+    merged = merge_shards(revisions.RAW, parts, paths, workdir=folder(tmp_path / "merged"))
+    quarantine = pl.read_parquet(merged.quarantine.path)
+    replayed = quarantine.filter(pl.col("source_file").str.ends_with("zz-replay.jsonl"))
+    # 60 replayed lines: 2 bad in the first 40 and 2 in their 20 changed copies; the 18 good
+    # changed copies conflict with their first occurrence
+    assert replayed["reason"].value_counts(sort=True).rows() == [
+        ("duplicate_validation", 56),
+        ("duplicate_key", 2),
+        ("not_an_object", 2),
+    ]
+    assert replayed["detail"].str.starts_with("conflicts with ").sum() == 18
+    repeats = replayed.filter(pl.col("reason") == "duplicate_validation")["detail"]
+    assert repeats.str.contains(r"^(repeats|conflicts with) revisions/2026-11-19/v").all()
+
+
+def test_split_files_cuts_contiguous_ranges_by_bytes() -> None:
+    paths = ["d", "a", "c", "b", "e"]
+    assert split_files(paths, 2, [10, 10, 10, 10, 10]) == [["a", "b"], ["c", "d", "e"]]
+    assert split_files(paths, 2, [100, 1, 1, 1, 1]) == [["a"], ["b", "c", "d", "e"]]
+    assert split_files(paths, 3, [0] * 5) == [["a", "b"], ["c"], ["d", "e"]]
+    assert split_files(["a"], 3, [5]) == [[], ["a"], []]
+
+
+def test_a_shard_records_what_it_read(raw: Path, tmp_path: Path) -> None:
+    paths = list_raw_files(str(raw), "traces", DAY)[:2]
+    shard = ingest_shard(traces.RAW, paths, raw_root=str(raw), workdir=folder(tmp_path / "s"))
+    stats = ShardStats.read(shard.quarantine.path)
+    assert stats.files == sorted(paths) and stats.problems == 0
+    empty = ingest_shard(traces.RAW, [], raw_root=str(raw), workdir=folder(tmp_path / "e"))
+    assert ShardStats.read(empty.quarantine.path).files == []
+    assert pq.read_metadata(empty.bronze.path).num_rows == 0
+    notes = tmp_path / "traces" / DAY / "notes.txt"
+    notes.parent.mkdir(parents=True)
+    notes.write_text("not a raw file\n")
+    unread = ingest_shard(
+        traces.RAW, [str(notes)], raw_root=str(tmp_path), workdir=folder(tmp_path / "u")
+    )
+    stats = ShardStats.read(unread.quarantine.path)
+    assert (stats.problems, stats.records) == (1, 1)
+    assert pq.read_metadata(unread.bronze.path).num_rows == 0
+
+
+def test_merge_refuses_shards_that_read_other_files(raw: Path, tmp_path: Path) -> None:
+    paths = list_raw_files(str(raw), "traces", DAY)
+    shard = ingest_shard(traces.RAW, paths[:-1], raw_root=str(raw), workdir=folder(tmp_path / "s"))
+    parts = [ShardFiles(str(shard.bronze.path), str(shard.quarantine.path))]
+    with pytest.raises(RuntimeError, match=r"^traces: the shards read \d+ files, the day has"):
+        merge_shards(traces.RAW, parts, paths, workdir=folder(tmp_path / "m"))
+    assert json.loads(pq.read_schema(shard.quarantine.path).metadata[b"distill.shard"])["files"]
