@@ -2,31 +2,33 @@
 
 With `DISTILL_INGEST_SHARDS=N` (default 1: no shard step, the bronze asset ingests the day
 itself), every source's bronze asset gains N shard assets of the same daily partitions
-(`<source>/shard_<k>_<table>` and `<source>/shard_<k>_quarantine`, one step each), and its own
+(`<source>/ingest_shard_<k>`, one step each, so an executor runs them in parallel) and its own
 step becomes the merge. The day's raw files (`list_raw_files` order) are cut into N contiguous
 ranges of about equal bytes (`split_files`): a shard is a stable range of the sorted file names,
 so shard k's lines come before shard k+1's in the day's order. Each shard step runs
 `ingest_partition` on its files with the contract's de-duplication turned off and its parse
 wrapped (`shard_statement`) to keep, in the shard's bronze, what de-duplication needs: the key
-(`shard_dedup_key`), the raw line (`shard_line`) and the parse's `rewrite_*` columns. Its
-quarantine file carries what it read (files, records, reader problems) in the Parquet footer.
+(`shard_dedup_key`) and the line a repeat is quarantined with (`shard_line`: the raw line, or
+for a contract that rewrites it, e.g. telemetry's redacted player id, the rewritten line, so no
+raw player id is written). Its quarantine file carries what it read (files, records, reader
+problems) in the Parquet footer. Shard files are staged under `<lake>/_shards/<source>/<day>/`
+and removed by the merge.
 
 The merge (`merge_shards`) reads the shards in order, runs the source's `Deduplicator` over their
 accepted records exactly as the unsharded sink runs it over the day's chunks (the first accepted
-record of a key in the day's file order is kept; a later one is quarantined with the same reason
-and detail, its line rewritten by the contract's `line_rewrite` if it has one), and writes the
-day's bronze and quarantine through the same `RowGroupWriter`: the parse rejects and repeats in
-(`source_file`, `line_no`) order, then the reader's problems, as the unsharded ingest writes them.
-The day tables are byte-identical to the unsharded ingest's (tests/unit/defs/test_shards.py), so
-the reconcile check and every downstream asset are unchanged. The merge rewrites bronze once:
-its cost is in docs/scaling-out.md.
+record of a key in the day's file order is kept; a later one is quarantined with the same reason,
+detail and line), and writes the day's bronze and quarantine through the same `RowGroupWriter`:
+the parse rejects and repeats in (`source_file`, `line_no`) order, then the reader's problems, as
+the unsharded ingest writes them. The day tables are byte-identical to the unsharded ingest's
+(tests/unit/defs/test_shards.py), so the reconcile check and every downstream asset are
+unchanged. The merge rewrites bronze once: its cost is in docs/scaling-out.md.
 """
 
-from __future__ import annotations
 
 import json
 import re
 from collections.abc import Callable, Mapping
+from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -38,29 +40,36 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from upath import UPath
 
-from distill_assets.defs.ingest import QUARANTINE_TABLE, IngestResult, ingest_partition
+from distill_assets.defs.ingest import IngestResult, ingest_partition
 from distill_assets.defs.partitions import daily_partitions
-from distill_assets.defs.resources import DistillSettings, StagedParquet
-from distill_assets.lib.cleanup import working_dir
-from distill_assets.lib.lake import PARQUET_COMPRESSION, ROW_GROUP_SIZE, RowGroupWriter
-from distill_assets.lib.metadata import funnel
+from distill_assets.defs.resources import StagedParquet
+from distill_assets.lib.cleanup import remove_if_empty, working_dir
+from distill_assets.lib.lake import (
+    PARQUET_COMPRESSION,
+    ROW_GROUP_SIZE,
+    RowGroupWriter,
+    local_file,
+    move_into_place,
+)
 from distill_assets.lib.rawcontract import RawContract
 from distill_assets.lib.rawfiles import PROBLEM_SCHEMA, ReadStats
 from distill_assets.lib.seen import KEY, Deduplicator
-from distill_assets.lib.sql import connect, load_sql
+from distill_assets.lib.settings import Settings
+from distill_assets.lib.sql import load_sql
 from distill_assets.lib.startup import resolve_settings
 
 SHARD_PREFIX = "shard_"
 SHARD_KEY = "shard_dedup_key"
 SHARD_LINE = "shard_line"
-SHARD_REWRITE = "shard_rewrite_"
 # the Parquet footer key of a shard's quarantine file: what the shard read (`ShardStats`)
 STATS_KEY = b"distill.shard"
+# the lake folder staging shards until their day is merged
+SHARDS_FOLDER = "_shards"
 
 
 def shard_count() -> int:
     """Return `DISTILL_INGEST_SHARDS` as resolved when the definitions load (1: no shard step)."""
-    return resolve_settings().ingest_shards
+    return resolve_settings().shards
 
 
 def split_files(paths: list[str], shards: int, sizes: list[int] | None = None) -> list[list[str]]:
@@ -86,21 +95,31 @@ def split_files(paths: list[str], shards: int, sizes: list[int] | None = None) -
 def shard_statement(contract: RawContract, statement: str | None = None) -> str:
     """Return the contract's parse, keeping what the merge de-duplicates with in bronze.
 
-    The wrapped parse adds the key (`shard_dedup_key`), the input line (`shard_line`) and the
-    `rewrite_*` columns of a contract with a `line_rewrite`, renamed `shard_rewrite_*` (the sink
-    keeps these out of bronze); rows and
-    their order are the parse's. A contract without de-duplication keeps its parse.
+    The wrapped parse adds the key (`shard_dedup_key`) and the line a repeat is quarantined with
+    (`shard_line`: the input line, or the contract's `line_rewrite` of it, fed the input line and
+    the parse's columns as the sink feeds it); rows and their order are the parse's. A contract
+    without de-duplication keeps its parse.
     """
     statement = statement or contract.parse()
     if contract.dedup is None:
         return statement
     body = re.sub(r";\s*$", "", statement.rstrip())
-    rewrite = (
-        f"COLUMNS('^rewrite_(.*)$') AS '{SHARD_REWRITE}\\1', " if contract.line_rewrite else ""
-    )
+    if contract.line_rewrite is None:
+        return (
+            f"SELECT parsed.*, parsed.{KEY} AS {SHARD_KEY}, raw_lines.line AS {SHARD_LINE}\n"
+            f"FROM (\n{body}\n) AS parsed POSITIONAL JOIN raw_lines"
+        )
+    if contract.dedup.conflict_detail is not None:
+        raise ValueError(
+            f"{contract.source}: a contract that rewrites lines cannot compare them (conflicts)"
+        )
+    rewrite = re.sub(r";\s*$", "", load_sql(contract.line_rewrite).rstrip())
     return (
-        f"SELECT parsed.*, parsed.{KEY} AS {SHARD_KEY}, {rewrite}raw_lines.line AS {SHARD_LINE}\n"
-        f"FROM (\n{body}\n) AS parsed POSITIONAL JOIN raw_lines"
+        f"WITH parsed AS MATERIALIZED (\n{body}\n),\n"
+        "repeated_lines AS (SELECT parsed.* EXCLUDE (line), raw_lines.line AS line "
+        "FROM parsed POSITIONAL JOIN raw_lines)\n"
+        f"SELECT parsed.*, parsed.{KEY} AS {SHARD_KEY}, rewritten.line AS {SHARD_LINE}\n"
+        f"FROM parsed POSITIONAL JOIN (\n{rewrite}\n) AS rewritten"
     )
 
 
@@ -119,7 +138,7 @@ class ShardStats:
         return json.dumps(self.__dict__, sort_keys=True).encode()
 
     @staticmethod
-    def read(quarantine: str | Path) -> ShardStats:
+    def read(quarantine: str | Path) -> "ShardStats":
         """Read the stats from a shard's quarantine file."""
         metadata = pq.read_schema(quarantine).metadata or {}
         if STATS_KEY not in metadata:
@@ -276,9 +295,6 @@ class _Merger:
         """Return the quarantine rows of the repeats at `rows` of a shard's bronze batch."""
         assert self.dedup is not None
         picked = pa.Table.from_batches([batch]).take(rows)
-        raw_line = picked.column(SHARD_LINE)
-        if self.contract.line_rewrite is not None:
-            raw_line = _rewritten(picked, load_sql(self.contract.line_rewrite))
         return pa.table(
             {
                 "source": pa.array([self.contract.source] * len(rows), pa.string()),
@@ -286,7 +302,7 @@ class _Merger:
                 "line_no": picked.column("line_no"),
                 "reason": pa.array([self.dedup.rule.reason] * len(rows), pa.string()),
                 "detail": detail.to_arrow(),
-                "raw_line": raw_line,
+                "raw_line": picked.column(SHARD_LINE),
             }
         ).cast(PROBLEM_SCHEMA)
 
@@ -305,22 +321,138 @@ class _Merger:
         self.quarantine.close()
 
 
-def _rewritten(picked: pa.Table, statement: str) -> pa.ChunkedArray:
-    """Return the contract's `line_rewrite` of repeats: the input line and `rewrite_*` columns."""
-    columns = {
-        (SHARD_REWRITE.removeprefix(SHARD_PREFIX) + n.removeprefix(SHARD_REWRITE))
-        if n.startswith(SHARD_REWRITE)
-        else n: picked.column(n)
-        for n in picked.column_names
-        if n not in (SHARD_KEY, SHARD_LINE)
-    }
-    repeated = pa.table({**columns, "line": picked.column(SHARD_LINE).cast(pa.string())})
-    con = connect(private=True)
-    try:
-        con.register("repeated_lines", repeated)
-        lines = con.sql(statement).to_arrow_table().column("line")
-    finally:
-        con.close()
-    if lines.null_count:
-        raise RuntimeError("the line rewrite returned NULL lines")
-    return lines
+def shard_dir(lake_root: str, source: str, day: str) -> UPath:
+    """Return the staging folder of a day's shards of a source (`<k>/bronze.parquet`, …)."""
+    return UPath(lake_root) / SHARDS_FOLDER / source / day
+
+
+def shard_key(source: str, shard: int) -> dg.AssetKey:
+    """Return the asset key of a source's shard step `shard` (from 0)."""
+    return dg.AssetKey([source, f"ingest_shard_{shard}"])
+
+
+def shard_keys(source: str) -> list[dg.AssetKey]:
+    """Return the keys of a source's shard steps (none with one shard): the merge's deps."""
+    shards = shard_count()
+    return [shard_key(source, k) for k in range(shards)] if shards > 1 else []
+
+
+def shard_assets(
+    contract: RawContract,
+    list_files: Callable[[str, str], list[str]],
+    *,
+    bronze_exclude: tuple[str, ...] = (),
+    params: Callable[[dg.AssetExecutionContext], Mapping[str, object]] | None = None,
+    resource_keys: frozenset[str] = frozenset(),
+) -> list[dg.AssetsDefinition]:
+    """Return a source's shard steps (none with one shard; see the module docstring).
+
+    `list_files(raw_root, day)` lists the day's raw files as the bronze asset does; `params`
+    gives the parse's bind parameters from the step's context (its resources: `resource_keys`).
+    """
+    shards = shard_count()
+    if shards == 1:
+        return []
+    return [
+        _shard_asset(
+            contract,
+            k,
+            shards,
+            list_files=list_files,
+            bronze_exclude=bronze_exclude,
+            params=params,
+            resource_keys=resource_keys,
+        )
+        for k in range(shards)
+    ]
+
+
+def _shard_asset(
+    contract: RawContract,
+    shard: int,
+    shards: int,
+    *,
+    list_files: Callable[[str, str], list[str]],
+    bronze_exclude: tuple[str, ...],
+    params: Callable[[dg.AssetExecutionContext], Mapping[str, object]] | None,
+    resource_keys: frozenset[str],
+) -> dg.AssetsDefinition:
+    source = contract.source
+
+    @dg.asset(
+        key=shard_key(source, shard),
+        partitions_def=daily_partitions(),
+        group_name=source,
+        kinds={"duckdb", "parquet"},
+        required_resource_keys={"settings", *resource_keys},
+        description=(
+            f"Shard {shard + 1} of {shards} of a day's raw {source} files (a range of the "
+            "sorted names, about 1/N of the bytes) parsed into staged bronze and quarantine "
+            "files; the bronze step merges the day's shards and removes them."
+        ),
+    )
+    def _shard(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
+        cfg = context.resources.settings.resolved()
+        day = context.partition_key
+        files = split_files(list_files(cfg.raw_root, day), shards)[shard]
+        result = ingest_shard(
+            contract,
+            files,
+            raw_root=cfg.raw_root,
+            params=params(context) if params is not None else None,
+            bronze_exclude=bronze_exclude,
+        )
+        target = shard_dir(cfg.lake_root, source, day) / str(shard)
+        for staged in (result.bronze, result.quarantine):
+            move_into_place(staged.path, target / staged.path.name)
+        remove_if_empty(result.bronze.path.parent)
+        return dg.MaterializeResult(
+            metadata={
+                "shard": f"{shard + 1} of {shards}",
+                "raw_files": result.stats.files,
+                "raw_records": result.stats.records,
+                "accepted_rows": result.bronze_rows,
+                "quarantine_rows": result.quarantine_rows,
+            }
+        )
+
+    return _shard
+
+
+def ingest_day(
+    context: dg.AssetExecutionContext,
+    contract: RawContract,
+    raw_paths: list[str],
+    settings: Settings,
+    *,
+    params: Mapping[str, object] | None = None,
+    bronze_exclude: tuple[str, ...] = (),
+) -> IngestResult:
+    """Ingest a day of a source: itself with one shard, else by merging its shard steps' files.
+
+    The merged day's staging folder is removed once the day's files are written.
+    """
+    shards = settings.shards
+    if shards == 1:
+        return ingest_partition(
+            contract,
+            raw_paths,
+            raw_root=settings.raw_root,
+            params=params,
+            bronze_exclude=bronze_exclude,
+        )
+    staging = shard_dir(settings.lake_root, contract.source, context.partition_key)
+    with ExitStack() as stack:
+        parts = []
+        for k in range(shards):
+            files = [staging / str(k) / name for name in ("bronze.parquet", "quarantine.parquet")]
+            if not all(f.exists() for f in files):
+                raise RuntimeError(
+                    f"{contract.source} {context.partition_key}: shard {k} is missing "
+                    f"({staging}/{k}): run the day's shard steps ({shard_key(contract.source, k)})"
+                )
+            local = [str(stack.enter_context(local_file(f))) for f in files]
+            parts.append(ShardFiles(*local))
+        result = merge_shards(contract, parts, raw_paths)
+    staging.fs.rm(staging.path, recursive=True)
+    return result
