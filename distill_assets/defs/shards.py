@@ -430,10 +430,15 @@ def ingest_day(
 ) -> IngestResult:
     """Ingest a day of a source: itself with one shard, else by merging its shard steps' files.
 
-    The merged day's staging folder is removed once the day's files are written.
+    The merged day's staging folder is removed once the day's files are written. Without one
+    (the bronze step run alone, e.g. a stale-only backfill, after its shards were merged) the
+    step ingests the whole day itself: the same bytes, in one step.
     """
     shards = settings.shards
-    if shards == 1:
+    staging = shard_dir(settings.lake_root, contract.source, context.partition_key)
+    if shards == 1 or not staging.exists():
+        if shards > 1:
+            context.log.info(f"no staged shards in {staging}: ingesting the whole day here")
         return ingest_partition(
             contract,
             raw_paths,
@@ -441,7 +446,6 @@ def ingest_day(
             params=params,
             bronze_exclude=bronze_exclude,
         )
-    staging = shard_dir(settings.lake_root, contract.source, context.partition_key)
     with ExitStack() as stack:
         parts = []
         for k in range(shards):

@@ -30,10 +30,10 @@ DAY = "2026-11-19"
 PIECES = 3
 
 
-def split_day(raw: Path, source: str) -> None:
+def split_day(raw: Path, source: str, day: str = DAY) -> None:
     """Cut every plain file of the day in `PIECES` files (line ranges, in order), then add a
     last file replaying lines of the first (repeats) and each with a changed value (conflicts)."""
-    folder = raw / source / DAY
+    folder = raw / source / day
     first_lines: list[bytes] = []
     for path in sorted(folder.iterdir()):
         data = (
