@@ -10,7 +10,7 @@ bench/data/shards/, reused by the next run) is ingested, in one invocation:
 
 Both run in the same two warmed-up worker processes (imports are not measured; Dagster's step
 start-up is not either: see `scale_out` for that), `REPEATS` times, interleaved; the table gives
-the fastest wall time and the spread (slowest − fastest) of each, and the speed-up of the
+the fastest wall time and the spread (slowest minus fastest) of each, and the speed-up of the
 fastest. The merged files must be byte-identical to the unsharded step's (checked every repeat).
 """
 
