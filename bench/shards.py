@@ -148,8 +148,7 @@ def run(quick: bool = False) -> str:
             f"| 1 step (`ingest_partition`) | {_spread(whole)} | 1.00 |",
             f"| 2 shards in parallel | {_spread(parallel)} | |",
             f"| merge | {_spread(merge)} | × {min(merge) / min(whole):.2f} of 1 step |",
-            f"| 2 shards + merge | {_spread(sharded)} | speedup "
-            f"{min(whole) / min(sharded):.2f} |",
+            f"| 2 shards + merge | {_spread(sharded)} | speedup {min(whole) / min(sharded):.2f} |",
         ]
     )
 

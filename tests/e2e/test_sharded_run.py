@@ -123,9 +123,7 @@ CHILD = textwrap.dedent(
 def test_shard_steps_run_in_processes_of_their_own(
     runs: dict[str, dict[str, str]], tmp_path: Path
 ) -> None:
-    env = clean_env(
-        tmp_path, DISTILL_INGEST_SHARDS="2", DISTILL_EXECUTOR="multiprocess"
-    )
+    env = clean_env(tmp_path, DISTILL_INGEST_SHARDS="2", DISTILL_EXECUTOR="multiprocess")
     shutil.copytree(_data(runs["plain"], "raw"), _data(env, "raw"))
     _run([sys.executable, "-c", CHILD, DAYS[1]], env)
 
