@@ -7,6 +7,7 @@ import hashlib
 import json
 from pathlib import Path
 
+import dagster as dg
 import polars as pl
 import pyarrow.parquet as pq
 import pytest
@@ -14,17 +15,26 @@ import pytest
 from distill_assets.commands.sample import generators
 from distill_assets.contracts import escalations, revisions, telemetry, traces
 from distill_assets.defs.ingest import ingest_partition
+from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.player_ids import PlayerIdHasher
+from distill_assets.defs.resources import DistillSettings
 from distill_assets.defs.shards import (
     ShardFiles,
     ShardStats,
+    ingest_day,
     ingest_shard,
     merge_shards,
+    shard_assets,
+    shard_dir,
+    shard_key,
+    shard_keys,
     split_files,
 )
 from distill_assets.defs.telemetry.assets import parse_params
 from distill_assets.lib.rawcontract import RawContract
 from distill_assets.lib.rawfiles import list_raw_files
+from distill_assets.lib.settings import Settings
+from tests.conftest import isolate
 
 DAY = "2026-11-19"
 PIECES = 3
@@ -186,3 +196,53 @@ def test_merge_refuses_shards_that_read_other_files(raw: Path, tmp_path: Path) -
     with pytest.raises(RuntimeError, match=r"^traces: the shards read \d+ files, the day has"):
         merge_shards(traces.RAW, parts, paths, workdir=folder(tmp_path / "m"))
     assert json.loads(pq.read_schema(shard.quarantine.path).metadata[b"distill.shard"])["files"]
+
+
+def test_shard_steps_and_the_merge_as_assets(
+    raw: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two shard assets stage their files; the bronze step merges them and removes the staging;
+    run alone it ingests the whole day (same bytes); a missing shard is a one-line error."""
+    settings = isolate(tmp_path, monkeypatch)
+    monkeypatch.setenv("DISTILL_RAW_ROOT", str(raw))
+    monkeypatch.setenv("DISTILL_INGEST_SHARDS", "2")
+    resolved = Settings.resolve()
+    shards = shard_assets(traces.RAW, lambda root, day: list_raw_files(root, "traces", day))
+    assert [a.key for a in shards] == [shard_key("traces", 0), shard_key("traces", 1)]
+    assert shard_keys("traces") == [a.key for a in shards]
+    written: list[bytes] = []
+
+    @dg.asset(partitions_def=daily_partitions(), deps=shard_keys("traces"))
+    def bronze(context) -> None:
+        paths = list_raw_files(resolved.raw_root, "traces", context.partition_key)
+        result = ingest_day(context, traces.RAW, paths, resolved)
+        written.append(result.bronze.path.read_bytes() + result.quarantine.path.read_bytes())
+
+    resources = {"settings": DistillSettings()}
+    staging = shard_dir(resolved.lake_root, "traces", DAY)
+    shard_run = dg.materialize(shards, partition_key=DAY, resources=resources)
+    assert shard_run.success and sorted(p.name for p in staging.rglob("*.parquet")) == [
+        "bronze.parquet",
+        "bronze.parquet",
+        "quarantine.parquet",
+        "quarantine.parquet",
+    ]
+    metadata = shard_run.asset_materializations_for_node("traces__ingest_shard_1")[0].metadata
+    assert metadata["shard"].value == "2 of 2"
+    assert dg.materialize([bronze], partition_key=DAY, resources=resources).success
+    assert not staging.exists()
+    # run alone, with nothing staged: the whole day in the step, the same bytes
+    assert dg.materialize([bronze], partition_key=DAY, resources=resources).success
+    assert written[0] == written[1]
+    whole = ingest_partition(
+        traces.RAW,
+        list_raw_files(str(raw), "traces", DAY),
+        raw_root=str(raw),
+        workdir=folder(tmp_path / "whole"),
+    )
+    assert written[0] == whole.bronze.path.read_bytes() + whole.quarantine.path.read_bytes()
+
+    dg.materialize(shards[:1], partition_key=DAY, resources=resources)
+    with pytest.raises(RuntimeError, match=r"^traces 2026-11-19: shard 1 is missing \("):
+        dg.materialize([bronze], partition_key=DAY, resources=resources)
+    assert settings.lake_root == resolved.lake_root
