@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import re
 from pathlib import Path
 
 import dagster as dg
@@ -246,3 +247,27 @@ def test_shard_steps_and_the_merge_as_assets(
     with pytest.raises(RuntimeError, match=r"^traces 2026-11-19: shard 1 is missing \("):
         dg.materialize([bronze], partition_key=DAY, resources=resources)
     assert settings.lake_root == resolved.lake_root
+
+
+def test_a_telemetry_shard_stages_no_raw_player_id(raw: Path, tmp_path: Path) -> None:
+    paths = list_raw_files(str(raw), "telemetry", DAY)
+    ids = {
+        match.decode()
+        for path in paths
+        for match in re.findall(rb'"player_id"\s*:\s*"([^"\\]+)"', Path(path).read_bytes())
+    }
+    assert len(ids) > 5
+    shard = ingest_shard(
+        telemetry.RAW,
+        paths,
+        raw_root=str(raw),
+        params=params_of("telemetry"),
+        bronze_exclude=("line",),
+        workdir=folder(tmp_path / "s"),
+    )
+    staged = pl.read_parquet(shard.bronze.path)
+    assert staged.height > 100 and "shard_line" in staged.columns
+    text = staged.select(
+        pl.concat_str(pl.col(pl.String), separator="\n", ignore_nulls=True).alias("text")
+    )["text"]
+    assert not text.str.contains_any(sorted(ids)).any()
