@@ -24,7 +24,6 @@ the unsharded ingest writes them. The day tables are byte-identical to the unsha
 unchanged. The merge rewrites bronze once: its cost is in docs/scaling-out.md.
 """
 
-
 import json
 import re
 from collections.abc import Callable, Mapping
