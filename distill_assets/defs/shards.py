@@ -222,7 +222,7 @@ def merge_shards(
         merger.shard(shard.bronze, quarantine.slice(0, lines))
     for table in problems:
         merger.write_quarantine(table)
-    merger.close()
+    bronze_rows = merger.close()
     read_stats = ReadStats(
         files=len(raw_paths),
         records=sum(s.records for s in stats),
@@ -233,7 +233,7 @@ def merge_shards(
         bronze=StagedParquet(merger.bronze_path),
         quarantine=StagedParquet(merger.quarantine_path),
         stats=read_stats,
-        bronze_rows=merger.bronze.close() if merger.bronze is not None else 0,
+        bronze_rows=bronze_rows,
         quarantine_by_reason=merger.quarantine_by_reason,
     )
 
@@ -281,7 +281,8 @@ class _Merger:
         if repeats:
             order = pl.from_arrow(rows.select(["source_file", "line_no"])).with_row_index()
             assert isinstance(order, pl.DataFrame)
-            rows = rows.take(order.sort(["source_file", "line_no"])["index"].to_numpy())
+            line_order = order.sort(["source_file", "line_no"], maintain_order=True)
+            rows = rows.take(line_order["index"].to_numpy())
         self.write_quarantine(rows)
 
     def _repeats(self, batch: pa.RecordBatch) -> pl.DataFrame:
@@ -315,9 +316,10 @@ class _Merger:
         for batch in rows.cast(PROBLEM_SCHEMA).to_batches():
             self.quarantine.write(batch)
 
-    def close(self) -> None:
-        """Close the quarantine file (bronze is closed by the caller, which counts its rows)."""
+    def close(self) -> int:
+        """Close both files; return the bronze rows written."""
         self.quarantine.close()
+        return self.bronze.close() if self.bronze is not None else 0
 
 
 def shard_dir(lake_root: str, source: str, day: str) -> UPath:
