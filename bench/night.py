@@ -3,9 +3,9 @@
 `python -m bench.night --telemetry-gb G` generates one ingest day (`DAY`) with ~G GB of raw
 telemetry and the other three sources at the volumes the committed sample generators give them
 at the same `--scale` (the mix of `distill sample`, the project's one model of a day: per unit of
-scale telemetry ~80 KB, traces ~78 KB, escalations ~44 KB, revisions ~37 KB, so the day is ~2.9×
-its telemetry). No specification states volumes for the other sources (seed 004's ~100 GB/day is
-telemetry's); `--others F` scales their share (1.0: the sample mix, 0: telemetry alone). Each
+scale telemetry ~80 KB, traces ~78 KB, escalations ~44 KB, revisions ~37 KB, so the day is ~2.9
+times its telemetry). The specification states a daily volume for telemetry only (~100 GB raw);
+`--others F` scales the other sources' share (1.0: the sample mix, 0: telemetry alone). Each
 source is written in parts of at most `PART_MB` MB, each with its own seed, so ids do not repeat
 between parts (`bench/data/night-<G>GB-<F>/`, reused by the next run).
 
@@ -177,6 +177,11 @@ class Sampler(threading.Thread):
         return spent, max(inside, default=0) / 2**20
 
 
+def _peak_rss_mib() -> int:
+    """This process's peak RSS so far in MiB (`ru_maxrss`)."""
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+
+
 def _steps(instance, run_id: str, sampler: Sampler, job: str) -> list[dict[str, object]]:
     """One row per step of a finished run: wall from its events, CPU and peak RSS sampled."""
     import dagster as dg
@@ -235,7 +240,7 @@ def night() -> dict[str, object]:
                     "step": f"{job} (whole run)",
                     "wall_s": round(wall, 2),
                     "cpu_s": round(cpu, 2),
-                    "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+                    "peak_rss_mib": _peak_rss_mib(),
                     "dagster_overhead_s": round(wall - sum(s["wall_s"] for s in steps), 2),
                 }
             )
@@ -245,7 +250,7 @@ def night() -> dict[str, object]:
             "step": "night (both runs)",
             "wall_s": round(time.perf_counter() - started, 2),
             "cpu_s": round(time.process_time(), 2),
-            "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+            "peak_rss_mib": _peak_rss_mib(),
         }
     )
     return {"rows": rows}
@@ -273,7 +278,7 @@ def copy_baseline(raw: Path, out: Path) -> dict[str, object]:
     return {
         "wall_s": round(time.perf_counter() - started, 2),
         "cpu_s": round(time.process_time() - cpu, 2),
-        "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+        "peak_rss_mib": _peak_rss_mib(),
     }
 
 
