@@ -305,8 +305,13 @@ def _ratio_rows(copies: list[dict], nights: list[dict]) -> list[dict[str, object
     return rows
 
 
-def measure(telemetry_gb: float, others: float, repeats: int) -> dict[str, object]:
-    """Generate (or reuse) the day, run COPY and the night `repeats` times interleaved."""
+def measure(
+    telemetry_gb: float, others: float, repeats: int, keep: Path | None = None
+) -> dict[str, object]:
+    """Generate (or reuse) the day, run COPY and the night `repeats` times interleaved.
+
+    `keep`: the last night's work folder (lake, hub, Dagster instance) is left there.
+    """
     raw = generate(telemetry_gb, others)
     sizes = json.loads((raw / ".complete").read_text())["bytes"]
     copies, nights = [], []
@@ -314,7 +319,10 @@ def measure(telemetry_gb: float, others: float, repeats: int) -> dict[str, objec
         with tempfile.TemporaryDirectory(prefix="distill-night-") as scratch:
             copies.append(_child(["copy", str(raw), str(Path(scratch) / "copy")]))
         with tempfile.TemporaryDirectory(prefix="distill-night-") as scratch:
-            nights.append(_child(["night"], _env(Path(scratch), raw)))
+            work = Path(scratch) if keep is None else keep
+            shutil.rmtree(work / "data", ignore_errors=True)
+            shutil.rmtree(work / "dagster_home", ignore_errors=True)
+            nights.append(_child(["night"], _env(work, raw)))
     total_mb = sum(sizes.values()) / 1e6
     label = (
         f"telemetry {sizes['telemetry'] / 1e9:.2f} GB + others ×{others:g} "
@@ -379,6 +387,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--others", type=float, default=1.0, help="others' share (1: sample mix)")
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--out", type=Path, default=None, help="JSON path (default: history)")
+    parser.add_argument("--keep", type=Path, default=None, help="leave the night's lake here")
     parser.add_argument("--child", nargs="+", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -391,7 +400,7 @@ def main(argv: list[str] | None = None) -> int:
             result = night()
         print(json.dumps(result))
         return 0
-    result = measure(args.telemetry_gb, args.others, args.repeats)
+    result = measure(args.telemetry_gb, args.others, args.repeats, args.keep)
     out = args.out or history_path(str(result["measured_on"]))
     out.write_text(json.dumps(result, indent=1) + "\n")
     print(table(result))
