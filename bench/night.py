@@ -168,12 +168,13 @@ class Sampler(threading.Thread):
         """CPU seconds spent between `start` and `end` (interpolated) and the peak RSS in MiB."""
         import numpy as np
 
-        times = np.array([s[0] for s in self.samples])
-        cpu = np.array([s[1] for s in self.samples])
+        samples = list(self.samples)  # one snapshot: the thread keeps appending
+        times = np.array([s[0] for s in samples])
+        cpu = np.array([s[1] for s in samples])
         spent = float(np.interp(end, times, cpu) - np.interp(start, times, cpu))
         # the samples inside the window and the first one after it (a short step has none inside)
         after = int(np.searchsorted(times, end))
-        inside = [s[2] for s in self.samples[int(np.searchsorted(times, start)) : after + 1]]
+        inside = [s[2] for s in samples[int(np.searchsorted(times, start)) : after + 1]]
         return spent, max(inside, default=0) / 2**20
 
 
