@@ -257,6 +257,42 @@ def night() -> dict[str, object]:
     return {"rows": rows}
 
 
+def curate_parts(lake: str) -> dict[str, list[float]]:
+    """Run `curate_lakes` on a kept night's lake from scratch; wall and CPU s of each of its parts.
+
+    The parts: `refresh_products` (per-row products of each feed partition), `decide_products`
+    (decisions over all history's compact keys), `with_splits`, `refresh_curated` (the curated
+    partition files). The lake's `curation/` folder is removed first, so every product is
+    recomputed as on the first night.
+    """
+    from distill_assets.contracts.published import CONFIG_FEEDS
+    from distill_assets.defs.curation import pipeline
+    from distill_assets.defs.curation.decontaminate import NO_EVAL_SETS
+    from distill_assets.defs.curation.products import ProductContext
+    from distill_assets.lib.embed import load_embedder
+
+    shutil.rmtree(Path(lake) / "curation", ignore_errors=True)
+    spent: dict[str, list[float]] = {}
+
+    def timed(name, function):
+        def wrapper(*args, **kwargs):
+            wall, cpu = time.perf_counter(), time.process_time()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                total = spent.setdefault(name, [0.0, 0.0])
+                total[0] += time.perf_counter() - wall
+                total[1] += time.process_time() - cpu
+
+        return wrapper
+
+    for name in ("refresh_products", "decide_products", "with_splits", "refresh_curated"):
+        setattr(pipeline, name, timed(name, getattr(pipeline, name)))
+    contexts = [ProductContext(c, load_embedder(), NO_EVAL_SETS) for c in CONFIG_FEEDS]
+    timed("curate_lakes", pipeline.curate_lakes)(lake, contexts, pipeline.scan_exclusions(lake))
+    return {name: [round(v, 1) for v in values] for name, values in spent.items()}
+
+
 def raw_files(raw: Path, source: str) -> list[str]:
     """The raw JSONL files (plain or gzip) of a source's day, sorted."""
     folder = raw / source / DAY
@@ -389,8 +425,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--out", type=Path, default=None, help="JSON path (default: history)")
     parser.add_argument("--keep", type=Path, default=None, help="leave the night's lake here")
+    parser.add_argument("--curate-parts", default=None, help="time curate's parts on LAKE")
     parser.add_argument("--child", nargs="+", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.curate_parts:
+        print(json.dumps(curate_parts(args.curate_parts)))
+        return 0
     if args.child:
         what, *rest = args.child
         if what == "copy":
