@@ -28,7 +28,7 @@ from distill_assets.defs.jobs import GLOBAL_TAG
 from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.player_ids import DEVELOPMENT_SOURCE, PlayerIdHasher
 from distill_assets.defs.resources import DistillSettings, StagedParquet
-from distill_assets.defs.telemetry import deletion, privacy
+from distill_assets.defs.telemetry import deletion, privacy, witness
 from distill_assets.defs.telemetry.dialogues import DROP_REASONS, build_dialogues, gate_dialogues
 from distill_assets.defs.telemetry.events import BRONZE_SCHEMA, SILVER_SCHEMA
 from distill_assets.defs.telemetry.payouts import payouts
@@ -178,7 +178,8 @@ def telemetry_dialogues(
     skips are evaluated (false-negative rate per action type in the metadata). Trust weighs the
     rows: metadata gains the player's trust at the time and the validation flags
     of the turns, quality_score is down-weighted by distrust, and rows below the trust floor are
-    dropped (`rules/telemetry_trust.py`).
+    dropped (`rules/telemetry_trust.py`). A row a Witness reviewed carries its validation record
+    (`witness.py`).
     """
     lake_root = settings.resolved().lake_root
     rows, stats = build_dialogues(events.rename({"event_time": "server_ts"}))
@@ -191,6 +192,9 @@ def telemetry_dialogues(
     )
     rows = with_value_class(rows.drop("player_key"), DIALOGUES).with_columns(
         privacy.subject("sft", pl.col("split_group")).alias(SUBJECT_COLUMN)
+    )
+    rows = witness.with_validation_records(
+        rows, witness.read_decisions(settings.resolved().data_dir)
     )
     dropped = {reason: stats.dropped.get(reason, 0) for reason in DROP_REASONS}
     context.add_output_metadata(
