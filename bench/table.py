@@ -51,7 +51,7 @@ def _num(value: object) -> str:
     return str(value)
 
 
-def _run(path: Path) -> dict[str, object]:
+def read_run(path: Path) -> dict[str, object]:
     """Read one history file into the common shape (legacy ingest files included)."""
     data = json.loads(path.read_text())
     benchmark = str(data.get("benchmark") or path.stem.split("-20")[0])
@@ -110,12 +110,17 @@ def _other(r: dict[str, object], unit: str) -> str:
     ):
         if r.get(key) is not None:
             parts.append(f"{label} {_num(r[key])}")
+    ratio_spread = r.get("ratio_spread") or {}
+    for key, label in (("x_baseline_wall", "wall"), ("x_baseline_cpu", "CPU")):
+        if key in ratio_spread:  # type: ignore[operator]
+            low, high = ratio_spread[key]  # type: ignore[index]
+            parts.append(f"{label} ratio spread {_num(low)}–{_num(high)}")
     return "; ".join(parts)
 
 
 def runs(history: Path = HISTORY) -> list[dict[str, object]]:
     """Every history file, ordered by benchmark, then date (file name)."""
-    return [_run(p) for p in sorted(history.glob("*.json"))]
+    return [read_run(p) for p in sorted(history.glob("*.json"))]
 
 
 def render(history: Path = HISTORY) -> str:

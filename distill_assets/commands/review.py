@@ -1,6 +1,10 @@
-"""`distill review`: list, show, approve and reject escalation examples.
+"""`distill review`: list, show, approve and reject escalation examples and telemetry rows.
 
-See docs/sources/escalations.md#review.
+One review mechanism, a queue per source (`--source`, default `escalations`): the same actions
+and the same decision lines (`{id, decision, notes, reviewer, ts}`, appended, latest wins), a
+rejection leaving the release at the next publish. Escalations: docs/sources/escalations.md#review
+(below). Telemetry, the Witness queue (`--source telemetry`: list, show, approve, reject):
+docs/sources/telemetry.md#witness-review, `defs/telemetry/witness.py`.
 
 `list` shows, per example, why it is held back from the exports (`held_back`: the gate's reason,
 e.g. `not_an_answer:user_request`); approving an example overturns an answer-ness rejection.
@@ -34,6 +38,7 @@ from distill_assets.defs.escalations.review import (
     read_decisions,
     scan_examples,
 )
+from distill_assets.defs.telemetry import witness
 from distill_assets.lib.settings import Settings
 
 QUERY_WIDTH = 60
@@ -41,11 +46,20 @@ QUERY_WIDTH = 60
 AMBIGUOUS_SHOWN = 3
 # What `list` shows of each example (all it reads: not the extracted structures).
 LISTED_COLUMNS = tuple(dict.fromkeys([*PENDING_COLUMNS, *REVIEW_COLUMNS, "partition"]))
+REVIEW_SOURCES = ("escalations", "telemetry")
+# what `list --json` shows of a queued telemetry row
+WITNESS_LISTED = ("id", "partition", "table", "config", "quality_score", "triggers", "decision")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the `review` subcommand and its actions."""
-    parser = subparsers.add_parser("review", help="review escalation examples")
+    parser = subparsers.add_parser("review", help="review escalation examples or telemetry rows")
+    parser.add_argument(
+        "--source",
+        choices=REVIEW_SOURCES,
+        default="escalations",
+        help="whose review queue: escalation examples or telemetry rows (Witness review)",
+    )
     actions = parser.add_subparsers(dest="action", required=True)
     listing = actions.add_parser("list", help="examples awaiting review")
     listing.add_argument("--json", action="store_true", help="machine-readable output")
@@ -114,9 +128,62 @@ def resolve_id(settings: Settings, prefix: str) -> str:
     return ids[0]
 
 
+def _witness_table(rows: pl.DataFrame) -> str:
+    header = f"{'id':16}  {'date':10}  {'table':14}  {'score':>5}  {'decision':8}  triggers"
+    lines = [header, "-" * len(header)]
+    for row in rows.iter_rows(named=True):
+        lines.append(
+            f"{row['id']:16}  {row['partition']:10}  {row['table']:14}  "
+            f"{row['quality_score']:5.2f}  {row['decision'] or '-':8}  {','.join(row['triggers'])}"
+        )
+    return "\n".join(lines)
+
+
+def run_witness(args: argparse.Namespace, settings: Settings) -> int:
+    """Run one action on the telemetry Witness queue (`id`: any unique prefix of a queued row)."""
+    if args.action == "edit":
+        print(
+            "distill review: telemetry rows are approved or rejected, not edited", file=sys.stderr
+        )
+        return 2
+    queued = witness.queue(settings.lake_root, witness.read_decisions(settings.data_dir))
+    if args.action == "list":
+        rows = queued if args.all else queued.filter(pl.col("decision").is_null())
+        if args.json:
+            print(json.dumps(rows.select(WITNESS_LISTED).to_dicts(), indent=2))
+        else:
+            print(_witness_table(rows) if rows.height else "no telemetry rows awaiting review")
+        return 0
+    matches = queued.filter(pl.col("id").str.starts_with(args.id))
+    if matches.height != 1:
+        what = "matches no queued telemetry row" if matches.is_empty() else "is ambiguous"
+        print(f"distill review: telemetry row id {args.id!r} {what}", file=sys.stderr)
+        return 1
+    row = matches.row(0, named=True)
+    if args.action == "show":
+        print(json.dumps(row, indent=2, sort_keys=True, default=str))
+        return 0
+    reviewer = args.reviewer or getpass.getuser()
+    witness.append_decision(
+        settings.data_dir,
+        row["id"],
+        args.action,
+        notes=args.notes,
+        reviewer=reviewer,
+        ts=time.time(),
+    )
+    print(
+        f"{args.action.rstrip('e')}ed telemetry row {row['id']} by {reviewer}"
+        + (f": {args.notes}" if args.notes else "")
+    )
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Run one review action (`id`: any unique prefix); exit 1 with a one-line error if unknown."""
     settings = Settings.resolve()
+    if args.source == "telemetry":
+        return run_witness(args, settings)
     if args.action != "list":
         try:
             args.id = resolve_id(settings, args.id)

@@ -226,6 +226,8 @@ EXCLUSION_TABLES: list[tuple[str, str]] = [
     ("escalations", "review_exclusions"),
     # pairs with an excluded player (defs/telemetry/pairs.py)
     ("telemetry", "pair_exclusions"),
+    # telemetry rows a Witness rejected, subject = the row id (defs/telemetry/witness.py)
+    ("telemetry", "witness_exclusions"),
 ]
 MESSAGES_DTYPE = pl.List(pl.Struct({"role": pl.String(), "content": pl.String()}))
 TOOL_MESSAGES_DTYPE = pl.List(

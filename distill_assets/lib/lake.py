@@ -182,6 +182,9 @@ class RowGroupWriter:
     """Write record batches to a local Parquet file in row groups of exactly `ROW_GROUP_SIZE` rows.
 
     Batches of any size are buffered until a row group is full; the last row group may be short.
+    A row group is written from one contiguous piece per column, so the file's bytes (its pages
+    too) depend on the rows alone, never on how they were batched (a day merged from shards is
+    the day ingested whole, `defs.shards`).
     Columns named in `dictionary` are dictionary-encoded (few distinct values per row group), the
     others are not. No Arrow schema is stored: every reader sees the Parquet types.
     """
@@ -217,7 +220,9 @@ class RowGroupWriter:
         if self.pending_rows >= ROW_GROUP_SIZE:
             table = pa.Table.from_batches(self.pending, schema=self.schema)
             full = self.pending_rows - self.pending_rows % ROW_GROUP_SIZE
-            self.writer.write_table(table.slice(0, full), row_group_size=ROW_GROUP_SIZE)
+            self.writer.write_table(
+                table.slice(0, full).combine_chunks(), row_group_size=ROW_GROUP_SIZE
+            )
             self.rows += full
             rest = table.slice(full)
             self.pending = rest.to_batches()
@@ -227,7 +232,7 @@ class RowGroupWriter:
         """Write the last row group, close the file and return the rows written."""
         if self.pending_rows:
             table = pa.Table.from_batches(self.pending, schema=self.schema)
-            self.writer.write_table(table, row_group_size=ROW_GROUP_SIZE)
+            self.writer.write_table(table.combine_chunks(), row_group_size=ROW_GROUP_SIZE)
             self.rows += self.pending_rows
         self.writer.close()
         return self.rows

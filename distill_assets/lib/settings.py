@@ -24,6 +24,8 @@ understands (`s3://bucket/lake`).
   drops one is blocked, `defs/release/continuity.py`).
 - `executor`, `max_concurrent`: `DISTILL_EXECUTOR` (`in_process`, the local default, or
   `multiprocess` / `k8s`) and `DISTILL_MAX_CONCURRENT`, the steps one run executes at once.
+- `ingest_shards` (`shards`): `DISTILL_INGEST_SHARDS` (default 1, at most `MAX_SHARDS`), the shard
+  steps a day's raw files of each source are split in (`defs.shards`; 1: none, one bronze step).
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ EXECUTORS: tuple[str, ...] = ("in_process", "multiprocess", "k8s")
 EMBEDDERS: tuple[str, ...] = ("hashed", "model2vec")
 # the settings that take one of a few names
 CHOICES: dict[str, tuple[str, ...]] = {"executor": EXECUTORS, "embedder": EMBEDDERS}
+# shard steps per source and day: each is an asset of its own in the definitions
+MAX_SHARDS = 64
 
 
 def refuse_blank(variable: str, value: str) -> str:
@@ -81,6 +85,9 @@ class Settings(BaseModel):
     )
     executor: str = Field(default="", description="in_process (default) | multiprocess | k8s")
     max_concurrent: str = Field(default="", description="Steps a run executes at once")
+    ingest_shards: str = Field(
+        default="", description="Shard steps a day's raw files of a source are split in"
+    )
 
     @field_validator("dataset_name")
     @classmethod
@@ -120,6 +127,20 @@ class Settings(BaseModel):
         if value and not (value.isdigit() and int(value) >= 1):
             raise ValueError(f"DISTILL_MAX_CONCURRENT={value!r} must be a whole number, at least 1")
         return value
+
+    @field_validator("ingest_shards")
+    @classmethod
+    def _shard_count(cls, value: str) -> str:
+        if value and not (value.isascii() and value.isdigit() and 1 <= int(value) <= MAX_SHARDS):
+            raise ValueError(
+                f"DISTILL_INGEST_SHARDS={value!r} must be a whole number from 1 to {MAX_SHARDS}"
+            )
+        return value
+
+    @property
+    def shards(self) -> int:
+        """Shard steps of a day's bronze ingest per source (`DISTILL_INGEST_SHARDS`, default 1)."""
+        return int(self.ingest_shards or 1)
 
     @field_validator("eval_sets", "embedder_model")
     @classmethod
@@ -192,4 +213,5 @@ class Settings(BaseModel):
             allow_dropped_configs=env.get("DISTILL_ALLOW_DROPPED_CONFIGS", ""),
             executor=env.get("DISTILL_EXECUTOR", ""),
             max_concurrent=env.get("DISTILL_MAX_CONCURRENT", ""),
+            ingest_shards=env.get("DISTILL_INGEST_SHARDS", ""),
         )

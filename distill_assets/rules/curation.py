@@ -44,7 +44,8 @@ of the parts' cosines: above 0.99 with three parts, every part is above 0.97.
 
 Semantic duplicates (docs/curation-and-release.md#dedup, cosine > 0.99 is a duplicate): rows left
 after near-dedup whose embeddings (the project's embedder, over the near-duplicate text, or its
-parts) have cosine > `SEMANTIC_DUPLICATE_COSINE` are clustered the same way. Up to
+parts) have cosine > `SEMANTIC_DUPLICATE_COSINE` are clustered the same way, in every config but
+`SEMANTIC_SKIPPED_CONFIGS` (episodes: their actions are numbers, not language). Up to
 `SEMANTIC_EXACT_LIMIT` rows all pairs are compared exactly (blocked matrix products); above it
 candidates come from random-hyperplane LSH (`SEMANTIC_LSH_BANDS` bands of `SEMANTIC_LSH_BITS` sign
 bits), always verified by the exact cosine.
@@ -362,6 +363,12 @@ NEAR_DUPLICATE_MIN_ESTIMATE = 0.75
 
 # Semantic duplicates (docs/curation-and-release.md#dedup).
 SEMANTIC_DUPLICATE_COSINE = 0.99
+# configs left out of semantic dedup: an `rlds` episode's actions are numbers, not language, and
+# the text embedder sees two plays of one task with the same outcome as one text whatever their
+# action values (cosine > 0.99 for every pair of the samples' wheel episodes); episodes are near
+# duplicates by their word shingles instead, which split every number into words, so a replay of
+# the same actions collapses and a play with other values does not
+SEMANTIC_SKIPPED_CONFIGS: tuple[str, ...] = ("rlds",)
 # above this many rows, random-hyperplane LSH (bands of bits; a pair at cosine 0.99 shares a band
 # with probability > 0.999) replaces exact search; candidates are verified exactly either way
 SEMANTIC_EXACT_LIMIT = 10_000

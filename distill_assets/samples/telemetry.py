@@ -7,13 +7,27 @@ client_ts, server_ts, payload}` as the game's two ingest gateways log them, in s
 `gateway-1.jsonl` and `gateway-2.jsonl` (each player writes to one; web clients send ISO-8601
 `client_ts` and an extra `client` object, desktop clients unix seconds).
 
-Per batch (`scale` batches a day): `CONVERSATIONS_PER_BATCH` player-NPC conversations with six
-scripted NPCs taken in turn (merchant, tavern keeper, boatman, temple scribe, granary overseer,
-caravan captain) with 2 to 6 exchanges, some opened by an NPC greeting, some with a player line
-sent as two turns, some ending on an unanswered player line, one in nine without a logged persona;
-plus decisions with their outcomes, a pottery-wheel trajectory, reasoning traces, gold-standard
-results, peer predictions, consents and a deletion request. Bad lines are added at ~5% (at least
-one of every kind the ingest quarantines); `gateway-2.jsonl` ends in a torn line.
+Per batch (`scale` batches a day, each with `PLAYERS_PER_BATCH` players of its own, so the pool
+grows with the scale): `CONVERSATIONS_PER_BATCH` player-NPC conversations with six scripted NPCs
+taken in turn (merchant, tavern keeper, boatman, temple scribe, granary overseer, caravan captain)
+with 2 to 6 exchanges, some opened by an NPC greeting, some with a player line sent as two turns,
+some ending on an unanswered player line, one in nine without a logged persona;
+`DECISIONS_PER_BATCH` decisions over five scenarios (one an `innovation` scenario) with their
+outcomes - players choose differently and fare differently (ghost replays), some decisions repeat
+a game state, some carry the player's reasoning, some have untaken options replayed by the game
+(counterfactual outcomes with an `option_id`) and some are followed by a reasoning trace on the
+same scenario (linked reasoning); `EPISODES_PER_BATCH` wheel episodes over two tasks (successes,
+hard negatives - a failure scored 0.40-0.70 after a high early step reward -, plain failures and
+truncated runs; novices' episodes are routine crafting triage skips, some are `innovation`
+episodes); two unlinked reasoning notes; gold-standard answers from every player (a careless
+player fails most and falls below the trust floor) and peer predictions of three players per
+pairing (mostly agreeing). Consent and deletion by role (`ROLES`): most players grant every data
+type at login, one grants only `sft` and `cot`, one only mid-day, one never; one regular player a
+batch withdraws one data type mid-day; the churner ends each day with a deletion request. Bad
+lines are added at ~5% (at least one of every kind the ingest quarantines); `gateway-2.jsonl` ends
+in a torn line. `data/samples/telemetry/` is `distill sample --days 2 --sources telemetry` (seed 0,
+scale 1); `make run` publishes telemetry rows from it in `sft`, `dpo`, `cot` and `rlds`, each in
+both splits.
 """
 
 from __future__ import annotations
@@ -31,8 +45,24 @@ SOURCE = "telemetry"
 GATEWAYS = ("gateway-1.jsonl", "gateway-2.jsonl")
 SCHEMA_VERSION = "1.4"
 GAME_GENRE = "RPG_Survival_Ancient"
-CONVERSATIONS_PER_BATCH = 9
-PLAYERS = 6
+CONVERSATIONS_PER_BATCH = 18
+DECISIONS_PER_BATCH = 20
+EPISODES_PER_BATCH = 16
+# the player pool grows with the scale: PLAYERS_PER_BATCH players per batch, whose position in
+# their batch gives their role (everyone else is "regular": consents to everything at login)
+PLAYERS_PER_BATCH = 12
+ROLES = {7: "partial", 8: "late", 9: "careless", 10: "churner", 11: "undecided"}
+DATA_TYPES = ("cot", "dpo", "rlds", "sft")
+REPEATED_STATE_SHARE = 0.1  # decisions taken again from a game state already seen that day
+EXPLAINED_SHARE = 0.6  # decisions whose player wrote down why
+COUNTERFACTUAL_SHARE = 0.4  # decisions whose untaken options the game replays
+LINKED_REASONING_SHARE = 0.35  # decisions followed by a reasoning trace on the same scenario
+INNOVATION_EPISODE_SHARE = 0.2
+GOLD_PER_PLAYER = 3
+GOLD_PASS = 0.92
+CARELESS_GOLD_PASS = 0.15
+PEER_PAIRINGS_PER_BATCH = 2
+PEER_AGREEMENT = 0.8
 BAD_SHARE = 0.05
 SECONDS_PER_DAY = 86_400
 
@@ -42,6 +72,36 @@ QUANTITIES = ("12", "20", "30", "45")
 SILVER = ("40", "60", "90", "120")
 PROFESSIONS = ("Damgar", "Engar", "Nagar", "Simug", "Dub-sar", "Ma-lah")
 SKILL_TIERS = ("Novice", "Apprentice", "Journeyman", "Master")
+
+# what players add of their own to a scripted line (players do not type the same words)
+ASIDES = (
+    "My mother's brother sailed with a crew like that, and came back with half his cargo.",
+    "I have walked since dawn from the east gate, so forgive my dusty sandals.",
+    "The last time I trusted a promise, I lost two donkeys and a season of wool.",
+    "My sister keeps the accounts at home and she will ask me for every figure.",
+    "I have heard the priests say the river rises early this year.",
+    "Speak slowly, I am still learning the customs of this city.",
+    "My guild master sent me himself, so this matters to more than me.",
+    "I carry a tablet from my father that vouches for my word.",
+    "Last month the same offer was made to my cousin in Umma.",
+    "I would rather lose a little silver than lose my good name.",
+    "The children at home have not eaten meat since the new moon.",
+    "I saw the omen of the three crows this morning and took it as a good sign.",
+    "Half the market is already talking about this, so let us be quick.",
+    "I am no scribe, but I can count to a hundred twice.",
+    "Forgive me, the beer last night was stronger than I am used to.",
+    "The caravan I came with leaves again in four days.",
+    "My wife says I bargain too softly, so today I will try to be hard.",
+    "I have little silver but a strong back and honest hands.",
+    "A merchant from Dilmun told me something different yesterday.",
+    "I will swear it before Utu if you need me to.",
+    "The road from Kish was full of soldiers, and I do not like what that means.",
+    "Remember me, I helped your servant carry the jars last harvest.",
+    "If this goes well I will bring my brothers to you as well.",
+    "I have a fever coming on, so I cannot stand here arguing all day.",
+)
+ASIDE_SHARE = 0.7  # player lines that carry an aside of the player's own
+
 
 # npc_id -> (name, persona, social_context, ambiguity_level, greeting, exchanges, farewell)
 NPCS: dict[str, tuple[str, str, str, str, str, list[tuple[str, str]], str]] = {
@@ -346,6 +406,35 @@ DECISIONS: dict[str, tuple[str, list[str], list[str]]] = {
             "A shared loss ends the feud sooner than a verdict.",
         ],
     ),
+    "locust_swarm": (
+        "A locust swarm is a day's flight from the barley fields. The farmers want the temple "
+        "to send every hand to harvest the green barley now; the priests want a ritual of "
+        "protection first.",
+        [
+            "Harvest the green barley at once with every hand in the city.",
+            "Hold the ritual at dawn, then harvest what the swarm leaves.",
+            "Harvest the nearest fields and flood the far ones to drown the hoppers.",
+        ],
+        [
+            "Green barley is poor bread, but it is bread; the swarm leaves nothing.",
+            "A city that skips the rite loses heart before it loses grain.",
+            "Water stops hoppers that walk; the near fields are saved by hands.",
+        ],
+    ),
+    "innovation_irrigation": (
+        "The shaduf lifts water too slowly for the new fields above the canal bank. You may "
+        "build one new device this season with the carpenters and the rope makers.",
+        [
+            "Chain two shadufs, one lifting into a basin the other lifts from.",
+            "Build a wheel of clay pots turned by an ox on the bank.",
+            "Cut a long feeder canal from upstream so water flows in by itself.",
+        ],
+        [
+            "Two known devices in a chain need no new craft, only a basin.",
+            "A turning wheel of pots lifts without rest while the ox walks.",
+            "Let the river's own fall do the lifting, at the cost of digging.",
+        ],
+    ),
 }
 
 REASONING: list[tuple[str, list[str], str, str]] = [
@@ -376,38 +465,100 @@ REASONING: list[tuple[str, list[str], str, str]] = [
 ]
 
 
-def _players(seed: int) -> list[dict[str, Any]]:
+# scenario_id -> what a player weighs before deciding it (linked reasoning draws steps from here)
+CONSIDERATIONS: dict[str, list[str]] = {
+    "famine_triage": [
+        "Count the days of grain left against the days to the next harvest",
+        "The canal silts up within a season without its workers",
+        "The sick have no one else to feed them",
+        "Families of the craftsmen can share a little with their children",
+    ],
+    "drought_water": [
+        "The barley harvest feeds the city through the winter",
+        "The dye works pay the temple's silver tax",
+        "Equal turns waste water on fields that are already lost",
+        "The temple remembers every broken custom",
+    ],
+    "river_ordeal": [
+        "The survey tablets were sealed by the king's scribe",
+        "The elders will lose face if their counsel is ignored",
+        "The river takes the weak swimmer, not the liar",
+        "A split strip leaves both families poorer but at peace",
+    ],
+    "locust_swarm": [
+        "Green barley is bitter but keeps if dried in the sun",
+        "The swarm travels with the east wind, and the wind is rising",
+        "Flooded fields drown hoppers but rot the roots",
+        "The farmers will not work if the priests curse the harvest",
+    ],
+    "innovation_irrigation": [
+        "The carpenters have cedar for only one large frame",
+        "An ox needs fodder every day of the season",
+        "A feeder canal takes a month of digging before it brings water",
+        "Pots on a wheel crack and must be replaced from the kiln",
+    ],
+}
+# the chance a chosen option succeeds, by option position in its scenario
+SUCCESS_CHANCE = (0.7, 0.45, 0.25)
+# task_description -> (episode id prefix, instruction)
+TASKS: dict[str, tuple[str, str]] = {
+    "Create a large storage jar using the fast wheel": (
+        "ep_pottery_wheel",
+        "Shape the walls upward while maintaining even thickness",
+    ),
+    "Glaze a ritual bowl": (
+        "ep_glaze_bowl",
+        "Turn the bowl slowly and lay the glaze in one even band",
+    ),
+}
+INNOVATION_EPISODE = "innovation_wheel"
+
+
+def _players(seed: int, count: int) -> list[dict[str, Any]]:
+    """Return the player pool: `count` players, their role by position (see `ROLES`)."""
     rng = random.Random(f"{seed}:players")
-    return [
-        {
-            "player_id": f"p_{rng.getrandbits(40):010x}",
-            "profession": rng.choice(PROFESSIONS),
-            "player_skill_tier": rng.choice(SKILL_TIERS),
-            "karma_state": rng.randint(-40, 180),
-            "web": index % 3 == 2,
-            "gateway": index % 2,
-        }
-        for index in range(PLAYERS)
-    ]
+    players = []
+    for index in range(count):
+        player_id = f"p_{rng.getrandbits(40):010x}"
+        tier = rng.choice(SKILL_TIERS)
+        players.append(
+            {
+                "player_id": player_id,
+                "profession": rng.choice(PROFESSIONS),
+                "player_skill_tier": tier,
+                "pottery": 1 if tier == "Novice" else SKILL_TIERS.index(tier) + 1,
+                "karma_state": rng.randint(-40, 140),
+                "web": index % 3 == 2,
+                "gateway": index % 2,
+                "role": ROLES.get(index % PLAYERS_PER_BATCH, "regular"),
+            }
+        )
+    return players
 
 
 class _Day:
     """Accumulates one day's events per gateway."""
 
-    def __init__(self, day: str, seed: int) -> None:
+    def __init__(self, day: str, seed: int, scale: int, *, consent_all: bool = False) -> None:
         self.day = day
+        self.consent_all = consent_all
         self.rng = random.Random(f"{seed}:{day}")
         self.start = datetime.fromisoformat(day).replace(tzinfo=UTC).timestamp()
-        self.players = _players(seed)
+        self.players = _players(seed, PLAYERS_PER_BATCH * scale)
         self.sessions = {p["player_id"]: f"s_{self.rng.getrandbits(32):08x}" for p in self.players}
         self.npc_order = self.rng.sample(sorted(NPCS), len(NPCS))
         self.events: list[tuple[float, int, dict[str, Any]]] = []
+        self.state_hashes: list[str] = []
 
     def uid(self, prefix: str) -> str:
         return f"{prefix}_{self.rng.getrandbits(48):012x}"
 
     def at(self) -> float:
         return self.start + self.rng.uniform(6 * 3600, 22 * 3600)
+
+    def group(self, batch: int) -> list[dict[str, Any]]:
+        """Return the batch's own players (the roles of `ROLES` repeat per batch)."""
+        return self.players[batch * PLAYERS_PER_BATCH : (batch + 1) * PLAYERS_PER_BATCH]
 
     def emit(self, player: dict[str, Any], event_type: str, ts: float, payload: dict) -> dict:
         server_ts = round(ts, 3)
@@ -453,6 +604,8 @@ def _conversation(day: _Day, index: int) -> None:
         lines.append(("npc", greeting))
     for player_line, npc_line in script[:exchanges]:
         text = _fill(player_line, slots)
+        if rng.random() < ASIDE_SHARE:
+            text = f"{text} {rng.choice(ASIDES)}"
         head, dot, tail = text.partition(". ")
         if tail and rng.random() < 0.2:
             lines += [("player", head + dot.strip()), ("player", tail)]
@@ -488,6 +641,33 @@ def _conversation(day: _Day, index: int) -> None:
         ts += rng.uniform(6, 45)
 
 
+def _label(rng: random.Random, position: int) -> str:
+    """Return how a choice of the option at `position` turned out (`SUCCESS_CHANCE`)."""
+    if rng.random() < SUCCESS_CHANCE[position]:
+        return "Success"
+    return "Partial" if rng.random() < 0.4 else "Failure"
+
+
+def _outcome(day: _Day, player: dict, ts: float, decision_id: str, option: tuple[str, str]) -> None:
+    """Emit the outcome of one option of a decision: the chosen one, or a replayed alternative."""
+    rng = day.rng
+    option_id, text = option
+    label = _label(rng, int(option_id.removeprefix("opt_")) - 1)
+    day.emit(
+        player,
+        "outcome",
+        ts,
+        {
+            "decision_event_id": decision_id,
+            "option_id": option_id,
+            "outcome": f"{label}: {text}",
+            "label": label,
+            "reward": {"Success": 1.0, "Partial": 0.5, "Failure": 0.0}[label],
+            "karma_delta": rng.randint(-8, 6),
+        },
+    )
+
+
 def _decision(day: _Day) -> None:
     rng = day.rng
     player = rng.choice(day.players)
@@ -496,49 +676,76 @@ def _decision(day: _Day) -> None:
     chosen = rng.randrange(len(options))
     weights = [rng.uniform(0.1, 1.0) for _ in options]
     ids = [f"opt_{i + 1}" for i in range(len(options))]
+    if day.state_hashes and rng.random() < REPEATED_STATE_SHARE:
+        state_hash = rng.choice(day.state_hashes)
+    else:
+        state_hash = f"{rng.getrandbits(48):012x}"
+        day.state_hashes.append(state_hash)
+    explains = rng.random() < EXPLAINED_SHARE
     ts = day.at()
-    decision = day.emit(
-        player,
-        "decision",
-        ts,
-        {
-            "scenario_id": scenario_id,
-            "game_state_hash": f"{rng.getrandbits(48):012x}",
-            "prompt": prompt,
-            "options": [{"option_id": i, "text": t} for i, t in zip(ids, options, strict=True)],
-            "chosen_option": ids[chosen],
-            "reasoning": reasons[chosen],
-            "ambiguity_score": round(rng.uniform(0.55, 0.95), 2),
-            "ai_policy_probs": {
-                i: round(w / sum(weights), 3) for i, w in zip(ids, weights, strict=True)
-            },
-            "is_gold_standard": False,
+    payload: dict[str, Any] = {
+        "scenario_id": scenario_id,
+        "game_state_hash": state_hash,
+        "prompt": prompt,
+        "options": [{"option_id": i, "text": t} for i, t in zip(ids, options, strict=True)],
+        "chosen_option": ids[chosen],
+        "ambiguity_score": round(rng.uniform(0.35, 0.95), 2),
+        "ai_policy_probs": {
+            i: round(w / sum(weights), 3) for i, w in zip(ids, weights, strict=True)
         },
-    )
-    label = rng.choice(("Success", "Partial", "Failure"))
-    day.emit(
+        "is_gold_standard": False,
+    }
+    if explains:
+        payload["reasoning"] = reasons[chosen]
+    decision = day.emit(player, "decision", ts, payload)
+    _outcome(
+        day,
         player,
-        "outcome",
         ts + rng.uniform(600, 3600),
-        {
-            "decision_event_id": decision["event_id"],
-            "outcome": f"{label}: {options[chosen]}",
-            "label": label,
-            "reward": {"Success": 1.0, "Partial": 0.5, "Failure": 0.0}[label],
-            "karma_delta": rng.randint(-8, 6),
-        },
+        decision["event_id"],
+        (ids[chosen], options[chosen]),
     )
+    if rng.random() < COUNTERFACTUAL_SHARE:
+        # the game replays one or two options the player did not take (a ghost run)
+        others = [i for i in range(len(options)) if i != chosen]
+        for other in rng.sample(others, rng.randint(1, len(others))):
+            replay = ts + rng.uniform(60, 600)
+            _outcome(day, player, replay, decision["event_id"], (ids[other], options[other]))
+    if rng.random() < LINKED_REASONING_SHARE:
+        steps = [*rng.sample(CONSIDERATIONS[scenario_id], rng.randint(2, 4)), reasons[chosen]]
+        day.emit(
+            player,
+            "reasoning",
+            ts + rng.uniform(30, 300),
+            {
+                "reasoning_id": day.uid("rsn"),
+                "scenario_id": scenario_id,
+                "context": f"Deciding for {rng.choice(QUANTITIES)} households of "
+                f"{rng.choice(CITIES)}: {options[chosen]}",
+                "thought_process": steps,
+                "conclusion": options[chosen],
+            },
+        )
 
 
 def _trajectory(day: _Day) -> None:
+    """Emit one wheel episode: a success, a hard negative, a plain failure or a truncated run."""
     rng = day.rng
     player = rng.choice(day.players)
-    episode_id = day.uid("ep_pottery_wheel")
+    task = rng.choice(sorted(TASKS))
+    prefix, instruction = TASKS[task]
+    if rng.random() < INNOVATION_EPISODE_SHARE:
+        prefix = INNOVATION_EPISODE
+    episode_id = day.uid(prefix)
+    ending = rng.random()
+    truncated, success, hard = ending < 0.1, 0.1 <= ending < 0.55, 0.55 <= ending < 0.8
+    top = 1.0 if success else 0.65
     ts = day.at()
     moisture, speed, thickness = 0.8, 0.5, 1.0
-    steps = rng.randint(4, 6)
+    steps = rng.randint(5, 8)
     for step in range(steps):
         pressure, lift = round(rng.uniform(0.3, 0.8), 2), round(rng.uniform(0.1, 0.5), 2)
+        reward = round(rng.uniform(0.8, 0.95) if hard and step == 1 else rng.uniform(0.2, top), 2)
         day.emit(
             player,
             "trajectory_step",
@@ -553,9 +760,11 @@ def _trajectory(day: _Day) -> None:
                         "wall_thickness": round(thickness, 2),
                     },
                     "inventory": ["prepared_clay_5kg", "water_vessel", "shaping_tools"],
-                    "skill_state": {"pottery": 3, "wheel_throwing": 2 + step // 3},
-                    "natural_language_instruction": "Shape the walls upward while maintaining "
-                    "even thickness",
+                    "skill_state": {
+                        "pottery": player["pottery"],
+                        "wheel_throwing": min(player["pottery"], 1 + step // 3),
+                    },
+                    "natural_language_instruction": instruction,
                 },
                 "action": {
                     "action_type": "wheel_manipulation",
@@ -565,30 +774,42 @@ def _trajectory(day: _Day) -> None:
                         "wheel_speed_adjust": round(rng.uniform(-0.2, 0.2), 2),
                     },
                 },
-                "reward": round(rng.uniform(0.2, 1.0), 2),
+                "reward": reward,
             },
         )
-        moisture, speed, thickness = moisture - 0.02, min(speed + 0.08, 1.0), thickness - 0.05
+        # a hard pull thins the wall fast: a high-entropy step triage may sample
+        pull = 0.15 if rng.random() < 0.5 else 0.05
+        moisture, speed, thickness = moisture - 0.02, min(speed + 0.08, 1.0), thickness - pull
         ts += rng.uniform(2, 8)
+    if truncated:
+        return
+    if success:
+        score = rng.uniform(0.72, 0.96)
+    elif hard:
+        score = rng.uniform(0.45, 0.68)
+    else:
+        score = rng.uniform(0.25, 0.6)
     day.emit(
         player,
         "episode_end",
         ts,
         {
             "episode_id": episode_id,
-            "success": rng.random() < 0.7,
-            "task_description": "Create a large storage jar using the fast wheel",
+            "success": success,
+            "task_description": task,
             "total_steps": steps,
-            "competence_score": round(rng.uniform(0.4, 0.95), 2),
+            "competence_score": round(score, 2),
         },
     )
 
 
-def _validation_events(day: _Day) -> None:
+def _validation_events(day: _Day, batch: int) -> None:
+    """Emit the batch's own reasoning notes, gold-standard answers and peer predictions."""
     rng = day.rng
+    group = day.group(batch)
     for context, thoughts, conclusion, outcome in REASONING:
         day.emit(
-            rng.choice(day.players),
+            rng.choice(group),
             "reasoning",
             day.at(),
             {
@@ -599,63 +820,92 @@ def _validation_events(day: _Day) -> None:
                 "outcome": outcome,
             },
         )
-    for _ in range(2):
-        passed = rng.random() < 0.75
-        day.emit(
-            rng.choice(day.players),
-            "gold_standard_result",
-            day.at(),
-            {
-                "task_id": day.uid("gold"),
-                "scenario_id": "river_ordeal",
-                "expected": "opt_2",
-                "answer": "opt_2" if passed else "opt_1",
-                "passed": passed,
-            },
-        )
-    for _ in range(2):
-        choice, peer = rng.choice(("opt_1", "opt_2")), rng.choice(("opt_1", "opt_2"))
-        day.emit(
-            rng.choice(day.players),
-            "peer_prediction",
-            day.at(),
-            {
-                "pairing_id": day.uid("pair"),
-                "scenario_id": "famine_triage",
-                "choice": choice,
-                "peer_choice": peer,
-                "matched": choice == peer,
-            },
-        )
+    for player in group:
+        pass_chance = CARELESS_GOLD_PASS if player["role"] == "careless" else GOLD_PASS
+        for _ in range(GOLD_PER_PLAYER):
+            passed = rng.random() < pass_chance
+            day.emit(
+                player,
+                "gold_standard_result",
+                day.at(),
+                {
+                    "task_id": day.uid("gold"),
+                    "scenario_id": "river_ordeal",
+                    "expected": "opt_2",
+                    "answer": "opt_2" if passed else "opt_1",
+                    "passed": passed,
+                },
+            )
+    for _ in range(PEER_PAIRINGS_PER_BATCH):
+        pairing_id, scenario_id = day.uid("pair"), rng.choice(sorted(DECISIONS))
+        consensus = rng.choice(("opt_1", "opt_2", "opt_3"))
+        responders = rng.sample(group, 3)
+        choices = [
+            consensus if rng.random() < PEER_AGREEMENT else rng.choice(("opt_1", "opt_2", "opt_3"))
+            for _ in responders
+        ]
+        for index, (player, choice) in enumerate(zip(responders, choices, strict=True)):
+            peer = choices[(index + 1) % len(choices)]
+            day.emit(
+                player,
+                "peer_prediction",
+                day.at(),
+                {
+                    "pairing_id": pairing_id,
+                    "scenario_id": scenario_id,
+                    "choice": choice,
+                    "peer_choice": peer,
+                    "matched": choice == peer,
+                },
+            )
 
 
-def _privacy_events(day: _Day) -> None:
-    rng = day.rng
-    for player in rng.sample(day.players, 3):
-        day.emit(
-            player,
-            "consent",
-            day.at(),
-            {
-                # the account service echoes the subject's id; ingest must redact it
-                "player_id": player["player_id"],
-                "granted": True,
-                "scopes": sorted(rng.sample(["sft", "dpo", "rlds", "cot"], 3)),
-                "policy_version": "2026-10",
-            },
-        )
-    player = rng.choice(day.players)
+def _consent(day: _Day, player: dict, ts: float, granted: bool, scopes: list[str]) -> None:
     day.emit(
         player,
-        "deletion_request",
-        day.at(),
+        "consent",
+        ts,
         {
+            # the account service echoes the subject's id; ingest must redact it
             "player_id": player["player_id"],
-            "request_id": day.uid("del"),
-            "scope": "all",
-            "reason": "Player closed their account",
+            "granted": granted,
+            "scopes": scopes,
+            "policy_version": "2026-10",
         },
     )
+
+
+def _privacy_events(day: _Day, batch: int) -> None:
+    """Emit the batch's consents at login, a late grant, a withdrawal and a deletion request."""
+    rng = day.rng
+    login = day.start + 5 * 3600
+    for player in day.group(batch):
+        role = player["role"]
+        if role == "late":
+            # grants only mid-day: what they sent before is outside consent
+            _consent(day, player, day.at(), True, list(DATA_TYPES))
+        elif role != "undecided":
+            scopes = ["cot", "sft"] if role == "partial" else list(DATA_TYPES)
+            _consent(day, player, login + rng.uniform(0, 3600), True, scopes)
+    regular = [p for p in day.group(batch) if p["role"] == "regular"]
+    withdrawing, at = rng.choice(regular), day.at()
+    withdrawn = rng.choice(DATA_TYPES)
+    if not day.consent_all:
+        # with consent_all every valid event must reach silver: nobody withdraws
+        _consent(day, withdrawing, at, False, [withdrawn])
+    for player in day.group(batch):
+        if player["role"] == "churner":
+            day.emit(
+                player,
+                "deletion_request",
+                day.start + 23.5 * 3600 + rng.uniform(0, 1200),
+                {
+                    "player_id": player["player_id"],
+                    "request_id": day.uid("del"),
+                    "scope": "all",
+                    "reason": "Player closed their account",
+                },
+            )
 
 
 def _without(field: str) -> Callable[[dict], dict]:
@@ -730,15 +980,28 @@ def _bad_line(
     raise ValueError(f"no generator for bad kind {kind}")
 
 
+def _batch(state: _Day, batch: int) -> None:
+    """Emit one batch: conversations, decisions, episodes, validation and privacy events."""
+    for index in range(CONVERSATIONS_PER_BATCH):
+        _conversation(state, batch * CONVERSATIONS_PER_BATCH + index)
+    for _ in range(DECISIONS_PER_BATCH):
+        _decision(state)
+    for _ in range(EPISODES_PER_BATCH):
+        _trajectory(state)
+    _validation_events(state, batch)
+    _privacy_events(state, batch)
+
+
 def generate_day(
     out_dir: Path, day: str, scale: int, seed: int, *, consent_all: bool = False
 ) -> GeneratedDay:
     """Write one day of telemetry under `<out_dir>/telemetry/<day>/` (see the module docstring).
 
-    `consent_all`: every player grants every data type at the start of the day, so every valid
-    event reaches silver (the benchmarks measure the whole path, not the share that consented).
+    `consent_all`: every player grants every data type at the start of the day and nobody
+    withdraws, so every valid event reaches silver (the benchmarks measure the whole path, not
+    the share that consented).
     """
-    state = _Day(day, seed)
+    state = _Day(day, seed, scale, consent_all=consent_all)
     if consent_all:
         for player in state.players:
             state.emit(
@@ -752,13 +1015,7 @@ def generate_day(
                 },
             )
     for batch in range(scale):
-        for index in range(CONVERSATIONS_PER_BATCH):
-            _conversation(state, batch * CONVERSATIONS_PER_BATCH + index)
-        for _ in range(4):
-            _decision(state)
-        _trajectory(state)
-        _validation_events(state)
-        _privacy_events(state)
+        _batch(state, batch)
     state.events.sort(key=lambda item: item[0])
     good = [event for _, _, event in state.events]
     by_type: dict[str, list[dict]] = {}

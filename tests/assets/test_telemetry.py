@@ -14,7 +14,7 @@ from distill_assets.contracts import telemetry as contract
 from distill_assets.contracts.published import feed_schema
 from distill_assets.defs.player_ids import DEVELOPMENT_KEY, KEY_ENV, player_key
 from distill_assets.lib.settings import Settings
-from tests.conftest import SAMPLE_DATES, land, materialize
+from tests.conftest import SAMPLE_DATES, materialize
 
 SELECTION = 'key:"telemetry/*"'
 DAY = "2026-11-19"
@@ -45,10 +45,12 @@ GLOBAL_TABLES = (
     "player_quality",
     "payouts",
     "pair_exclusions",
+    "witness_queue",
+    "witness_exclusions",
 )
 # a 2026-11-19 sample conversation: an NPC greeting (trimmed), a player line sent as two turns
 # (merged), and a quarantined copy of one turn with empty text
-KNOWN_CONVERSATION = "conv_4579c5756463"
+KNOWN_CONVERSATION = "conv_269f1eea8a26"
 NINKASI_AMA = (
     "You are Ninkasi-ama, keeper of a beer house by the harbor of Ur. You hear every rumor the "
     "sailors bring, but you share them only with those who pay or earn your trust."
@@ -93,8 +95,8 @@ def test_sample_partition_bronze_quarantine_and_checks(sample_env: Settings) -> 
     assert checks == {
         "raw_reconciles": True,
         "matches_sft_feed_schema": True,
-        # the day's candidates are one High-ambiguity negotiation (14 turns, always processed
-        # since triage gates dialogues) and one ambiguous decision: all pass, and the check warns
+        # the samples are dense in capture triggers (every conversation has a quest, most turns
+        # are High/Critical ambiguity), so 86.7% of the day's candidates pass and the check warns
         # as the seed asks ("If pass rate > 40%, tighten filters")
         "pass_rate_within_budget": False,
     }
@@ -102,46 +104,47 @@ def test_sample_partition_bronze_quarantine_and_checks(sample_env: Settings) -> 
     reasons = dict(quarantine.get_column("reason").value_counts().iter_rows())
     assert reasons == {
         "invalid_json": 1,
-        "torn_last_line": 1,
         "not_an_object": 1,
         "missing_event_id": 1,
         "invalid_event_id": 1,
-        "missing_event_type": 1,
+        "duplicate_event_id": 1,
+        "unknown_event_type": 1,
         "missing_player_id": 1,
         "invalid_player_id": 1,
-        "invalid_timestamp": 1,
+        "missing_server_ts": 1,
         "invalid_payload": 1,
         "missing_conversation_id": 1,
         "missing_speaker": 1,
-        "invalid_speaker": 1,
         "missing_text": 1,
         "missing_turn_index": 1,
         "invalid_turn_index": 1,
         "unredactable_player_id": 1,
     }
-    # the day's deletion request (p_c20c1d455c) erased the player's 11 other bronze events and 4
-    # quarantined lines (missing_server_ts, missing_payload, unknown_event_type,
-    # duplicate_event_id) once the global deletion log ran; bronze keeps the request itself
+    # the day's deletion request (the churner's) erased the player's 65 other bronze events and 5
+    # quarantined lines (invalid_speaker, invalid_timestamp, missing_event_type, missing_payload,
+    # torn_last_line) once the global deletion log ran; bronze keeps the request itself
     log = pl.read_parquet(Path(sample_env.lake_root) / "telemetry" / "deletion_log.parquet")
     assert json.loads(log.item(0, "rows_removed")) == {
-        "telemetry/events": 11,
-        "telemetry/quarantine": 4,
+        "telemetry/events": 65,
+        "telemetry/quarantine": 5,
     }
     events = pl.read_parquet(lake_file(sample_env, "events"))
-    assert events.height == 116 - 11
-    assert len(raw_records(sample_env, DAY)) == events.height + quarantine.height + 15 == 137
+    assert events.height == 415 - 65
+    assert len(raw_records(sample_env, DAY)) == events.height + quarantine.height + 70 == 436
     assert dict(events.get_column("event_type").value_counts().iter_rows()) == {
-        "dialogue_turn": 91,
-        "decision": 3,
-        "outcome": 3,
-        "reasoning": 2,
-        "gold_standard_result": 2,
-        "peer_prediction": 1,
-        "consent": 2,
+        "dialogue_turn": 138,
+        "trajectory_step": 88,
+        "gold_standard_result": 33,
+        "outcome": 30,
+        "decision": 19,
+        "episode_end": 13,
+        "reasoning": 12,
+        "consent": 11,
+        "peer_prediction": 5,
         "deletion_request": 1,
     }
     meta = metadata_of(result, "telemetry/events")
-    assert (meta["raw_records"], meta["bronze_rows"], meta["quarantine_rows"]) == (137, 116, 21)
+    assert (meta["raw_records"], meta["bronze_rows"], meta["quarantine_rows"]) == (436, 415, 21)
     assert meta["player_key_source"] == "development-default"
 
 
@@ -193,9 +196,15 @@ def test_raw_player_ids_reach_no_lake_file(sample_env: Settings) -> None:
         ]
         text = "\n".join(rows)
         # the samples plant no validation failure (the planted-case test does), and hold too few
-        # decisions and episodes per day for pairs (tests/assets/test_telemetry_training.py)
+        # decisions and episodes per day for pairs (tests/assets/test_telemetry_training.py); no
+        # Witness has rejected a row
         table = path.relative_to(Path(sample_env.lake_root) / "telemetry").parts[0]
-        empty_ok = ("validation", "pair_exclusions.parquet", *TRAINING_TABLES)
+        empty_ok = (
+            "validation",
+            "pair_exclusions.parquet",
+            "witness_exclusions.parquet",
+            *TRAINING_TABLES,
+        )
         assert text or table in empty_ok, path
         for raw_id in ids:
             assert raw_id.encode() not in data, (path, raw_id)
@@ -220,42 +229,38 @@ def test_player_key_from_the_environment(
 
 
 def test_known_conversation_exact_messages(sample_env: Settings) -> None:
-    # consent is applied at the event's time: the speaker's sample consent comes after the
-    # conversation, so an earlier one is landed (only the two players with it keep dialogues)
-    grant = {
-        "event_id": "evt_test_consent",
-        "event_type": "consent",
-        "schema_version": "1.4",
-        "player_id": "p_9ab43cc176",
-        "session_id": "s_test",
-        "server_ts": 1795046400.0,
-        "payload": {"granted": True, "scopes": ["sft"]},
-    }
-    land(sample_env, "telemetry", DAY, "consent.jsonl", json.dumps(grant) + "\n")
     result = materialize(SELECTION, DAY)
     dialogues = pl.read_parquet(lake_file(sample_env, "dialogues"))
     assert dialogues.schema == pl.Schema({**feed_schema("sft"), "subject": pl.String()})
-    assert dialogues.height == 2
+    assert dialogues.height == 11
     row = dialogues.filter(pl.col("source_ref") == f"conversation:{KNOWN_CONVERSATION}")
     assert row.get_column("messages").to_list()[0] == [
         {"role": "system", "content": NINKASI_AMA},
         {
             "role": "user",
-            "content": "I'm looking for news of the copper caravans from the north. Have any "
-            "sailors spoken of them?",
+            "content": "I'm looking for news of the copper caravans from the north.\nHave any "
+            "sailors spoken of them? I carry a tablet from my father that vouches for my word.",
         },
         {
             "role": "assistant",
             "content": "Sailors speak of many things when their cups are full. News costs a jug "
             "of my best, friend.",
         },
-        {"role": "user", "content": "Then pour me a jug, and one for yourself. What do they say?"},
+        {
+            "role": "user",
+            "content": "Then pour me a jug, and one for yourself. What do they say? I will swear "
+            "it before Utu if you need me to.",
+        },
         {
             "role": "assistant",
-            "content": "They say the caravan master Lu-Ninurta was delayed at Umma. Bandits in "
+            "content": "They say the caravan master Lu-Ninurta was delayed at Nippur. Bandits in "
             "the reed marshes, or so he claims.",
         },
-        {"role": "user", "content": "You sound unconvinced.\nDo you think he lies?"},
+        {
+            "role": "user",
+            "content": "You sound unconvinced. Do you think he lies? Remember me, I helped your "
+            "servant carry the jars last harvest.",
+        },
         {
             "role": "assistant",
             "content": "He owes silver to half the merchants of Ur. A delay is convenient when "
@@ -263,7 +268,8 @@ def test_known_conversation_exact_messages(sample_env: Settings) -> None:
         },
         {
             "role": "user",
-            "content": "If the caravan is not truly delayed, where would he be selling the copper?",
+            "content": "If the caravan is not truly delayed, where would he be selling the "
+            "copper? A merchant from Dilmun told me something different yesterday.",
         },
         {
             "role": "assistant",
@@ -281,33 +287,33 @@ def test_known_conversation_exact_messages(sample_env: Settings) -> None:
     assert row.select("split_group", "event_time", "quality_score").row(0) == (
         key,
         greeting["server_ts"] // 60 * 60,
-        0.5344,
+        0.6422,
     )
     assert json.loads(row.item(0, "metadata")) == {
         "game_genre": "RPG_Survival_Ancient",
-        "player_skill_tier": "Master",
+        "player_skill_tier": "Journeyman",
         "ambiguity_level": "Medium",
         "social_context": "Information_Gathering_Tavern",
-        "karma_state": 9,
-        "profession": "Simug",
+        "karma_state": 113,
+        "profession": "Damgar",
         "player_key": key,
         "npc_name": "Ninkasi-ama",
-        "session_id": "s_b217319b",
+        "session_id": "s_fb8eb637",
         "quest_id": greeting["payload"]["quest_id"],
         "timestamp": datetime.fromtimestamp(greeting["server_ts"] // 60 * 60, UTC).strftime(
             "%Y-%m-%dT%H:%M:%SZ"
         ),
         "exchanges": 4,
-        "turns": 10,
-        "trust": 0.5,  # no gold or peer signal before the conversation
+        "turns": 9,
+        "trust": 0.5,
         "validation_flags": [],
         "value_class": "social_manipulation_deception",
     }
     meta = metadata_of(result, "telemetry/dialogues")
-    # the other players' conversations (no sft consent) never reach silver; the drop reasons
-    # are covered by tests/unit/telemetry/test_dialogues.py
-    assert (meta["conversations"], meta["conversations_kept"]) == (2, 2)
-    assert (meta["dropped_too_few_exchanges"], meta["dropped_missing_persona"]) == (0, 0)
+    # players without sft consent at the conversation's time never reach silver; the drop
+    # reasons are covered by tests/unit/telemetry/test_dialogues.py
+    assert (meta["conversations"], meta["conversations_kept"]) == (13, 11)
+    assert (meta["dropped_too_few_exchanges"], meta["dropped_missing_persona"]) == (1, 1)
 
 
 def test_rematerializing_is_byte_identical(sample_env: Settings) -> None:

@@ -1,8 +1,9 @@
 """One story per run (issue 29): a day's telemetry depends only on the days up to it.
 
-The committed samples plus a consent grant (day 1) and a withdrawal (day 2) go through the real
-definitions twice, as `distill run` does: each day's telemetry steps, then the global telemetry
-steps. The samples delete p_c20c1d455c on day 1 and p_37deb0b9fe (who has day-1 events) on day 2.
+The committed samples plus a deletion request and an sft withdrawal landed on day 2 go through the
+real definitions twice, as `distill run` does: each day's telemetry steps, then the global telemetry
+steps. The samples' churner (p_a91b70977e) asks for deletion at the end of each day; the landed
+request deletes p_37deb0b9fe (who has day-1 events) on day 2.
 """
 
 from __future__ import annotations
@@ -38,28 +39,31 @@ DAILY_TABLES = (
 )
 DAILY = " or ".join(f'key:"telemetry/{t}"' for t in DAILY_TABLES)
 GLOBAL = " or ".join(f'key:"telemetry/{t}"' for t in GLOBAL_TABLES)
-# deletion requests of the samples: on day 1 itself, and on day 2 by a player seen on day 1
-DELETED_DAY1 = "p_c20c1d455c"
+# deletion requests: the samples' churner on day 1 (and again on day 2), and one landed on day 2
+# by a player seen on day 1
+DELETED_DAY1 = "p_a91b70977e"
 DELETED_DAY2 = "p_37deb0b9fe"
-# the speaker of the day-1 sample conversation: grants sft before it, withdraws it on day 2
-SPEAKER = "p_9ab43cc176"
+# a day-1 speaker (conv_269f1eea8a26) with sft consent on both days, withdrawn late on day 2
+SPEAKER = "p_613a1cb159"
+# 2026-11-20 23:00 UTC: after every sample event of day 2
+WITHDRAWN_AT = 1795215600.0
 
 
 def key(raw_id: str) -> str:
     return player_key(DEVELOPMENT_KEY.encode(), raw_id)
 
 
-def consent(event_id: str, ts: float, granted: bool) -> str:
-    event = {
+def event(event_id: str, event_type: str, player_id: str, payload: dict) -> str:
+    line = {
         "event_id": event_id,
-        "event_type": "consent",
+        "event_type": event_type,
         "schema_version": "1.4",
-        "player_id": SPEAKER,
+        "player_id": player_id,
         "session_id": "s_test",
-        "server_ts": ts,
-        "payload": {"granted": granted, "scopes": ["sft"]},
+        "server_ts": WITHDRAWN_AT,
+        "payload": payload,
     }
-    return json.dumps(event) + "\n"
+    return json.dumps(line) + "\n"
 
 
 def row_counts(result: dg.ExecuteInProcessResult) -> dict[str, int]:
@@ -102,14 +106,17 @@ def one_run(settings: Settings) -> dict[str, object]:
 
 @pytest.fixture(scope="module")
 def two_runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Settings, dict, dict]]:
-    """The samples with the speaker's consent change, run twice (an isolated data folder)."""
+    """The samples with the landed deletion and withdrawal, run twice (an isolated data folder)."""
     root = tmp_path_factory.mktemp("one_story")
     with pytest.MonkeyPatch.context() as patch:
         settings = isolate(root, patch, KEY_ENV)
         shutil.copytree(SAMPLES, settings.raw_root)
-        # 2026-11-19 00:00 UTC: before the speaker's day-1 conversation; withdrawn 2026-11-20 02:00
-        land(settings, "telemetry", DAY1, "consent.jsonl", consent("evt_grant", 1795046400.0, True))
-        land(settings, "telemetry", DAY2, "consent.jsonl", consent("evt_drop", 1795140000.0, False))
+        withdrawal = {"granted": False, "scopes": ["sft"]}
+        deletion = {"request_id": "del_test", "scope": "all"}
+        requests = event("evt_drop", "consent", SPEAKER, withdrawal) + event(
+            "evt_delete", "deletion_request", DELETED_DAY2, deletion
+        )
+        land(settings, "telemetry", DAY2, "requests.jsonl", requests)
         first = one_run(settings)
         second = one_run(settings)
         yield settings, first, second
@@ -118,10 +125,11 @@ def two_runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Setting
 def test_a_second_run_writes_every_table_with_the_same_rows(two_runs) -> None:
     _, first, second = two_runs
     assert second == first
-    assert first[DAY1]["telemetry/accepted_events"] == 34
-    assert first[DAY2]["telemetry/accepted_events"] == 41
-    assert (first[DAY1]["telemetry/dialogues"], first[DAY2]["telemetry/dialogues"]) == (2, 3)
-    assert first["global"]["telemetry/deletions"] == 2
+    assert first[DAY1]["telemetry/accepted_events"] == 282
+    assert first[DAY2]["telemetry/accepted_events"] == 313
+    assert (first[DAY1]["telemetry/dialogues"], first[DAY2]["telemetry/dialogues"]) == (11, 12)
+    # the churner's request of each day and the landed one
+    assert first["global"]["telemetry/deletions"] == 3
 
 
 def test_a_deletion_takes_effect_on_its_own_day_in_the_first_run(two_runs) -> None:
@@ -135,13 +143,13 @@ def test_a_deletion_takes_effect_on_its_own_day_in_the_first_run(two_runs) -> No
 def test_a_later_deletion_removes_earlier_days_in_the_run_that_ingests_it(two_runs) -> None:
     settings, first, _ = two_runs
     # day 1 was built with the state of day 1: the player's consent-free events were in it
-    assert first[f"{DAY1} silver players"][DELETED_DAY2] == 3
+    assert first[f"{DAY1} silver players"][DELETED_DAY2] == 13
     # the release of the same run erased them from day 1 (the deletion log's retroactive rewrite)
     assert first["after release"][DAY1]["silver"][DELETED_DAY2] == 0
     log = pl.read_parquet(Path(settings.lake_root) / "telemetry" / "deletion_log.parquet")
     logged = log.filter(pl.col("player_key") == key(DELETED_DAY2))
-    # 3 by each run: the second run re-ingested day 1 from raw and built it as of day 1 again
-    assert json.loads(logged.item(0, "rows_removed"))["telemetry/accepted_events"] == 3 + 3
+    # 13 by each run: the second run re-ingested day 1 from raw and built it as of day 1 again
+    assert json.loads(logged.item(0, "rows_removed"))["telemetry/accepted_events"] == 13 + 13
 
 
 def test_a_consent_withdrawal_takes_effect_in_the_run_that_ingests_it(two_runs) -> None:
@@ -150,11 +158,11 @@ def test_a_consent_withdrawal_takes_effect_in_the_run_that_ingests_it(two_runs) 
     assert first[f"{DAY1} dialogue players"][SPEAKER] == 2
     assert first[f"{DAY1} silver players"][SPEAKER] == 28
     # ... and the day-2 withdrawal removed them in the same run, from the feed and from silver
-    # (the 24 dialogue turns; the speaker's 4 events of other types need no sft consent)
+    # (the 18 dialogue turns; the speaker's 10 events of other types need no sft consent)
     assert first["after release"][DAY1]["dialogues"][SPEAKER] == 0
-    assert first["after release"][DAY1]["silver"][SPEAKER] == 4
-    # on day 2 the withdrawal (02:00) came before the speaker's conversation: never built
-    assert first[f"{DAY2} dialogue players"][SPEAKER] == 0
+    assert first["after release"][DAY1]["silver"][SPEAKER] == 10
+    # the speaker's 19 day-2 events are no dialogue: the withdrawal leaves them in silver
+    assert first["after release"][DAY2]["silver"][SPEAKER] == 19
     exclusions = pl.read_parquet(Path(settings.lake_root) / "telemetry" / "exclusions.parquet")
     assert exclusions.filter(pl.col("subject") == f"sft:{key(SPEAKER)}").get_column(
         "reason"

@@ -61,7 +61,7 @@ def test_run_prints_location_and_load_line(published: tuple[Path, dict[str, str]
     for day in SAMPLE_DATES:
         assert f"daily_ingest {day}: ok" in stdout
     lines = stdout.splitlines()
-    assert "[distill] daily_ingest 2026-11-19 telemetry/dialogues: 1 rows" in lines
+    assert "[distill] daily_ingest 2026-11-19 telemetry/dialogues: 11 rows" in lines
     quarantine = next(x for x in lines if x.startswith("[distill] quarantine 2026-11-19: "))
     assert quarantine.startswith(
         "[distill] quarantine 2026-11-19: traces 15 (conflicting_kind 1, invalid_json 1, "
@@ -115,8 +115,8 @@ def test_second_run_prints_the_same_counts(
     _, again = rerun
     assert _counted(again.stdout) == _counted(first)
     lines = first.splitlines()
-    assert "[distill] daily_ingest 2026-11-19 telemetry/accepted_events: 23 rows" in lines
-    assert "[distill] daily_ingest 2026-11-20 telemetry/accepted_events: 40 rows" in lines
+    assert "[distill] daily_ingest 2026-11-19 telemetry/accepted_events: 282 rows" in lines
+    assert "[distill] daily_ingest 2026-11-20 telemetry/accepted_events: 347 rows" in lines
     # a warning-level check is reported as a warning, not as a failed check
     assert (
         "[distill] daily_ingest 2026-11-20: ok (36 materializations, 20 checks, "
@@ -189,3 +189,30 @@ def test_dagster_cli_materializes_one_partition(tmp_path: Path) -> None:
     assert pl.read_parquet(lake / "records" / day).height == 84
     assert pl.read_parquet(lake / "quarantine" / day).height == 16
     assert pl.read_parquet(lake / "distillation_examples" / day).height == 84
+
+
+# telemetry rows of the committed samples per config and split (issue 30: the samples exercise
+# every telemetry product, so each config the game feeds has rows in both splits)
+TELEMETRY_ROWS = {
+    "cot": {"test": 4, "train": 8},
+    "dpo": {"test": 2, "train": 10},
+    "rlds": {"test": 1, "train": 7},
+    "sft": {"test": 4, "train": 20},
+}
+
+
+def test_samples_publish_telemetry_in_every_config_and_split(
+    published: tuple[Path, dict[str, str], str],
+) -> None:
+    hub, _, _ = published
+    data = hub / "latest" / "data"
+    counts: dict[str, dict[str, int]] = {}
+    for config in TELEMETRY_ROWS:
+        for split in ("train", "test"):
+            counts.setdefault(config, {})[split] = sum(
+                pl.read_parquet(path, columns=["source"])
+                .filter(pl.col("source") == "telemetry")
+                .height
+                for path in sorted((data / config / split).glob("*.parquet"))
+            )
+    assert counts == TELEMETRY_ROWS

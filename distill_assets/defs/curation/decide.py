@@ -195,12 +195,15 @@ def semantic_links(vectors: RowVectors, members: np.ndarray) -> tuple[np.ndarray
     )
 
 
-def decide(keys: pl.DataFrame, vectors: RowVectors, parts: int = 1) -> Decisions:
+def decide(
+    keys: pl.DataFrame, vectors: RowVectors, parts: int = 1, *, semantic: bool = True
+) -> Decisions:
     """Decide every row's fate; row i of `vectors` belongs to `keys` row i.
 
     `keys` holds the product key columns (`products.KEY_COLUMNS`) of the rows left after removal
     by subject. `parts` > 1 (configs in `rules.curation.NEAR_DUPLICATE_PARTS`): the signatures
     hold that many interleaved parts, each of which must be near for a near duplicate.
+    `semantic=False` (`rules.curation.SEMANTIC_SKIPPED_CONFIGS`) skips semantic dedup.
     """
     if keys.is_empty():
         return Decisions(pl.DataFrame(schema=FATE_SCHEMA))
@@ -226,12 +229,12 @@ def decide(keys: pl.DataFrame, vectors: RowVectors, parts: int = 1) -> Decisions
 
     # semantic: components over the embeddings of the near survivors
     alive = alive[~near]
-    labels = components(len(alive), *semantic_links(vectors, order[alive]))
-    semantic = alive[labels] != alive
-    parent[alive] = alive[labels]
-    reason[alive[semantic]] = _code(SEMANTIC_DUPLICATE)
-
-    alive = alive[~semantic]
+    if semantic:
+        labels = components(len(alive), *semantic_links(vectors, order[alive]))
+        linked = alive[labels] != alive
+        parent[alive] = alive[labels]
+        reason[alive[linked]] = _code(SEMANTIC_DUPLICATE)
+        alive = alive[~linked]
     contaminated = ordered.get_column("contaminated_by").is_not_null().to_numpy()
     dirty = alive[contaminated[alive]]
     reason[dirty] = _code(CONTAMINATED)

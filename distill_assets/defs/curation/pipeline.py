@@ -46,7 +46,12 @@ from distill_assets.defs.curation.splits import assign_splits
 from distill_assets.lib.embed import load_embedder
 from distill_assets.lib.lake import global_path, partition_files, scan_partition
 from distill_assets.lib.scrub import redaction_column
-from distill_assets.rules.curation import NEAR_DUPLICATE_PARTS, REDACTIONS, REMOVAL_REASONS
+from distill_assets.rules.curation import (
+    NEAR_DUPLICATE_PARTS,
+    REDACTIONS,
+    REMOVAL_REASONS,
+    SEMANTIC_SKIPPED_CONFIGS,
+)
 
 # Audit columns kept in the curated lake table beside the published ones; the release drops them.
 AUDIT_COLUMNS: tuple[str, ...] = ("split_group", "content_hash", "partition", "split_by")
@@ -204,9 +209,11 @@ class CurationResult:
 def exclude_subjects(
     feeds: pl.LazyFrame, exclusions: pl.LazyFrame
 ) -> tuple[pl.LazyFrame, dict[str, int]]:
-    """Drop feed rows whose `(source, subject)` an exclusion lists; count them per reason.
+    """Drop feed rows whose `(source, subject)` or `(source, id)` an exclusion lists.
 
-    A subject listed under several reasons counts under the smallest reason code.
+    Returns the kept rows and the dropped ones per reason. A subject names a removal subject
+    (a player's data type, an escalation example) or one row by its `id` (a Witness rejection);
+    a row listed under several reasons counts under the smallest reason code.
     """
     listed = (
         exclusions.drop_nulls([SUBJECT_COLUMN])
@@ -214,10 +221,18 @@ def exclude_subjects(
         .agg(pl.col("reason").min())
     )
     keys = ["source", SUBJECT_COLUMN]
-    counted = (
-        feeds.select(keys).join(listed, on=keys, how="inner").group_by("reason").len().collect()
+    by_id = listed.rename({SUBJECT_COLUMN: "id"})
+    reasons = (
+        feeds.select("source", SUBJECT_COLUMN, "id")
+        .join(listed, on=keys, how="left", nulls_equal=False)
+        .join(by_id, on=["source", "id"], how="left", suffix="_of_id")
+        .select(pl.min_horizontal("reason", "reason_of_id").alias("reason"))
+        .drop_nulls()
     )
-    kept = feeds.join(listed.select(keys), on=keys, how="anti", nulls_equal=False)
+    counted = reasons.group_by("reason").len().collect()
+    kept = feeds.join(listed.select(keys), on=keys, how="anti", nulls_equal=False).join(
+        by_id.select("source", "id"), on=["source", "id"], how="anti"
+    )
     return kept, {str(reason): int(n) for reason, n in sorted(counted.iter_rows())}
 
 
@@ -253,7 +268,8 @@ def decide_products(
     if not np.array_equal(rows, np.arange(keys.height)):
         vectors = vectors.take(rows)
     parts = len(NEAR_DUPLICATE_PARTS.get(config, ("text",)))
-    decisions = decide(indexed.drop("key_row"), vectors, parts)
+    semantic = config not in SEMANTIC_SKIPPED_CONFIGS
+    decisions = decide(indexed.drop("key_row"), vectors, parts, semantic=semantic)
     return decisions, excluded, indexed.drop("key_row")
 
 

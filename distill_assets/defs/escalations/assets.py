@@ -17,7 +17,7 @@ import dagster as dg
 import polars as pl
 from upath import UPath
 
-from distill_assets.contracts.escalations import SEED_SQLITE_COLUMNS
+from distill_assets.contracts.escalations import RAW, SEED_SQLITE_COLUMNS
 from distill_assets.contracts.release import ReleaseManifest
 from distill_assets.defs.escalations.compat import (
     HISTORY_SCHEMA,
@@ -30,7 +30,7 @@ from distill_assets.defs.escalations.examples import BATCH_ROWS, example_batches
 from distill_assets.defs.escalations.exports import FORMATS, write_export
 from distill_assets.defs.escalations.legacy import STORED_TABLES, migrate_databases
 from distill_assets.defs.escalations.llm_extraction import extract_with_llm
-from distill_assets.defs.escalations.records import RECORDS, SOURCE, ingest_records
+from distill_assets.defs.escalations.records import RECORDS, RECORDS_EXCLUDE, SOURCE
 from distill_assets.defs.escalations.review import (
     REVIEW_FILE_COLUMNS,
     apply_decisions,
@@ -49,6 +49,7 @@ from distill_assets.defs.ingest import QUARANTINE_TABLE, bronze_outs, ingest_met
 from distill_assets.defs.jobs import GLOBAL_TAG
 from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.resources import DistillSettings, LlmResource, StagedParquet
+from distill_assets.defs.shards import ingest_day, shard_assets, shard_keys
 from distill_assets.lib.cleanup import working_dir
 from distill_assets.lib.lake import global_path, write_frames
 from distill_assets.lib.metadata import column_counts, funnel, histogram, preview, reason_counts
@@ -78,6 +79,7 @@ PREVIEW_COLUMNS = ("id", "source_ref", "reasoning_type", "domain", "quality_scor
     ),
     partitions_def=daily_partitions(),
     group_name=SOURCE,
+    deps=shard_keys(SOURCE),
 )
 def escalation_records(
     context: dg.AssetExecutionContext, settings: DistillSettings
@@ -85,16 +87,24 @@ def escalation_records(
     """Stream a day of raw escalation JSONL through DuckDB into records and quarantine.
 
     Legacy databases (`*.db`) are `legacy_migration`'s; every other file is read here (an
-    unsupported one becomes an `unsupported_file` quarantine row).
+    unsupported one becomes an `unsupported_file` quarantine row). With `DISTILL_INGEST_SHARDS`
+    above 1, merge the day's shard steps instead (`defs.shards`).
     """
     cfg = settings.resolved()
     paths = list_raw_files(cfg.raw_root, SOURCE, context.partition_key, exclude=LEGACY_SUFFIXES)
-    result = ingest_records(paths, raw_root=cfg.raw_root)
+    result = ingest_day(context, RAW, paths, cfg, bronze_exclude=RECORDS_EXCLUDE)
     context.add_output_metadata(ingest_metadata(result), output_name=RECORDS)
     context.add_output_metadata(
         {"by_reason": funnel(result.quarantine_by_reason)}, output_name=QUARANTINE_TABLE
     )
     return result.bronze, result.quarantine
+
+
+escalation_shards = shard_assets(
+    RAW,
+    lambda raw_root, day: list_raw_files(raw_root, SOURCE, day, exclude=LEGACY_SUFFIXES),
+    bronze_exclude=RECORDS_EXCLUDE,
+)
 
 
 LEGACY_RECORDS = "legacy_records"

@@ -5,6 +5,8 @@ from distill_assets.defs.ingest import IngestResult, ingest_partition
 
 SOURCE = "escalations"
 RECORDS = "records"
+# the raw line stays out of bronze (quarantine keeps it)
+RECORDS_EXCLUDE = ("line",)
 
 
 def ingest_records(raw_paths: list[str], raw_root: str | None = None) -> IngestResult:
@@ -17,5 +19,5 @@ def ingest_records(raw_paths: list[str], raw_root: str | None = None) -> IngestR
         RAW,
         raw_paths,
         raw_root=raw_root,
-        bronze_exclude=("line",),
+        bronze_exclude=RECORDS_EXCLUDE,
     )

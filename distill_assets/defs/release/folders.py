@@ -7,7 +7,8 @@ always find (the hub's `latest`) is therefore a symlink instead (`point_link`): 
 beside it replaces it in one `rename(2)`, so a reader, or a crash, sees the old target or the new
 one, never no `latest`. Windows is not a target (POSIX symlinks and renames are assumed).
 Object stores (lake roots such as `s3://`) have no folder rename: there a folder is uploaded
-under a temporary name and moved, which is as close as they allow.
+under a temporary name and moved, which is as close as they allow; its files are uploaded and
+copied on a bounded pool of threads (`UPLOAD_WORKERS`), the files a reader checks first last.
 """
 
 from __future__ import annotations
@@ -18,13 +19,18 @@ import os
 import shutil
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from pathlib import Path
 
 from upath import UPath
 
 from distill_assets.lib.lake import is_remote
+
+# uploads and server-side copies in flight at once (each is one request an object store serves
+# in parallel with the others; a release is hundreds of shard files)
+UPLOAD_WORKERS = 16
 
 
 def sibling(path: Path, label: str) -> Path:
@@ -87,24 +93,57 @@ def point_link(link: Path, target: str) -> None:
             tmp.unlink(missing_ok=True)
 
 
-def upload_folder(local: Path, target: UPath, copies: dict[str, str] | None = None) -> None:
+def each_in_parallel(
+    action: Callable[[str, str], object], pairs: list[tuple[str, str]], workers: int
+) -> None:
+    """Run `action(source, destination)` for every pair on up to `workers` threads.
+
+    The first error is raised once the calls already running have returned; the calls not yet
+    started are cancelled, so nothing runs after this returns or raises.
+    """
+    if not pairs:
+        return
+    with ThreadPoolExecutor(max(1, min(workers, len(pairs))), "distill-upload") as pool:
+        futures = [pool.submit(action, source, destination) for source, destination in pairs]
+        _, pending = wait(futures, return_when=FIRST_EXCEPTION)
+        for future in pending:
+            future.cancel()
+        wait(pending)
+        for future in futures:
+            if future.done() and not future.cancelled() and future.exception() is not None:
+                raise future.exception()  # type: ignore[misc]
+
+
+def upload_folder(
+    local: Path,
+    target: UPath,
+    copies: dict[str, str] | None = None,
+    *,
+    last: tuple[str, ...] = (),
+    workers: int = UPLOAD_WORKERS,
+) -> None:
     """Replace remote folder `target` by the files of `local` (uploaded aside, then copied in).
 
     `copies` maps file names (relative to `local`) to remote paths on the same store holding the
-    same bytes: those are copied server-side from there instead of being uploaded.
+    same bytes: those are copied server-side from there instead of being uploaded. Uploads and
+    copies run on up to `workers` threads; the files named in `last` are copied into `target`
+    one by one only after every other file is in place (and not at all if one failed).
     """
     fs = target.fs
     copies = copies or {}
     tmp = target.parent / f".{target.name}.{uuid.uuid4().hex}.tmp"
     names = [p.relative_to(local).as_posix() for p in sorted(local.rglob("*")) if p.is_file()]
-    for name in names:
-        if name not in copies:
-            fs.put_file(str(local / name), f"{tmp.path}/{name}")
+    uploads = [(str(local / n), f"{tmp.path}/{n}") for n in names if n not in copies]
+    each_in_parallel(fs.put_file, uploads, workers)
     if target.exists():
         fs.rm(target.path, recursive=True)
     # object stores have no folder rename: copy key by key (server-side), then drop the upload
-    sources = [copies.get(n, f"{tmp.path}/{n}") for n in names]
-    fs.copy(sources, [f"{target.path}/{n}" for n in names])
+    moves = [(copies.get(n, f"{tmp.path}/{n}"), f"{target.path}/{n}") for n in names]
+    first = [move for name, move in zip(names, moves, strict=True) if name not in last]
+    each_in_parallel(fs.cp_file, first, workers)
+    for name, (source, destination) in zip(names, moves, strict=True):
+        if name in last:
+            fs.cp_file(source, destination)
     if fs.exists(tmp.path):
         fs.rm(tmp.path, recursive=True)
 

@@ -3,8 +3,10 @@
 `<hub root>/<name>/versions/<version>/` (immutable) as for `LocalPublisher`, written through
 fsspec, and `<hub root>/<name>/LATEST`, a pointer object holding the latest version's name.
 Object stores have no folder rename, so a version is uploaded under a temporary prefix and copied
-into place key by key, in sorted order, so `release.json` (the manifest a reader checks first)
-lands after the data files; a version whose manifest exists is never rewritten. Only once the
+into place key by key; uploads and copies run on a bounded pool of threads (`workers`, the
+publisher resource's `upload_workers`), and `release.json` (the manifest a reader checks first)
+is copied alone after every other file is in place, never if one of them failed; a version whose
+manifest exists is never rewritten. Only once the
 version is complete does the publish overwrite `LATEST`, in one PUT, which an object store makes
 atomic: a reader that resolves `LATEST` and then reads `versions/<version>/` sees the old
 complete version or the new one at every instant, also when a publish crashes between any two of
@@ -25,7 +27,7 @@ from pathlib import Path
 from upath import UPath
 
 from distill_assets.contracts.release import ReleaseManifest
-from distill_assets.defs.release.folders import upload_folder
+from distill_assets.defs.release.folders import UPLOAD_WORKERS, upload_folder
 from distill_assets.defs.release.layout import MANIFEST, split_pattern
 from distill_assets.defs.release.publish import PublishedRelease, Publisher
 from distill_assets.lib.lake import is_remote
@@ -67,7 +69,8 @@ class RemoteRelease(PublishedRelease):
 class ObjectStorePublisher(Publisher):
     """Versions under `<hub root>/<name>/versions/` on object storage; `LATEST` names the latest."""
 
-    def __init__(self, hub_root: str, name: str) -> None:
+    def __init__(self, hub_root: str, name: str, workers: int = UPLOAD_WORKERS) -> None:
+        self.workers = workers
         self.repo = UPath(hub_root) / name
         self.versions = self.repo / "versions"
         self.pointer = self.repo / POINTER
@@ -109,7 +112,9 @@ class ObjectStorePublisher(Publisher):
         target = self.versions / version
         created = not (target / MANIFEST).exists()
         if created:
-            upload_folder(folder, target, self._unchanged(folder))
+            upload_folder(
+                folder, target, self._unchanged(folder), last=(MANIFEST,), workers=self.workers
+            )
         fs = self.repo.fs
         if self.latest_version() != version:
             # one PUT of a few bytes: atomic on an object store (the reader's only switch)

@@ -7,6 +7,7 @@ import os
 import dagster as dg
 from upath import UPath
 
+from distill_assets.defs.release.folders import UPLOAD_WORKERS
 from distill_assets.defs.release.objectstore import ObjectStorePublisher
 from distill_assets.defs.release.publish import HubPublisher, LocalPublisher, Publisher
 from distill_assets.lib.lake import is_remote
@@ -19,12 +20,14 @@ class PublisherResource(dg.ConfigurableResource):
 
     Empty fields fall back to the `DISTILL_HUB_REPO_ID` and `HF_TOKEN` environment variables when
     the release runs; with no repo id, versions go to `<hub root>/<dataset name>/`; a repo id
-    without a token is a `SettingsError` (never a silent local publish).
+    without a token is a `SettingsError` (never a silent local publish). `upload_workers`: how many
+    files a publish to object storage uploads (and copies into place) at once.
     """
 
     hub_repo_id: str = ""
     hub_token: str = ""
     hub_private: bool = True
+    upload_workers: int = UPLOAD_WORKERS
 
     def publisher(self, settings: Settings) -> Publisher:
         """Return the publisher for these settings."""
@@ -41,7 +44,9 @@ class PublisherResource(dg.ConfigurableResource):
             return HubPublisher(repo_id, HfApi(token=token), private=self.hub_private)
         if not is_remote(UPath(settings.hub_root)):
             return LocalPublisher(settings.hub_root, settings.dataset_name)
-        return ObjectStorePublisher(settings.hub_root, settings.dataset_name)
+        return ObjectStorePublisher(
+            settings.hub_root, settings.dataset_name, workers=self.upload_workers
+        )
 
 
 defs = dg.Definitions(resources={"publisher": PublisherResource()})

@@ -34,7 +34,7 @@ from detect_secrets.settings import transient_settings
 
 from distill_assets.defs.release import scan_prefilter as prefilter
 from distill_assets.lib.text import text_leaves
-from distill_assets.rules.curation import TEST_CARD_NUMBERS
+from distill_assets.rules.curation import IBAN_LENGTHS, TEST_CARD_NUMBERS
 
 # detect-secrets plugins left out: they flag any long hex/base64 string (ids, content hashes)
 GENERIC_ENTROPY_PLUGINS = frozenset({"Base64HighEntropyString", "HexHighEntropyString"})
@@ -114,9 +114,13 @@ def is_ssn(area: str, group: str, serial: str) -> bool:
 
 
 def is_iban(candidate: str) -> bool:
-    """Whether a candidate passes the ISO 13616 check (moved country code, mod 97 == 1)."""
+    """Whether a candidate is an IBAN: its country's registry length, then ISO 13616 mod 97 == 1.
+
+    Without the registry one letter-letter-digit-digit run in 97 passes by chance (a hex id such
+    as `ff16ef4b7867c0e4` did), so the country code and length come first.
+    """
     compact = candidate.replace(" ", "")
-    if not 15 <= len(compact) <= 34:
+    if len(compact) != IBAN_LENGTHS.get(compact[:2], 0):
         return False
     moved = compact[4:] + compact[:4]
     return int("".join(str(int(c, 36)) for c in moved)) % 97 == 1
@@ -271,8 +275,9 @@ def text_cells(frame: pl.DataFrame, columns: Mapping[str, pl.DataType]) -> pl.Da
     return pl.concat(parts)
 
 
-# str.splitlines()' separators: the scan's unit is a line by Python's definition
-LINE_BREAKS = r"\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]"
+# str.splitlines()' separators but `\n`, each made a `\n` (`\r\n` as one): the scan's unit is a
+# line by Python's definition (a `\n` is left as it is: rewriting every one costs a copy)
+LINE_BREAKS = r"\r\n?|[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]"
 
 
 def lines_of(frame: pl.DataFrame, columns: Mapping[str, pl.DataType]) -> pl.DataFrame:
@@ -286,18 +291,19 @@ def lines_of(frame: pl.DataFrame, columns: Mapping[str, pl.DataType]) -> pl.Data
 
 
 def _prefilters() -> dict[str, list[str]]:
-    """Return the Rust candidate patterns of each detector group (`GROUPS`)."""
+    """Return the Rust candidate patterns of the validators and the secret checks."""
     plugins, unrelaxed = prefilter.secret_plugin_patterns(GENERIC_ENTROPY_PLUGINS)
     secrets = [*plugins, *(prefilter.rust_pattern(p) for _, p, _ in SECRET_CHECKS)]
     validators = [prefilter.rust_pattern(p) for kind, p, _ in VALIDATORS if kind != "ipv6"]
     return {
         # `_is_ipv6` wants `::` or seven colons in the match
-        "validators": [*validators, IPV6_CANDIDATE, prefilter.ENCODED],
-        "phone": [*prefilter.phone_patterns(PHONE_REGION), prefilter.ENCODED],
+        "validators": [*validators, IPV6_CANDIDATE],
         "secret": [prefilter.MATCH_ALL] if unrelaxed else secrets,
     }
 
 
+# secret patterns per union (`prefilter.unions`); the validators and the phone flags are one each
+SECRET_UNION = 4
 IPV6_CANDIDATE = r"::|[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){7}"
 PREFILTERS = _prefilters()
 # detector group -> the function yielding the finding kinds of one line
@@ -308,19 +314,35 @@ GROUPS: dict[str, Callable[[str], Iterator[str]]] = {
 }
 
 
+def decoded_lines(lines: pl.Series) -> pl.Series:
+    r"""Return each of `lines` as the PII detectors read it (`decoded`).
+
+    Only a line holding a URL escape, an HTML entity or `\u0040` (`prefilter.ENCODED`) can
+    decode to other text; only those are decoded, in Python.
+    """
+    encoded = lines.filter(lines.str.contains(prefilter.ENCODED)).unique()
+    return lines.replace(encoded, [decoded(line) for line in encoded])
+
+
 def candidate_lines(lines: pl.Series) -> pl.DataFrame:
     """Return the distinct `lines` some detector group may find something in, sorted.
 
     Columns `text` and one boolean per group of `GROUPS` (whether its detectors must read the
-    line); see `scan_prefilter.py` for why a line left out cannot hold a finding.
+    line); see `scan_prefilter.py` for why a line left out cannot hold a finding. The validators
+    and the phone matcher read the decoded line (`view`), so their prefilters do too.
     """
+    distinct = lines.unique()
+    frame = pl.DataFrame({"text": distinct, "view": decoded_lines(distinct)})
+    tests = [
+        ("validators", "view", prefilter.union(PREFILTERS["validators"])),
+        ("phone", "view", prefilter.union(prefilter.phone_flags().values())),
+        *(("secret", "text", u) for u in prefilter.unions(PREFILTERS["secret"], SECRET_UNION)),
+    ]
+    flags = prefilter.block_matches(frame, tests).with_columns(
+        pl.col("phone") | prefilter.phone_digit_candidates(frame["view"], PHONE_REGION)
+    )
     return (
-        lines.unique()
-        .to_frame("text")
-        .with_columns(
-            prefilter.any_match("text", patterns).alias(group)
-            for group, patterns in PREFILTERS.items()
-        )
+        pl.concat([frame.select("text"), flags], how="horizontal")
         .filter(pl.any_horizontal(list(GROUPS)))
         .sort("text")
     )

@@ -23,7 +23,6 @@ from distill_assets.defs.ingest import (
     QUARANTINE_TABLE,
     bronze_outs,
     ingest_metadata,
-    ingest_partition,
 )
 from distill_assets.defs.jobs import GLOBAL_TAG
 from distill_assets.defs.partitions import daily_partitions
@@ -40,6 +39,7 @@ from distill_assets.defs.revisions.principles import (
     TURN_PRINCIPLE_SCHEMA,
     extract_turn_principles,
 )
+from distill_assets.defs.shards import ingest_day, shard_assets, shard_keys
 from distill_assets.lib.lake import scan_partitions
 from distill_assets.lib.metadata import funnel, histogram, preview, reason_counts
 from distill_assets.lib.rawfiles import list_raw_files
@@ -75,19 +75,30 @@ UNPAIRED_PREVIEW_COLUMNS = ("turn_id", "reason", "detail", "query")
     ),
     partitions_def=daily_partitions(),
     group_name=SOURCE,
+    deps=shard_keys(SOURCE),
 )
 def revision_validations(
     context: dg.AssetExecutionContext, settings: DistillSettings
 ) -> tuple[StagedParquet, StagedParquet]:
-    """Parse a day of raw validation JSONL into bronze validations and quarantine (DuckDB)."""
+    """Parse a day of raw validation JSONL into bronze validations and quarantine (DuckDB).
+
+    With `DISTILL_INGEST_SHARDS` above 1, merge the day's shard steps instead (`defs.shards`).
+    """
     cfg = settings.resolved()
     paths = list_raw_files(cfg.raw_root, SOURCE, context.partition_key)
-    result = ingest_partition(contract.RAW, paths, raw_root=cfg.raw_root, bronze_exclude=("line",))
+    result = ingest_day(context, contract.RAW, paths, cfg, bronze_exclude=("line",))
     context.add_output_metadata(ingest_metadata(result), output_name=VALIDATIONS)
     context.add_output_metadata(
         {"by_reason": funnel(result.quarantine_by_reason)}, output_name=QUARANTINE_TABLE
     )
     return result.bronze, result.quarantine
+
+
+revision_shards = shard_assets(
+    contract.RAW,
+    lambda raw_root, day: list_raw_files(raw_root, SOURCE, day),
+    bronze_exclude=("line",),
+)
 
 
 @dg.multi_asset(

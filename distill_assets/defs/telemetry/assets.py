@@ -22,13 +22,13 @@ from distill_assets.defs.ingest import (
     QUARANTINE_TABLE,
     bronze_outs,
     ingest_metadata,
-    ingest_partition,
 )
 from distill_assets.defs.jobs import GLOBAL_TAG
 from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.player_ids import DEVELOPMENT_SOURCE, PlayerIdHasher
 from distill_assets.defs.resources import DistillSettings, StagedParquet
-from distill_assets.defs.telemetry import deletion, privacy
+from distill_assets.defs.shards import ingest_day, shard_assets, shard_keys
+from distill_assets.defs.telemetry import deletion, privacy, witness
 from distill_assets.defs.telemetry.dialogues import DROP_REASONS, build_dialogues, gate_dialogues
 from distill_assets.defs.telemetry.events import BRONZE_SCHEMA, SILVER_SCHEMA
 from distill_assets.defs.telemetry.payouts import payouts
@@ -118,6 +118,7 @@ def parse_params(hasher: PlayerIdHasher) -> tuple[dict[str, object], str]:
     ),
     partitions_def=daily_partitions(),
     group_name=SOURCE,
+    deps=shard_keys(SOURCE),
 )
 def telemetry_bronze(
     context: dg.AssetExecutionContext, settings: DistillSettings, player_id_hasher: PlayerIdHasher
@@ -127,16 +128,18 @@ def telemetry_bronze(
     Validated in DuckDB against `contracts.telemetry`: envelope fields, event type, timestamps,
     payload object, and the dialogue_turn fields the dialogues need. A repeated event_id keeps its
     first valid record (by file, line); later copies go to quarantine as `duplicate_event_id`.
+    With `DISTILL_INGEST_SHARDS` above 1, merge the day's shard steps instead (`defs.shards`).
     """
     cfg = settings.resolved()
     params, key_source = parse_params(player_id_hasher)
     if key_source == DEVELOPMENT_SOURCE and not announced(DEVELOPMENT_KEY_WARNING):
         for line in announce([DEVELOPMENT_KEY_WARNING]):
             context.log.warning(line)
-    result = ingest_partition(
+    result = ingest_day(
+        context,
         contract.RAW,
         list_raw_files(cfg.raw_root, SOURCE, context.partition_key),
-        raw_root=cfg.raw_root,
+        cfg,
         params=params,
         bronze_exclude=("line",),
     )
@@ -148,6 +151,15 @@ def telemetry_bronze(
         output_name=QUARANTINE_TABLE,
     )
     return result.bronze, result.quarantine
+
+
+telemetry_shards = shard_assets(
+    contract.RAW,
+    lambda raw_root, day: list_raw_files(raw_root, SOURCE, day),
+    bronze_exclude=("line",),
+    params=lambda context: parse_params(context.resources.player_id_hasher)[0],
+    resource_keys=frozenset({"player_id_hasher"}),
+)
 
 
 @dg.asset(
@@ -178,7 +190,8 @@ def telemetry_dialogues(
     skips are evaluated (false-negative rate per action type in the metadata). Trust weighs the
     rows: metadata gains the player's trust at the time and the validation flags
     of the turns, quality_score is down-weighted by distrust, and rows below the trust floor are
-    dropped (`rules/telemetry_trust.py`).
+    dropped (`rules/telemetry_trust.py`). A row a Witness reviewed carries its validation record
+    (`witness.py`).
     """
     lake_root = settings.resolved().lake_root
     rows, stats = build_dialogues(events.rename({"event_time": "server_ts"}))
@@ -191,6 +204,9 @@ def telemetry_dialogues(
     )
     rows = with_value_class(rows.drop("player_key"), DIALOGUES).with_columns(
         privacy.subject("sft", pl.col("split_group")).alias(SUBJECT_COLUMN)
+    )
+    rows = witness.with_validation_records(
+        rows, witness.read_decisions(settings.resolved().data_dir)
     )
     dropped = {reason: stats.dropped.get(reason, 0) for reason in DROP_REASONS}
     context.add_output_metadata(

@@ -18,7 +18,7 @@ from distill_assets.contracts.published import SUBJECT_COLUMN, feed_schema
 from distill_assets.defs.jobs import GLOBAL_TAG
 from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.resources import DistillSettings, EmbedderResource
-from distill_assets.defs.telemetry import privacy
+from distill_assets.defs.telemetry import privacy, witness
 from distill_assets.defs.telemetry.assets import (
     BRONZE_UP_TO_THE_DAY,
     earlier_days_of,
@@ -112,9 +112,13 @@ def _novel(
     """Class a partition's feed rows by value, score them for novelty, drop near-duplicates.
 
     The value class (`taxonomy.py`) goes into metadata before novelty; stage 6 then drops rows
-    too close to published ones. The returned metadata counts the kept rows per value class.
+    too close to published ones. The returned metadata counts the kept rows per value class. A
+    row a Witness reviewed carries its validation record (`witness.py`).
     """
     rows = with_value_class(rows, table)
+    rows = witness.with_validation_records(
+        rows, witness.read_decisions(settings.resolved().data_dir)
+    )
     index = published_index(
         settings.resolved().lake_root, table, context.partition_key, rows.get_column(SUBJECT_COLUMN)
     )

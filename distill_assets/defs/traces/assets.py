@@ -10,9 +10,10 @@ import dagster as dg
 import polars as pl
 
 from distill_assets.contracts import traces
-from distill_assets.defs.ingest import bronze_outs, ingest_metadata, ingest_partition
+from distill_assets.defs.ingest import bronze_outs, ingest_metadata
 from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.resources import DistillSettings, StagedParquet
+from distill_assets.defs.shards import ingest_day, shard_assets, shard_keys
 from distill_assets.defs.traces.sft_extraction import Extraction, ExtractOptions
 from distill_assets.lib.cleanup import working_dir
 from distill_assets.lib.lake import local_file, partition_path
@@ -74,19 +75,28 @@ def _workdir() -> Path:
     ),
     partitions_def=daily_partitions(),
     group_name=SOURCE,
+    deps=shard_keys(SOURCE),
 )
 def traces_bronze(
     context: dg.AssetExecutionContext, settings: DistillSettings
 ) -> tuple[StagedParquet, StagedParquet]:
-    """Parse a day's raw trace files into bronze events and quarantine in one streaming pass."""
+    """Parse a day's raw trace files into bronze events and quarantine in one streaming pass.
+
+    With `DISTILL_INGEST_SHARDS` above 1, merge the day's shard steps instead (`defs.shards`).
+    """
     cfg = settings.resolved()
     paths = list_raw_files(cfg.raw_root, SOURCE, context.partition_key)
-    result = ingest_partition(traces.RAW, paths, raw_root=cfg.raw_root)
+    result = ingest_day(context, traces.RAW, paths, cfg)
     context.add_output_metadata(ingest_metadata(result), output_name="events")
     context.add_output_metadata(
         {"quarantine_by_reason": funnel(result.quarantine_by_reason)}, output_name="quarantine"
     )
     return result.bronze, result.quarantine
+
+
+traces_shards = shard_assets(
+    traces.RAW, lambda raw_root, day: list_raw_files(raw_root, SOURCE, day)
+)
 
 
 @dg.asset(

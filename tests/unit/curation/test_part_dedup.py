@@ -118,12 +118,16 @@ def step(index: int, action: str, details: str, state: str, *, last: bool, termi
 
 
 def episode(row_id: str, actions: list[str], *, trust: float, success: bool, seed: str, **kw):
-    """An ended episode of `actions`; observations differ per `seed` (same play, other clock)."""
+    """An ended episode of `actions`; observations differ per `seed` (same play, other clock).
+
+    `details` (one JSON text per action) defaults to the step's index.
+    """
+    details = kw.get("details") or [json.dumps({"v": i}) for i in range(len(actions))]
     steps = [
         step(
             i,
             action,
-            json.dumps({"v": i}),
+            details[i],
             json.dumps({"clock": f"{seed}{i}"}),
             last=False,
             terminal=False,
@@ -160,4 +164,45 @@ def test_cross_player_episodes_are_compared_on_their_actions_and_outcome():
     assert sorted(result.curated["id"].to_list()) == ["failed", "other", "replay"]
     assert result.duplicates.select("id", "reason", "kept_id").rows() == [
         ("first", "near_duplicate", "replay")
+    ]
+
+
+def wheel_details(steps: int, pressure: int, lift: int) -> list[str]:
+    """A wheel play's action details: values in [0.30, 0.80) stepping by `pressure` / `lift`."""
+    return [
+        json.dumps(
+            {
+                "hand_pressure": (30 + (i * pressure) % 50) / 100,
+                "lift_rate": (10 + (i * lift) % 40) / 100,
+            }
+        )
+        for i in range(steps)
+    ]
+
+
+def test_plays_of_one_task_with_other_action_values_are_distinct_episodes(monkeypatch):
+    actions = ["wheel_manipulation"] * 24
+    first = wheel_details(24, 7, 11)
+    # a replay: the same values but two steps
+    replayed = [*first[:5], wheel_details(24, 3, 5)[5], *first[6:15], first[3], *first[16:]]
+    plays = [
+        episode("first", actions, trust=0.5, success=True, seed="a", details=first),
+        episode("replay", actions, trust=0.7, success=True, seed="b", details=replayed),
+        episode(
+            "other", actions, trust=0.5, success=True, seed="c", details=wheel_details(24, 13, 17)
+        ),
+    ]
+    frame = pl.DataFrame(plays, schema=feed_schema("rlds")).lazy()
+    frame = frame.with_columns(pl.lit(DAY1).alias("partition"))
+    result = curate(frame, "rlds")
+    assert sorted(result.curated["id"].to_list()) == ["other", "replay"]
+    assert result.duplicates.select("id", "reason", "kept_id").rows() == [
+        ("first", "near_duplicate", "replay")
+    ]
+    # why rlds skips semantic dedup: the text embedder sees the two plays as one text
+    monkeypatch.setattr("distill_assets.defs.curation.pipeline.SEMANTIC_SKIPPED_CONFIGS", ())
+    result = curate(frame, "rlds")
+    assert result.duplicates.select("id", "reason").sort("id").rows() == [
+        ("first", "near_duplicate"),
+        ("other", "semantic_duplicate"),
     ]

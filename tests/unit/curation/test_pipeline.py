@@ -133,6 +133,30 @@ def test_rows_of_excluded_subjects_leave_with_the_listed_reason(tmp_path):
     assert result.rows_in == 4
 
 
+def test_a_row_listed_by_its_id_leaves_alone(tmp_path):
+    lake = str(tmp_path / "lake")
+    rows = [
+        feed_row("sft", "a", "one", source="telemetry", group="g"),
+        feed_row("sft", "b", "two", source="telemetry", group="g"),
+        feed_row("sft", "a2", "three", source="traces", group="g"),
+    ]
+    frame = feed_frame("sft", rows).with_columns(
+        pl.Series("subject", ["sft:player-1", "sft:player-1", None])
+    )
+    write_feed(lake, "telemetry", "dialogues", "2026-11-19", frame)
+    # a Witness rejection names one row by its id; the player's other row stays
+    exclusions = pl.LazyFrame(
+        {
+            "source": ["telemetry", "telemetry"],
+            "subject": ["a", "a2"],
+            "reason": ["rejected_by_witness", "rejected_by_witness"],
+        }
+    )
+    result = curate(scan_feeds(lake, "sft"), "sft", exclusions)
+    assert sorted(result.curated["id"].to_list()) == ["a2", "b"]
+    assert result.excluded == {"rejected_by_witness": 1}
+
+
 def test_feed_tables_without_a_subject_column_have_no_subject(tmp_path):
     lake = str(tmp_path / "lake")
     write_feed(

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from distill_assets.lib.lake import ROW_GROUP_SIZE, frame_batches, write_frames
+from distill_assets.lib.lake import ROW_GROUP_SIZE, RowGroupWriter, frame_batches, write_frames
 
 
 def test_frame_batches_yield_every_row_in_order_in_batches_of_the_size() -> None:
@@ -99,3 +99,25 @@ def test_write_frames_raises_what_the_writer_failed_with(tmp_path: Path) -> None
     with pytest.raises(pa.ArrowInvalid):
         write_frames(frames, tmp_path / "t.parquet")
     assert threading.active_count() == threads
+
+
+def test_row_group_writer_bytes_do_not_depend_on_batching(tmp_path: Path) -> None:
+    """Pages of a column larger than a data page are cut the same however rows were batched."""
+    rows = 3 * ROW_GROUP_SIZE + 100
+    table = pa.table(
+        {
+            "n": pa.array(range(rows), pa.int64()),
+            # ~300 bytes a row: a row group's column spans several 1 MiB data pages
+            "text": pa.array([f"{i:08d}" * 37 for i in range(rows)], pa.string()),
+        }
+    )
+    written = []
+    for size in (1000, 4096, 7777):
+        path = tmp_path / f"{size}.parquet"
+        writer = RowGroupWriter(path, table.schema, "zstd")
+        for batch in table.to_batches(max_chunksize=size):
+            writer.write(batch)
+        assert writer.close() == rows
+        written.append(path.read_bytes())
+    assert written[0] == written[1] == written[2]
+    assert pq.ParquetFile(tmp_path / "1000.parquet").metadata.num_row_groups == 4

@@ -181,6 +181,16 @@ BAD_SETTINGS = [
         "zero",
         "DISTILL_MAX_CONCURRENT='zero' must be a whole number, at least 1",
     ),
+    (
+        "DISTILL_INGEST_SHARDS",
+        "0",
+        "DISTILL_INGEST_SHARDS='0' must be a whole number from 1 to 64",
+    ),
+    (
+        "DISTILL_INGEST_SHARDS",
+        "65",
+        "DISTILL_INGEST_SHARDS='65' must be a whole number from 1 to 64",
+    ),
     ("DISTILL_EMBEDDER", "bogus", "DISTILL_EMBEDDER='bogus' must be one of hashed, model2vec"),
     ("DISTILL_EVAL_SETS", "/nonexistent", "DISTILL_EVAL_SETS=/nonexistent is not a folder"),
     (

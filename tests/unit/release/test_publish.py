@@ -1,4 +1,6 @@
+import itertools
 import os
+import threading
 
 import pytest
 from upath import UPath
@@ -170,19 +172,20 @@ STORE_WRITES = ("put_file", "cp_file", "pipe_file", "rm_file", "rm")
 
 
 def crash_at(fs, monkeypatch, step):
-    """Make the `step`-th store write (counting from 1) raise `Crash` instead of running."""
-    done = [0]
+    """Make the `step`-th store write (counting from 1) raise `Crash` instead of running.
+
+    Writes run on several threads: `next` of one shared counter numbers each exactly once.
+    """
+    counter = itertools.count(1)
     for name in STORE_WRITES:
         original = getattr(fs, name)
 
         def write(*args, _original=original, **kwargs):
-            done[0] += 1
-            if done[0] == step:
+            if next(counter) == step:
                 raise Crash(step)
             return _original(*args, **kwargs)
 
         monkeypatch.setattr(fs, name, write)
-    return done
 
 
 def reader_sees(root):
@@ -241,3 +244,70 @@ def test_object_store_follows_then_removes_a_latest_folder_of_older_releases(tmp
     assert publisher.latest_manifest() == manifest2
     assert not (repo / "latest").exists()
     assert sorted(p.name for p in repo.iterdir()) == ["LATEST", "versions"]
+
+
+def test_object_store_uploads_in_parallel_and_a_failed_upload_leaves_latest_as_it_was(
+    tmp_path, builds, monkeypatch
+):
+    (folder, manifest), (folder2, manifest2) = builds
+    root = f"memory://{tmp_path.name}-parallel/hub"
+    ObjectStorePublisher(root, "distill").publish(folder, manifest.version)
+    fs = UPath(root).fs
+    put_file, cp_file = fs.put_file, fs.cp_file
+    # the first two uploads wait for each other: a serial publish would time out here
+    together = threading.Barrier(2, timeout=30)
+    started = itertools.count()
+    failing = "data/sft/train/2026-11-19-00000.parquet"
+    copied: list[str] = []
+
+    def put(local, remote, **kwargs):
+        if next(started) < 2:
+            together.wait()
+        if remote.endswith(failing):
+            raise OSError(f"upload of {failing} failed")
+        return put_file(local, remote, **kwargs)
+
+    def cp(source, destination, **kwargs):
+        copied.append(destination)
+        return cp_file(source, destination, **kwargs)
+
+    monkeypatch.setattr(fs, "put_file", put)
+    monkeypatch.setattr(fs, "cp_file", cp)
+    with pytest.raises(OSError, match=f"upload of {failing} failed"):
+        ObjectStorePublisher(root, "distill", workers=4).publish(folder2, manifest2.version)
+    assert copied == []
+    assert (UPath(root) / "distill" / "LATEST").read_text() == manifest.version
+    assert reader_sees(root) == (manifest.version, True)
+    assert not (UPath(root) / "distill" / "versions" / manifest2.version / "release.json").exists()
+
+    monkeypatch.setattr(fs, "put_file", put_file)
+    ObjectStorePublisher(root, "distill", workers=4).publish(folder2, manifest2.version)
+    # every data file is in place before the manifest, which is copied last
+    assert copied[-1].endswith(f"/{manifest2.version}/release.json")
+    assert sorted(c.split(f"/{manifest2.version}/", 1)[1] for c in copied) == tree(folder2)
+    assert reader_sees(root) == (manifest2.version, True)
+
+
+def test_object_store_manifest_is_not_copied_when_a_data_copy_fails(tmp_path, builds, monkeypatch):
+    (folder, manifest), (folder2, manifest2) = builds
+    root = f"memory://{tmp_path.name}-copyfail/hub"
+    ObjectStorePublisher(root, "distill").publish(folder, manifest.version)
+    fs = UPath(root).fs
+    cp_file = fs.cp_file
+
+    def cp(source, destination, **kwargs):
+        if destination.endswith("data/sft/test/2026-11-19-00000.parquet"):
+            raise OSError("copy failed")
+        return cp_file(source, destination, **kwargs)
+
+    monkeypatch.setattr(fs, "cp_file", cp)
+    with pytest.raises(OSError, match="copy failed"):
+        ObjectStorePublisher(root, "distill", workers=8).publish(folder2, manifest2.version)
+    version = UPath(root) / "distill" / "versions" / manifest2.version
+    assert not (version / "release.json").exists()
+    assert reader_sees(root) == (manifest.version, True)
+    monkeypatch.setattr(fs, "cp_file", cp_file)
+    # the next publish sees no manifest, so it uploads the version again, whole
+    ObjectStorePublisher(root, "distill", workers=8).publish(folder2, manifest2.version)
+    assert {n: (version / n).read_bytes() for n in tree(folder2)} == snapshot(folder2)
+    assert reader_sees(root) == (manifest2.version, True)

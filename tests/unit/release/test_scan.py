@@ -51,6 +51,12 @@ def test_card_and_iban_validators() -> None:
     assert not is_card_number("1234567812345670")  # Luhn passes, no card network starts with 1
     assert is_iban("DE89 3704 0044 0532 0130 00")
     assert not is_iban("DE88 3704 0044 0532 0130 00")
+    # mod 97 == 1, but FF is no IBAN country (an escalation's hex example id)
+    assert int("".join(str(int(c, 36)) for c in "EF4B7867C0E4FF16")) % 97 == 1
+    assert not is_iban("FF16EF4B7867C0E4")
+    # mod 97 == 1 in a registered country, at 25 characters where Germany's IBANs have 22
+    assert int("".join(str(int(c, 36)) for c in "370400440532013000123DE51")) % 97 == 1
+    assert not is_iban("DE51370400440532013000123")
 
 
 def test_detect_secrets_plugins_find_secrets_line_by_line() -> None:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 import re
+import sys
 
 import polars as pl
 import pytest
+from phonenumbers.phonenumbermatcher import _LEAD_CLASS
+from phonenumbers.phonenumberutil import _REGEX_FLAGS, _VALID_PUNCTUATION
 
 from distill_assets.defs.release import scan
 from distill_assets.defs.release import scan_prefilter as prefilter
@@ -19,7 +23,7 @@ EDGE_LINES = (
     "call ２１２-７３６-５０００ or +43 1 23456 or 011 44 20 7946 0958",
     "ip 2a00:1450:4001::200e and 1:2:3:4:5:6:7:8 and 8.8.8.8",
     "ts 2026-11-20T12:03:54.576Z id conv_9fcb9161183b hash 0006d99810307777",
-    "ts 2026-11-20T01:12:31.066-05:00",  # phonenumbers reads 31.066-05 as a US local number
+    "ts 2026-11-20T01:12:31.066-05:00",  # phonenumbers reads 31.066-05 as CA's UAN 310-6605
     "password=abc123 and Authorization: Basic dXNlcjpwYXNz and sk_test_4eC39HqLyjWDarjtT1zdp7dc",
 )
 
@@ -46,7 +50,16 @@ def test_every_detector_pattern_has_a_relaxation_polars_compiles() -> None:
 @pytest.mark.parametrize(
     ("pattern", "flags", "expected"),
     [
-        (r"(?<![\w.])\d{3}(?!\d)", 0, r"[\w\p{N}.]\d{3}".replace(r"[\w\p{N}.]", "")),
+        (
+            r"(?<![\w.])\d{3}(?!\d)",
+            0,
+            r"(?:^|(?-i:[^\x{2E}\x{30}-\x{39}\x{41}-\x{5A}\x{5F}\x{61}-\x{7A}]))\d{3}"
+            r"(?:$|(?-i:[^\x{30}-\x{39}]))",
+        ),
+        (r"(?<!k)ey(?!s)", re.I, r"(?i)(?:^|(?-i:[^\x{4B}\x{6B}]))ey(?:$|(?-i:[^\x{53}\x{73}]))"),
+        # inside, or not one character: dropped
+        (r"a(?<!b)c(?![\w]|\.\d)", 0, "ac"),
+        (r"(?<!\s)x", 0, r"(?:^|(?-i:[^\x{9}\x{B}-\x{D}\x{1C}-\x{20}]))x"),
         (r"\bkey\b=(?=\S)", re.I, r"(?i)key="),
         ("(?x) a (?# c) # comment (with parens)\n b", re.X, "(?x)(?x) a  \n b"),
         (r"^[^\s@]+\s$", 0, r"[^\s@]+[\s\x{1C}-\x{1F}]"),
@@ -59,19 +72,121 @@ def test_relaxation_drops_assertions_and_widens_classes(
     assert prefilter.rust_pattern(re.compile(pattern, flags)) == expected
 
 
+def test_a_fenced_lookaround_matches_at_line_edges_inside_a_block() -> None:
+    fenced = prefilter.rust_pattern(re.compile(r"(?<![\w.])\d{3}(?![\d])"))
+    lines = pl.Series(["123", "x 123.", "a123", "1234", "é123"])
+    assert lines.str.contains(fenced).to_list() == [True, True, False, False, True]
+    # a block joins lines by newlines: a line's edges stay edges
+    assert pl.Series(["a\n123\nb"]).str.contains(fenced).item()
+
+
 def test_a_negated_word_class_is_refused_not_narrowed() -> None:
     with pytest.raises(ValueError, match="negated class"):
         prefilter.relaxed(r"[^\w]+")
 
 
+def test_phone_classes_are_the_matchers_own_over_every_code_point() -> None:
+    punctuation, lead = prefilter.phone_classes()
+    assert punctuation == prefilter.python_class(
+        f"[{_VALID_PUNCTUATION}]", _REGEX_FLAGS, sys.maxunicode
+    )
+    assert lead == prefilter.python_class(_LEAD_CLASS, _REGEX_FLAGS, sys.maxunicode)
+    # ranges of the source class and its case-insensitive `x` (the old per-character copy lost them)
+    assert r"\x{2010}-\x{2015}" in punctuation
+    assert r"\x{58}" in punctuation
+    assert r"\x{FF0D}-\x{FF0F}" in punctuation
+
+
 def test_phone_digits_come_from_the_metadata() -> None:
     # the shortest number of any type, local-only ones included, with its country code
     assert prefilter.min_phone_digits() == 4
-    international, national = prefilter.phone_patterns("US")
-    assert national.endswith("{6}")  # a US local-only number has 7 digits (011 + 4 has 7 too)
-    lines = pl.Series(["+43 1 2", "212-736-5000", "2026-11-20", "12345", "31.066-05"])
-    assert lines.str.contains(international).to_list() == [True, False, False, False, False]
-    assert lines.str.contains(national).to_list() == [False, True, True, False, True]
+    (seven, short), (ten, _) = prefilter.phone_digit_patterns("US")
+    assert (seven, ten) == (7, 10)  # CA's 7-digit UAN numbers and 011 + 4 digits; the rest
+    assert short == "(?:310\\d{4})|(?:011)[0-9]{4}"
+    patterns = prefilter.national_number_patterns("US")  # the 25 NANPA regions' types
+    assert (len(patterns), sorted(set(patterns.values()))) == (64, [7, 10])
+    digits = pl.Series(["3106605", "3116605", "2127365000", "1127365000", "0114420794", "20261120"])
+    union = "|".join(pattern for _, pattern in prefilter.phone_digit_patterns("US"))
+    assert digits.str.contains(union).to_list() == [True, False, True, False, True, False]
+    with pytest.raises(ValueError, match="rewrites its national prefix"):
+        prefilter.phone_digit_patterns("AR")
+
+
+# (line, a phone candidate, phone findings): timestamps and dates, numbers of several formats
+# and regions, numbers next to timestamps, look-alikes
+PHONE_LINES = (
+    ("ts 2026-11-20T01:12:31.066-05:00", True, 1),  # 310-6605: CA's UAN
+    ("ts 2026-11-20T01:12:31.166-05:00", False, 0),
+    ("ts 2026-11-20T01:12:31.066Z", False, 0),
+    ("at 2026-11-20 12:30:45 and 20/11/2026 01:08:56", True, 0),
+    ("epoch 1732406400000 ms", True, 0),
+    ("call 212-736-5000 now", True, 1),
+    ("call (212) 736-5000", True, 1),
+    ("call +1 212 736 5000", True, 1),
+    ("call +44 20 7946 0958", True, 1),
+    ("call 011 44 20 7946 0958", True, 1),
+    ("call +49 30 901820", True, 1),
+    ("call ２１２-７３６-５０００", True, 1),
+    ("call 212\u2011736\u20115000", True, 1),  # a non-breaking hyphen
+    ("call 212\uff0e736\uff0e5000", True, 1),  # a fullwidth full stop
+    ("call 2127365000", True, 1),
+    ("call 212.736.5000 ext. 12", True, 1),
+    ("call 1-800-555-0199", True, 1),
+    ("call 212 736 5000 x 12", True, 1),
+    ("dial 310-1234", True, 1),
+    ("2026-11-20T01:12:31.166-05:00 call 212-736-5000", True, 1),
+    ("2026-11-20T01:12:31.166-05:00 caller 415 555 2671 ok", True, 1),
+    ("hash 2018828308f4639c and id evt_173240640000", True, 0),
+    ("hex 0x7f3a, 1920x1080", True, 0),  # an extension label after a digit
+    ("build 1.2.3, 42 passed in 0.05s", False, 0),
+)
+
+
+@pytest.mark.parametrize(("line", "candidate", "phones"), PHONE_LINES)
+def test_phone_candidates_on_planted_lines(line: str, candidate: bool, phones: int) -> None:
+    assert len(list(scan.phone_findings(line))) == phones
+    found = scan.candidate_lines(pl.Series([line]))
+    assert bool(found.height and found["phone"].item()) is candidate
+
+
+def test_timestamp_offsets_are_phone_candidates_only_when_their_digits_can_be_a_number() -> None:
+    # every second of a minute and ten millisecond values, with an offset: phonenumbers finds a
+    # number only in 31.0mm-05 (CA 310-xxxx); the prefilter keeps those and 01.123-05, which
+    # dialled from the US starts with the international prefix 011 (country code and number
+    # unknown to a digit pattern)
+    stamps = [
+        f"2026-11-20T01:12:{second:02d}.{ms:03d}-05:00"
+        for second in range(60)
+        for ms in (0, 5, 66, 99, 123, 310, 500, 766, 901, 999)
+    ]
+    with_phone = sorted(s for s in stamps if list(scan.phone_findings(s)))
+    candidates = scan.candidate_lines(pl.Series(stamps)).filter("phone")["text"].to_list()
+    assert [s[17:26] for s in with_phone] == ["31.000-05", "31.005-05", "31.066-05", "31.099-05"]
+    assert candidates == ["2026-11-20T01:12:01.123-05:00", *with_phone]
+
+
+def _any_match(column: str, patterns: list[str]) -> pl.Expr:
+    return pl.any_horizontal(pl.col(column).str.contains(pattern) for pattern in patterns)
+
+
+def test_block_matches_equal_matching_each_line() -> None:
+    lines = pl.Series(_lines() * 3)  # more than one block, matches at block edges
+    frame = pl.DataFrame({"text": lines, "view": scan.decoded_lines(lines)})
+    tests = [
+        *(("validators", "view", p) for p in scan.PREFILTERS["validators"]),
+        *(("secret", "text", p) for p in scan.PREFILTERS["secret"]),
+    ]
+    blocked = prefilter.block_matches(frame, tests)
+    assert lines.len() > 3 * prefilter.BLOCK_ROWS
+    assert (
+        blocked["validators"].to_list()
+        == frame.select(_any_match("view", scan.PREFILTERS["validators"])).to_series().to_list()
+    )
+    assert (
+        blocked["secret"].to_list()
+        == frame.select(_any_match("text", scan.PREFILTERS["secret"])).to_series().to_list()
+    )
+    assert blocked["secret"].sum() > 0
 
 
 def test_the_prefiltered_scan_finds_exactly_what_every_detector_on_every_line_finds() -> None:
@@ -120,3 +235,22 @@ def test_ordinary_text_and_code_are_not_candidates() -> None:
         ]
     )
     assert scan.candidate_lines(lines).height == 0
+
+
+def test_every_line_the_matcher_finds_a_number_in_is_a_phone_candidate() -> None:
+    # numbers and look-alikes with the prefixes, separators and suffixes the matcher treats apart
+    prefixes = ("", "+", "011 ", "1-", "(", "ts 2026-11-20T01:12:", "x")
+    bodies = (
+        "212-736-5000",
+        "212 736 5000",
+        "31.066",
+        "2127365000",
+        "20 7946 0958",
+        "310\u20111234",
+    )
+    suffixes = ("", " ext 12", "-05:00", "f4a", ";ext=7", "/x2", "%")
+    lines = [p + b + s for p, b, s in itertools.product(prefixes, bodies, suffixes)]
+    found = {line for line in lines if list(scan.phone_findings(line))}
+    candidates = set(scan.candidate_lines(pl.Series(lines)).filter("phone")["text"])
+    assert found <= candidates
+    assert (len(lines), len(found), len(candidates)) == (294, 97, 274)

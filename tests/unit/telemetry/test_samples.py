@@ -35,7 +35,7 @@ def test_counts_and_bad_share(tmp_path: Path) -> None:
     small = generator.generate_day(tmp_path / "s", "2026-11-19", 1, 0)
     assert small.bad_records == dict.fromkeys(generator.BAD_KINDS, 1)
     lines = sum(len(p.read_text().splitlines()) for p in small.files)
-    assert small.records == lines == 137
+    assert small.records == lines == 436
     large = generator.generate_day(tmp_path / "l", "2026-11-19", 20, 0)
     share = sum(large.bad_records.values()) / large.records
     assert 0.04 < share < 0.06

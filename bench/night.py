@@ -1,0 +1,453 @@
+"""The night benchmark: one generated day of every source, raw → published release, step by step.
+
+`python -m bench.night --telemetry-gb G` generates one ingest day (`DAY`) with ~G GB of raw
+telemetry and the other three sources at the volumes the committed sample generators give them
+at the same `--scale` (the mix of `distill sample`, the project's one model of a day: traces
+~1.06, escalations ~0.57, revisions ~0.47 times telemetry's bytes, so the day is ~3.1 times its
+telemetry). The specification states a daily volume for telemetry only (~100 GB raw);
+`--others F` scales the other sources' share (1.0: the sample mix, 0: telemetry alone). Each
+source is written in parts of at most `PART_MB` MB, each with its own seed, so ids do not repeat
+between parts (`bench/data/night-<G>GB-<F>/`, reused by the next run).
+
+Then, in one fresh process with a fresh lake and Dagster instance, the two jobs of a night as the
+nightly schedule and its sensor run them: `daily_ingest` for the day, then `publish_release`
+(publishing into the local hub folder), on the jobs' own executor (in-process: one step after
+another). Each step's wall time comes from its `STEP_START` and `STEP_SUCCESS` events in the run's
+event log; a sampler thread reads the process's CPU time (user + system, all threads) and RSS
+every `SAMPLE_S` seconds, and a step's CPU is the difference across its window, its peak RSS the
+highest sample in it. Each run's own peak RSS (`ru_maxrss`, nothing missed between samples) is on
+its total row.
+
+Baseline: a bare DuckDB `COPY (SELECT * FROM read_json(files, format='newline_delimited',
+ignore_errors=true)) TO '…parquet'` of every source's raw files, in its own process, in the same
+invocation; with `--repeats R` the COPY and the night alternate R times, the fastest of each
+counts, and each row records the spread (min, max) of its ratio over the R pairs, which
+`python -m bench.check` compares with the recorded history. Prints the table and writes
+`bench/history/night-<date>[suffix].json` (`--out` elsewhere).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from datetime import date
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+PROJECT = BENCH.parent
+DATA = BENCH / "data"
+HISTORY = BENCH / "history"
+DAY = "2026-11-19"
+SOURCES = ("telemetry", "traces", "escalations", "revisions")
+PART_MB = 200
+CALIBRATION_SCALE = 20
+SAMPLE_S = 0.1
+FULL_GB = 0.1
+QUICK_GB = 0.005
+COPY_STEP = "COPY baseline (every source's raw files)"
+RAW_SUFFIXES = (".jsonl", ".jsonl.gz")
+
+
+def _generator(source: str):
+    """Return `generate(out_dir, scale, seed)` of a source's committed sample generator."""
+    module = __import__(f"distill_assets.samples.{source}", fromlist=["generate_day"])
+    return lambda out, scale, seed: module.generate_day(out, DAY, scale, seed)
+
+
+def _bytes(root: Path) -> int:
+    return sum(p.stat().st_size for p in root.rglob("*") if p.is_file() and p.name != ".complete")
+
+
+def per_scale_bytes() -> dict[str, float]:
+    """Bytes each source's generator writes per unit of scale (one calibration day each)."""
+    sizes = {}
+    for source in SOURCES:
+        with tempfile.TemporaryDirectory() as tmp:
+            _generator(source)(Path(tmp), CALIBRATION_SCALE, 0)
+            sizes[source] = _bytes(Path(tmp)) / CALIBRATION_SCALE
+    return sizes
+
+
+def generate(telemetry_gb: float, others: float) -> Path:
+    """Return a raw root holding the night's day for every source (generated once)."""
+    root = DATA / f"night-{telemetry_gb:g}GB-{others:g}"
+    marker = root / ".complete"
+    if marker.is_file():
+        return root
+    shutil.rmtree(root, ignore_errors=True)
+    per_scale = per_scale_bytes()
+    scale = telemetry_gb * 1e9 / per_scale["telemetry"]
+    written = {}
+    for source in SOURCES:
+        target = scale * per_scale[source] * (1.0 if source == "telemetry" else others)
+        folder = root / source / DAY
+        folder.mkdir(parents=True)
+        part, size = 0, 0
+        while size < target:
+            want = min(PART_MB * 1e6, target - size)
+            with tempfile.TemporaryDirectory() as tmp:
+                _generator(source)(Path(tmp), max(1, math.ceil(want / per_scale[source])), part + 1)
+                for path in sorted((Path(tmp) / source / DAY).rglob("*")):
+                    if path.is_file():
+                        name = "-".join(path.relative_to(Path(tmp) / source / DAY).parts)
+                        moved = folder / f"part{part:03d}-{name}"
+                        shutil.move(path, moved)
+                        size += moved.stat().st_size
+            part += 1
+        written[source] = size
+    marker.write_text(json.dumps({"bytes": written, "scale": scale, "others": others}))
+    return root
+
+
+def _env(work: Path, raw: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DISTILL_", "DAGSTER_"))}
+    env.update(
+        DISTILL_ENV=os.environ.get("DISTILL_ENV", "development"),
+        DISTILL_DATA_DIR=str(work / "data"),
+        DISTILL_RAW_ROOT=str(raw),
+        DAGSTER_HOME=str(work / "dagster_home"),
+    )
+    (work / "dagster_home").mkdir(parents=True, exist_ok=True)
+    return env
+
+
+def _child(args: list[str], env: dict[str, str] | None = None) -> dict[str, object]:
+    """Run `python -m bench.night --child …` and return the JSON it prints last."""
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.night", "--child", *args],
+        env=env,
+        cwd=PROJECT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(done.stdout[-2000:] + done.stderr[-4000:])
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+class Sampler(threading.Thread):
+    """Samples the process's CPU seconds (user + system) and RSS every `interval` seconds."""
+
+    def __init__(self, interval: float = SAMPLE_S) -> None:
+        super().__init__(daemon=True)
+        self.interval = interval
+        self.samples: list[tuple[float, float, int]] = []
+        self._stop_event = threading.Event()
+        self._page = os.sysconf("SC_PAGE_SIZE")
+
+    def sample(self) -> None:
+        """Record one (time, CPU seconds, RSS bytes) sample."""
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        with open("/proc/self/statm", encoding="ascii") as statm:
+            rss = int(statm.read().split()[1]) * self._page
+        self.samples.append((time.time(), usage.ru_utime + usage.ru_stime, rss))
+
+    def run(self) -> None:
+        """Sample until `stop`."""
+        while not self._stop_event.is_set():
+            self.sample()
+            self._stop_event.wait(self.interval)
+
+    def stop(self) -> None:
+        """Stop sampling (one last sample is taken)."""
+        self._stop_event.set()
+        self.join()
+        self.sample()
+
+    def window(self, start: float, end: float) -> tuple[float, float]:
+        """CPU seconds spent between `start` and `end` (interpolated) and the peak RSS in MiB."""
+        import numpy as np
+
+        samples = list(self.samples)  # one snapshot: the thread keeps appending
+        times = np.array([s[0] for s in samples])
+        cpu = np.array([s[1] for s in samples])
+        spent = float(np.interp(end, times, cpu) - np.interp(start, times, cpu))
+        # the samples inside the window and the first one after it (a short step has none inside)
+        after = int(np.searchsorted(times, end))
+        inside = [s[2] for s in samples[int(np.searchsorted(times, start)) : after + 1]]
+        return spent, max(inside, default=0) / 2**20
+
+
+def _peak_rss_mib() -> int:
+    """This process's peak RSS so far in MiB (`ru_maxrss`)."""
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+
+
+def _steps(instance, run_id: str, sampler: Sampler, job: str) -> list[dict[str, object]]:
+    """One row per step of a finished run: wall from its events, CPU and peak RSS sampled."""
+    import dagster as dg
+
+    kinds = {
+        dg.DagsterEventType.STEP_START,
+        dg.DagsterEventType.STEP_SUCCESS,
+        dg.DagsterEventType.STEP_FAILURE,
+    }
+    starts: dict[str, float] = {}
+    rows = []
+    for entry in instance.all_logs(run_id, of_type=kinds):
+        key = entry.step_key or ""
+        if entry.dagster_event.event_type == dg.DagsterEventType.STEP_START:
+            starts[key] = entry.timestamp
+            continue
+        cpu, rss = sampler.window(starts[key], entry.timestamp)
+        rows.append(
+            {
+                "step": f"{job}: {key}",
+                "wall_s": round(entry.timestamp - starts[key], 2),
+                "cpu_s": round(cpu, 2),
+                "peak_rss_mib": round(rss),
+            }
+        )
+    return rows
+
+
+def night() -> dict[str, object]:
+    """Run `daily_ingest` for `DAY`, then `publish_release`; return per-step and per-run rows.
+
+    Runs in the process of `--child night`, with the settings of its environment.
+    """
+    import dagster as dg
+
+    from distill_assets.definitions import defs
+    from distill_assets.defs.jobs import INGEST_JOB, RELEASE_JOB
+    from distill_assets.operations.launch import QUIET_RUN_CONFIG
+
+    definitions = defs()
+    sampler = Sampler()
+    sampler.start()
+    rows: list[dict[str, object]] = []
+    started = time.perf_counter()
+    with dg.DagsterInstance.get() as instance:
+        for job, partition in ((INGEST_JOB, DAY), (RELEASE_JOB, None)):
+            run_start, cpu_start = time.perf_counter(), time.process_time()
+            result = definitions.resolve_job_def(job).execute_in_process(
+                instance=instance, partition_key=partition, run_config=QUIET_RUN_CONFIG
+            )
+            wall, cpu = time.perf_counter() - run_start, time.process_time() - cpu_start
+            steps = _steps(instance, result.run_id, sampler, job)
+            rows.extend(steps)
+            rows.append(
+                {
+                    "step": f"{job} (whole run)",
+                    "wall_s": round(wall, 2),
+                    "cpu_s": round(cpu, 2),
+                    "peak_rss_mib": _peak_rss_mib(),
+                    "dagster_overhead_s": round(wall - sum(s["wall_s"] for s in steps), 2),
+                }
+            )
+    sampler.stop()
+    rows.append(
+        {
+            "step": "night (both runs)",
+            "wall_s": round(time.perf_counter() - started, 2),
+            "cpu_s": round(time.process_time(), 2),
+            "peak_rss_mib": _peak_rss_mib(),
+        }
+    )
+    return {"rows": rows}
+
+
+def curate_parts(lake: str) -> dict[str, list[float]]:
+    """Run `curate_lakes` on a kept night's lake from scratch; wall and CPU s of each of its parts.
+
+    The parts: `refresh_products` (per-row products of each feed partition), `decide_products`
+    (decisions over all history's compact keys), `with_splits`, `refresh_curated` (the curated
+    partition files). The lake's `curation/` folder is removed first, so every product is
+    recomputed as on the first night.
+    """
+    from distill_assets.contracts.published import CONFIG_FEEDS
+    from distill_assets.defs.curation import pipeline
+    from distill_assets.defs.curation.decontaminate import NO_EVAL_SETS
+    from distill_assets.defs.curation.products import ProductContext
+    from distill_assets.lib.embed import load_embedder
+
+    shutil.rmtree(Path(lake) / "curation", ignore_errors=True)
+    spent: dict[str, list[float]] = {}
+
+    def timed(name, function):
+        def wrapper(*args, **kwargs):
+            wall, cpu = time.perf_counter(), time.process_time()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                total = spent.setdefault(name, [0.0, 0.0])
+                total[0] += time.perf_counter() - wall
+                total[1] += time.process_time() - cpu
+
+        return wrapper
+
+    for name in ("refresh_products", "decide_products", "with_splits", "refresh_curated"):
+        setattr(pipeline, name, timed(name, getattr(pipeline, name)))
+    contexts = [ProductContext(c, load_embedder(), NO_EVAL_SETS) for c in CONFIG_FEEDS]
+    timed("curate_lakes", pipeline.curate_lakes)(lake, contexts, pipeline.scan_exclusions(lake))
+    return {name: [round(v, 1) for v in values] for name, values in spent.items()}
+
+
+def raw_files(raw: Path, source: str) -> list[str]:
+    """The raw JSONL files (plain or gzip) of a source's day, sorted."""
+    folder = raw / source / DAY
+    return sorted(str(p) for p in folder.iterdir() if p.name.endswith(RAW_SUFFIXES))
+
+
+def copy_baseline(raw: Path, out: Path) -> dict[str, object]:
+    """COPY every source's raw files to Parquet with DuckDB; return wall, CPU and peak RSS."""
+    import duckdb
+
+    out.mkdir(parents=True, exist_ok=True)
+    started, cpu = time.perf_counter(), time.process_time()
+    with duckdb.connect() as con:
+        for source in SOURCES:
+            files = ", ".join(f"'{f}'" for f in raw_files(raw, source))
+            con.execute(
+                f"COPY (SELECT * FROM read_json([{files}], format='newline_delimited', "
+                f"ignore_errors=true)) TO '{out / source}.parquet' (FORMAT parquet)"
+            )
+    return {
+        "wall_s": round(time.perf_counter() - started, 2),
+        "cpu_s": round(time.process_time() - cpu, 2),
+        "peak_rss_mib": _peak_rss_mib(),
+    }
+
+
+def _ratio_rows(copies: list[dict], nights: list[dict]) -> list[dict[str, object]]:
+    """The fastest COPY and the fastest of each night row, with ratios and their spread."""
+    best_copy = min(copies, key=lambda c: c["cpu_s"])
+    rows = [{"step": COPY_STEP, **best_copy, "x_baseline_wall": 1.0, "x_baseline_cpu": 1.0}]
+    for i, first in enumerate(nights[0]["rows"]):
+        same = [n["rows"][i] for n in nights]
+        best = dict(min(same, key=lambda r: r["wall_s"]))
+        best["peak_rss_mib"] = min(r["peak_rss_mib"] for r in same)
+        best["x_baseline_wall"] = round(best["wall_s"] / best_copy["wall_s"], 2)
+        best["x_baseline_cpu"] = round(best["cpu_s"] / max(best_copy["cpu_s"], 1e-9), 2)
+        pairs = list(zip(copies, same, strict=True))
+        best["ratio_spread"] = {
+            key: [
+                round(min(r[field] / max(c[field], 1e-9) for c, r in pairs), 2),
+                round(max(r[field] / max(c[field], 1e-9) for c, r in pairs), 2),
+            ]
+            for key, field in (("x_baseline_wall", "wall_s"), ("x_baseline_cpu", "cpu_s"))
+        }
+        assert best["step"] == first["step"]
+        rows.append(best)
+    return rows
+
+
+def measure(
+    telemetry_gb: float, others: float, repeats: int, keep: Path | None = None
+) -> dict[str, object]:
+    """Generate (or reuse) the day, run COPY and the night `repeats` times interleaved.
+
+    `keep`: the last night's work folder (lake, hub, Dagster instance) is left there.
+    """
+    raw = generate(telemetry_gb, others)
+    sizes = json.loads((raw / ".complete").read_text())["bytes"]
+    copies, nights = [], []
+    for _ in range(repeats):
+        with tempfile.TemporaryDirectory(prefix="distill-night-") as scratch:
+            copies.append(_child(["copy", str(raw), str(Path(scratch) / "copy")]))
+        with tempfile.TemporaryDirectory(prefix="distill-night-") as scratch:
+            work = Path(scratch) if keep is None else keep
+            shutil.rmtree(work / "data", ignore_errors=True)
+            shutil.rmtree(work / "dagster_home", ignore_errors=True)
+            nights.append(_child(["night"], _env(work, raw)))
+    total_mb = sum(sizes.values()) / 1e6
+    label = (
+        f"telemetry {sizes['telemetry'] / 1e9:.2f} GB + others ×{others:g} "
+        f"({total_mb / 1e3:.2f} GB raw)"
+    )
+    rows = [{"input": label, **r} for r in _ratio_rows(copies, nights)]
+    for r in rows:
+        r["mb_per_s"] = round(total_mb / r["wall_s"], 1) if r["wall_s"] else None
+    return {
+        "benchmark": "night",
+        "measured_on": date.today().isoformat(),
+        "command": f"python -m bench.night --telemetry-gb {telemetry_gb:g} --others {others:g} "
+        f"--repeats {repeats}",
+        "baseline": "DuckDB COPY (SELECT * FROM read_json(files, format='newline_delimited', "
+        "ignore_errors=true)) TO '…parquet' of every source's raw files, same invocation",
+        "conditions": f"2 shared cores; {repeats} interleaved repeat(s), fastest counts, ratio "
+        "spread over the pairs; the night in one fresh process (in-process executor), step CPU "
+        f"and RSS sampled every {SAMPLE_S} s",
+        "raw_bytes": sizes,
+        "rows": rows,
+    }
+
+
+def table(result: dict[str, object]) -> str:
+    """The Markdown table of a result."""
+    rows = result["rows"]
+    lines = [
+        f"### Night (`bench/night.py`): {rows[0]['input']}",
+        "",
+        "| step | wall s | CPU s | peak RSS MiB | × COPY wall | × COPY CPU | CPU spread |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | --- |",
+    ]
+    for r in rows:
+        spread = r.get("ratio_spread", {}).get("x_baseline_cpu")
+        lines.append(
+            f"| {r['step']} | {r['wall_s']} | {r['cpu_s']} | {r['peak_rss_mib']:,} | "
+            f"{r['x_baseline_wall']} | {r['x_baseline_cpu']} | "
+            f"{f'{spread[0]}–{spread[1]}' if spread else ''} |"
+        )
+    return "\n".join(lines)
+
+
+def history_path(measured_on: str, history: Path = HISTORY) -> Path:
+    """`night-<date>.json`, or with the first free suffix b, c, … if the day has one."""
+    path = history / f"night-{measured_on}.json"
+    for suffix in "bcdefghijklmnopqrstuvwxyz":
+        if not path.exists():
+            return path
+        path = history / f"night-{measured_on}{suffix}.json"
+    raise FileExistsError(f"too many night runs recorded on {measured_on}")
+
+
+def run(quick: bool = False) -> str:
+    """`python -m bench` hook: one night at `FULL_GB` (`QUICK_GB`) of telemetry; its table."""
+    return table(measure(QUICK_GB if quick else FULL_GB, 1.0, 1))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure a night and record it (or, with `--child`, run one measured part of it)."""
+    parser = argparse.ArgumentParser(prog="python -m bench.night", description=__doc__)
+    parser.add_argument("--telemetry-gb", type=float, default=FULL_GB)
+    parser.add_argument("--others", type=float, default=1.0, help="others' share (1: sample mix)")
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--out", type=Path, default=None, help="JSON path (default: history)")
+    parser.add_argument("--keep", type=Path, default=None, help="leave the night's lake here")
+    parser.add_argument("--curate-parts", default=None, help="time curate's parts on LAKE")
+    parser.add_argument("--child", nargs="+", default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.curate_parts:
+        print(json.dumps(curate_parts(args.curate_parts)))
+        return 0
+    if args.child:
+        what, *rest = args.child
+        if what == "copy":
+            result = copy_baseline(Path(rest[0]), Path(rest[1]))
+        else:
+            import dagster  # noqa: F401  (imports are not part of the measured time)
+
+            result = night()
+        print(json.dumps(result))
+        return 0
+    result = measure(args.telemetry_gb, args.others, args.repeats, args.keep)
+    out = args.out or history_path(str(result["measured_on"]))
+    out.write_text(json.dumps(result, indent=1) + "\n")
+    print(table(result))
+    print(f"\nwritten: {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,67 @@
+"""bench.night's bookkeeping: ratios and their spread, step windows, history file names."""
+
+from pathlib import Path
+
+from bench import night
+
+
+def test_night_rows_record_the_spread_of_their_ratios_over_the_pairs() -> None:
+    copies = [
+        {"wall_s": 2.0, "cpu_s": 3.0, "peak_rss_mib": 500},
+        {"wall_s": 2.5, "cpu_s": 3.0, "peak_rss_mib": 510},
+    ]
+    nights = [
+        {
+            "rows": [
+                {
+                    "step": "daily_ingest: telemetry_bronze",
+                    "wall_s": 8.0,
+                    "cpu_s": 12.0,
+                    "peak_rss_mib": 900,
+                }
+            ]
+        },
+        {
+            "rows": [
+                {
+                    "step": "daily_ingest: telemetry_bronze",
+                    "wall_s": 9.0,
+                    "cpu_s": 10.5,
+                    "peak_rss_mib": 880,
+                }
+            ]
+        },
+    ]
+    rows = night._ratio_rows(copies, nights)
+    assert rows[1] == {
+        "step": "daily_ingest: telemetry_bronze",
+        "wall_s": 8.0,
+        "cpu_s": 12.0,
+        "peak_rss_mib": 880,
+        "x_baseline_wall": 4.0,
+        "x_baseline_cpu": 4.0,
+        "ratio_spread": {"x_baseline_wall": [3.6, 4.0], "x_baseline_cpu": [3.5, 4.0]},
+    }
+
+
+def test_night_step_window_interpolates_cpu_and_takes_the_peak_rss_inside() -> None:
+    sampler = night.Sampler()
+    mib = 2**20
+    sampler.samples = [
+        (100.0, 10.0, 500 * mib),
+        (101.0, 11.0, 900 * mib),
+        (102.0, 13.0, 700 * mib),
+        (103.0, 13.5, 2000 * mib),
+    ]
+    # 100.5 → 10.5 CPU s, 102.0 → 13.0: 2.5 s; samples from 100.5 up to the first after 102.0
+    assert sampler.window(100.5, 102.0) == (2.5, 900.0)
+    # a step between two samples: the first sample after it
+    cpu, rss = sampler.window(102.2, 102.4)
+    assert (round(cpu, 6), rss) == (0.1, 2000.0)
+
+
+def test_night_history_file_takes_the_first_free_suffix(tmp_path: Path) -> None:
+    assert night.history_path("2026-11-26", tmp_path) == tmp_path / "night-2026-11-26.json"
+    (tmp_path / "night-2026-11-26.json").write_text("{}")
+    (tmp_path / "night-2026-11-26b.json").write_text("{}")
+    assert night.history_path("2026-11-26", tmp_path) == tmp_path / "night-2026-11-26c.json"
