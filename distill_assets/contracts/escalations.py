@@ -336,14 +336,10 @@ SEED_SQLITE_JSON_COLUMNS: tuple[str, ...] = (
     "quality_flags",
 )
 
-# the bronze ingest of this contract (defs.ingest.ingest_partition): its parse is generated from
-# `Interaction`; bronze adds the record's id (the producer's, else the seed's derived id, as
-# `derived_id` computes it: DuckDB's DOUBLE → VARCHAR cast gives Python's float text) and its
-# event time (`created_at`, else the parsed `timestamp`)
-RAW = RawContract(
-    source="escalations",
-    table="records",
-    parse=lambda: parse_statement(
+
+def _parse(fast: bool = False) -> str:
+    """Return the parse statement of this contract (`fast`: its fast parse)."""
+    return parse_statement(
         Interaction,
         "escalations",
         tuple(RECORD_SCHEMA.names()),
@@ -359,6 +355,18 @@ RAW = RawContract(
             ("created_at", "coalesce({created_at.value}, {timestamp.value})"),
         ),
         extra_default=None,
-    ),
+        fast=fast,
+    )
+
+
+# the bronze ingest of this contract (defs.ingest.ingest_partition): its parse is generated from
+# `Interaction`; bronze adds the record's id (the producer's, else the seed's derived id, as
+# `derived_id` computes it: DuckDB's DOUBLE → VARCHAR cast gives Python's float text) and its
+# event time (`created_at`, else the parsed `timestamp`)
+RAW = RawContract(
+    source="escalations",
+    table="records",
+    parse=_parse,
+    fast_parse=lambda: _parse(fast=True),
     dedup=DEDUP,
 )

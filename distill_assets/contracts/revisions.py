@@ -192,16 +192,24 @@ QUARANTINE_REASONS: tuple[str, ...] = (
     DEDUP.reason,
 )
 
+
+def _parse(fast: bool = False) -> str:
+    """Return the parse statement of this contract (`fast`: its fast parse)."""
+    return parse_statement(
+        RevisionValidation,
+        "revisions",
+        tuple(VALIDATIONS_SCHEMA.names()),
+        key=("turn_id", "iteration"),
+        fast=fast,
+    )
+
+
 # the bronze ingest of this contract (defs.ingest.ingest_partition): its parse is generated from
 # `RevisionValidation`; one validation per (turn_id, iteration) within a partition
 RAW = RawContract(
     source="revisions",
     table="validations",
-    parse=lambda: parse_statement(
-        RevisionValidation,
-        "revisions",
-        tuple(VALIDATIONS_SCHEMA.names()),
-        key=("turn_id", "iteration"),
-    ),
+    parse=_parse,
+    fast_parse=lambda: _parse(fast=True),
     dedup=DEDUP,
 )

@@ -311,6 +311,19 @@ def validate_event(record: dict) -> TelemetryEvent:
     return event
 
 
+def _parse(fast: bool = False) -> str:
+    """Return the parse statement of this contract (`fast`: its fast parse)."""
+    return parse_statement(
+        TelemetryEvent,
+        "telemetry",
+        (),
+        details=DETAILS,
+        union=PAYLOADS,
+        then=load_sql("telemetry/select_redacted_events"),
+        fast=fast,
+    )
+
+
 # the bronze ingest of this contract (defs.ingest.ingest_partition, with the asset's parameters):
 # the parse is generated from `TelemetryEvent` and `PAYLOADS`, then redacts the player id
 # (sql/telemetry/select_redacted_events.sql) of every kept text and of the lines it quarantines;
@@ -318,14 +331,8 @@ def validate_event(record: dict) -> TelemetryEvent:
 RAW = RawContract(
     source="telemetry",
     table="events",
-    parse=lambda: parse_statement(
-        TelemetryEvent,
-        "telemetry",
-        (),
-        details=DETAILS,
-        union=PAYLOADS,
-        then=load_sql("telemetry/select_redacted_events"),
-    ),
+    parse=_parse,
+    fast_parse=lambda: _parse(fast=True),
     dedup=DEDUP,
     line_rewrite="telemetry/select_repeated_lines",
 )

@@ -5,22 +5,23 @@ built by `ingest_partition` from the source's `RawContract` (`contracts/<source>
 `lib.rawcontract`): this module names no source. The contract's parse statement reads the view
 `raw_lines` (`source_file, line_no, line, utf8_replaced, is_last_line`, see `lib.rawfiles`) and
 returns one row per raw record with the bronze columns plus `quarantine_reason` (NULL for a good
-record) and `quarantine_detail`, in (`source_file`, `line_no`) order. A parse that does not
-rewrite the raw line leaves `line` out: the sink takes it from the input (Arrow views into the
-blocks read, never copied out of DuckDB; only quarantined lines are copied) and puts it in bronze
-as the contract's `bronze_line` column, if it has one. A parse that rewrites it (telemetry redacts
-the player id) returns `line` only for the records it quarantines; a record it accepts that the
-sink quarantines as a repeat gets its line from the contract's `line_rewrite` statement, fed the
-input line and the parse's `rewrite_*` columns (never in bronze). The raw files are read in chunks
-of about the contract's `chunk_bytes` of lines (in a background thread, while the last chunk is
-parsed); DuckDB parses each chunk with all its threads, and a background thread splits the parsed
-rows into the bronze file and the quarantine file (`source, source_file, line_no, reason, detail,
-raw_line`) as they stream, so every record lands in exactly one of them and memory is bounded by a
-few chunks whatever the size of the partition. A contract whose records carry a key unique within
-a partition (`dedup`) names the key of each record its parse accepts in `dedup_key`; the splitting
-thread keeps the first record of each key and quarantines the later ones (`lib.seen`: vectorized,
-across chunks, in amortized O(log n) per key), so the parse itself is a row-wise projection of the
-lines, in their order, with no window, join or sort.
+record) and `quarantine_detail`, in (`source_file`, `line_no`) order (a contract's fast parse,
+which gives the same rows for less, runs in place of its exact one unless `exact` is asked). A
+parse that does not rewrite the raw line leaves `line` out: the sink takes it from the input (Arrow
+views into the blocks read, never copied out of DuckDB; only quarantined lines are copied) and puts
+it in bronze as the contract's `bronze_line` column, if it has one. A parse that rewrites it
+(telemetry redacts the player id) returns `line` only for the records it quarantines; a record it
+accepts that the sink quarantines as a repeat gets its line from the contract's `line_rewrite`
+statement, fed the input line and the parse's `rewrite_*` columns (never in bronze). The raw files
+are read in chunks of about the contract's `chunk_bytes` of lines (in a background thread, while
+the last chunk is parsed); DuckDB parses each chunk with all its threads, and a background thread
+splits the parsed rows into the bronze file and the quarantine file (`source, source_file, line_no,
+reason, detail, raw_line`) as they stream, so every record lands in exactly one of them and memory
+is bounded by a few chunks whatever the size of the partition. A contract whose records carry a key
+unique within a partition (`dedup`) names the key of each record its parse accepts in `dedup_key`;
+the splitting thread keeps the first record of each key and quarantines the later ones (`lib.seen`:
+vectorized, across chunks, in amortized O(log n) per key), so the parse itself is a row-wise
+projection of the lines, in their order, with no window, join or sort.
 A parse that keeps a record's unknown fields (bronze `extra`) returns their names, in document
 order, as `extra_keys` and binds `$extra_sequence` / `$extra_structure` (`UsualExtras`): the most
 common such list seen so far in the partition (learned on the first lines, then chunk by chunk).
@@ -165,6 +166,7 @@ def ingest_partition(
     params: Mapping[str, object] | None = None,
     bronze_exclude: tuple[str, ...] = (),
     workdir: Path | None = None,
+    exact: bool = False,
 ) -> IngestResult:
     """Parse `raw_paths` with the contract's parse statement into staged Parquet files.
 
@@ -173,9 +175,13 @@ def ingest_partition(
     `bronze_exclude` names parse columns kept out of bronze (e.g. `line` when only quarantine may
     hold the raw text). Repeated keys are quarantined by the contract's `dedup` rule, if it has
     one. The files are read in path order, whatever order they are given in. The files go to
-    `workdir` (by default a new working folder of the source).
+    `workdir` (by default a new working folder of the source). A contract's fast parse, if it
+    has one, is the statement run (the same rows as its exact one, for less: see
+    `lib.contract_sql.fast_duplicates`); `exact`: run the exact statement instead.
     """
     statement = parse_sql or contract.parse()
+    if not exact and parse_sql is None and contract.fast_parse is not None:
+        statement = contract.fast_parse()
     reader = RawLineReader(sorted(raw_paths), root=raw_root)
     workdir = workdir or working_dir(contract.source)
     sink = _Sink(contract, workdir, bronze_exclude)

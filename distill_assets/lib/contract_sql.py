@@ -188,6 +188,33 @@ def field_reasons(model: type[BaseModel]) -> tuple[str, ...]:
     return tuple(check.reason for check in _field_checks(model, EXPLAINED))
 
 
+def fast_duplicates(cols: dict[str, Column]) -> str:
+    """Return the fast parse's `duplicate_key` test: `has_duplicate_key(doc)`, for less.
+
+    A record that fails a field check (`field_reason`, its first failing one) gets the full test
+    of every value of the line. A record that passes them all holds in its known fields what their
+    kinds accept, so only the fields whose kind `holds_objects` (an object, any JSON value) and
+    its unknown fields can hold a nested object: its test reads the top-level keys already listed
+    (`keys`), those fields' values when they are containers and the unknown fields' text
+    (`extra_text`, as bronze's `extra`: the usual ones from their struct, else the whole line),
+    each value's nested keys only when its text holds a second `{` (macro
+    `has_nested_duplicate_key`). Either way the answer is `has_duplicate_key(doc)`'s, so the
+    statement's rows are the exact statement's; only the cost differs.
+    """
+    containers = [
+        f"(coalesce({c.type} IN ('OBJECT', 'ARRAY'), false) AND has_nested_duplicate_key({c.json}))"
+        for c in cols.values()
+        if c.kind.holds_objects
+    ]
+    extras = (
+        "CASE WHEN len(extra_keys) = 0 THEN false "
+        "WHEN extra_keys = $extra_sequence THEN has_nested_duplicate_key(extra_text) "
+        "ELSE has_duplicate_key(doc) END"
+    )
+    clean = " OR ".join(["len(keys) <> len(list_distinct(keys))", *containers, extras])
+    return f"CASE WHEN field_reason IS NULL THEN {clean} ELSE has_duplicate_key(doc) END"
+
+
 def _with(statement: str, then: str) -> str:
     """Return `statement` (ending with its last CTE) followed by `then`'s CTEs and SELECT."""
     head, found, rest = then.partition("\nWITH ")
@@ -208,6 +235,7 @@ def parse_statement(
     extra_default: str | None = "{}",
     union: PayloadUnion | None = None,
     then: str | None = None,
+    fast: bool = False,
 ) -> str:
     """Return the parse statement of `model`'s records (see the module docstring).
 
@@ -219,26 +247,35 @@ def parse_statement(
     the model's fields. `then`: a statement (`WITH ...`) that reads the CTE `contract` (every
     column read and checked, `contract_reason`, `contract_detail` and `contract_extra`) and
     returns the parse's rows in its place (`bronze`, `key` and `derived` are then not used).
+    `fast`: the fast parse, the same rows for less: the field checks are tested first, and the
+    `duplicate_key` test of a record that passes them reads only where its repeated key can be
+    (`fast_duplicates`).
     """
     cols = columns(model)
     structure = json.dumps(dict.fromkeys(cols, "JSON"), separators=(",", ":"))
     known = ", ".join(sql_literal(name) for name in cols)
     kinds = ",\n        ".join(f"json_kind({c.json}) AS {c.type}" for c in cols.values())
     values = ",\n        ".join(f"{c.kind.value(c)} AS {c.value}" for c in cols.values())
-    checks = [
+    line_checks = [
         _Check("torn_last_line", "doc IS NULL AND is_last_line", details.torn_last_line),
         _Check("invalid_json", "doc IS NULL", details.invalid_json),
         _Check("not_an_object", "doc_type <> 'OBJECT'", details.not_an_object),
-        _Check("duplicate_key", "has_duplicate_key(doc)", DUPLICATE_KEY_DETAIL),
-        *_field_checks(model, details),
     ]
+    repeated = _Check("duplicate_key", "has_duplicate_key(doc)", DUPLICATE_KEY_DETAIL)
+    field_checks = _field_checks(model, details)
+    checks = [*line_checks, repeated, *field_checks]
     chain = "\n            ".join(f"WHEN {c.test} THEN {sql_literal(c.reason)}" for c in checks)
+    fields_chain = "\n            ".join(
+        f"WHEN {c.test} THEN {sql_literal(c.reason)}" for c in field_checks
+    )
     explained = _explained(checks)
     checked_from, payload = "valued", ""
     if union is not None:
         payload = payload_ctes(union, cols[union.key].value, cols[union.field].value)
         checked_from = "payload_checked"
-        chain += "\n            WHEN payload_fault IS NOT NULL THEN payload_fault.reason"
+        fault = "\n            WHEN payload_fault IS NOT NULL THEN payload_fault.reason"
+        chain += fault
+        fields_chain += fault
         explained += (
             " ELSE CASE WHEN contract_reason = payload_fault.reason THEN payload_fault.detail END"
         )
@@ -251,7 +288,27 @@ def parse_statement(
         f"THEN CAST(json_merge_patch(doc, {sql_literal(patch)}) AS VARCHAR)"
         f"{default if extra_default is not None else ''} END"
     )
-    origin = f"{model.__module__}.{model.__name__}"
+    extras = ""
+    if fast:
+        # the field checks first (the unknown fields' text computed once, the fast test of repeated
+        # keys reads it), then the same chain with the repeated-key test of `fast_duplicates`
+        extras = f""",
+extras AS (
+    SELECT *, {extra} AS extra_text FROM {checked_from}
+),
+fielded AS (
+    SELECT
+        *,
+        CASE WHEN doc_type = 'OBJECT' THEN CASE
+            {fields_chain}
+        END END AS field_reason
+    FROM extras
+)"""
+        checked_from, extra = "fielded", "extra_text"
+        tested = [*line_checks, _Check("duplicate_key", fast_duplicates(cols), None)]
+        chain = "\n            ".join(f"WHEN {c.test} THEN {sql_literal(c.reason)}" for c in tested)
+        chain += "\n            ELSE field_reason"
+    origin = f"{model.__module__}.{model.__name__}{' (fast)' if fast else ''}"
     ctes = f"""-- generated by distill_assets.lib.contract_sql from {origin}
 WITH lines AS (
     SELECT
@@ -283,7 +340,7 @@ valued AS (
         *,
         {values}
     FROM typed
-){payload},
+){payload}{extras},
 checked AS (
     SELECT
         *,

@@ -87,7 +87,13 @@ class Column:
 
 
 class JsonField:
-    """How a contract field's JSON value is read: its value, its test and its bronze column."""
+    """How a contract field's JSON value is read: its value, its test and its bronze column.
+
+    `holds_objects`: whether a value the field accepts may contain a JSON object (an object, or
+    any JSON value); the fast parse checks only such fields' values for repeated keys.
+    """
+
+    holds_objects = False
 
     def value(self, col: Column) -> str:
         """Return the SQL of the normalised value (NULL when it is not of the contract)."""
@@ -284,6 +290,8 @@ class IsoSeconds(JsonField):
 class Object(JsonField):
     """A JSON object, kept as its JSON text."""
 
+    holds_objects = True
+
     def value(self, col: Column) -> str:  # noqa: D102
         return f"CASE WHEN {col.type} = 'OBJECT' THEN {col.json} END"
 
@@ -294,6 +302,8 @@ class Object(JsonField):
 @dataclass(frozen=True)
 class JsonText(JsonField):
     """Any JSON value, kept as written (a string's text, else its JSON text); never invalid."""
+
+    holds_objects = True
 
     def value(self, col: Column) -> str:  # noqa: D102
         return col.text

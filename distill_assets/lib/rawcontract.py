@@ -36,6 +36,8 @@ class RawContract:
     - `parse`: returns the parse statement (reads the view `raw_lines`, returns one row per line
       in order: the bronze columns, `quarantine_reason`, `quarantine_detail`, and `dedup_key`,
       `extra_keys`, `rewrite_*` where the contract uses them).
+    - `fast_parse`: returns the fast parse statement, if the contract has one: the same rows as
+      `parse`'s for less (`lib.contract_sql.fast_duplicates`); the ingest runs it by default.
     - `dedup`: the key (`dedup_key`) unique within a partition; later records are quarantined.
     - `line_rewrite`: for a parse that rewrites the raw line (returns `line` only for the records
       it quarantines), the SQL file (`sql/<name>.sql`) giving the quarantine line of a record it
@@ -48,6 +50,7 @@ class RawContract:
     source: str
     table: str
     parse: Callable[[], str]
+    fast_parse: Callable[[], str] | None = None
     dedup: Dedup | None = None
     line_rewrite: str | None = None
     bronze_line: str | None = "line"

@@ -247,7 +247,7 @@ def test_a_contract_change_changes_the_generated_checks(tmp_path: Path) -> None:
         union=union,
         then=load_sql("telemetry/select_redacted_events"),
     )
-    changed = dataclasses.replace(contract.RAW, parse=lambda: statement)
+    changed = dataclasses.replace(contract.RAW, parse=lambda: statement, fast_parse=None)
     payload = _set(VALID_PAYLOADS["decision"], ("ambiguity_score",), 1.5)
     line = json.dumps(envelope(event_type="decision", payload=payload))
     found = []
