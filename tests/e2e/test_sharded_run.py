@@ -9,7 +9,6 @@ each step in a process of its own, the day's bronze unchanged.
 from __future__ import annotations
 
 import shutil
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -17,8 +16,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from tests.conftest import PROJECT_ROOT
-from tests.integration.helpers import BIN, RUN_TIMEOUT_S, clean_env
+from tests.integration.helpers import BIN, clean_env, run_ok
 from tests.integration.test_parallel_ingest import tree_digest
 from tests.unit.defs.test_shards import split_day
 
@@ -28,25 +26,11 @@ DAYS = ("2026-11-01", "2026-11-02")
 SOURCES = ("traces", "escalations", "revisions", "telemetry")
 
 
-def _run(cmd: list[str], env: dict[str, str]) -> str:
-    done = subprocess.run(
-        cmd,
-        env=env,
-        cwd=PROJECT_ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=RUN_TIMEOUT_S,
-    )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
-    return done.stdout
-
-
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str]]:
     root = tmp_path_factory.mktemp("sharded")
     raw = root / "raw"
-    _run(
+    run_ok(
         [str(BIN / "distill"), "sample", "--out", str(raw), "--days", "2", "--start", DAYS[0]],
         clean_env(root / "gen"),
     )
@@ -59,7 +43,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str]]:
     }
     for name, env in envs.items():
         shutil.copytree(raw, Path(env["DISTILL_DATA_DIR"]) / "raw")
-        assert "publish_release: ok" in _run([str(BIN / "distill"), "run"], env), name
+        assert "publish_release: ok" in run_ok([str(BIN / "distill"), "run"], env), name
     return envs
 
 
@@ -125,7 +109,7 @@ def test_shard_steps_run_in_processes_of_their_own(
 ) -> None:
     env = clean_env(tmp_path, DISTILL_INGEST_SHARDS="2", DISTILL_EXECUTOR="multiprocess")
     shutil.copytree(_data(runs["plain"], "raw"), _data(env, "raw"))
-    _run([sys.executable, "-c", CHILD, DAYS[1]], env)
+    run_ok([sys.executable, "-c", CHILD, DAYS[1]], env)
 
     with dg.DagsterInstance.from_config(env["DAGSTER_HOME"]) as instance:
         (run,) = instance.get_runs()

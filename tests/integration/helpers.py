@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import SAMPLES
+from tests.conftest import PROJECT_ROOT, SAMPLES
 
 BIN = Path(sys.executable).parent
 RUN_TIMEOUT_S = 900
@@ -34,10 +34,10 @@ def clean_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def distill_run(env: dict[str, str], cwd: Path) -> str:
-    """Run `distill run` on the committed samples; return its output (it must succeed)."""
+def run_ok(cmd: list[str], env: dict[str, str], cwd: Path = PROJECT_ROOT) -> str:
+    """Run `cmd` in a child process; return its output (it must succeed within the timeout)."""
     done = subprocess.run(
-        [str(BIN / "distill"), "run", "--samples", str(SAMPLES)],
+        cmd,
         env=env,
         cwd=cwd,
         capture_output=True,
@@ -47,3 +47,8 @@ def distill_run(env: dict[str, str], cwd: Path) -> str:
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
     return done.stdout
+
+
+def distill_run(env: dict[str, str], cwd: Path) -> str:
+    """Run `distill run` on the committed samples; return its output (it must succeed)."""
+    return run_ok([str(BIN / "distill"), "run", "--samples", str(SAMPLES)], env, cwd)

@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import dagster as dg
 import pytest
 
-from tests.conftest import PROJECT_ROOT
-from tests.integration.helpers import BIN, RUN_TIMEOUT_S, clean_env
+from tests.integration.helpers import BIN, clean_env, run_ok
 
 pytestmark = pytest.mark.integration
 
@@ -31,23 +29,9 @@ def tree_digest(root: Path) -> dict[str, str]:
     }
 
 
-def _run(cmd: list[str], env: dict[str, str]) -> str:
-    done = subprocess.run(
-        cmd,
-        env=env,
-        cwd=PROJECT_ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=RUN_TIMEOUT_S,
-    )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
-    return done.stdout
-
-
 def test_parallel_ingest_publishes_the_serial_release(tmp_path: Path) -> None:
     raw = tmp_path / "raw"
-    _run(
+    run_ok(
         [str(BIN / "distill"), "sample", "--out", str(raw), "--days", "4", "--start", DAYS[0]],
         clean_env(tmp_path / "gen"),
     )
@@ -56,9 +40,9 @@ def test_parallel_ingest_publishes_the_serial_release(tmp_path: Path) -> None:
     for env in (serial_env, parallel_env):
         shutil.copytree(raw, Path(env["DISTILL_DATA_DIR"]) / "raw")
 
-    serial_out = _run([str(BIN / "distill"), "run", "--samples", "none"], serial_env)
+    serial_out = run_ok([str(BIN / "distill"), "run", "--samples", "none"], serial_env)
     assert "publish_release: ok" in serial_out
-    _run([sys.executable, "-m", "tests.integration.parallel_run", *DAYS], parallel_env)
+    run_ok([sys.executable, "-m", "tests.integration.parallel_run", *DAYS], parallel_env)
 
     with dg.DagsterInstance.from_config(parallel_env["DAGSTER_HOME"]) as instance:
         runs = instance.get_runs()

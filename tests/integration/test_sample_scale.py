@@ -8,39 +8,24 @@ withholds nothing (no false positive of the independent scan on generated ids).
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import polars as pl
 import pytest
 
-from tests.conftest import PROJECT_ROOT
-from tests.integration.helpers import BIN, RUN_TIMEOUT_S, clean_env
+from tests.integration.helpers import BIN, clean_env, run_ok
 
 pytestmark = pytest.mark.integration
 
 TELEMETRY_CONFIGS = ("cot", "dpo", "rlds", "sft")
 
 
-def _distill(env: dict[str, str], *args: str) -> str:
-    done = subprocess.run(
-        [str(BIN / "distill"), *args],
-        env=env,
-        cwd=PROJECT_ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=RUN_TIMEOUT_S,
-    )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
-    return done.stdout
-
-
 def test_scale_ten_publishes_telemetry_in_every_config_and_split(tmp_path: Path) -> None:
     env = clean_env(tmp_path)
     data = Path(env["DISTILL_DATA_DIR"])
-    _distill(env, "sample", "--out", str(data / "raw"), "--days", "3", "--scale", "10")
-    out = _distill(env, "run", "--samples", "none")
+    distill = str(BIN / "distill")
+    run_ok([distill, "sample", "--out", str(data / "raw"), "--days", "3", "--scale", "10"], env)
+    out = run_ok([distill, "run", "--samples", "none"], env)
     assert "withheld" not in out
     latest = data / "hub" / "distill" / "latest"
     manifest = json.loads((latest / "release.json").read_text())
