@@ -11,35 +11,12 @@ import pytest
 
 from distill_assets.cli import main
 from distill_assets.lib.settings import Settings
+from tests.assets.test_telemetry import GLOBAL_TABLES as GLOBAL
+from tests.assets.test_telemetry_one_story import DAILY_TABLES as DAILY
 from tests.conftest import SAMPLES, materialize
 
 pytestmark = pytest.mark.e2e
 DAY = "2026-11-20"
-DAILY = (
-    "events",
-    "quarantine",
-    "validation",
-    "accepted_events",
-    "triage",
-    "dialogues",
-    "decisions",
-    "decision_pairs",
-    "competence",
-    "episodes",
-    "episode_pairs",
-    "reasoning",
-)
-GLOBAL = (
-    "deletions",
-    "deletion_log",
-    "consent",
-    "exclusions",
-    "player_quality",
-    "payouts",
-    "pair_exclusions",
-    "witness_queue",
-    "witness_exclusions",
-)
 RELEASE = "group:curation or group:release"
 
 
