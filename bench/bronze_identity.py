@@ -69,7 +69,6 @@ def _breaches() -> Path:
 def digest(source: str, size_mb: int) -> dict[str, object]:
     """Ingest the bench partition of `source`; return its rows and files' sha256."""
     from bench import ingest
-    from distill_assets.defs.ingest import ingest_partition
 
     if source == "telemetry-breaches":
         root, source = _breaches(), "telemetry"
@@ -77,20 +76,7 @@ def digest(source: str, size_mb: int) -> dict[str, object]:
         root = ingest.dataset(source, size_mb)
     files = ingest.jsonl_files(root, source)
     with tempfile.TemporaryDirectory() as tmp:
-        if source == "traces":
-            from distill_assets.contracts.traces import RAW
-
-            result = ingest_partition(RAW, files, raw_root=str(root), workdir=Path(tmp))
-        else:
-            contract, params = ingest.parse_inputs(source)
-            result = ingest_partition(
-                contract,
-                files,
-                raw_root=str(root),
-                params=params,
-                bronze_exclude=("line",),
-                workdir=Path(tmp),
-            )
+        result = ingest.bronze(source, files, root, Path(tmp))
         return {
             "bronze_rows": result.bronze_rows,
             "quarantine_by_reason": dict(sorted(result.quarantine_by_reason.items())),

@@ -34,7 +34,6 @@ import argparse
 import json
 import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -44,7 +43,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bench.first_product import clock
-from bench.ingest import DATA, DAY, RESULTS, _imports, dataset, jsonl_files, parse_inputs
+from bench.ingest import (
+    DATA,
+    DAY,
+    RESULTS,
+    _imports,
+    bronze,
+    copy_rows,
+    dataset,
+    jsonl_files,
+    measure_step,
+    parse_inputs,
+)
 
 SOURCES = ("escalations", "revisions", "telemetry")
 RATES = (0.001, 0.01, 0.05)
@@ -62,19 +72,8 @@ def _bad_lines(source: str, root: Path) -> set[tuple[str, int]]:
     """Return the (file, line) of every line the exact ingest of a partition quarantines."""
     import pyarrow.parquet as pq
 
-    from distill_assets.defs.ingest import ingest_partition
-
-    contract, params = parse_inputs(source)
     with tempfile.TemporaryDirectory() as tmp:
-        result = ingest_partition(
-            contract,
-            jsonl_files(root, source),
-            raw_root=str(root),
-            params=params,
-            bronze_exclude=("line",),
-            workdir=Path(tmp),
-            exact=True,
-        )
+        result = bronze(source, jsonl_files(root, source), root, Path(tmp), exact=True)
         rows = pq.read_table(result.quarantine.path, columns=["source_file", "line_no"])
     return set(zip(*(rows.column(n).to_pylist() for n in rows.column_names), strict=True))
 
@@ -115,29 +114,10 @@ def thinned(source: str, size_mb: int, rate: float) -> Path:
 
 def _work(step: str, source: str, root: Path, out: Path) -> dict[str, int]:
     """Run one step in this process; return its rows (and the quarantine's for the ingest)."""
-    import duckdb
-
     files = jsonl_files(root, source)
     if step == "copy":
-        con = duckdb.connect()
-        target = out / "copy.parquet"
-        con.execute(
-            f"COPY (SELECT * FROM read_json({files!r}, format='newline_delimited', "
-            f"ignore_errors=true)) TO '{target}' (FORMAT parquet)"
-        )
-        return {"rows": int(con.execute(f"SELECT count(*) FROM '{target}'").fetchone()[0])}
-    from distill_assets.defs.ingest import ingest_partition
-
-    contract, params = parse_inputs(source)
-    result = ingest_partition(
-        contract,
-        files,
-        raw_root=str(root),
-        params=params,
-        bronze_exclude=("line",),
-        workdir=out,
-        exact=step == "exact",
-    )
+        return {"rows": copy_rows(files, out / "copy.parquet")}
+    result = bronze(source, files, root, out, exact=step == "exact")
     return {
         "rows": result.bronze_rows + result.quarantine_rows,
         "quarantined": result.quarantine_rows,
@@ -157,17 +137,6 @@ def _child(step: str, source: str, root: str) -> None:
     print(json.dumps({"wall_s": wall, "cpu_s": cpu, **counts}))
 
 
-def _measure(step: str, source: str, root: Path) -> dict[str, float]:
-    done = subprocess.run(
-        [sys.executable, "-m", "bench.fast_path", "--step", step, source, str(root)],
-        check=True,
-        capture_output=True,
-        text=True,
-        cwd=Path(__file__).resolve().parent.parent,
-    )
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
 def _spread(values: list[float]) -> str:
     return f"{min(values):.2f}–{max(values):.2f}"
 
@@ -182,7 +151,7 @@ def measure(size_mb: int, repeats: int) -> dict[str, object]:
             runs: dict[str, list[dict[str, float]]] = {step: [] for step in STEPS}
             for _ in range(repeats):
                 for step in STEPS:
-                    runs[step].append(_measure(step, source, root))
+                    runs[step].append(measure_step("bench.fast_path", step, source, root))
             measured = runs["exact"][0]["quarantined"] / runs["exact"][0]["rows"]
             for step in STEPS:
                 x_cpu = [

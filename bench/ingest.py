@@ -114,29 +114,48 @@ def _imports(step: str) -> None:
         import distill_assets.defs.telemetry.assets  # noqa: F401
 
 
-def _work(step: str, source: str, root: Path, out: Path) -> int:
-    """Run one step in this process; return the rows it wrote (bronze + quarantine for bronze)."""
+def copy_rows(files: list[str], target: Path) -> int:
+    """The baseline: a bare DuckDB COPY of `files` to Parquet `target`; return its rows."""
     import duckdb
 
-    files = jsonl_files(root, source)
-    if step == "copy":
-        con = duckdb.connect()
-        con.execute(
-            f"COPY (SELECT * FROM read_json({files!r}, format='newline_delimited', "
-            f"ignore_errors=true)) TO '{out / 'copy.parquet'}' (FORMAT parquet)"
-        )
-        return int(con.execute(f"SELECT count(*) FROM '{out / 'copy.parquet'}'").fetchone()[0])
+    con = duckdb.connect()
+    con.execute(
+        f"COPY (SELECT * FROM read_json({files!r}, format='newline_delimited', "
+        f"ignore_errors=true)) TO '{target}' (FORMAT parquet)"
+    )
+    return int(con.execute(f"SELECT count(*) FROM '{target}'").fetchone()[0])
+
+
+def bronze(source: str, files: list[str], root: Path, workdir: Path, *, exact: bool = False):
+    """Run the source's bronze step on `files` as its asset binds it; return the `IngestResult`.
+
+    Traces keep the raw line in bronze; the other sources keep it in quarantine only. `exact`
+    runs the contract's exact parse statement instead of its fast one.
+    """
     from distill_assets.defs.ingest import ingest_partition
 
     if source == "traces":
         from distill_assets.contracts.traces import RAW
 
-        result = ingest_partition(RAW, files, raw_root=str(root), workdir=out)
-    else:
-        contract, params = parse_inputs(source)
-        result = ingest_partition(
-            contract, files, raw_root=str(root), params=params, bronze_exclude=("line",)
-        )
+        return ingest_partition(RAW, files, raw_root=str(root), workdir=workdir, exact=exact)
+    contract, params = parse_inputs(source)
+    return ingest_partition(
+        contract,
+        files,
+        raw_root=str(root),
+        params=params,
+        bronze_exclude=("line",),
+        workdir=workdir,
+        exact=exact,
+    )
+
+
+def _work(step: str, source: str, root: Path, out: Path) -> int:
+    """Run one step in this process; return the rows it wrote (bronze + quarantine for bronze)."""
+    files = jsonl_files(root, source)
+    if step == "copy":
+        return copy_rows(files, out / "copy.parquet")
+    result = bronze(source, files, root, out)
     return result.bronze_rows + result.quarantine_rows
 
 
@@ -174,9 +193,10 @@ def _child(step: str, source: str, root: str) -> None:
     )
 
 
-def _measure(step: str, source: str, root: Path) -> dict[str, float]:
+def measure_step(module: str, step: str, source: str, root: Path) -> dict[str, float]:
+    """Run `python -m <module> --step <step> <source> <root>`; return the JSON it prints last."""
     done = subprocess.run(
-        [sys.executable, "-m", "bench.ingest", "--step", step, source, str(root)],
+        [sys.executable, "-m", module, "--step", step, source, str(root)],
         check=True,
         capture_output=True,
         text=True,
@@ -195,7 +215,7 @@ def measure(sizes: tuple[int, ...], repeats: int) -> dict[str, object]:
             best: dict[str, dict[str, float]] = {}
             for _ in range(repeats):
                 for step in ("copy", "bronze"):
-                    run = _measure(step, source, root)
+                    run = measure_step("bench.ingest", step, source, root)
                     if step not in best or run["wall_s"] < best[step]["wall_s"]:
                         best[step] = run
             for step, run in best.items():
