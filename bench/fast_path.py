@@ -52,9 +52,9 @@ from bench.ingest import (
     copy_rows,
     dataset,
     jsonl_files,
-    measure_step,
     parse_inputs,
 )
+from bench.process import child_json
 
 SOURCES = ("escalations", "revisions", "telemetry")
 RATES = (0.001, 0.01, 0.05)
@@ -151,7 +151,9 @@ def measure(size_mb: int, repeats: int) -> dict[str, object]:
             runs: dict[str, list[dict[str, float]]] = {step: [] for step in STEPS}
             for _ in range(repeats):
                 for step in STEPS:
-                    runs[step].append(measure_step("bench.fast_path", step, source, root))
+                    runs[step].append(
+                        child_json("bench.fast_path", ["--step", step, source, str(root)])
+                    )
             measured = runs["exact"][0]["quarantined"] / runs["exact"][0]["rows"]
             for step in STEPS:
                 x_cpu = [

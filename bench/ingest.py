@@ -26,13 +26,14 @@ import json
 import math
 import resource
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from bench.process import child_json
 
 if TYPE_CHECKING:
     from distill_assets.lib.rawcontract import RawContract
@@ -193,18 +194,6 @@ def _child(step: str, source: str, root: str) -> None:
     )
 
 
-def measure_step(module: str, step: str, source: str, root: Path) -> dict[str, float]:
-    """Run `python -m <module> --step <step> <source> <root>`; return the JSON it prints last."""
-    done = subprocess.run(
-        [sys.executable, "-m", module, "--step", step, source, str(root)],
-        check=True,
-        capture_output=True,
-        text=True,
-        cwd=Path(__file__).resolve().parent.parent,
-    )
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
 def measure(sizes: tuple[int, ...], repeats: int) -> dict[str, object]:
     """Measure every source at every size; return the results as a JSON-ready dict."""
     rows = []
@@ -215,7 +204,7 @@ def measure(sizes: tuple[int, ...], repeats: int) -> dict[str, object]:
             best: dict[str, dict[str, float]] = {}
             for _ in range(repeats):
                 for step in ("copy", "bronze"):
-                    run = measure_step("bench.ingest", step, source, root)
+                    run = child_json("bench.ingest", ["--step", step, source, str(root)])
                     if step not in best or run["wall_s"] < best[step]["wall_s"]:
                         best[step] = run
             for step, run in best.items():

@@ -34,7 +34,6 @@ import math
 import os
 import resource
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
@@ -42,8 +41,9 @@ import time
 from datetime import date
 from pathlib import Path
 
+from bench.process import child_json
+
 BENCH = Path(__file__).resolve().parent
-PROJECT = BENCH.parent
 DATA = BENCH / "data"
 HISTORY = BENCH / "history"
 DAY = "2026-11-19"
@@ -118,21 +118,6 @@ def _env(work: Path, raw: Path) -> dict[str, str]:
     )
     (work / "dagster_home").mkdir(parents=True, exist_ok=True)
     return env
-
-
-def _child(args: list[str], env: dict[str, str] | None = None) -> dict[str, object]:
-    """Run `python -m bench.night --child …` and return the JSON it prints last."""
-    done = subprocess.run(
-        [sys.executable, "-m", "bench.night", "--child", *args],
-        env=env,
-        cwd=PROJECT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(done.stdout[-2000:] + done.stderr[-4000:])
-    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 class Sampler(threading.Thread):
@@ -354,12 +339,16 @@ def measure(
     copies, nights = [], []
     for _ in range(repeats):
         with tempfile.TemporaryDirectory(prefix="distill-night-") as scratch:
-            copies.append(_child(["copy", str(raw), str(Path(scratch) / "copy")]))
+            copies.append(
+                child_json(
+                    "bench.night", ["--child", "copy", str(raw), str(Path(scratch) / "copy")]
+                )
+            )
         with tempfile.TemporaryDirectory(prefix="distill-night-") as scratch:
             work = Path(scratch) if keep is None else keep
             shutil.rmtree(work / "data", ignore_errors=True)
             shutil.rmtree(work / "dagster_home", ignore_errors=True)
-            nights.append(_child(["night"], _env(work, raw)))
+            nights.append(child_json("bench.night", ["--child", "night"], _env(work, raw)))
     total_mb = sum(sizes.values()) / 1e6
     label = (
         f"telemetry {sizes['telemetry'] / 1e9:.2f} GB + others ×{others:g} "

@@ -29,6 +29,8 @@ from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 from pathlib import Path
 
+from bench.process import child_json
+
 DAYS = 4
 SCALE = int(os.environ.get("DISTILL_BENCH_SCALE", "25"))
 QUICK_SCALE = 1
@@ -36,7 +38,6 @@ START = "2026-11-01"
 PROCESSES = 2
 BUCKET = "distill-bench"
 DATA = Path(__file__).resolve().parent / "data" / "scale_out"
-PROJECT = Path(__file__).resolve().parent.parent
 
 
 def _partitions() -> list[str]:
@@ -79,20 +80,6 @@ def _env(work: Path, raw: Path, **extra: str) -> dict[str, str]:
     (work / "dagster_home").mkdir(parents=True, exist_ok=True)
     env.update(extra)
     return env
-
-
-def _child(args: list[str], env: dict[str, str]) -> float:
-    done = subprocess.run(
-        [sys.executable, "-m", "bench.scale_out", *args],
-        env=env,
-        cwd=PROJECT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(done.stdout[-2000:] + done.stderr[-4000:])
-    return json.loads(done.stdout.strip().splitlines()[-1])["seconds"]
 
 
 def _digest(root: Path) -> str:
@@ -159,7 +146,12 @@ def _s3_release(lake: Path, raw: Path, work: Path) -> float | None:
             DISTILL_LAKE_ROOT=f"s3://{BUCKET}/lake",
             DISTILL_HUB_ROOT=f"s3://{BUCKET}/hub",
         )
-        return _child(["release"], env)
+        return _seconds(["release"], env)
+
+
+def _seconds(args: list[str], env: dict[str, str]) -> float:
+    """Run one step of this bench in a child process; return its wall seconds."""
+    return child_json("bench.scale_out", args, env)["seconds"]
 
 
 def run(quick: bool = False) -> str:
@@ -172,8 +164,8 @@ def run(quick: bool = False) -> str:
         serial_env = _env(tmp / "serial", raw)
         parallel_env = _env(tmp / "parallel", raw)
         days = ",".join(partitions)
-        serial = _child(["ingest", "--processes", "1", "--partitions", days], serial_env)
-        parallel = _child(
+        serial = _seconds(["ingest", "--processes", "1", "--partitions", days], serial_env)
+        parallel = _seconds(
             ["ingest", "--processes", str(PROCESSES), "--partitions", days], parallel_env
         )
         lake = tmp / "serial" / "data" / "lake"
@@ -181,7 +173,7 @@ def run(quick: bool = False) -> str:
         if not identical:
             raise RuntimeError("parallel ingest wrote a different lake than the serial one")
         s3 = _s3_release(lake, raw, tmp / "s3")
-        local = _child(["release"], serial_env)
+        local = _seconds(["release"], serial_env)
     rows = [
         "## Scale-out (`bench/scale_out.py`)",
         "",
