@@ -27,6 +27,7 @@ import polars as pl
 
 from distill_assets.defs.escalations.gate import training_ready
 from distill_assets.defs.escalations.working_store import DECISION_SCHEMA, database_decisions
+from distill_assets.lib.jsonlines import append_lines
 from distill_assets.lib.lake import (
     frame_batches,
     partition_files,
@@ -109,10 +110,7 @@ def append_decision(
     }
     if response is not None:
         line["response"] = response
-    path = decisions_path(root)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a", encoding="utf-8") as handle:
-        handle.write(json.dumps(line, sort_keys=True) + "\n")
+    append_lines(decisions_path(root), [line])
     return line
 
 

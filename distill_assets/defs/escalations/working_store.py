@@ -42,6 +42,7 @@ import polars as pl
 from upath import UPath
 
 from distill_assets.contracts.escalations import SEED_SQLITE_COLUMNS
+from distill_assets.lib.jsonlines import append_lines
 
 DATABASE_NAME = "distillation.db"
 VIA = "distillation.db"
@@ -221,11 +222,7 @@ def harvest(root: Path, path: Path, raw_root: str, known_ids: set[str]) -> dict[
                 seen.add((str(value.get("id")), float(value.get("ts") or 0.0)))
     fresh = [d for d in decisions.to_dicts() if (d["id"], d["ts"]) not in seen]
     if fresh:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a", encoding="utf-8") as handle:
-            for decision in fresh:
-                line = {k: v for k, v in decision.items() if v is not None}
-                handle.write(json.dumps(line, sort_keys=True) + "\n")
+        append_lines(path, ({k: v for k, v in d.items() if v is not None} for d in fresh))
     by_day: dict[str, list[str]] = {}
     for record in inserted_records(root):
         if record["id"] in known_ids:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import polars as pl
 
+from distill_assets.lib.jsonlines import append_lines
 from distill_assets.lib.lake import global_path, scan_partitions
 from distill_assets.rules import telemetry_witness as rules
 
@@ -77,10 +78,7 @@ def append_decision(
         "reviewer": reviewer,
         "ts": ts,
     }
-    path = decisions_path(data_dir)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a", encoding="utf-8") as handle:
-        handle.write(json.dumps(line, sort_keys=True) + "\n")
+    append_lines(decisions_path(data_dir), [line])
     return line
 
 
