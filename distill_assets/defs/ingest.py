@@ -227,6 +227,13 @@ def ingest_partition(
     )
 
 
+def quarantine_writer(path: Path, contract: RawContract) -> RowGroupWriter:
+    """Return the writer of a partition's quarantine file (`PROBLEM_SCHEMA`, dictionary columns)."""
+    return RowGroupWriter(
+        path, PROBLEM_SCHEMA, PARQUET_COMPRESSION, dictionary=list(contract.dictionary)
+    )
+
+
 class _Sink:
     """Split parsed chunks into bronze and quarantine rows and write both, in a background thread.
 
@@ -255,12 +262,7 @@ class _Sink:
         self.rewrite = load_sql(contract.line_rewrite) if contract.line_rewrite else None
         self.rewrite_con: duckdb.DuckDBPyConnection | None = None
         self.bronze: RowGroupWriter | None = None
-        self.quarantine = RowGroupWriter(
-            self.quarantine_path,
-            PROBLEM_SCHEMA,
-            PARQUET_COMPRESSION,
-            dictionary=list(contract.dictionary),
-        )
+        self.quarantine = quarantine_writer(self.quarantine_path, contract)
         self.bronze_rows = 0
         self.quarantine_by_reason: Counter[str] = Counter()
         self.drain: Drain[tuple[pa.Table, pa.Table]] = Drain(self._split, _PENDING_CHUNKS)

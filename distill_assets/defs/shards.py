@@ -39,7 +39,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from upath import UPath
 
-from distill_assets.defs.ingest import IngestResult, ingest_partition
+from distill_assets.defs.ingest import IngestResult, ingest_partition, quarantine_writer
 from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.resources import StagedParquet
 from distill_assets.lib.cleanup import remove_if_empty, working_dir
@@ -247,12 +247,7 @@ class _Merger:
         self.quarantine_path = workdir / "quarantine.parquet"
         self.dedup = Deduplicator(contract.dedup) if contract.dedup is not None else None
         self.bronze: RowGroupWriter | None = None
-        self.quarantine = RowGroupWriter(
-            self.quarantine_path,
-            PROBLEM_SCHEMA,
-            PARQUET_COMPRESSION,
-            dictionary=list(contract.dictionary),
-        )
+        self.quarantine = quarantine_writer(self.quarantine_path, contract)
         self.quarantine_by_reason: dict[str, int] = {}
 
     def shard(self, bronze: str, rejected: pa.Table) -> None:
