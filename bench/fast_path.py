@@ -32,11 +32,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import statistics
 import sys
 import tempfile
-import time
 import warnings
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -54,7 +52,7 @@ from bench.ingest import (
     jsonl_files,
     parse_inputs,
 )
-from bench.process import child_json
+from bench.process import child_json, print_measured
 
 SOURCES = ("escalations", "revisions", "telemetry")
 RATES = (0.001, 0.01, 0.05)
@@ -125,16 +123,9 @@ def _work(step: str, source: str, root: Path, out: Path) -> dict[str, int]:
 
 
 def _child(step: str, source: str, root: str) -> None:
-    """Entry point of a step's process: print `{wall_s, cpu_s, rows, ...}` as JSON."""
+    """Entry point of a step's process: print `{wall_s, cpu_s, peak_rss_mib, rows, ...}`."""
     _imports("copy" if step == "copy" else "bronze")
-    with tempfile.TemporaryDirectory() as tmp:
-        before = resource.getrusage(resource.RUSAGE_SELF)
-        start = time.perf_counter()
-        counts = _work(step, source, Path(root), Path(tmp))
-        wall = time.perf_counter() - start
-        after = resource.getrusage(resource.RUSAGE_SELF)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    print(json.dumps({"wall_s": wall, "cpu_s": cpu, **counts}))
+    print_measured(lambda out: _work(step, source, Path(root), out))
 
 
 def _spread(values: list[float]) -> str:

@@ -24,16 +24,14 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import resource
 import shutil
 import sys
 import tempfile
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bench.process import child_json
+from bench.process import child_json, print_measured
 
 if TYPE_CHECKING:
     from distill_assets.lib.rawcontract import RawContract
@@ -180,18 +178,7 @@ def parse_inputs(source: str) -> tuple[RawContract, dict[str, object]]:
 def _child(step: str, source: str, root: str) -> None:
     """Entry point of a step's process: print `{wall_s, cpu_s, peak_rss_mib, rows}` as JSON."""
     _imports(step)
-    with tempfile.TemporaryDirectory() as tmp:
-        before = resource.getrusage(resource.RUSAGE_SELF)
-        start = time.perf_counter()
-        rows = _work(step, source, Path(root), Path(tmp))
-        wall = time.perf_counter() - start
-        after = resource.getrusage(resource.RUSAGE_SELF)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    print(
-        json.dumps(
-            {"wall_s": wall, "cpu_s": cpu, "peak_rss_mib": after.ru_maxrss / 1024, "rows": rows}
-        )
-    )
+    print_measured(lambda out: {"rows": _work(step, source, Path(root), out)})
 
 
 def measure(sizes: tuple[int, ...], repeats: int) -> dict[str, object]:
