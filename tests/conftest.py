@@ -76,10 +76,16 @@ def materialize(
     """Materialize `selection` (Dagster selection syntax) of the real definitions in-process.
 
     The run goes to `instance` (default: an ephemeral one, holding only this run's events).
+    Without `partition`, curation's daily product assets (`DAILY_TAG`) that a selection such as
+    `group:curation` names are left out, as the release job leaves them out: they are
+    partitioned, and the release computes any product they did not make.
     """
     from distill_assets.definitions import defs
+    from distill_assets.defs.jobs import DAILY_TAG, SCOPE_TAG
 
     definitions = defs()
+    if partition is None:
+        selection = f'({selection}) and not tag:"{SCOPE_TAG}"="{DAILY_TAG[SCOPE_TAG]}"'
     job = dg.define_asset_job("test_job", selection=selection)
     resolved = dg.Definitions.merge(definitions, dg.Definitions(jobs=[job]))
     return resolved.resolve_job_def("test_job").execute_in_process(
