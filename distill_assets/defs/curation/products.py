@@ -9,7 +9,9 @@ quality gate. Products are written once per
 partition to `<lake>/curation/<config>_products/<day>.parquet` and reused while the feed
 partitions they were made from (Parquet footer fingerprints) and the product version (curation
 rules, embedder, eval sets) are unchanged, so a night that adds one partition reads the text of
-that partition only.
+that partition only. A day's products are computed in slices of its feed rows (`day_products`),
+each written as it is done, so memory is bounded by a slice; the day's ingest makes them
+(`daily.py`), and the release's `curate` makes any that are missing or stale (`refresh_products`).
 """
 
 from __future__ import annotations
