@@ -70,6 +70,17 @@ def land(settings: Settings, source: str, day: str, name: str, text: str | bytes
     return path
 
 
+def without_daily(selection: str) -> str:
+    """Return `selection` (Dagster selection syntax) without curation's daily product assets.
+
+    They are partitioned (`DAILY_TAG`): an unpartitioned run of `group:curation` leaves them out,
+    as the release job does.
+    """
+    from distill_assets.defs.jobs import DAILY_TAG, SCOPE_TAG
+
+    return f'({selection}) and not tag:"{SCOPE_TAG}"="{DAILY_TAG[SCOPE_TAG]}"'
+
+
 def materialize(
     selection: str, partition: str | None = None, instance: dg.DagsterInstance | None = None
 ) -> dg.ExecuteInProcessResult:
@@ -81,11 +92,10 @@ def materialize(
     partitioned, and the release computes any product they did not make.
     """
     from distill_assets.definitions import defs
-    from distill_assets.defs.jobs import DAILY_TAG, SCOPE_TAG
 
     definitions = defs()
     if partition is None:
-        selection = f'({selection}) and not tag:"{SCOPE_TAG}"="{DAILY_TAG[SCOPE_TAG]}"'
+        selection = without_daily(selection)
     job = dg.define_asset_job("test_job", selection=selection)
     resolved = dg.Definitions.merge(definitions, dg.Definitions(jobs=[job]))
     return resolved.resolve_job_def("test_job").execute_in_process(

@@ -67,9 +67,18 @@ def test_curate_reuses_the_daily_products_and_curates_the_same_bytes(
     assert (first["dpo"]["feed_tables"], first["dpo"]["slices"]) == ([], 0)
     assert not partition_path(daily.lake_root, "curation", "dpo_products", DAYS[0]).exists()
     # counts and versions only: no text, id or pseudonym in the instance
+    # the empty day's columns are those of a product file
+    assert first["dpo"]["dagster/column_schema"].columns[:3] == [
+        dg.TableColumn("id", "large_string"),
+        dg.TableColumn("source", "large_string"),
+        dg.TableColumn("source_ref", "large_string"),
+    ]
+    names = {c.name for c in first["sft"]["dagster/column_schema"].columns}
+    assert {"product_row", "content_hash", "signature", "embedding", "gate_failed"} <= names
     assert sorted(first["sft"]) == sorted(
         [
             "dagster/row_count",
+            "dagster/column_schema",
             "feed_tables",
             "reused",
             "slices",

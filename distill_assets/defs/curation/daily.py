@@ -12,19 +12,21 @@ depends on these assets having run.
 """
 
 import dagster as dg
+import polars as pl
 
-from distill_assets.contracts.published import CONFIG_FEEDS
+from distill_assets.contracts.published import CONFIG_FEEDS, SUBJECT_COLUMN, feed_schema
 from distill_assets.defs.curation.decontaminate import load_eval_ngrams
 from distill_assets.defs.curation.products import (
     DayRefresh,
     ProductContext,
+    compute_products,
     products_table,
     refresh_day,
 )
 from distill_assets.defs.jobs import DAILY_TAG
 from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.resources import DistillSettings, EmbedderResource
-from distill_assets.lib.lake import parquet_row_count
+from distill_assets.lib.lake import parquet_columns, parquet_row_count
 from distill_assets.rules import rules_metadata, rules_version
 
 GROUP = "curation"
@@ -48,6 +50,20 @@ def products_key(config: str) -> dg.AssetKey:
     return dg.AssetKey([GROUP, products_table(config)])
 
 
+def product_columns(refresh: DayRefresh, context: ProductContext) -> list[tuple[str, str]]:
+    """Return `(name, Arrow type)` of the columns of a product file of `context`'s config.
+
+    From the day's file's footer, or, for a day without a feed partition (no file), from the
+    products of no row.
+    """
+    if refresh.path is not None:
+        return parquet_columns(refresh.path)
+    config = context.config
+    schema = {**feed_schema(config), SUBJECT_COLUMN: pl.String(), "partition": pl.String()}
+    empty = compute_products(pl.LazyFrame(schema=schema), context).to_arrow().schema
+    return [(field.name, str(field.type)) for field in empty]
+
+
 def products_metadata(refresh: DayRefresh, context: ProductContext) -> dict[str, object]:
     """Return the materialization metadata of one day's product: counts and versions only.
 
@@ -55,8 +71,10 @@ def products_metadata(refresh: DayRefresh, context: ProductContext) -> dict[str,
     """
     written = refresh.written
     rows = parquet_row_count(refresh.path) if refresh.path is not None else 0
+    columns = [dg.TableColumn(name, kind) for name, kind in product_columns(refresh, context)]
     return {
         "dagster/row_count": dg.MetadataValue.int(rows),
+        "dagster/column_schema": dg.MetadataValue.table_schema(dg.TableSchema(columns)),
         "feed_tables": dg.MetadataValue.json(refresh.feeds),
         "reused": dg.MetadataValue.bool(refresh.reused),
         "slices": dg.MetadataValue.int(written.slices if written else 0),
