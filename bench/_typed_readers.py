@@ -142,7 +142,7 @@ def _shown(rows: list[tuple]) -> str:
     return "; ".join("NULL" if all(v is None for v in row) else repr(row) for row in rows)
 
 
-def _probe_duckdb(columns_sql: str, line: str) -> str:
+def _probe_duckdb(columns_sql: str, line: str, options: str = "") -> str:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "probe.jsonl"
         path.write_text(line + "\n")
@@ -151,7 +151,7 @@ def _probe_duckdb(columns_sql: str, line: str) -> str:
             return _shown(
                 con.execute(
                     f"SELECT * FROM read_json('{path}', format='newline_delimited', "
-                    f"columns={columns_sql})"
+                    f"columns={columns_sql}{options})"
                 ).fetchall()
             )
         except duckdb.Error:
@@ -191,6 +191,9 @@ def _probe_polars(line: str) -> str:
 READERS: dict[str, Callable[[str], str]] = {
     "read_json, native types": lambda line: _probe_duckdb("{'n': 'BIGINT', 's': 'VARCHAR'}", line),
     "read_json, fields as JSON": lambda line: _probe_duckdb("{'n': 'JSON', 's': 'JSON'}", line),
+    "read_json, fields as JSON, ignore_errors": lambda line: _probe_duckdb(
+        "{'n': 'JSON', 's': 'JSON'}", line, ", ignore_errors=true"
+    ),
     "json_transform_strict to MAP": _probe_map,
     "pyarrow.json, explicit schema": _probe_arrow,
     "polars read_ndjson, schema": _probe_polars,

@@ -10,19 +10,36 @@ import pytest
 from bench import _typed_readers as typed
 from distill_assets.contracts import escalations, revisions, telemetry
 
-# case: (read_json native, read_json JSON, json_transform_strict MAP, pyarrow.json, polars)
+# case: (read_json native, JSON, JSON with ignore_errors, json_transform_strict MAP,
+# pyarrow.json, polars)
 EXPECTED = {
-    "clean": ("(1, 'x')", "('1', '\"x\"')", "{'n': '1', 's': '\"x\"'}", "(1, 'x')", "(1, 'x')"),
+    "clean": (
+        "(1, 'x')",
+        "('1', '\"x\"')",
+        "('1', '\"x\"')",
+        "{'n': '1', 's': '\"x\"'}",
+        "(1, 'x')",
+        "(1, 'x')",
+    ),
     "string for an integer": (
         "(5, 'x')",
+        "('\"5\"', '\"x\"')",
         "('\"5\"', '\"x\"')",
         "{'n': '\"5\"', 's': '\"x\"'}",
         "error",
         "error",
     ),
-    "number for a string": ("(1, '5')", "('1', '5')", "{'n': '1', 's': '5'}", "error", "(1, '5')"),
+    "number for a string": (
+        "(1, '5')",
+        "('1', '5')",
+        "('1', '5')",
+        "{'n': '1', 's': '5'}",
+        "error",
+        "(1, '5')",
+    ),
     "2.0 for an integer": (
         "(2, 'x')",
+        "('2.0', '\"x\"')",
         "('2.0', '\"x\"')",
         "{'n': '2.0', 's': '\"x\"'}",
         "error",
@@ -31,12 +48,14 @@ EXPECTED = {
     "true for an integer": (
         "(1, 'x')",
         "('true', '\"x\"')",
+        "('true', '\"x\"')",
         "{'n': 'true', 's': '\"x\"'}",
         "error",
         "error",
     ),
     "object for a string": (
         "(1, '{\"k\":1}')",
+        "('1', '{\"k\":1}')",
         "('1', '{\"k\":1}')",
         "{'n': '1', 's': '{\"k\":1}'}",
         "error",
@@ -45,13 +64,15 @@ EXPECTED = {
     "field absent": (
         "(None, 'x')",
         "(None, '\"x\"')",
+        "(None, '\"x\"')",
         "{'s': '\"x\"'}",
         "(None, 'x')",
         "(None, 'x')",
     ),
-    "repeated key": ("error", "error", "NULL", "error", "(1, 'x')"),
+    "repeated key": ("error", "error", "('1', '\"x\"')", "NULL", "error", "(1, 'x')"),
     "repeated nested key": (
         "(1, 'x')",
+        "('1', '\"x\"')",
         "('1', '\"x\"')",
         "{'n': '1', 's': '\"x\"', 'o': '{\"k\":1,\"k\":2}'}",
         "error",
@@ -60,12 +81,13 @@ EXPECTED = {
     "unknown field": (
         "(1, 'x')",
         "('1', '\"x\"')",
+        "('1', '\"x\"')",
         "{'n': '1', 's': '\"x\"', 'z': '3'}",
         "error",
         "(1, 'x')",
     ),
-    "not an object": ("error", "error", "NULL", "error", "error"),
-    "invalid JSON": ("error", "error", "NULL", "error", "error"),
+    "not an object": ("error", "error", "NULL", "NULL", "error", "error"),
+    "invalid JSON": ("error", "error", "NULL", "NULL", "error", "error"),
 }
 
 
