@@ -93,9 +93,7 @@ def json_objects(frame: pl.DataFrame, *, indent: int | None = None, level: int =
     """
     pad = None if indent is None else " " * indent
     names = sorted(frame.columns)
-    texts = [
-        _value_texts(frame.get_column(name), pad, level + 1).alias(name) for name in names
-    ]
+    texts = [_value_texts(frame.get_column(name), pad, level + 1).alias(name) for name in names]
     if pad is None:
         separator, opening, closing = ", ", "{", "}"
     else:

@@ -1,0 +1,325 @@
+"""The seed's review folders, rewritten where something changed (docs/sources/escalations.md).
+
+- `pending_review/batch_YYYYMMDD.json` — per partition (ingest date) of `distillation_examples`,
+  its examples still awaiting review (`human_reviewed` = 0 and no decision), sorted by id, as
+  `json.dumps(rows, indent=2, sort_keys=True)`; no file when nothing awaits review.
+- `approved/reviewed_YYYYMMDD.jsonl` — per decision date (UTC), the examples with a decision,
+  by decision time.
+
+A batch depends only on its partition's file and on which of its ids have a decision, so it is
+rewritten only when one of those changed (the partition's Parquet footer fingerprint, the
+decided ids found in it), or when its file is not the one last written (deleted or edited by
+hand: size or modification time differ); the others are kept without their partition being
+read. A partition is read in slices of `SLICE_BYTES` of its text, in id order, and written as it
+is encoded (`lib/json_text.py`), so memory holds one slice, not the day.
+
+The decided examples (`id`, `partition`, `source_ref`, `query`, `claude_response`: what the
+reviewed files show) are kept in `review/review_files.parquet`, with, in its footer, each
+partition's fingerprint and each written file's digest, size and time. A night reads, besides
+the footers: the changed partitions, and the `id` column of the others only when some decided
+id is new. The state is written last, atomically: after a crash it still describes the files
+the previous run wrote, so every file written since is seen as changed and written again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+import pyarrow.parquet as pq
+from upath import UPath
+
+from distill_assets.defs.escalations.review import EXAMPLES, PENDING_COLUMNS, SOURCE
+from distill_assets.lib.json_text import json_objects, write_json_array, write_json_lines
+from distill_assets.lib.lake import (
+    feed_fingerprint,
+    parquet_file,
+    parquet_key_values,
+    partition_files,
+)
+
+PENDING_FOLDER = "pending_review"
+REVIEWED_FOLDER = "approved"
+REVIEWED_COLUMNS = (
+    "id",
+    "source_ref",
+    "decision",
+    "notes",
+    "reviewer",
+    "ts",
+    "query",
+    "claude_response",
+)
+# what is kept of each decided example (the reviewed files' columns that are the example's)
+DECIDED_SCHEMA = pl.Schema(
+    {
+        "id": pl.String(),
+        "partition": pl.String(),
+        "source_ref": pl.String(),
+        "query": pl.String(),
+        "claude_response": pl.String(),
+    }
+)
+STATE_FILE = "review_files.parquet"
+STATE_KEY = b"distill.review_files"
+# a change of the files' format or of what a batch is made from rewrites every file
+STATE_FORMAT = "1"
+# uncompressed Parquet bytes of a partition's pending columns read at once
+SLICE_BYTES = 256 * 1024 * 1024
+# rows encoded at once
+ENCODE_ROWS = 2000
+
+
+COUNTS = (
+    "pending_batches_written",
+    "pending_batches_kept",
+    "pending_batches_deleted",
+    "reviewed_files_written",
+    "reviewed_files_kept",
+    "reviewed_files_deleted",
+    "partitions_read",
+    "partitions_id_scanned",
+)
+
+
+@dataclass
+class Written:
+    """What a refresh listed, and the files it wrote, kept and deleted (counts only)."""
+
+    pending: int = 0
+    reviewed: int = 0
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTS, 0))
+
+    def count(self, key: str, n: int = 1) -> None:
+        """Add `n` to the count `key`."""
+        self.counts[key] += n
+
+
+def state_path(root: Path) -> Path:
+    """Return the refresh's state file under the `distilled/` folder."""
+    return root / "review" / STATE_FILE
+
+
+def _read_state(root: Path) -> tuple[pl.DataFrame, dict]:
+    path = state_path(root)
+    meta = json.loads(parquet_key_values(UPath(path)).get(STATE_KEY, b"{}"))
+    if meta.get("format") != STATE_FORMAT:
+        return pl.DataFrame(schema=DECIDED_SCHEMA), {"partitions": {}, "files": {}}
+    return pl.read_parquet(path), meta
+
+
+def _write_state(root: Path, decided: pl.DataFrame, meta: dict) -> None:
+    path = state_path(root)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    table = decided.to_arrow()
+    table = table.replace_schema_metadata({STATE_KEY: json.dumps(meta, sort_keys=True)})
+    partial = path.with_name(f".{path.name}.partial")
+    pq.write_table(table, partial, compression="zstd")
+    partial.replace(path)
+
+
+def _stat(path: Path) -> dict[str, int] | None:
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return None
+    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+
+
+def _current(path: Path, recorded: dict | None, digest: str) -> bool:
+    """Whether `path` is the file last written from the inputs `digest` (absent: no file)."""
+    if recorded is None or recorded.get("digest") != digest:
+        return False
+    return _stat(path) == recorded.get("stat")
+
+
+def _decided_rows(scan: pl.LazyFrame, ids: pl.Series, partition: str) -> pl.DataFrame:
+    return (
+        scan.filter(pl.col("id").is_in(ids.implode()))
+        .select(*(c for c in DECIDED_SCHEMA if c != "partition"))
+        .with_columns(pl.lit(partition).alias("partition"))
+        .select(DECIDED_SCHEMA.names())
+        .collect(engine="streaming")
+    )
+
+
+def _decided(
+    files: dict[str, str],
+    changed: set[str],
+    decided_ids: pl.Series,
+    previous: pl.DataFrame,
+    written: Written,
+) -> pl.DataFrame:
+    """Return the decided examples per partition: kept for unchanged ones, else read."""
+    unchanged = [p for p in files if p not in changed]
+    kept = previous.filter(
+        pl.col("partition").is_in(unchanged) & pl.col("id").is_in(decided_ids.implode())
+    )
+    # an id searched before has all its rows in unchanged partitions among `previous` (each
+    # partition is searched for every decided id when it first appears or changes)
+    new_ids = decided_ids.filter(~decided_ids.is_in(previous.get_column("id").implode()))
+    parts = [kept]
+    for partition in changed:
+        parts.append(_decided_rows(pl.scan_parquet(files[partition]), decided_ids, partition))
+        written.count("partitions_read")
+    if new_ids.len():
+        for partition in unchanged:
+            scan = pl.scan_parquet(files[partition])
+            hits = scan.select("id").filter(pl.col("id").is_in(new_ids.implode())).collect()
+            written.count("partitions_id_scanned")
+            if hits.height:
+                parts.append(_decided_rows(scan, hits.get_column("id"), partition))
+    found = pl.concat(parts)
+    missing = decided_ids.filter(~decided_ids.is_in(found.get_column("id").implode()))
+    not_found = pl.DataFrame({"id": missing}).with_columns(
+        pl.lit(None, dtype=t).alias(c) for c, t in DECIDED_SCHEMA.items() if c != "id"
+    )
+    return pl.concat([found, not_found]).sort("partition", "id", nulls_last=True)
+
+
+def _pending_slices(path: str, decided: pl.Series) -> list[pl.DataFrame]:
+    """Return the rows (`_row`) of a partition's pending examples in id order, in slices."""
+    keys = (
+        pl.scan_parquet(path)
+        .select("id", "human_reviewed")
+        .with_row_index("_row")
+        .filter((pl.col("human_reviewed") == 0) & ~pl.col("id").is_in(decided.implode()))
+        .select("id", "_row")
+        .collect(engine="streaming")
+        .sort("id", "_row")
+        .select("_row")
+    )
+    if keys.is_empty():
+        return []
+    with parquet_file(UPath(path)) as parquet:
+        meta = parquet.metadata
+        names = set(PENDING_COLUMNS)
+        text_bytes = sum(
+            meta.row_group(g).column(c).total_uncompressed_size
+            for g in range(meta.num_row_groups)
+            for c in range(meta.num_columns)
+            if meta.row_group(g).column(c).path_in_schema.split(".")[0] in names
+        )
+        rows = max(meta.num_rows, 1)
+    slices = max(1, math.ceil(text_bytes * keys.height / rows / SLICE_BYTES))
+    size = math.ceil(keys.height / slices)
+    return [keys.slice(start, size) for start in range(0, keys.height, size)]
+
+
+def _pending_batches(path: str, decided: pl.Series) -> Iterator[pl.DataFrame]:
+    """Yield a partition's pending examples (`PENDING_COLUMNS`) in id order, a batch at a time."""
+    for keys in _pending_slices(path, decided):
+        rows = (
+            pl.scan_parquet(path)
+            .with_row_index("_row")
+            .join(keys.lazy().with_row_index("_order"), on="_row", how="inner")
+            .select("_order", *PENDING_COLUMNS)
+            .collect(engine="streaming")
+            .sort("_order")
+            .drop("_order")
+        )
+        for start in range(0, rows.height, ENCODE_ROWS):
+            yield rows.slice(start, ENCODE_ROWS)
+
+
+def _batch_name(partition: str) -> str:
+    return f"{PENDING_FOLDER}/batch_{partition.replace('-', '')}.json"
+
+
+def _remove_others(
+    root: Path, folder: str, expected: set[str], written: Written, kind: str
+) -> None:
+    """Delete the `*.json*` files of a folder that are not `expected` (stale or left over)."""
+    for path in sorted((root / folder).glob("*.json*")):
+        if f"{folder}/{path.name}" not in expected:
+            path.unlink()
+            if not path.name.startswith("."):
+                written.count(f"{kind}_deleted")
+
+
+def refresh_review_files(root: Path, lake_root: str, decisions: pl.DataFrame) -> Written:
+    """Bring `pending_review/` and `approved/` up to date with the examples and `decisions`.
+
+    Writes only the files whose inputs changed since the last refresh (or which are not the
+    file it wrote); returns the examples listed per kind and the files written, kept and deleted.
+    """
+    previous, state = _read_state(root)
+    for folder in (PENDING_FOLDER, REVIEWED_FOLDER):
+        (root / folder).mkdir(parents=True, exist_ok=True)
+    files = {Path(f).stem: f for f in partition_files(lake_root, SOURCE, EXAMPLES)}
+    fingerprints = {p: feed_fingerprint([UPath(f)]) for p, f in files.items()}
+    changed = {p for p, fp in fingerprints.items() if state["partitions"].get(p) != fp}
+    written = Written()
+    decided_ids = decisions.get_column("id").unique().sort()
+    decided = _decided(files, changed, decided_ids, previous, written)
+    recorded = state["files"]
+    new_files: dict[str, dict] = {}
+    by_partition = decided.filter(pl.col("partition").is_not_null()).partition_by(
+        "partition", as_dict=True
+    )
+    for partition, path in files.items():
+        frame = by_partition.get((partition,), decided.clear())
+        ids = frame.get_column("id")
+        name = _batch_name(partition)
+        digest = hashlib.sha256(
+            "\n".join([STATE_FORMAT, fingerprints[partition], *ids.to_list()]).encode()
+        ).hexdigest()
+        target = root / name
+        entry = recorded.get(name)
+        if entry is not None and _current(target, entry, digest):
+            written.count("pending_batches_kept")
+        else:
+            existed = target.exists()
+            rows = write_json_array(target, _pending_batches(path, ids))
+            if rows == 0:  # nothing awaits review: no file
+                target.unlink()
+            entry = {"digest": digest, "rows": rows, "stat": _stat(target)}
+            written.count("pending_batches_written" if rows else "pending_batches_deleted")
+            if rows == 0 and not existed:
+                written.count("pending_batches_deleted", -1)
+        written.pending += entry["rows"]
+        new_files[name] = entry
+    expected = {n for n, e in new_files.items() if e["rows"]}
+    _remove_others(root, PENDING_FOLDER, expected, written, "pending_batches")
+
+    reviewed = (
+        decided.filter(pl.col("partition").is_not_null())
+        .join(decisions, on="id", how="inner")
+        .sort("ts", "id", "partition")
+        .with_columns(
+            pl.from_epoch(pl.col("ts").cast(pl.Int64), time_unit="s")
+            .dt.strftime("%Y%m%d")
+            .alias("_day")
+        )
+    )
+    written.reviewed = reviewed.height
+    for (day,), batch in reviewed.group_by("_day", maintain_order=True):
+        name = f"{REVIEWED_FOLDER}/reviewed_{day}.jsonl"
+        rows = batch.select(REVIEWED_COLUMNS)
+        digest = hashlib.sha256(
+            json_objects(rows).str.join("\n").item().encode("utf-8")
+        ).hexdigest()
+        target = root / name
+        entry = recorded.get(name)
+        if entry is not None and _current(target, entry, digest):
+            written.count("reviewed_files_kept")
+        else:
+            write_json_lines(
+                target, (rows.slice(s, ENCODE_ROWS) for s in range(0, rows.height, ENCODE_ROWS))
+            )
+            entry = {"digest": digest, "rows": rows.height, "stat": _stat(target)}
+            written.count("reviewed_files_written")
+        new_files[name] = entry
+    expected |= {n for n in new_files if n.startswith(REVIEWED_FOLDER)}
+    _remove_others(root, REVIEWED_FOLDER, expected, written, "reviewed_files")
+    _write_state(
+        root,
+        decided,
+        {"format": STATE_FORMAT, "partitions": fingerprints, "files": new_files},
+    )
+    return written
