@@ -26,18 +26,22 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
 import pyarrow.parquet as pq
+from pyarrow import ipc
 from upath import UPath
 
 from distill_assets.defs.escalations.review import EXAMPLES, PENDING_COLUMNS, SOURCE
+from distill_assets.lib.cleanup import working_dir
 from distill_assets.lib.json_text import json_objects, write_json_array, write_json_lines
 from distill_assets.lib.lake import (
     feed_fingerprint,
+    is_remote,
     parquet_file,
     parquet_key_values,
     partition_files,
@@ -69,8 +73,10 @@ STATE_FILE = "review_files.parquet"
 STATE_KEY = b"distill.review_files"
 # a change of the files' format or of what a batch is made from rewrites every file
 STATE_FORMAT = "1"
-# uncompressed Parquet bytes of a partition's pending columns read at once
-SLICE_BYTES = 256 * 1024 * 1024
+# the in-memory bytes of a partition's pending examples read at once (estimated from its first
+# `SAMPLE_ROWS` rows)
+SLICE_BYTES = 64 * 1024 * 1024
+SAMPLE_ROWS = 8192
 # rows encoded at once
 ENCODE_ROWS = 2000
 
@@ -182,8 +188,13 @@ def _decided(
     return pl.concat([found, not_found]).sort("partition", "id", nulls_last=True)
 
 
-def _pending_slices(path: str, decided: pl.Series) -> list[pl.DataFrame]:
-    """Return the rows (`_row`) of a partition's pending examples in id order, in slices."""
+def _pending_keys(path: str, decided: pl.Series) -> tuple[pl.DataFrame, int]:
+    """Return where each pending example of a partition goes, and the number of slices.
+
+    A row per pending example: its row in the file (`_row`), its slice (`_slice`) and its
+    place in id order (`_order`). Only the `id` and `human_reviewed` columns are read; a slice
+    holds about `SLICE_BYTES` of examples (their size estimated from the first rows).
+    """
     keys = (
         pl.scan_parquet(path)
         .select("id", "human_reviewed")
@@ -193,38 +204,73 @@ def _pending_slices(path: str, decided: pl.Series) -> list[pl.DataFrame]:
         .collect(engine="streaming")
         .sort("id", "_row")
         .select("_row")
+        .with_row_index("_order")
     )
-    if keys.is_empty():
-        return []
+    sample = pl.scan_parquet(path).select(PENDING_COLUMNS).head(SAMPLE_ROWS).collect()
+    row_bytes = sample.estimated_size() / max(sample.height, 1)
+    slices = max(1, math.ceil(keys.height * row_bytes / SLICE_BYTES))
+    size = max(1, math.ceil(keys.height / slices))
+    return keys.with_columns((pl.col("_order") // size).cast(pl.Int64).alias("_slice")), slices
+
+
+def _in_order(rows: pl.DataFrame) -> Iterator[pl.DataFrame]:
+    """Yield `rows` (a slice) by `_order`, `ENCODE_ROWS` at a time, as `PENDING_COLUMNS`."""
+    order = rows.get_column("_order").arg_sort()
+    pending = rows.select(PENDING_COLUMNS)
+    for start in range(0, rows.height, ENCODE_ROWS):
+        yield pending[order.slice(start, ENCODE_ROWS)]
+
+
+def _picked(path: str, keys: pl.DataFrame) -> Iterator[pl.DataFrame]:
+    """Yield the pending rows of a partition as its batches are read (`_slice`, `_order`, ...)."""
+    by_row = keys.sort("_row")
+    rows = by_row.get_column("_row")
+    offset = 0
     with parquet_file(UPath(path)) as parquet:
-        meta = parquet.metadata
-        names = set(PENDING_COLUMNS)
-        text_bytes = sum(
-            meta.row_group(g).column(c).total_uncompressed_size
-            for g in range(meta.num_row_groups)
-            for c in range(meta.num_columns)
-            if meta.row_group(g).column(c).path_in_schema.split(".")[0] in names
+        batches = parquet.iter_batches(
+            batch_size=ENCODE_ROWS,
+            columns=list(PENDING_COLUMNS),
+            use_threads=not is_remote(UPath(path)),
         )
-        rows = max(meta.num_rows, 1)
-    slices = max(1, math.ceil(text_bytes * keys.height / rows / SLICE_BYTES))
-    size = math.ceil(keys.height / slices)
-    return [keys.slice(start, size) for start in range(0, keys.height, size)]
+        for record_batch in batches:
+            end = offset + record_batch.num_rows
+            low, high = rows.search_sorted(offset), rows.search_sorted(end)
+            if high > low:
+                wanted = by_row.slice(low, high - low)
+                picked = pl.DataFrame(record_batch)[wanted.get_column("_row") - offset]
+                yield pl.concat([wanted.select("_slice", "_order"), picked], how="horizontal")
+            offset = end
 
 
 def _pending_batches(path: str, decided: pl.Series) -> Iterator[pl.DataFrame]:
-    """Yield a partition's pending examples (`PENDING_COLUMNS`) in id order, a batch at a time."""
-    for keys in _pending_slices(path, decided):
-        rows = (
-            pl.scan_parquet(path)
-            .with_row_index("_row")
-            .join(keys.lazy().with_row_index("_order"), on="_row", how="inner")
-            .select("_order", *PENDING_COLUMNS)
-            .collect(engine="streaming")
-            .sort("_order")
-            .drop("_order")
-        )
-        for start in range(0, rows.height, ENCODE_ROWS):
-            yield rows.slice(start, ENCODE_ROWS)
+    """Yield a partition's pending examples (`PENDING_COLUMNS`) in id order, a batch at a time.
+
+    One read of the partition, batch by batch: with one slice its pending rows are kept in
+    memory; with several, each slice's rows go to an Arrow file of their own, then each slice
+    is read back and sorted in turn, so memory holds one slice, not the day.
+    """
+    keys, slices = _pending_keys(path, decided)
+    if keys.is_empty():
+        return
+    if slices == 1:
+        yield from _in_order(pl.concat(_picked(path, keys)))
+        return
+    spill = working_dir("review-spill")
+    try:
+        writers: dict[int, ipc.RecordBatchFileWriter] = {}
+        for batch in _picked(path, keys):
+            for (number,), part in batch.partition_by("_slice", as_dict=True).items():
+                table = part.drop("_slice").to_arrow()
+                if number not in writers:
+                    writers[number] = ipc.new_file(spill / f"{number}.arrow", table.schema)
+                writers[number].write_table(table)
+        for writer in writers.values():
+            writer.close()
+        for number in sorted(writers):
+            yield from _in_order(pl.read_ipc(spill / f"{number}.arrow"))
+            (spill / f"{number}.arrow").unlink()
+    finally:
+        shutil.rmtree(spill, ignore_errors=True)
 
 
 def _batch_name(partition: str) -> str:

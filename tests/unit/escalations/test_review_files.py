@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
 import polars as pl
@@ -278,3 +279,23 @@ def test_after_a_crash_before_the_state_is_written_the_files_are_written_again(
     )
     batch = root / "pending_review" / "batch_20261119.json"
     assert batch.read_bytes() == old_pending(nov19, later)
+
+
+def test_a_partition_read_in_many_slices_gives_the_same_batch(
+    folders: tuple[Path, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, lake = folders
+    ids = [f"x{n:02d}" for n in (7, 3, 11, 0, 5, 9, 1, 10, 2, 8, 4, 6)]
+    examples = write_partition(lake, "2026-11-19", *ids)
+    monkeypatch.setattr(review_files, "SLICE_BYTES", 1)  # one example per slice
+    monkeypatch.setattr(review_files, "ENCODE_ROWS", 5)  # read and encoded 5 rows at a time
+    decided = decisions(("x05", "approve", NOV_20))
+
+    written = refresh_review_files(root, lake, decided)
+
+    assert counts(written) == expect(
+        11, 1, pending_batches_written=1, reviewed_files_written=1, partitions_read=1
+    )
+    batch = root / "pending_review" / "batch_20261119.json"
+    assert batch.read_bytes() == old_pending(examples, decided)
+    assert [p.name for p in Path(tempfile.gettempdir()).glob("distill-*-review-spill-*")] == []
