@@ -10,8 +10,9 @@ A batch depends only on its partition's file and on which of its ids have a deci
 rewritten only when one of those changed (the partition's Parquet footer fingerprint, the
 decided ids found in it), or when its file is not the one last written (deleted or edited by
 hand: size or modification time differ); the others are kept without their partition being
-read. A partition is read in slices of `SLICE_BYTES` of its text, in id order, and written as it
-is encoded (`lib/json_text.py`), so memory holds one slice, not the day.
+read. A changed partition is read once, batch by batch; its pending examples are sorted into
+id-ordered slices of about `SLICE_BYTES` (spilled to Arrow files when there are several) and
+written as they are encoded (`lib/json_text.py`), so memory holds one slice, not the day.
 
 The decided examples (`id`, `partition`, `source_ref`, `query`, `claude_response`: what the
 reviewed files show) are kept in `review/review_files.parquet`, with, in its footer, each
