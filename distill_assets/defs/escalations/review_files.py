@@ -289,6 +289,85 @@ def _remove_others(
                 written.count(f"{kind}_deleted")
 
 
+def _refresh_pending(
+    root: Path,
+    files: dict[str, str],
+    fingerprints: dict[str, str],
+    decided: pl.DataFrame,
+    *,
+    recorded: dict[str, dict],
+    written: Written,
+) -> dict[str, dict]:
+    """Write the pending batches whose inputs changed; return every partition's file entry."""
+    entries: dict[str, dict] = {}
+    by_partition = decided.filter(pl.col("partition").is_not_null()).partition_by(
+        "partition", as_dict=True
+    )
+    for partition, path in files.items():
+        ids = by_partition.get((partition,), decided.clear()).get_column("id")
+        name = _batch_name(partition)
+        digest = hashlib.sha256(
+            "\n".join([STATE_FORMAT, fingerprints[partition], *ids.to_list()]).encode()
+        ).hexdigest()
+        target = root / name
+        entry = recorded.get(name)
+        if entry is not None and _current(target, entry, digest):
+            written.count("pending_batches_kept")
+        else:
+            existed = target.exists()
+            rows = write_json_array(target, _pending_batches(path, ids))
+            if rows:
+                written.count("pending_batches_written")
+            else:  # nothing awaits review: no file
+                target.unlink()
+                written.count("pending_batches_deleted", int(existed))
+            entry = {"digest": digest, "rows": rows, "stat": _stat(target)}
+        written.pending += entry["rows"]
+        entries[name] = entry
+    expected = {name for name, entry in entries.items() if entry["rows"]}
+    _remove_others(root, PENDING_FOLDER, expected, written, "pending_batches")
+    return entries
+
+
+def _refresh_reviewed(
+    root: Path,
+    decided: pl.DataFrame,
+    decisions: pl.DataFrame,
+    recorded: dict[str, dict],
+    written: Written,
+) -> dict[str, dict]:
+    """Write the reviewed files whose content changed; return every decision day's entry."""
+    entries: dict[str, dict] = {}
+    reviewed = (
+        decided.filter(pl.col("partition").is_not_null())
+        .join(decisions, on="id", how="inner")
+        .sort("ts", "id", "partition")
+        .with_columns(
+            pl.from_epoch(pl.col("ts").cast(pl.Int64), time_unit="s")
+            .dt.strftime("%Y%m%d")
+            .alias("_day")
+        )
+    )
+    written.reviewed = reviewed.height
+    for (day,), batch in reviewed.group_by("_day", maintain_order=True):
+        name = f"{REVIEWED_FOLDER}/reviewed_{day}.jsonl"
+        rows = batch.select(REVIEWED_COLUMNS)
+        text = json_objects(rows).str.join("\n").item()
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        target = root / name
+        entry = recorded.get(name)
+        if entry is not None and _current(target, entry, digest):
+            written.count("reviewed_files_kept")
+        else:
+            batches = (rows.slice(s, ENCODE_ROWS) for s in range(0, rows.height, ENCODE_ROWS))
+            write_json_lines(target, batches)
+            entry = {"digest": digest, "rows": rows.height, "stat": _stat(target)}
+            written.count("reviewed_files_written")
+        entries[name] = entry
+    _remove_others(root, REVIEWED_FOLDER, set(entries), written, "reviewed_files")
+    return entries
+
+
 def refresh_review_files(root: Path, lake_root: str, decisions: pl.DataFrame) -> Written:
     """Bring `pending_review/` and `approved/` up to date with the examples and `decisions`.
 
@@ -305,68 +384,10 @@ def refresh_review_files(root: Path, lake_root: str, decisions: pl.DataFrame) ->
     decided_ids = decisions.get_column("id").unique().sort()
     decided = _decided(files, changed, decided_ids, previous, written)
     recorded = state["files"]
-    new_files: dict[str, dict] = {}
-    by_partition = decided.filter(pl.col("partition").is_not_null()).partition_by(
-        "partition", as_dict=True
+    entries = _refresh_pending(
+        root, files, fingerprints, decided, recorded=recorded, written=written
     )
-    for partition, path in files.items():
-        frame = by_partition.get((partition,), decided.clear())
-        ids = frame.get_column("id")
-        name = _batch_name(partition)
-        digest = hashlib.sha256(
-            "\n".join([STATE_FORMAT, fingerprints[partition], *ids.to_list()]).encode()
-        ).hexdigest()
-        target = root / name
-        entry = recorded.get(name)
-        if entry is not None and _current(target, entry, digest):
-            written.count("pending_batches_kept")
-        else:
-            existed = target.exists()
-            rows = write_json_array(target, _pending_batches(path, ids))
-            if rows == 0:  # nothing awaits review: no file
-                target.unlink()
-            entry = {"digest": digest, "rows": rows, "stat": _stat(target)}
-            written.count("pending_batches_written" if rows else "pending_batches_deleted")
-            if rows == 0 and not existed:
-                written.count("pending_batches_deleted", -1)
-        written.pending += entry["rows"]
-        new_files[name] = entry
-    expected = {n for n, e in new_files.items() if e["rows"]}
-    _remove_others(root, PENDING_FOLDER, expected, written, "pending_batches")
-
-    reviewed = (
-        decided.filter(pl.col("partition").is_not_null())
-        .join(decisions, on="id", how="inner")
-        .sort("ts", "id", "partition")
-        .with_columns(
-            pl.from_epoch(pl.col("ts").cast(pl.Int64), time_unit="s")
-            .dt.strftime("%Y%m%d")
-            .alias("_day")
-        )
-    )
-    written.reviewed = reviewed.height
-    for (day,), batch in reviewed.group_by("_day", maintain_order=True):
-        name = f"{REVIEWED_FOLDER}/reviewed_{day}.jsonl"
-        rows = batch.select(REVIEWED_COLUMNS)
-        digest = hashlib.sha256(
-            json_objects(rows).str.join("\n").item().encode("utf-8")
-        ).hexdigest()
-        target = root / name
-        entry = recorded.get(name)
-        if entry is not None and _current(target, entry, digest):
-            written.count("reviewed_files_kept")
-        else:
-            write_json_lines(
-                target, (rows.slice(s, ENCODE_ROWS) for s in range(0, rows.height, ENCODE_ROWS))
-            )
-            entry = {"digest": digest, "rows": rows.height, "stat": _stat(target)}
-            written.count("reviewed_files_written")
-        new_files[name] = entry
-    expected |= {n for n in new_files if n.startswith(REVIEWED_FOLDER)}
-    _remove_others(root, REVIEWED_FOLDER, expected, written, "reviewed_files")
-    _write_state(
-        root,
-        decided,
-        {"format": STATE_FORMAT, "partitions": fingerprints, "files": new_files},
-    )
+    entries |= _refresh_reviewed(root, decided, decisions, recorded, written)
+    meta = {"format": STATE_FORMAT, "partitions": fingerprints, "files": entries}
+    _write_state(root, decided, meta)
     return written
