@@ -26,6 +26,10 @@ instead, all in one process, best of two by CPU (`bench/results/fast_path-floor.
 raw line reader alone, the exact and the fast parse alone over the reader's chunks, the sink alone
 (de-duplication, splitting, Parquet writing) fed the fast parse's rows, and the whole step both
 ways; the reader and the sink are what the step costs whatever the parse.
+`python -m bench.fast_path [MB] --typed-floor [--repeats N]` measures typed readers against the
+fast parse at 0.1 % bad lines, what each does with each kind of bad line, and the projected
+lower bound of an exact typed fast path (`bench._typed_readers`;
+`bench/results/fast_path-typed-floor.json`).
 """
 
 from __future__ import annotations
@@ -336,10 +340,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("size_mb", nargs="?", type=int, default=None)
     parser.add_argument("--repeats", type=int, default=None)
     parser.add_argument("--floor", action="store_true")
+    parser.add_argument("--typed-floor", action="store_true")
     parser.add_argument("--step", nargs=3, metavar=("STEP", "SOURCE", "ROOT"))
     args = parser.parse_args(argv)
     if args.step:
         _child(*args.step)
+    elif args.typed_floor:
+        from bench import _typed_readers
+
+        size = args.size_mb or FULL_SIZE_MB
+        roots = {source: thinned(source, size, RATES[0]) for source in SOURCES}
+        result = _typed_readers.typed_floor(roots, size, args.repeats or REPEATS)
+        _typed_readers.write(result, RESULTS)
+        print(_typed_readers.tables(result))
     elif args.floor:
         result = floor(args.size_mb or FULL_SIZE_MB)
         RESULTS.mkdir(parents=True, exist_ok=True)

@@ -5,8 +5,10 @@ In one invocation, on the same generated raw data (`distill sample`, `DAYS` inge
 
 - `ingest, 1 process`: the `DAYS` partitions of `daily_ingest`, one Dagster run after another in
   one process (`dagster.execute_job`, in-process executor, a persistent instance);
-- `ingest, 2 processes`: the same runs, two at a time in two processes, as the instance's run
-  queue starts them with `max_concurrent_runs: 2` (`deploy/`); speedup = 1 process / 2 processes;
+- `ingest, 2 processes`: the same days, two runs at a time in two processes, as the instance's
+  run queue starts them with `max_concurrent_runs: 2` (`deploy/`): every day's steps that read no
+  earlier day side by side, then the steps that do (telemetry's player state and novelty) day
+  after day, oldest first (`operations.scaleout.Phase`); speedup = 1 process / 2 processes;
 - `release, local disk`: `publish_release` (curation, candidate, checks, publish) over the lake
   the serial ingest wrote, with lake and hub on local disk;
 - `release, S3 (moto)`: the same lake uploaded to a moto S3 server on 127.0.0.1, lake and hub on
@@ -37,6 +39,8 @@ QUICK_SCALE = 1
 START = "2026-11-01"
 PROCESSES = 2
 BUCKET = "distill-bench"
+# generated data only: the public development player-id key is allowed (docs/privacy.md)
+DEVELOPMENT = "development"
 DATA = Path(__file__).resolve().parent / "data" / "scale_out"
 
 
@@ -65,6 +69,7 @@ def _generate(scale: int) -> Path:
             ],
             check=True,
             capture_output=True,
+            env={**os.environ, "DISTILL_ENV": DEVELOPMENT},
         )
         (raw / ".complete").touch()
     return raw
@@ -73,6 +78,7 @@ def _generate(scale: int) -> Path:
 def _env(work: Path, raw: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DISTILL_", "DAGSTER_"))}
     env.update(
+        DISTILL_ENV=DEVELOPMENT,
         DISTILL_DATA_DIR=str(work / "data"),
         DISTILL_RAW_ROOT=str(raw),
         DAGSTER_HOME=str(work / "dagster_home"),
@@ -90,24 +96,42 @@ def _digest(root: Path) -> str:
     return digest.hexdigest()
 
 
-def _ingest_partition(partition: str) -> bool:
+def _succeeded(result, what: str) -> bool:
+    """Return whether a Dagster run succeeded; print why it did not (one line per failed step)."""
+    for event in result.get_step_failure_events():
+        error = event.event_specific_data.error
+        while error.cause is not None:
+            error = error.cause
+        print(f"{what}: step {event.step_key} failed: {error.message.strip()}", file=sys.stderr)
+    return result.success
+
+
+def _ingest_partition(partition: str, phase_name: str = "all") -> bool:
     import dagster as dg
 
-    from distill_assets.operations.scaleout import execute_ingest
+    from distill_assets.operations.scaleout import Phase, execute_ingest
 
     with dg.DagsterInstance.get() as instance:
-        return execute_ingest(partition, instance, "in_process", 1).success
+        result = execute_ingest(partition, instance, "in_process", 1, Phase(phase_name))
+        return _succeeded(result, f"ingest {partition} ({phase_name})")
 
 
 def _ingest(processes: int, partitions: list[str]) -> bool:
+    """Ingest `partitions` in `processes` processes, as a production run queue with that limit.
+
+    One process: each day whole, oldest first. More: every day's parallel phase at once, then
+    each day's ordered phase (steps that read earlier days), oldest first, as Dagster's backfills
+    order them (`operations.scaleout.Phase`); both give the same lake.
+    """
     if processes == 1:
-        return all(_ingest_partition(p) for p in partitions)
+        return all(_ingest_partition(p) for p in sorted(partitions))
     import dagster as dg
 
     with dg.DagsterInstance.get():  # create the storage once, before the processes share it
         pass
     with ProcessPoolExecutor(processes, mp_context=get_context("spawn")) as pool:
-        return all(pool.map(_ingest_partition, partitions))
+        parallel = list(pool.map(_ingest_partition, partitions, ["parallel"] * len(partitions)))
+    return all(parallel) and all(_ingest_partition(p, "ordered") for p in sorted(partitions))
 
 
 def _release() -> bool:
@@ -119,7 +143,10 @@ def _release() -> bool:
 
     with dg.DagsterInstance.get() as instance:
         job = defs().resolve_job_def(RELEASE_JOB)
-        return job.execute_in_process(instance=instance, run_config=QUIET_RUN_CONFIG).success
+        result = job.execute_in_process(
+            instance=instance, run_config=QUIET_RUN_CONFIG, raise_on_error=False
+        )
+        return _succeeded(result, "release")
 
 
 def _s3_release(lake: Path, raw: Path, work: Path) -> float | None:

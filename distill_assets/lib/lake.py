@@ -8,6 +8,7 @@ a partition replaces it whole.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import os
 import tempfile
@@ -356,3 +357,22 @@ def parquet_key_values(path: UPath) -> dict[bytes, bytes]:
         return {}
     with parquet_file(path) as footer:
         return dict(footer.schema_arrow.metadata or {})
+
+
+def feed_fingerprint(paths: list[UPath]) -> str:
+    """Return a fingerprint of feed partition files: their names, sizes and Parquet footers.
+
+    The footer holds every column chunk's offset, size and statistics, so a rewritten partition
+    with other content gets another fingerprint without the data being read.
+    """
+    digest = hashlib.sha256()
+    for path in paths:
+        with path.open("rb") as handle:
+            size = handle.seek(0, 2)
+            handle.seek(size - 8)
+            footer_length = int.from_bytes(handle.read(4), "little")
+            handle.seek(size - 8 - footer_length)
+            footer = handle.read(footer_length)
+        digest.update(f"{path.parent.name}/{path.name} {size}\n".encode())
+        digest.update(hashlib.sha256(footer).digest())
+    return digest.hexdigest()

@@ -42,6 +42,7 @@ from distill_assets.lib.cosine_lsh import bound_parts
 from distill_assets.lib.embed import Embedder
 from distill_assets.lib.lake import (
     ROW_GROUP_SIZE,
+    feed_fingerprint,
     is_remote,
     parquet_file,
     parquet_key_values,
@@ -332,25 +333,6 @@ def scan_feed_file(config: str, source: str, table: str, path: str, day: str) ->
         subject,
         pl.lit(day, dtype=pl.String).alias("partition"),
     )
-
-
-def feed_fingerprint(paths: list[UPath]) -> str:
-    """Return a fingerprint of feed partition files: their names, sizes and Parquet footers.
-
-    The footer holds every column chunk's offset, size and statistics, so a rewritten partition
-    with other content gets another fingerprint without the data being read.
-    """
-    digest = hashlib.sha256()
-    for path in paths:
-        with path.open("rb") as handle:
-            size = handle.seek(0, 2)
-            handle.seek(size - 8)
-            footer_length = int.from_bytes(handle.read(4), "little")
-            handle.seek(size - 8 - footer_length)
-            footer = handle.read(footer_length)
-        digest.update(f"{path.parent.name}/{path.name} {size}\n".encode())
-        digest.update(hashlib.sha256(footer).digest())
-    return digest.hexdigest()
 
 
 FeedFile = tuple[str, str, UPath]

@@ -32,7 +32,6 @@ from distill_assets.defs.escalations.legacy import STORED_TABLES, migrate_databa
 from distill_assets.defs.escalations.llm_extraction import extract_with_llm
 from distill_assets.defs.escalations.records import RECORDS, RECORDS_EXCLUDE, SOURCE
 from distill_assets.defs.escalations.review import (
-    REVIEW_FILE_COLUMNS,
     apply_decisions,
     decisions_path,
     distilled_root,
@@ -41,8 +40,8 @@ from distill_assets.defs.escalations.review import (
     review_exclusions,
     scan_examples,
     with_corrected_responses,
-    write_review_files,
 )
+from distill_assets.defs.escalations.review_files import refresh_review_files
 from distill_assets.defs.escalations.stats import STATS_COLUMNS, stats_metadata
 from distill_assets.defs.escalations.working_store import database_path, harvest, inserted_rows
 from distill_assets.defs.ingest import QUARANTINE_TABLE, bronze_outs, ingest_metadata
@@ -347,23 +346,23 @@ def review_state(
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Apply review decisions to the release and refresh the seed's review folders.
 
-    Runs with the release (global). Rewrites `distilled/pending_review/batch_YYYYMMDD.json` (per
+    Runs with the release (global). Refreshes `distilled/pending_review/batch_YYYYMMDD.json` (per
     ingest date, what still awaits review) and `distilled/approved/reviewed_YYYYMMDD.jsonl` (per
-    decision date, what was reviewed).
+    decision date, what was reviewed), writing only the files whose partition or decisions
+    changed (review_files.py); the metadata counts the files written, kept and deleted.
     """
     cfg = settings.resolved()
     root = distilled_root(cfg.data_dir)
     decisions = read_decisions(root)
-    written = write_review_files(
-        root, example_partitions(cfg.lake_root, REVIEW_FILE_COLUMNS), decisions
-    )
+    written = refresh_review_files(root, cfg.lake_root, decisions)
     exclusions = review_exclusions(decisions)
     context.add_output_metadata(
         {
             "decisions": decisions.height,
             "by_decision": column_counts(decisions, "decision"),
-            "pending_examples": written["pending"],
-            "reviewed_examples": written["reviewed"],
+            "pending_examples": written.pending,
+            "reviewed_examples": written.reviewed,
+            **written.counts,
         },
         output_name=REVIEW_STATE,
     )

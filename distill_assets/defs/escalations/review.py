@@ -9,7 +9,7 @@ Files live under the seed's `distilled/` folder of the data dir (`distilled_root
   data, applied at the next materialization.
 - `pending_review/batch_YYYYMMDD.json` — per ingest date, the examples still awaiting review;
 - `approved/reviewed_YYYYMMDD.jsonl` — per decision date (UTC), the examples reviewed that day
-  with their decision and notes.
+  with their decision and notes (both refreshed by `review_files.refresh_review_files`).
 
 Applying decisions: `human_reviewed` = 1 (approve) / -1 (reject) / the example's own state (0, or
 a legacy review) without a decision; `reviewer_notes` = the decision's notes when given. A
@@ -19,8 +19,7 @@ leaves every config at the next release even before its partition is re-material
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import polars as pl
@@ -53,18 +52,6 @@ PENDING_COLUMNS = (
     "sam_attempt",
     "claude_response",
 )
-# The columns of a reviewed example in `approved/reviewed_YYYYMMDD.jsonl` (with `id`).
-_REVIEWED_SCHEMA = pl.Schema(
-    {
-        "source_ref": pl.String(),
-        "decision": pl.String(),
-        "notes": pl.String(),
-        "reviewer": pl.String(),
-        "ts": pl.Float64(),
-        "query": pl.String(),
-        "claude_response": pl.String(),
-    }
-)
 # What `apply_decisions` reads and sets (with `id`).
 REVIEW_COLUMNS = (
     "id",
@@ -74,8 +61,6 @@ REVIEW_COLUMNS = (
     "quality_score",
     "answer_rejection",
 )
-# What `write_review_files` reads of each example.
-REVIEW_FILE_COLUMNS = tuple(dict.fromkeys([*PENDING_COLUMNS, *REVIEW_COLUMNS]))
 
 
 def distilled_root(data_dir: str) -> Path:
@@ -241,47 +226,3 @@ def review_exclusions(decisions: pl.DataFrame) -> pl.DataFrame:
         pl.col("id").alias("subject"),
         pl.lit(REJECTED_REASON).alias("reason"),
     )
-
-
-def write_review_files(
-    root: Path, partitions: Iterable[pl.DataFrame], decisions: pl.DataFrame
-) -> dict[str, int]:
-    """Rewrite the pending batches and reviewed files from every partition's examples.
-
-    `partitions` are the examples of one partition each (`REVIEW_FILE_COLUMNS` and `partition`,
-    e.g. `example_partitions`): a partition's pending batch is written as it comes, and only
-    the reviewed examples (as many as decisions) are kept until the end. Returns the number of
-    examples written per kind (`pending`, `reviewed`).
-    """
-    for folder in ("pending_review", "approved"):
-        target = root / folder
-        target.mkdir(parents=True, exist_ok=True)
-        for old in target.glob("*.json*"):
-            old.unlink()
-    pending_rows = 0
-    reviewed_parts = [pl.DataFrame(schema={"id": pl.String(), **_REVIEWED_SCHEMA})]
-    for examples in partitions:
-        pending = examples.join(decisions, on="id", how="anti").filter(
-            pl.col("human_reviewed") == 0
-        )
-        pending_rows += pending.height
-        for (partition,), batch in pending.sort("id").group_by("partition", maintain_order=True):
-            path = root / "pending_review" / f"batch_{str(partition).replace('-', '')}.json"
-            rows = batch.select(PENDING_COLUMNS).to_dicts()
-            path.write_text(json.dumps(rows, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        reviewed_parts.append(
-            examples.join(decisions, on="id", how="inner").select("id", *_REVIEWED_SCHEMA)
-        )
-    reviewed = pl.concat(reviewed_parts).sort("ts", "id")
-    days = reviewed.with_columns(
-        pl.from_epoch(pl.col("ts").cast(pl.Int64), time_unit="s")
-        .dt.strftime("%Y%m%d")
-        .alias("_day")
-    )
-    for (day,), batch in days.group_by("_day", maintain_order=True):
-        path = root / "approved" / f"reviewed_{day}.jsonl"
-        rows = batch.select(
-            "id", "source_ref", "decision", "notes", "reviewer", "ts", "query", "claude_response"
-        ).to_dicts()
-        path.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows), "utf-8")
-    return {"pending": pending_rows, "reviewed": reviewed.height}
