@@ -70,16 +70,32 @@ def land(settings: Settings, source: str, day: str, name: str, text: str | bytes
     return path
 
 
+def without_daily(selection: str) -> str:
+    """Return `selection` (Dagster selection syntax) without curation's daily product assets.
+
+    They are partitioned (`DAILY_TAG`): an unpartitioned run of `group:curation` leaves them out,
+    as the release job does.
+    """
+    from distill_assets.defs.jobs import DAILY_TAG, SCOPE_TAG
+
+    return f'({selection}) and not tag:"{SCOPE_TAG}"="{DAILY_TAG[SCOPE_TAG]}"'
+
+
 def materialize(
     selection: str, partition: str | None = None, instance: dg.DagsterInstance | None = None
 ) -> dg.ExecuteInProcessResult:
     """Materialize `selection` (Dagster selection syntax) of the real definitions in-process.
 
     The run goes to `instance` (default: an ephemeral one, holding only this run's events).
+    Without `partition`, curation's daily product assets (`DAILY_TAG`) that a selection such as
+    `group:curation` names are left out, as the release job leaves them out: they are
+    partitioned, and the release computes any product they did not make.
     """
     from distill_assets.definitions import defs
 
     definitions = defs()
+    if partition is None:
+        selection = without_daily(selection)
     job = dg.define_asset_job("test_job", selection=selection)
     resolved = dg.Definitions.merge(definitions, dg.Definitions(jobs=[job]))
     return resolved.resolve_job_def("test_job").execute_in_process(

@@ -7,7 +7,7 @@ import pytest
 
 from distill_assets.contracts.published import CONFIG_FEEDS
 from distill_assets.definitions import defs
-from distill_assets.defs.jobs import GLOBAL_TAG, SCOPE_TAG
+from distill_assets.defs.jobs import DAILY_TAG, GLOBAL_TAG, SCOPE_TAG
 from distill_assets.lib.settings import SOURCES
 
 GROUPS = {*SOURCES, "curation", "release"}
@@ -70,7 +70,16 @@ def test_source_assets_are_daily_partitioned_and_global_ones_are_not(
     for spec in specs:
         partitioned = spec.partitions_def is not None
         global_source = spec.tags.get(SCOPE_TAG) == GLOBAL_TAG[SCOPE_TAG]
-        assert partitioned == (spec.group_name in SOURCES and not global_source), spec.key
+        daily = spec.tags.get(SCOPE_TAG) == DAILY_TAG[SCOPE_TAG]
+        source = spec.group_name in SOURCES and not global_source
+        assert partitioned == (source or daily), spec.key
+    # curation's per-day products: one asset per config, each reading its feed tables' day
+    daily_keys = {s.key: s for s in specs if s.tags.get(SCOPE_TAG) == DAILY_TAG[SCOPE_TAG]}
+    assert daily_keys.keys() == {dg.AssetKey(["curation", f"{c}_products"]) for c in CONFIG_FEEDS}
+    for key, spec in daily_keys.items():
+        config = key.path[1].removesuffix("_products")
+        feeds = {dg.AssetKey([source, table]) for source, table in CONFIG_FEEDS[config]}
+        assert {dep.asset_key for dep in spec.deps} == feeds, key
 
 
 def test_feed_tables_and_quarantine_exist(specs: list[dg.AssetSpec]) -> None:
@@ -97,6 +106,15 @@ def test_each_source_has_a_blocking_reconcile_check(definitions: dg.Definitions)
 def test_jobs_schedule_and_sensors(definitions: dg.Definitions) -> None:
     assert definitions.resolve_job_def("daily_ingest").partitions_def is not None
     assert definitions.resolve_job_def("publish_release") is not None
+    # the products run with the day's ingest, never in the release's serial path
+    ingest, release = (
+        definitions.resolve_job_def(job).asset_layer.selected_asset_keys
+        for job in ("daily_ingest", "publish_release")
+    )
+    products = {dg.AssetKey(["curation", f"{c}_products"]) for c in CONFIG_FEEDS}
+    assert products <= ingest
+    assert not products & release
+    assert dg.AssetKey(["curation", "sft"]) in release
     schedules = list(definitions.schedules or [])
     assert [s.cron_schedule for s in schedules] == ["0 2 * * *"]
     assert len(list(definitions.sensors or [])) >= 2

@@ -137,17 +137,46 @@ def write_parquet_atomic(
             )
         else:
             table = obj.to_arrow() if isinstance(obj, pl.DataFrame) else obj
-            names = table.column_names
-            encoding: dict[str, object] = {"compression": PARQUET_COMPRESSION}
-            if plain:
-                encoding = {
-                    "compression": {
-                        n: "none" if n in plain else PARQUET_COMPRESSION for n in names
-                    },
-                    "use_dictionary": [n for n in names if n not in plain],
-                }
+            encoding = _encoding(table.column_names, plain)
             with tmp.open("wb") as handle:
                 pq.write_table(table, handle, row_group_size=ROW_GROUP_SIZE, **encoding)
+        _publish(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def _encoding(names: list[str], plain: Collection[str]) -> dict[str, object]:
+    """Return the Parquet writer options of `write_parquet_atomic` for columns `names`."""
+    if not plain:
+        return {"compression": PARQUET_COMPRESSION}
+    return {
+        "compression": {n: "none" if n in plain else PARQUET_COMPRESSION for n in names},
+        "use_dictionary": [n for n in names if n not in plain],
+    }
+
+
+@contextmanager
+def parquet_writer_atomic(
+    path: UPath, schema: pa.Schema, plain: Collection[str] = ()
+) -> Iterator[pq.ParquetWriter]:
+    """Yield a Parquet writer of `schema` whose file appears at `path` whole, when the block ends.
+
+    For a table written piece by piece (`writer.write_table(piece, row_group_size=ROW_GROUP_SIZE)`)
+    so that it is never in memory at once: the pieces go to a temporary name in the same folder,
+    renamed into place only if the block raised nothing (else removed). The encoding is
+    `write_parquet_atomic`'s (`plain` columns PLAIN and uncompressed); `schema`'s metadata is
+    the file's key-value metadata. One piece writes the bytes `write_parquet_atomic` would.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _temporary_sibling(path)
+    try:
+        with tmp.open("wb") as handle:
+            writer = pq.ParquetWriter(handle, schema, **_encoding(schema.names, plain))
+            try:
+                yield writer
+            finally:
+                writer.close()
         _publish(tmp, path)
     finally:
         if tmp.exists():

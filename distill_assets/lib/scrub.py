@@ -158,24 +158,61 @@ def scrub(
     frame: pl.LazyFrame,
     columns: Mapping[str, pl.DataType],
     redactions: Sequence[Redaction] = REDACTIONS,
+    found: Mapping[str, Sequence[str]] | None = None,
 ) -> pl.LazyFrame:
-    """Redact `columns` of `frame` rule by rule; add a `redacted_<kind>` match count per rule."""
+    """Redact `columns` of `frame` rule by rule; add a `redacted_<kind>` match count per rule.
+
+    `found` holds, per checked rule, the valid matches to replace (`scrub_candidates`); without
+    it they are collected from `frame` itself. A frame scrubbed in slices gets the candidates of
+    all its rows, so every slice is scrubbed as the whole frame would be (a valid number of one
+    row is also replaced inside a longer run of another).
+    """
+    return _scrubbed(frame, columns, redactions, found)[0]
+
+
+def scrub_candidates(
+    frame: pl.LazyFrame,
+    columns: Mapping[str, pl.DataType],
+    redactions: Sequence[Redaction] = REDACTIONS,
+) -> dict[str, list[str]]:
+    """Return, per checked rule, the distinct valid matches `scrub` replaces in `frame`.
+
+    Each is collected from `frame` as the rules before it left it (one streaming pass per
+    checked rule); only the candidates are held, never the text.
+    """
+    return _scrubbed(frame, columns, redactions, None)[1]
+
+
+def _scrubbed(
+    frame: pl.LazyFrame,
+    columns: Mapping[str, pl.DataType],
+    redactions: Sequence[Redaction],
+    found: Mapping[str, Sequence[str]] | None,
+) -> tuple[pl.LazyFrame, dict[str, list[str]]]:
+    """Return the scrubbed plan of `frame` and the checked rules' candidates it replaces."""
+    candidates: dict[str, list[str]] = {}
     for redaction in redactions:
         count = redaction_column(redaction.kind)
         frame = frame.with_columns(pl.lit(0, dtype=pl.Int64).alias(count))
-        found = checked_candidates(frame, columns, redaction) if redaction.check else []
-        if redaction.check and not found:
+        if redaction.check:
+            candidates[redaction.kind] = (
+                list(found.get(redaction.kind, ()))
+                if found is not None
+                else checked_candidates(frame, columns, redaction)
+            )
+        hits = candidates.get(redaction.kind, [])
+        if redaction.check and not hits:
             continue
         if redaction.keep:
             frame = _map_columns(frame, columns, _protect(redaction))
         for _ in range(redaction.passes):
             frame = frame.with_columns(
-                (pl.col(count) + sum_columns(columns, _counter(redaction, found))).alias(count)
+                (pl.col(count) + sum_columns(columns, _counter(redaction, hits))).alias(count)
             )
-            frame = _map_columns(frame, columns, _replacer(redaction, found))
+            frame = _map_columns(frame, columns, _replacer(redaction, hits))
         if redaction.keep:
             frame = _map_columns(frame, columns, _unprotect)
-    return frame
+    return frame, candidates
 
 
 def leak_counts(

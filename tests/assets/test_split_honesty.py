@@ -16,7 +16,7 @@ from distill_assets.defs.curation.curated_table import read_curated
 from distill_assets.lib.hashing import split_bucket
 from distill_assets.lib.settings import Settings
 from distill_assets.rules.curation import buckets_in_test
-from tests.conftest import materialize
+from tests.conftest import materialize, without_daily
 from tests.unit.curation.feeds import feed_frame, feed_row, write_feed
 
 SELECTION = "group:curation or group:release"
@@ -80,7 +80,7 @@ def leaks(result: dg.ExecuteInProcessResult) -> object:
 def run_unchecked() -> dg.ExecuteInProcessResult:
     from distill_assets.definitions import defs
 
-    job = dg.define_asset_job("split_test_job", selection=SELECTION)
+    job = dg.define_asset_job("split_test_job", selection=without_daily(SELECTION))
     definitions = dg.Definitions.merge(defs(), dg.Definitions(jobs=[job]))
     return definitions.resolve_job_def("split_test_job").execute_in_process(raise_on_error=False)
 

@@ -41,6 +41,8 @@ DOWNSTREAM = sorted(
         "telemetry/witness_queue",
     ]
 )
+# downstream of telemetry/dialogues in its own day: sft's products, made with the day's ingest
+DOWNSTREAM_DAILY = ["curation/sft_products"]
 # not stale, but made by the same op as a stale table, so rebuilt with it: none since every
 # curated table is stale itself
 COMPANIONS: list[str] = []
@@ -130,22 +132,27 @@ def test_rule_change_is_listed_rebuilt_exactly_and_carded(
         for day in SAMPLE_DATES
     ]
     assert [e for e in listed if e["because"] == []] == roots
+    downstream = [(asset, None) for asset in DOWNSTREAM]
+    downstream += [(asset, day) for asset in DOWNSTREAM_DAILY for day in SAMPLE_DATES]
     assert [(e["asset"], e["partition"], e["because"]) for e in listed if e["because"]] == [
-        (asset, None, ["telemetry/dialogues"]) for asset in DOWNSTREAM
+        (asset, day, ["telemetry/dialogues"])
+        for asset, day in sorted(downstream, key=lambda e: (e[0], e[1] or ""))
     ]
     lines = _distill(env, tmp, "stale").stdout.splitlines()
     assert f"telemetry/dialogues {SAMPLE_DATES[0]}: rules {old} -> {new}" in lines
     assert "curation/sft (all): downstream of telemetry/dialogues" in lines
 
     dry = _distill(env, tmp, "backfill", "--stale", "--dry-run").stdout
-    assert f"[distill] plan {SAMPLE_DATES[1]}: telemetry/dialogues" in dry
+    daily = ", ".join([*DOWNSTREAM_DAILY, "telemetry/dialogues"])
+    assert f"[distill] plan {SAMPLE_DATES[1]}: {daily}" in dry.splitlines()
     assert _materializations(home, before)[0] == []
 
     latest = tmp / "data" / "hub" / "distill" / "latest"
     previous = json.loads((latest / "release.json").read_text())
     out = _distill(env, tmp, "backfill", "--stale").stdout
+    ingested = 1 + len(DOWNSTREAM_DAILY)
     for day in SAMPLE_DATES:
-        assert f"[distill] daily_ingest {day}: ok (1 materializations" in out
+        assert f"[distill] daily_ingest {day}: ok ({ingested} materializations" in out
     released = len(DOWNSTREAM) + len(COMPANIONS)
     assert f"[distill] publish_release: ok ({released} materializations" in out
 

@@ -7,12 +7,12 @@ works, stored one file per feed partition (`curation/<config>/<day>.parquet`, `c
 in its place (or the eval file it leaked from). All are unpartitioned assets of one multi-asset,
 `curate`, materialized together: each config's decisions are global over its history, and the
 splits are decided once over every config's published rows (`splits.py`). Per-row work is kept
-per feed partition in `curation/<config>_products/<day>.parquet` and redone only for changed
-partitions, and a curated partition file is rewritten only when its rows' decisions changed, so
-the result never depends on the order partitions were ingested in and a night costs in
-proportion to its new day. The assets write their files themselves (no IO manager). The funnel is
-also written to `curation/<config>_funnel` for the release card. Rules and hashes:
-`distill_assets.rules.curation`.
+per feed partition in `curation/<config>_products/<day>.parquet`, made by the day's ingest
+(`daily.py`) and redone here only for missing or changed partitions, and a curated partition
+file is rewritten only when its rows' decisions changed, so the result never depends on the
+order partitions were ingested in and a night costs in proportion to its new day. The assets
+write their files themselves (no IO manager). The funnel is also written to
+`curation/<config>_funnel` for the release card. Rules and hashes: `distill_assets.rules.curation`.
 """
 
 from collections.abc import Iterator
@@ -22,7 +22,7 @@ import polars as pl
 
 from distill_assets.contracts.published import CONFIG_FEEDS, EXCLUSION_TABLES
 from distill_assets.defs.curation.curated_table import curated_schema
-from distill_assets.defs.curation.decontaminate import load_eval_ngrams
+from distill_assets.defs.curation.daily import product_contexts
 from distill_assets.defs.curation.funnel import funnel_table, write_funnel
 from distill_assets.defs.curation.pipeline import (
     REMOVED_COLUMNS,
@@ -31,7 +31,6 @@ from distill_assets.defs.curation.pipeline import (
     feed_partitions,
     scan_exclusions,
 )
-from distill_assets.defs.curation.products import ProductContext
 from distill_assets.defs.resources import DistillSettings, EmbedderResource
 from distill_assets.lib.lake import global_path, write_parquet_atomic
 from distill_assets.lib.metadata import funnel, histogram, preview
@@ -126,7 +125,8 @@ def curation_metadata(
         "test_share": dg.MetadataValue.float(test_share(curated)),
         "rows_by_split_key": dg.MetadataValue.json(result.split_by),
         "products_computed": dg.MetadataValue.json(result.products_computed),
-        "products_reused": dg.MetadataValue.int(len(result.products_reused)),
+        # the days whose product was fresh: made by the day's `<config>_products` asset, or kept
+        "products_reused": dg.MetadataValue.json(result.products_reused),
         "quality_score": histogram(curated.get_column("quality_score")),
         "input_partitions": input_partitions(partitions),
         # no pseudonyms in the instance: a deletion cannot erase Dagster metadata (docs/privacy.md)
@@ -205,9 +205,7 @@ def duplicates_metadata(result: CurationResult) -> dict[str, object]:
 def curate(settings: DistillSettings, embedder: EmbedderResource) -> Iterator[dg.MaterializeResult]:
     """Scrub, deduplicate, decontaminate and gate every config's rows; split them all as one."""
     cfg = settings.resolved()
-    model = embedder.embedder()
-    evals = load_eval_ngrams(cfg.eval_sets)
-    contexts = [ProductContext(config, model, evals) for config in CONFIG_FEEDS]
+    contexts = product_contexts(settings, embedder, list(CONFIG_FEEDS))
     results = curate_lakes(cfg.lake_root, contexts, scan_exclusions(cfg.lake_root))
     for config, result in results.items():
         write_funnel(cfg.lake_root, config, result.funnel)

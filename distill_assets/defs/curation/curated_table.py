@@ -25,6 +25,7 @@ from distill_assets.contracts.published import published_schema
 from distill_assets.defs.curation.products import ProductRefresh, read_products
 from distill_assets.lib.lake import (
     global_path,
+    is_remote,
     parquet_file,
     parquet_key_values,
     partition_path,
@@ -149,6 +150,31 @@ def partition_key(version: str, fingerprint: str, digest: str) -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
+def published_rows(products: UPath, decisions: pl.DataFrame, columns: list[str]) -> pl.DataFrame:
+    """Return `columns` of the rows of the product file `products` that `decisions` publish.
+
+    `decisions` holds the published rows' `product_row` (and what to add to them). The file is
+    read one row group at a time, only `columns` (never the vectors), and each row group is cut
+    to its published rows as it is read, so a partition's removed rows are never all held, nor
+    a second copy of its text; the rows keep the file's order.
+    """
+    frames = []
+    with parquet_file(products) as reader:
+        for group in range(reader.metadata.num_row_groups):
+            table = reader.read_row_group(
+                group, columns=columns, use_threads=not is_remote(products)
+            )
+            frame = pl.from_arrow(table.replace_schema_metadata(None))
+            assert isinstance(frame, pl.DataFrame)
+            frames.append(
+                frame.join(decisions, on="product_row", how="inner", maintain_order="left")
+            )
+    if not frames:
+        empty = read_products([products], columns)
+        return empty.join(decisions, on="product_row", how="inner")
+    return pl.concat(frames, how="vertical")
+
+
 def write_partition(
     config: str, products: UPath, decisions: pl.DataFrame, path: UPath, key: str
 ) -> tuple[dict[str, int], str]:
@@ -161,8 +187,7 @@ def write_partition(
     schema = curated_schema(config)
     text = [name for name in schema.names() if name not in ("split", "split_by")]
     rows = (
-        read_products([products], [*text, "product_row"])
-        .join(decisions, on="product_row", how="inner")
+        published_rows(products, decisions, [*text, "product_row"])
         .select(schema.names())
         .cast(dict(schema))
         .sort(list(SORT_COLUMNS), maintain_order=True)

@@ -38,13 +38,15 @@ from distill_assets.defs.curation.products import (
     ProductContext,
     ProductRefresh,
     compute_products,
+    feed_name,
     matrix,
     read_products,
     refresh_products,
+    scan_feed_file,
 )
 from distill_assets.defs.curation.splits import assign_splits
 from distill_assets.lib.embed import load_embedder
-from distill_assets.lib.lake import global_path, partition_files, scan_partition
+from distill_assets.lib.lake import global_path, partition_files
 from distill_assets.lib.scrub import redaction_column
 from distill_assets.rules.curation import (
     NEAR_DUPLICATE_PARTS,
@@ -86,11 +88,6 @@ REMOVED_COLUMNS: tuple[str, ...] = (
 )
 
 
-def feed_name(source: str, table: str) -> str:
-    """Return the `source/table` name of a feed table (its asset key path)."""
-    return f"{source}/{table}"
-
-
 def feed_partitions(lake_root: str, config: str) -> dict[str, list[str]]:
     """Return, per feed table of `config`, the partitions present in the lake (sorted)."""
     return {
@@ -106,46 +103,21 @@ def scan_feeds(lake_root: str, config: str, days: set[str] | None = None) -> pl.
     """Lazily read every partition (or those in `days`) of every feed table of `config`.
 
     The frame holds the contract columns, `subject` and `partition`, feed table by feed table
-    (`CONFIG_FEEDS` order), each in partition order. A feed table with no partition yet
-    contributes no rows. A partition missing a contract column is a bug in the room that writes
-    it: reported by table and file, not read as nulls.
+    (`CONFIG_FEEDS` order), each in partition order (`products.scan_feed_file`). A feed table
+    with no partition yet contributes no rows.
     """
     schema = feed_schema(config)
     frames = []
     for source, table in CONFIG_FEEDS.get(config, []):
         for path in partition_files(lake_root, source, table):
             day = path.rsplit("/", 1)[-1].removesuffix(".parquet")
-            if days is not None and day not in days:
-                continue
-            present = pl.read_parquet_schema(path)
-            missing = [name for name in schema if name not in present]
-            if missing:
-                raise ValueError(
-                    f"feed table {feed_name(source, table)} of config {config!r} lacks "
-                    f"{missing} in {path}"
-                )
-            subject = (
-                pl.col(SUBJECT_COLUMN).cast(pl.String)
-                if SUBJECT_COLUMN in present
-                else pl.lit(None, dtype=pl.String).alias(SUBJECT_COLUMN)
-            )
-            frames.append(
-                scan_partition(lake_root, source, table, day).select(
-                    *(pl.col(name).cast(dtype) for name, dtype in schema.items()),
-                    subject,
-                    pl.lit(day, dtype=pl.String).alias("partition"),
-                )
-            )
+            if days is None or day in days:
+                frames.append(scan_feed_file(config, source, table, path, day))
     if not frames:
         return pl.LazyFrame(
             schema={**schema, SUBJECT_COLUMN: pl.String(), "partition": pl.String()}
         )
     return pl.concat(frames, how="vertical")
-
-
-def scan_feed_day(lake_root: str, config: str, day: str) -> pl.LazyFrame:
-    """Lazily read one day of every feed table of `config` (as `scan_feeds` reads all days)."""
-    return scan_feeds(lake_root, config, days={day})
 
 
 def scan_exclusions(lake_root: str) -> pl.LazyFrame:
@@ -405,9 +377,7 @@ def decide_lake(
     The decisions read compact product columns only; only the published rows' keys are kept.
     """
     config = context.config
-    refresh = refresh_products(
-        lake_root, config, context, lambda day: scan_feed_day(lake_root, config, day)
-    )
+    refresh = refresh_products(lake_root, config, context)
     redactions = [redaction_column(r.kind) for r in REDACTIONS]
     if refresh.paths:
         keys = read_products(refresh.paths, [*KEY_COLUMNS, *redactions])

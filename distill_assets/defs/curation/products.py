@@ -9,13 +9,16 @@ quality gate. Products are written once per
 partition to `<lake>/curation/<config>_products/<day>.parquet` and reused while the feed
 partitions they were made from (Parquet footer fingerprints) and the product version (curation
 rules, embedder, eval sets) are unchanged, so a night that adds one partition reads the text of
-that partition only.
+that partition only. A day's products are computed in slices of its feed rows (`day_products`),
+each written as it is done, so memory is bounded by a slice; the day's ingest makes them
+(`daily.py`), and the release's `curate` makes any that are missing or stale (`refresh_products`).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterator, Mapping
+import itertools
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,17 +41,23 @@ from distill_assets.defs.curation.splits import key_buckets, prompt_hashes, prom
 from distill_assets.lib.cosine_lsh import bound_parts
 from distill_assets.lib.embed import Embedder
 from distill_assets.lib.lake import (
+    ROW_GROUP_SIZE,
     feed_fingerprint,
     is_remote,
     parquet_file,
     parquet_key_values,
+    parquet_writer_atomic,
     partition_path,
     read_parquet_table,
     table_dir,
-    write_parquet_atomic,
 )
 from distill_assets.lib.minhash import part_signatures, shingled
-from distill_assets.lib.scrub import redaction_column, scrub, scrubbed_columns
+from distill_assets.lib.scrub import (
+    redaction_column,
+    scrub,
+    scrub_candidates,
+    scrubbed_columns,
+)
 from distill_assets.lib.text import core_text, sum_columns
 from distill_assets.rules import rules_version
 from distill_assets.rules.curation import (
@@ -63,7 +72,6 @@ from distill_assets.rules.curation import (
     QualityGate,
 )
 
-ScanDay = Callable[[str], pl.LazyFrame]
 PRODUCT_FORMAT = "7"
 PRODUCTS_SUFFIX = "_products"
 VERSION_KEY = b"distill.product_version"
@@ -100,6 +108,9 @@ ROW_ARRAYS: dict[str, type[np.generic]] = {
 FULL_VECTORS: dict[str, type[np.generic]] = {"signature": np.uint32, "embedding": np.float32}
 # numeric vectors, stored plain and uncompressed (`lib.lake.write_parquet_atomic`)
 VECTOR_COLUMNS: tuple[str, ...] = (*ROW_ARRAYS, *FULL_VECTORS)
+# uncompressed feed bytes (by the feed files' footers) a day's products are computed from at
+# once (`feed_slices`): what bounds the memory of a product step, whatever the day's size
+SLICE_BYTES = 64 << 20
 
 
 @dataclass(frozen=True)
@@ -212,10 +223,20 @@ def replacement_chars(columns: Mapping[str, pl.DataType]) -> pl.Expr:
     return sum_columns(columns, lambda text: text.str.count_matches(REPLACEMENT_CHAR, literal=True))
 
 
-def compute_products(feeds: pl.LazyFrame, context: ProductContext) -> pl.DataFrame:
+def compute_products(
+    feeds: pl.LazyFrame,
+    context: ProductContext,
+    first_row: int = 0,
+    found: Mapping[str, Sequence[str]] | None = None,
+) -> pl.DataFrame:
     """Return the products of the feed rows `feeds` (any number of partitions).
 
-    Rows are first given the config's published shape (`shapes.published_shape`).
+    Rows are first given the config's published shape (`shapes.published_shape`). Every column
+    of a row depends on that row alone but two: `product_row`, the row's index within its
+    partition plus `first_row` (a slice of a day passes the rows of the day before it), and the
+    scrub of checked numbers, whose candidates are `found` (`scrub_found` of the whole day) or,
+    without it, those of `feeds`. So a day computed slice by slice (`day_products`) gives the
+    products of the whole day computed at once.
     """
     config = context.config
     published = published_schema(config)
@@ -224,11 +245,12 @@ def compute_products(feeds: pl.LazyFrame, context: ProductContext) -> pl.DataFra
     part_texts = near_duplicate_parts(config)
     if SUBJECT_COLUMN not in feeds.collect_schema():
         feeds = feeds.with_columns(pl.lit(None, dtype=pl.String).alias(SUBJECT_COLUMN))
+    product_row = pl.int_range(pl.len(), dtype=pl.Int64).over("partition") + first_row
     scrubbed = (
-        scrub(feeds, scrubbed_columns(published))
+        scrub(feeds, scrubbed_columns(published), found=found)
         .with_columns(replacement_chars(scrubbed_columns(published)).alias("replacement_chars"))
         .with_columns(
-            pl.int_range(pl.len(), dtype=pl.Int64).over("partition").alias("product_row"),
+            product_row.alias("product_row"),
             content_key(core).alias("content_key"),
             near_duplicate_text(config).alias("near_text"),
             *(text.alias(f"near_part_{i}") for i, text in enumerate(part_texts)),
@@ -268,14 +290,57 @@ def compute_products(feeds: pl.LazyFrame, context: ProductContext) -> pl.DataFra
     )
 
 
+def scrub_found(feeds: pl.LazyFrame, config: str) -> dict[str, list[str]]:
+    """Return the checked redaction rules' candidates of feed rows `feeds` (`scrub_candidates`).
+
+    What `compute_products` replaces in every slice of a day: one streaming pass over the day's
+    text per checked rule, holding only the candidates.
+    """
+    columns = scrubbed_columns(published_schema(config))
+    return scrub_candidates(published_shape(feeds, config), columns)
+
+
 def products_table(config: str) -> str:
     """Return the lake table (under `curation/`) of a config's products."""
     return f"{config}{PRODUCTS_SUFFIX}"
 
 
-def day_feed_files(lake_root: str, config: str) -> dict[str, list[tuple[str, str, UPath]]]:
+def feed_name(source: str, table: str) -> str:
+    """Return the `source/table` name of a feed table (its asset key path)."""
+    return f"{source}/{table}"
+
+
+def scan_feed_file(config: str, source: str, table: str, path: str, day: str) -> pl.LazyFrame:
+    """Lazily read one feed partition file of `config`: contract columns, `subject`, `partition`.
+
+    A partition missing a contract column is a bug in the room that writes it: reported by table
+    and file, not read as nulls.
+    """
+    schema = feed_schema(config)
+    present = pl.read_parquet_schema(path)
+    missing = [name for name in schema if name not in present]
+    if missing:
+        raise ValueError(
+            f"feed table {feed_name(source, table)} of config {config!r} lacks {missing} in {path}"
+        )
+    subject = (
+        pl.col(SUBJECT_COLUMN).cast(pl.String)
+        if SUBJECT_COLUMN in present
+        else pl.lit(None, dtype=pl.String).alias(SUBJECT_COLUMN)
+    )
+    return pl.scan_parquet(path).select(
+        *(pl.col(name).cast(dtype) for name, dtype in schema.items()),
+        subject,
+        pl.lit(day, dtype=pl.String).alias("partition"),
+    )
+
+
+FeedFile = tuple[str, str, UPath]
+
+
+def day_feed_files(lake_root: str, config: str) -> dict[str, list[FeedFile]]:
     """Return, per day, the `(source, table, file)` of every feed partition of `config`."""
-    days: dict[str, list[tuple[str, str, UPath]]] = {}
+    days: dict[str, list[FeedFile]] = {}
     for source, table in CONFIG_FEEDS.get(config, []):
         folder = table_dir(lake_root, source, table)
         if not folder.exists():
@@ -285,6 +350,197 @@ def day_feed_files(lake_root: str, config: str) -> dict[str, list[tuple[str, str
                 day = path.name.removesuffix(".parquet")
                 days.setdefault(day, []).append((source, table, path))
     return dict(sorted(days.items()))
+
+
+def feed_files_of_day(lake_root: str, config: str, day: str) -> list[FeedFile]:
+    """Return the `(source, table, file)` of `config`'s feed partitions of one day.
+
+    The files `day_feed_files` lists for that day, without listing the other days.
+    """
+    found = []
+    for source, table in CONFIG_FEEDS.get(config, []):
+        path = partition_path(lake_root, source, table, day)
+        if path.exists():
+            found.append((source, table, path))
+    return found
+
+
+@dataclass(frozen=True)
+class FeedSlice:
+    """Rows `offset .. offset + rows` of the feed partition file `path`, computed together.
+
+    `first_row` is the `product_row` of its first row (the day's rows before it), `feed_bytes`
+    its uncompressed size by the file's footer.
+    """
+
+    path: UPath
+    offset: int
+    rows: int
+    first_row: int
+    feed_bytes: int
+
+
+def _pieces(groups: list[tuple[int, int]], slice_bytes: int) -> list[tuple[int, int]]:
+    """Return `(rows, bytes)` of consecutive pieces of a file of row groups `(rows, bytes)`.
+
+    A row group larger than `slice_bytes` is cut into even row ranges of about `slice_bytes`;
+    consecutive pieces are then joined while they stay within `slice_bytes`.
+    """
+    units = []
+    for rows, size in groups:
+        parts = max(1, min(rows, -(-size // slice_bytes)))
+        bounds = [rows * k // parts for k in range(parts + 1)]
+        units += [
+            (hi - lo, size * (hi - lo) // max(rows, 1)) for lo, hi in itertools.pairwise(bounds)
+        ]
+    joined: list[tuple[int, int]] = []
+    for rows, size in units:
+        if joined and joined[-1][1] + size <= slice_bytes:
+            joined[-1] = (joined[-1][0] + rows, joined[-1][1] + size)
+        else:
+            joined.append((rows, size))
+    return joined
+
+
+def feed_slices(paths: list[UPath], slice_bytes: int = SLICE_BYTES) -> list[FeedSlice]:
+    """Cut a day's feed partition files (in `CONFIG_FEEDS` order) into slices of `slice_bytes`.
+
+    Sizes are the row groups' uncompressed bytes in the files' footers (nothing else is read);
+    a slice never spans two files, and the slices follow the day's row order. A day without a
+    row is one empty slice of its first file.
+    """
+    slices: list[FeedSlice] = []
+    first_row = 0
+    for path in paths:
+        with parquet_file(path) as parquet:
+            meta = parquet.metadata
+            groups = [
+                (meta.row_group(i).num_rows, meta.row_group(i).total_byte_size)
+                for i in range(meta.num_row_groups)
+            ]
+        offset = 0
+        for rows, size in _pieces(groups, slice_bytes):
+            if rows:
+                slices.append(FeedSlice(path, offset, rows, first_row, size))
+            offset += rows
+            first_row += rows
+    return slices or [FeedSlice(paths[0], 0, 0, 0, 0)]
+
+
+def day_products(
+    files: list[FeedFile], day: str, context: ProductContext, slice_bytes: int = SLICE_BYTES
+) -> Iterator[tuple[FeedSlice, pl.DataFrame]]:
+    """Yield the products of one day's feed files slice by slice (`feed_slices`), in row order.
+
+    Every product column of a row depends on that row alone (`compute_products`): each slice
+    gets its `first_row` and the checked rules' candidates of the whole day (`scrub_found`), so
+    the slices together are the day's products computed at once, with at most one slice's
+    text, signatures and embeddings in memory.
+    """
+    config = context.config
+    scans = {
+        str(path): scan_feed_file(config, source, table, str(path), day)
+        for source, table, path in files
+    }
+    found = scrub_found(pl.concat(list(scans.values()), how="vertical"), config)
+    for piece in feed_slices([path for _, _, path in files], slice_bytes):
+        rows = scans[str(piece.path)].slice(piece.offset, piece.rows)
+        yield piece, compute_products(rows, context, first_row=piece.first_row, found=found)
+
+
+@dataclass(frozen=True)
+class ProductWrite:
+    """How one day's product file was written: its rows, its slices and the largest slice."""
+
+    rows: int
+    slices: int
+    largest_slice_rows: int
+    largest_slice_bytes: int
+
+
+def write_day_products(
+    path: UPath,
+    files: list[FeedFile],
+    day: str,
+    context: ProductContext,
+    *,
+    fingerprint: str,
+    slice_bytes: int = SLICE_BYTES,
+) -> ProductWrite:
+    """Compute one day's products slice by slice into the product file `path`, atomically.
+
+    Each slice is written as it is done (row groups of at most `ROW_GROUP_SIZE` rows; vectors
+    PLAIN and uncompressed); the file carries the product version and the feed `fingerprint`
+    in its footer (what `product_is_fresh` compares).
+    """
+    slices = day_products(files, day, context, slice_bytes)
+    first = next(slices)
+    metadata = {VERSION_KEY: context.version.encode(), FINGERPRINT_KEY: fingerprint.encode()}
+    schema = first[1].to_arrow().schema.with_metadata(metadata)
+    rows = count = largest_rows = largest_bytes = 0
+    with parquet_writer_atomic(path, schema, plain=VECTOR_COLUMNS) as writer:
+        for piece, products in itertools.chain([first], slices):
+            table = products.to_arrow()
+            if not table.schema.equals(schema):
+                table = table.cast(schema)
+            writer.write_table(table, row_group_size=ROW_GROUP_SIZE)
+            rows += table.num_rows
+            count += 1
+            largest_rows = max(largest_rows, piece.rows)
+            largest_bytes = max(largest_bytes, piece.feed_bytes)
+    return ProductWrite(rows, count, largest_rows, largest_bytes)
+
+
+def product_is_fresh(path: UPath, context: ProductContext, fingerprint: str) -> bool:
+    """Return whether the product file `path` is current: `context`'s version, these feed files.
+
+    Its footer holds both (`VERSION_KEY`, `FINGERPRINT_KEY`); a missing file is not fresh.
+    """
+    stored = parquet_key_values(path)
+    return (
+        stored.get(VERSION_KEY) == context.version.encode()
+        and stored.get(FINGERPRINT_KEY) == fingerprint.encode()
+    )
+
+
+@dataclass(frozen=True)
+class DayRefresh:
+    """One day's product after `refresh_day`.
+
+    `path` is its file (None: the day has no feed partition), `feeds` the feed tables it was
+    made from, `reused` whether a fresh one was kept, `written` how a computed one was written.
+    """
+
+    path: UPath | None
+    feeds: list[str]
+    reused: bool
+    written: ProductWrite | None
+
+
+def refresh_day(
+    lake_root: str, context: ProductContext, day: str, slice_bytes: int = SLICE_BYTES
+) -> DayRefresh:
+    """Bring one day's product of `context`'s config up to date with its feed partitions.
+
+    What `refresh_products` does for that day: a fresh product is reused, any other computed
+    (`write_day_products`); a day without a feed partition has no product (one left from
+    earlier is deleted).
+    """
+    config = context.config
+    path = partition_path(lake_root, "curation", products_table(config), day)
+    files = feed_files_of_day(lake_root, config, day)
+    feeds = [feed_name(source, table) for source, table, _ in files]
+    if not files:
+        if path.exists():
+            path.unlink()
+        return DayRefresh(None, feeds, reused=False, written=None)
+    fingerprint = feed_fingerprint([file for _, _, file in files])
+    if product_is_fresh(path, context, fingerprint):
+        return DayRefresh(path, feeds, reused=True, written=None)
+    written = write_day_products(
+        path, files, day, context, fingerprint=fingerprint, slice_bytes=slice_bytes
+    )
+    return DayRefresh(path, feeds, reused=False, written=written)
 
 
 @dataclass(frozen=True)
@@ -302,14 +558,13 @@ class ProductRefresh:
     reused: list[str]
 
 
-def refresh_products(
-    lake_root: str, config: str, context: ProductContext, scan_day: ScanDay
-) -> ProductRefresh:
+def refresh_products(lake_root: str, config: str, context: ProductContext) -> ProductRefresh:
     """Bring the products of `config` up to date with its feed partitions; return their files.
 
-    A day whose stored product has the current version and feed fingerprint is reused; any other
-    day is computed from `scan_day(day)` and written atomically. Products of days that no longer
-    have a feed partition are deleted.
+    A day whose stored product has the current version and feed fingerprint is reused (the
+    daily `curation/<config>_products` asset made it, or an earlier night); any other day is
+    computed slice by slice (`write_day_products`). Products of days that no longer have a feed
+    partition are deleted.
     """
     table = products_table(config)
     days = day_feed_files(lake_root, config)
@@ -317,19 +572,10 @@ def refresh_products(
     for day, files in days.items():
         path = partition_path(lake_root, "curation", table, day)
         fingerprint = feed_fingerprint([file for _, _, file in files])
-        stored = parquet_key_values(path)
-        if (
-            stored.get(VERSION_KEY) == context.version.encode()
-            and stored.get(FINGERPRINT_KEY) == fingerprint.encode()
-        ):
+        if product_is_fresh(path, context, fingerprint):
             reused.append(day)
         else:
-            products = compute_products(scan_day(day), context)
-            arrow = products.to_arrow()
-            arrow = arrow.replace_schema_metadata(
-                {VERSION_KEY: context.version.encode(), FINGERPRINT_KEY: fingerprint.encode()}
-            )
-            write_parquet_atomic(arrow, path, plain=VECTOR_COLUMNS)
+            write_day_products(path, files, day, context, fingerprint=fingerprint)
             computed.append(day)
         paths.append(path)
         fingerprints.append(fingerprint)

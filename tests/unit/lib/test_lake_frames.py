@@ -1,17 +1,30 @@
-"""`lake.frame_batches` and `lake.write_frames`: a table streamed through in batches."""
+"""`lake.frame_batches`, `lake.write_frames` and `lake.parquet_writer_atomic`: a table streamed
+through in batches."""
 
 from __future__ import annotations
 
 import threading
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import fsspec
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from upath import UPath
 
-from distill_assets.lib.lake import ROW_GROUP_SIZE, RowGroupWriter, frame_batches, write_frames
+from distill_assets.lib.lake import (
+    ROW_GROUP_SIZE,
+    RowGroupWriter,
+    frame_batches,
+    parquet_key_values,
+    parquet_writer_atomic,
+    read_parquet_table,
+    write_frames,
+    write_parquet_atomic,
+)
 
 
 def test_frame_batches_yield_every_row_in_order_in_batches_of_the_size() -> None:
@@ -121,3 +134,54 @@ def test_row_group_writer_bytes_do_not_depend_on_batching(tmp_path: Path) -> Non
         written.append(path.read_bytes())
     assert written[0] == written[1] == written[2]
     assert pq.ParquetFile(tmp_path / "1000.parquet").metadata.num_row_groups == 4
+
+
+def _vectors(rows: range) -> pa.Table:
+    frame = pl.DataFrame(
+        {"id": [f"r{i}" for i in rows], "vec": [[float(i), 1.0] for i in rows]},
+        schema={"id": pl.String, "vec": pl.Array(pl.Float32, 2)},
+    )
+    return frame.to_arrow().replace_schema_metadata({b"distill.k": b"v"})
+
+
+def test_parquet_writer_atomic_in_one_piece_writes_the_bytes_of_write_parquet_atomic(
+    tmp_path: Path,
+) -> None:
+    table = _vectors(range(10))
+    whole, pieces = UPath(tmp_path / "whole.parquet"), UPath(tmp_path / "pieces.parquet")
+    write_parquet_atomic(table, whole, plain=("vec",))
+    with parquet_writer_atomic(pieces, table.schema, plain=("vec",)) as writer:
+        writer.write_table(table, row_group_size=ROW_GROUP_SIZE)
+    assert pieces.read_bytes() == whole.read_bytes()
+    assert parquet_key_values(pieces)[b"distill.k"] == b"v"
+
+
+def test_parquet_writer_atomic_shows_the_file_only_when_complete(tmp_path: Path) -> None:
+    path = UPath(tmp_path / "t.parquet")
+    table = _vectors(range(4))
+    with (
+        pytest.raises(RuntimeError, match="slice failed"),
+        parquet_writer_atomic(path, table.schema) as writer,
+    ):
+        writer.write_table(table.slice(0, 2))
+        assert not path.exists()
+        raise RuntimeError("slice failed")
+    assert list(tmp_path.iterdir()) == []
+    with parquet_writer_atomic(path, table.schema) as writer:
+        writer.write_table(table.slice(0, 2))
+        writer.write_table(table.slice(2))
+    assert pl.read_parquet(path.path).equals(pl.from_arrow(table))
+    assert [p.name for p in tmp_path.iterdir()] == ["t.parquet"]
+
+
+def test_parquet_writer_atomic_writes_to_a_remote_lake() -> None:
+    root = f"memory://distill-{uuid.uuid4().hex}"
+    path = UPath(f"{root}/curation/t/2026-11-20.parquet")
+    table = _vectors(range(3))
+    try:
+        with parquet_writer_atomic(path, table.schema) as writer:
+            writer.write_table(table)
+        assert read_parquet_table(path).num_rows == 3
+        assert [p.name for p in path.parent.iterdir()] == ["2026-11-20.parquet"]
+    finally:
+        fsspec.filesystem("memory").rm(root, recursive=True)
