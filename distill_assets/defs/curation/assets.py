@@ -127,6 +127,8 @@ def curation_metadata(
         "rows_by_split_key": dg.MetadataValue.json(result.split_by),
         "products_computed": dg.MetadataValue.json(result.products_computed),
         "products_reused": dg.MetadataValue.int(len(result.products_reused)),
+        # rows and state components decided again this run, of all rows decided (counts only)
+        "decisions": dg.MetadataValue.json(result.decided),
         "quality_score": histogram(curated.get_column("quality_score")),
         "input_partitions": input_partitions(partitions),
         # no pseudonyms in the instance: a deletion cannot erase Dagster metadata (docs/privacy.md)

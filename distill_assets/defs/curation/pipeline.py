@@ -30,6 +30,13 @@ from distill_assets.defs.curation.curated_table import (
 )
 from distill_assets.defs.curation.decide import ArraySource, Decisions, RowVectors, decide
 from distill_assets.defs.curation.decontaminate import NO_EVAL_SETS
+from distill_assets.defs.curation.links import (
+    LinkedDecisions,
+    LinkState,
+    decide_links,
+    read_state,
+    write_state,
+)
 from distill_assets.defs.curation.products import (
     FULL_VECTORS,
     KEY_COLUMNS,
@@ -182,6 +189,7 @@ class CurationResult:
     products_computed: list[str] = field(default_factory=list)
     products_reused: list[str] = field(default_factory=list)
     partitions: list[CuratedPartition] = field(default_factory=list)
+    decided: dict[str, int] = field(default_factory=dict)
 
     @property
     def curated_rewritten(self) -> list[str]:
@@ -252,13 +260,10 @@ def _compact(products: pl.DataFrame) -> pl.DataFrame:
     return products.select(*KEY_COLUMNS, *redactions)
 
 
-def decide_products(
-    keys: pl.DataFrame,
-    vectors: RowVectors,
-    exclusions: pl.LazyFrame | None,
-    config: str,
-) -> tuple[Decisions, dict[str, int], pl.DataFrame]:
-    """Drop excluded subjects, then decide; return decisions, exclusion counts, kept keys."""
+def _not_excluded(
+    keys: pl.DataFrame, vectors: RowVectors, exclusions: pl.LazyFrame | None
+) -> tuple[pl.DataFrame, RowVectors, dict[str, int]]:
+    """Drop excluded subjects; return the kept keys, their vectors and the exclusion counts."""
     indexed = keys.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("key_row"))
     excluded: dict[str, int] = {}
     if exclusions is not None:
@@ -267,10 +272,39 @@ def decide_products(
     rows = indexed.get_column("key_row").to_numpy()
     if not np.array_equal(rows, np.arange(keys.height)):
         vectors = vectors.take(rows)
+    return indexed.drop("key_row"), vectors, excluded
+
+
+def decide_products(
+    keys: pl.DataFrame,
+    vectors: RowVectors,
+    exclusions: pl.LazyFrame | None,
+    config: str,
+) -> tuple[Decisions, dict[str, int], pl.DataFrame]:
+    """Drop excluded subjects, then decide; return decisions, exclusion counts, kept keys."""
+    kept, vectors, excluded = _not_excluded(keys, vectors, exclusions)
     parts = len(NEAR_DUPLICATE_PARTS.get(config, ("text",)))
     semantic = config not in SEMANTIC_SKIPPED_CONFIGS
-    decisions = decide(indexed.drop("key_row"), vectors, parts, semantic=semantic)
-    return decisions, excluded, indexed.drop("key_row")
+    return decide(kept, vectors, parts, semantic=semantic), excluded, kept
+
+
+def decide_linked(
+    keys: pl.DataFrame,
+    vectors: RowVectors,
+    exclusions: pl.LazyFrame | None,
+    config: str,
+    *,
+    previous: LinkState | None,
+    changed: set[str],
+) -> tuple[LinkedDecisions, dict[str, int], pl.DataFrame]:
+    """`decide_products`, deciding again only what changed since the link state `previous`."""
+    kept, vectors, excluded = _not_excluded(keys, vectors, exclusions)
+    parts = len(NEAR_DUPLICATE_PARTS.get(config, ("text",)))
+    semantic = config not in SEMANTIC_SKIPPED_CONFIGS
+    linked = decide_links(
+        kept, vectors, parts, semantic=semantic, previous=previous, changed=changed
+    )
+    return linked, excluded, kept
 
 
 def removed_rows(fates: pl.DataFrame, keys: pl.DataFrame) -> pl.DataFrame:
@@ -417,15 +451,37 @@ def decide_lake(
         empty = compute_products(scan_feeds(lake_root, config, days=set()), context)
         keys = empty.select(*KEY_COLUMNS, *redactions)
         vectors = frame_vectors(empty)
-    decisions, excluded, kept = decide_products(keys, vectors, exclusions, config)
+    previous = read_state(lake_root, config, context.version)
+    fingerprints = dict(zip(refresh.days, refresh.fingerprints, strict=True))
+    changed = {
+        day
+        for day, fingerprint in fingerprints.items()
+        if previous is None or previous.fingerprints.get(day) != fingerprint
+    }
+    linked, excluded, kept = decide_linked(
+        keys, vectors, exclusions, config, previous=previous, changed=changed
+    )
     del vectors
+    write_state(lake_root, config, context.version, fingerprints, linked, previous=previous)
+    decisions = linked.decisions
     result = removals(kept, decisions, rows_in=keys.height, excluded=excluded)
+    decided = {
+        "rows_decided": linked.rows_decided,
+        "rows_total": kept.height,
+        "components_touched": linked.components_touched,
+        "full_recompute": int(linked.full),
+    }
     return LakeDecisions(
         config,
         context.version,
         refresh,
         published_keys(decisions, kept),
-        replace(result, products_computed=refresh.computed, products_reused=refresh.reused),
+        replace(
+            result,
+            products_computed=refresh.computed,
+            products_reused=refresh.reused,
+            decided=decided,
+        ),
     )
 
 
