@@ -135,7 +135,7 @@ def _linked(keys: pl.DataFrame, decisions: Decisions, vectors: RowVectors, seman
 def _in_rank_order(keys: pl.DataFrame, fates: pl.DataFrame) -> pl.DataFrame:
     """Return `fates` of every row of `keys` in representative order (as `decide` returns them)."""
     ranked = rank_order(
-        keys.select(ROW_KEY, "trust", "quality_score", "event_time", "id", "source_ref")
+        keys.select(*ROW_KEY, "trust", "quality_score", "event_time", "id", "source_ref")
     )
     return ranked.select(ROW_KEY).join(fates, on=ROW_KEY, how="left", maintain_order="left")
 
@@ -192,7 +192,8 @@ def decide_links(
     affected = stay.get_column("component").is_in(sorted(touched)).to_numpy()
     kept = stay.filter(~pl.Series(affected))
     rows = np.sort(np.concatenate([added_rows, carried_rows[affected]]))
-    survivors = int((~kept.get_column("reason").is_in([EXACT_DUPLICATE, NEAR_DUPLICATE])).sum())
+    folded = kept.get_column("reason").is_in([EXACT_DUPLICATE, NEAR_DUPLICATE]).fill_null(False)
+    survivors = int((~folded).sum())
     subset, subvectors = keys[rows], vectors.take(rows)
     decided = decide(subset, subvectors, parts, semantic=semantic, other_survivors=survivors)
     if decided.semantic_exact:
