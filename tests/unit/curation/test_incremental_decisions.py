@@ -281,3 +281,53 @@ def with_embeddings(vectors: RowVectors, embeddings: np.ndarray) -> RowVectors:
         embedding_tail=tail,
         source=ArraySource({**vectors.source.columns, "embedding": embeddings}),
     )
+
+
+def test_a_bucket_head_blocks_links_so_buckets_not_similar_pairs_must_stay_together(monkeypatch):
+    """Finding: only whole LSH buckets decompose. In one semantic bucket, the head h (ranked
+    first) is not similar to x or z, which are similar to each other: `decide` links members to
+    their bucket's head only, so x and z both stay. Decided without h (as a graph of similar
+    pairs alone would put them), x heads the bucket and z goes."""
+    base = embedding(3, 0).astype(np.float64)
+    tilt = direction(30_000) - direction(30_000).dot(base) * base
+    tilt /= np.linalg.norm(tilt)
+    x = base.astype(np.float32)
+    z = (0.999 * base + np.sqrt(1 - 0.999**2) * tilt).astype(np.float32)
+    h = (0.9 * base + np.sqrt(1 - 0.9**2) * tilt).astype(np.float32)
+    rows = [Row("h", words("h", 40), 0, score=0.9), Row("x", words("x", 40), 0, score=0.5)]
+    keys, vectors = frame({"1": [*rows, Row("z", words("z", 40), 0, score=0.1)]})
+    # one band holding all three in one bucket (16 sign bits put two rows at cosine 0.9 in one
+    # bucket with probability ~0.08, so at scale such buckets exist)
+    vectors = replace(
+        with_embeddings(vectors, np.stack([h, x, z])), semantic_keys=np.full((3, 1), 5, np.uint64)
+    )
+    monkeypatch.setattr(decide_module, "SEMANTIC_EXACT_LIMIT", 0)
+    assert decide(keys, vectors).fates.get_column("reason").to_list() == [None, None, None]
+    alone = decide(keys[1:], vectors.take(np.array([1, 2])))
+    assert alone.fates.get_column("reason").to_list() == [None, "semantic_duplicate"]
+
+
+def test_semantic_lsh_keys_join_most_rows_of_a_large_history_in_one_component():
+    """Finding: random-direction embeddings (cosine ~0) share one of 12 16-bit semantic bands
+    with probability ~12 / 2^16 per pair, so above ~5,500 rows the candidate graph has a giant
+    component; the decomposition is valid only above `SEMANTIC_EXACT_LIMIT` (10,000) rows."""
+    count = 12_000
+    bits = splitmix64(np.arange(count * DIM, dtype=np.uint64) + np.uint64(99))
+    vectors = ((bits >> np.uint64(11)).astype(np.float64) / float(1 << 53) - 0.5).reshape(
+        count, DIM
+    )
+    vectors = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
+    head, tail = bound_parts(vectors)
+    rows = RowVectors(
+        np.zeros((count, 1), np.uint64),
+        np.zeros(count, bool),
+        semantic_keys(vectors),
+        head,
+        tail,
+        ArraySource({}),
+        np.arange(count),
+    )
+    keys = pl.DataFrame({"content_hash": [str(i) for i in range(count)]})
+    labels = candidate_components(keys, rows, semantic=True)
+    assert np.bincount(labels).max() > count // 2
+    assert np.bincount(candidate_components(keys, rows, semantic=False)).max() == 1
