@@ -48,7 +48,9 @@ def decided(result, config: str) -> dict[str, int]:
 
 @pytest.fixture
 def lsh_semantic_search(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Semantic search by LSH above 4 near survivors, as above 10,000 in the rules."""
+    """`sft` keeps the link state (only `rlds` does in the code) and semantic search uses LSH
+    above 4 near survivors, as it does above 10,000 in the rules."""
+    monkeypatch.setattr(links, "STATE_CONFIGS", ("sft", *links.STATE_CONFIGS))
     monkeypatch.setattr(decide_module, "SEMANTIC_EXACT_LIMIT", 4)
 
 
@@ -114,3 +116,20 @@ def test_another_state_version_or_a_lost_link_file_decides_everything_again(
         "components_touched": 0,
         "full_recompute": 0,
     }
+
+
+def test_a_config_with_semantic_dedup_decides_every_row_and_keeps_no_state(
+    distill_env: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    nightly = use_data_dir(monkeypatch, tmp_path / "nightly")
+    land(nightly, 0)
+    materialize(SELECTION)
+    land(nightly, 1)
+    assert decided(materialize(SELECTION), "sft") == {
+        "rows_decided": 20,
+        "rows_total": 20,
+        "components_touched": 0,
+        "full_recompute": 1,
+    }
+    assert not (Path(nightly.lake_root) / "curation" / "sft_links").exists()
+    assert not (Path(nightly.lake_root) / "curation" / "sft_links.parquet").exists()

@@ -44,8 +44,16 @@ from distill_assets.lib.lake import (
     write_parquet_atomic,
 )
 from distill_assets.lib.minhash import bucket_links, components
-from distill_assets.rules.curation import EXACT_DUPLICATE, NEAR_DUPLICATE
+from distill_assets.rules.curation import (
+    EXACT_DUPLICATE,
+    NEAR_DUPLICATE,
+    SEMANTIC_SKIPPED_CONFIGS,
+)
 
+# configs whose decisions keep the link state: those without semantic dedup. Semantic LSH
+# buckets join most of a large history in one component (docs/curation-and-release.md), so for
+# the others a night would decide about every row anyway, and the state would only cost more
+STATE_CONFIGS: tuple[str, ...] = SEMANTIC_SKIPPED_CONFIGS
 # bump when the meaning of the stored state changes: every stored state is then recomputed
 STATE_VERSION = "1"
 STATE_KEY = b"distill.links_state"
@@ -152,10 +160,15 @@ def _shares_key(
         nonzero = (vectors.embedding_tail > 0) | vectors.embedding_head.any(axis=1)
         columns.append((nonzero, vectors.semantic_keys))
     for valid, band in columns:
-        mine, theirs = carried[valid[carried]], added[valid[added]]
+        mine, theirs = np.flatnonzero(valid[carried]), added[valid[added]]
         for j in range(band.shape[1]):
-            hit[np.flatnonzero(valid[carried])[np.isin(band[mine, j], band[theirs, j])]] = True
+            hit[mine[_found(band[carried[mine], j], band[theirs, j])]] = True
     return hit
+
+
+def _found(values: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """Return whether each of `values` is in `wanted` (a hash set of the few wanted keys)."""
+    return pl.Series(values).is_in(pl.Series(wanted).implode()).to_numpy()
 
 
 def decide_links(
@@ -216,6 +229,16 @@ def _full(keys: pl.DataFrame, vectors: RowVectors, parts: int, semantic: bool):
         return LinkedDecisions(decisions, links, keys.height, 0, True)
 
     return run
+
+
+def keeps_link_state(config: str) -> bool:
+    """Return whether `config`'s decisions keep the link state (`STATE_CONFIGS`)."""
+    return config in STATE_CONFIGS
+
+
+def forget_state(lake_root: str, config: str) -> None:
+    """Delete the manifest of `config`'s link state, so no later run reads the state as current."""
+    global_path(lake_root, "curation", links_table(config)).unlink(missing_ok=True)
 
 
 def links_table(config: str) -> str:

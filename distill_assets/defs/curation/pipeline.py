@@ -34,6 +34,8 @@ from distill_assets.defs.curation.links import (
     LinkedDecisions,
     LinkState,
     decide_links,
+    forget_state,
+    keeps_link_state,
     read_state,
     write_state,
 )
@@ -307,6 +309,48 @@ def decide_linked(
     return linked, excluded, kept
 
 
+def decide_lake_rows(
+    lake_root: str,
+    context: ProductContext,
+    refresh: ProductRefresh,
+    keys: pl.DataFrame,
+    vectors: RowVectors,
+    *,
+    exclusions: pl.LazyFrame | None,
+) -> tuple[Decisions, dict[str, int], pl.DataFrame, dict[str, int]]:
+    """Decide a config's lake products; return decisions, exclusion counts, kept keys, counts.
+
+    A config keeping the link state (`links.keeps_link_state`) decides again only what changed
+    since the stored state and stores the state it leaves; any other decides every row. The
+    counts say how many rows were decided of how many, how many stored components were touched,
+    and whether every row was decided from scratch.
+    """
+    config, version = context.config, context.version
+    if not keeps_link_state(config):
+        forget_state(lake_root, config)
+        decisions, excluded, kept = decide_products(keys, vectors, exclusions, config)
+        linked = LinkedDecisions(decisions, pl.DataFrame(), kept.height, 0, True)
+    else:
+        previous = read_state(lake_root, config, version)
+        fingerprints = dict(zip(refresh.days, refresh.fingerprints, strict=True))
+        changed = {
+            day
+            for day, fingerprint in fingerprints.items()
+            if previous is None or previous.fingerprints.get(day) != fingerprint
+        }
+        linked, excluded, kept = decide_linked(
+            keys, vectors, exclusions, config, previous=previous, changed=changed
+        )
+        write_state(lake_root, config, version, fingerprints, linked, previous=previous)
+    counts = {
+        "rows_decided": linked.rows_decided,
+        "rows_total": kept.height,
+        "components_touched": linked.components_touched,
+        "full_recompute": int(linked.full),
+    }
+    return linked.decisions, excluded, kept, counts
+
+
 def removed_rows(fates: pl.DataFrame, keys: pl.DataFrame) -> pl.DataFrame:
     """Return the removed rows (`REMOVED_COLUMNS`) from the decisions and the rows' keys."""
     return (
@@ -451,26 +495,11 @@ def decide_lake(
         empty = compute_products(scan_feeds(lake_root, config, days=set()), context)
         keys = empty.select(*KEY_COLUMNS, *redactions)
         vectors = frame_vectors(empty)
-    previous = read_state(lake_root, config, context.version)
-    fingerprints = dict(zip(refresh.days, refresh.fingerprints, strict=True))
-    changed = {
-        day
-        for day, fingerprint in fingerprints.items()
-        if previous is None or previous.fingerprints.get(day) != fingerprint
-    }
-    linked, excluded, kept = decide_linked(
-        keys, vectors, exclusions, config, previous=previous, changed=changed
+    decisions, excluded, kept, decided = decide_lake_rows(
+        lake_root, context, refresh, keys, vectors, exclusions=exclusions
     )
     del vectors
-    write_state(lake_root, config, context.version, fingerprints, linked, previous=previous)
-    decisions = linked.decisions
     result = removals(kept, decisions, rows_in=keys.height, excluded=excluded)
-    decided = {
-        "rows_decided": linked.rows_decided,
-        "rows_total": kept.height,
-        "components_touched": linked.components_touched,
-        "full_recompute": int(linked.full),
-    }
     return LakeDecisions(
         config,
         context.version,
