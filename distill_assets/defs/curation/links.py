@@ -16,7 +16,10 @@ sharing no key: then (and when the previous run searched exactly) the full path 
 component when it was last computed) and its fate; a night decides again only the rows added
 (new or rewritten partitions, rows no longer excluded) and the components of rows removed or
 sharing a key with an added row, and carries every other row's fate. `read_state`/`write_state`
-keep that state in the lake, one file per product partition plus a manifest.
+keep that state in the lake, one file per product partition plus a manifest. Only the configs
+of `STATE_CONFIGS` keep it: semantic LSH buckets join most rows of a large history in one
+component, so with semantic dedup a night would decide about every row anyway
+(docs/curation-and-release.md, "Decisions from the link state").
 """
 
 from __future__ import annotations
