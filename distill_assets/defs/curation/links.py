@@ -126,7 +126,9 @@ def candidate_components(keys: pl.DataFrame, vectors: RowVectors, *, semantic: b
     return components(keys.height, a, b)
 
 
-def _linked(keys: pl.DataFrame, decisions: Decisions, vectors: RowVectors, semantic: bool):
+def _linked(
+    keys: pl.DataFrame, decisions: Decisions, vectors: RowVectors, semantic: bool
+) -> pl.DataFrame:
     """Return `LINK_SCHEMA` rows for decided `keys`: fates and components, by partition and row."""
     located = keys.select(ROW_KEY).with_row_index("input_row")
     ordered = located.sort(ROW_KEY)
@@ -190,9 +192,8 @@ def decide_links(
     is that of `decide` over every row, whatever `previous` holds, as long as it is the state a
     run over the then-current rows left (`read_state` checks the stamps).
     """
-    full = _full(keys, vectors, parts, semantic)
     if previous is None or (semantic and not previous.semantic_lsh):
-        return full()
+        return decide_all(keys, vectors, parts, semantic=semantic)
     old = previous.links
     current = keys.select(ROW_KEY).with_row_index("key_row")
     stay = old.filter(~pl.col("partition").is_in(sorted(changed))).join(
@@ -213,7 +214,7 @@ def decide_links(
     subset, subvectors = keys[rows], vectors.take(rows)
     decided = decide(subset, subvectors, parts, semantic=semantic, other_survivors=survivors)
     if decided.semantic_exact:
-        return full()
+        return decide_all(keys, vectors, parts, semantic=semantic)
     links = pl.concat(
         [kept.select(list(LINK_SCHEMA)), _linked(subset, decided, subvectors, semantic)],
         how="vertical",
@@ -223,15 +224,13 @@ def decide_links(
     return LinkedDecisions(decisions, links, len(rows), len(touched), False)
 
 
-def _full(keys: pl.DataFrame, vectors: RowVectors, parts: int, semantic: bool):
+def decide_all(
+    keys: pl.DataFrame, vectors: RowVectors, parts: int, *, semantic: bool
+) -> LinkedDecisions:
     """Return the full path: `decide` over every row, and the components of every row."""
-
-    def run() -> LinkedDecisions:
-        decisions = decide(keys, vectors, parts, semantic=semantic)
-        links = _linked(keys, decisions, vectors, semantic)
-        return LinkedDecisions(decisions, links, keys.height, 0, True)
-
-    return run
+    decisions = decide(keys, vectors, parts, semantic=semantic)
+    links = _linked(keys, decisions, vectors, semantic)
+    return LinkedDecisions(decisions, links, keys.height, 0, True)
 
 
 def keeps_link_state(config: str) -> bool:
@@ -298,15 +297,13 @@ def write_state(
     """
     lsh = not linked.decisions.semantic_exact
     folder = table_dir(lake_root, "curation", links_table(config))
+    same_state = previous is not None and not linked.full and previous.semantic_lsh == lsh
+    before = previous.links.partition_by("partition", as_dict=True) if same_state else {}
     written = []
     for (partition,), rows in linked.links.partition_by("partition", as_dict=True).items():
-        kept = previous is not None and previous.fingerprints.get(partition) == fingerprints.get(
-            partition
-        )
-        if kept and not linked.full and previous.semantic_lsh == lsh:
-            before = previous.links.filter(pl.col("partition") == partition)
-            if before.equals(rows):
-                continue
+        kept = same_state and previous.fingerprints.get(partition) == fingerprints[partition]
+        if kept and (partition,) in before and before[(partition,)].equals(rows):
+            continue
         arrow = rows.to_arrow().replace_schema_metadata(
             {STATE_KEY: _stamp(version, fingerprints[partition], lsh)}
         )
