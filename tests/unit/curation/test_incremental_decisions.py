@@ -170,16 +170,18 @@ def small_exact_limit(monkeypatch):
     monkeypatch.setattr(decide_module, "SEMANTIC_EXACT_LIMIT", 8)
 
 
-def run_nights(*, rules_change_at: int | None = None) -> list[tuple[str, object]]:
+def run_nights(
+    *, rules_change_at: int | None = None, semantic: bool = True
+) -> list[tuple[str, object]]:
     """Decide every night from the previous night's state; check each against `decide`."""
     state, seen = None, []
     for index, (name, days, excluded, changed_days) in enumerate(nights()):
         keys, vectors = frame(days, excluded)
         previous = None if index == rules_change_at else state
         linked = decide_links(
-            keys, vectors, 1, semantic=True, previous=previous, changed=changed_days
+            keys, vectors, 1, semantic=semantic, previous=previous, changed=changed_days
         )
-        expected = decide(keys, vectors, semantic=True)
+        expected = decide(keys, vectors, semantic=semantic)
         assert linked.decisions.fates.equals(expected.fates), name
         assert linked.decisions.semantic_exact == expected.semantic_exact, name
         stored = linked.links.drop("component").sort("partition", "product_row")
@@ -204,6 +206,23 @@ def test_every_night_decides_exactly_what_deciding_everything_decides(small_exac
         ("an old partition is rewritten", False, 8, 4),
         # a3 and two fillers; a2 (near) and the new a1 (semantic)
         ("a night after the rewrite", False, 5, 2),
+    ]
+
+
+def test_without_semantic_dedup_every_night_is_exact_and_decides_fewer_rows():
+    """As `rlds` runs (the config that keeps the link state): no exact-search limit applies."""
+    seen = run_nights(semantic=False)
+    assert [(linked.full, linked.rows_decided) for _, linked in seen] == [
+        (True, 5),
+        # nine new rows; a1 (near a2), x1 and x2 (exact x3): no exact-search night in between
+        (False, 12),
+        # the bridge, three fillers; a1 and a2 (near): c1 is linked by semantic dedup alone
+        (False, 6),
+        (False, 1),
+        (False, 2),
+        # day 1's five new rows; a2 and x3, whose components lost a row
+        (False, 7),
+        (False, 4),
     ]
 
 
