@@ -221,7 +221,8 @@ def decide(
     `SEMANTIC_EXACT_LIMIT`, by LSH candidates above.
     """
     if keys.is_empty():
-        return Decisions(pl.DataFrame(schema=FATE_SCHEMA))
+        exact = other_survivors <= SEMANTIC_EXACT_LIMIT
+        return Decisions(pl.DataFrame(schema=FATE_SCHEMA), semantic and exact)
     ordered = rank_order(keys.with_columns(pl.int_range(pl.len()).alias("input_row")))
     order = ordered.get_column("input_row").to_numpy()
     count = ordered.height

@@ -226,6 +226,20 @@ def test_without_semantic_dedup_every_night_is_exact_and_decides_fewer_rows():
     ]
 
 
+def test_a_night_that_only_removes_rows_down_to_the_exact_limit_decides_everything(monkeypatch):
+    """Nothing is left to decide again, but the run's near survivors are back at the limit, where
+    semantic search is exact over all pairs: the full path runs."""
+    monkeypatch.setattr(decide_module, "SEMANTIC_EXACT_LIMIT", 9)
+    days = {"1": filler("1", 10)}
+    keys, vectors = frame(days)
+    first = decide_links(keys, vectors, 1, semantic=True, previous=None, changed={"1"})
+    assert not first.decisions.semantic_exact
+    state = LinkState(first.links, {"1": "f"}, True)
+    keys, vectors = frame(days, frozenset({"f-1-0"}))
+    linked = decide_links(keys, vectors, 1, semantic=True, previous=state, changed=set())
+    assert (linked.full, linked.rows_decided, linked.decisions.semantic_exact) == (True, 9, True)
+
+
 def test_the_planted_fates_flip_as_intended(small_exact_limit):
     seen = dict(run_nights())
 
