@@ -127,6 +127,8 @@ def curation_metadata(
         "products_computed": dg.MetadataValue.json(result.products_computed),
         # the days whose product was fresh: made by the day's `<config>_products` asset, or kept
         "products_reused": dg.MetadataValue.json(result.products_reused),
+        # rows and state components decided again this run, of all rows decided (counts only)
+        "decisions": dg.MetadataValue.json(result.decided),
         "quality_score": histogram(curated.get_column("quality_score")),
         "input_partitions": input_partitions(partitions),
         # no pseudonyms in the instance: a deletion cannot erase Dagster metadata (docs/privacy.md)

@@ -58,9 +58,14 @@ FATE_SCHEMA: dict[str, pl.DataType] = {
 
 @dataclass(frozen=True)
 class Decisions:
-    """The fate of every row: `FATE_SCHEMA` (reason null for published rows)."""
+    """The fate of every row: `FATE_SCHEMA` (reason null for published rows).
+
+    `semantic_exact`: whether semantic dedup compared every pair of its rows exactly (at most
+    `SEMANTIC_EXACT_LIMIT` near survivors in the run) rather than by LSH candidates.
+    """
 
     fates: pl.DataFrame
+    semantic_exact: bool = False
 
     def removed(self, reason: str) -> int:
         """Return how many rows were removed for `reason`."""
@@ -177,16 +182,18 @@ def near_labels(vectors: RowVectors, members: np.ndarray, parts: int = 1) -> np.
     )
 
 
-def semantic_links(vectors: RowVectors, members: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def semantic_links(
+    vectors: RowVectors, members: np.ndarray, *, exact: bool
+) -> tuple[np.ndarray, np.ndarray]:
     """Return links `(a, b)` between members whose embeddings have cosine > the rules' threshold.
 
-    Exact nearest-neighbour search for up to `SEMANTIC_EXACT_LIMIT` members, random-hyperplane
-    LSH with exact verification above (`lib.cosine_lsh.member_pairs`, screened by the stored
-    bound parts). `a, b` are member indexes.
+    `exact`: nearest-neighbour search over every pair; otherwise random-hyperplane LSH with exact
+    verification (`lib.cosine_lsh.member_pairs`, screened by the stored bound parts). `a, b` are
+    member indexes.
     """
     return member_pairs(
         SEMANTIC_DUPLICATE_COSINE,
-        exact_limit=SEMANTIC_EXACT_LIMIT,
+        exact_limit=len(members) if exact else 0,
         members=members,
         keys=vectors.semantic_keys,
         head=vectors.embedding_head,
@@ -196,17 +203,26 @@ def semantic_links(vectors: RowVectors, members: np.ndarray) -> tuple[np.ndarray
 
 
 def decide(
-    keys: pl.DataFrame, vectors: RowVectors, parts: int = 1, *, semantic: bool = True
+    keys: pl.DataFrame,
+    vectors: RowVectors,
+    parts: int = 1,
+    *,
+    semantic: bool = True,
+    other_survivors: int = 0,
 ) -> Decisions:
     """Decide every row's fate; row i of `vectors` belongs to `keys` row i.
 
     `keys` holds the product key columns (`products.KEY_COLUMNS`) of the rows left after removal
     by subject. `parts` > 1 (configs in `rules.curation.NEAR_DUPLICATE_PARTS`): the signatures
     hold that many interleaved parts, each of which must be near for a near duplicate.
-    `semantic=False` (`rules.curation.SEMANTIC_SKIPPED_CONFIGS`) skips semantic dedup.
+    `semantic=False` (`rules.curation.SEMANTIC_SKIPPED_CONFIGS`) skips semantic dedup. Semantic
+    dedup is exact over all pairs when the run's near survivors — those of `keys` plus
+    `other_survivors` decided elsewhere in the same run (`links.py`) — number at most
+    `SEMANTIC_EXACT_LIMIT`, by LSH candidates above.
     """
     if keys.is_empty():
-        return Decisions(pl.DataFrame(schema=FATE_SCHEMA))
+        exact = other_survivors <= SEMANTIC_EXACT_LIMIT
+        return Decisions(pl.DataFrame(schema=FATE_SCHEMA), semantic and exact)
     ordered = rank_order(keys.with_columns(pl.int_range(pl.len()).alias("input_row")))
     order = ordered.get_column("input_row").to_numpy()
     count = ordered.height
@@ -229,8 +245,9 @@ def decide(
 
     # semantic: components over the embeddings of the near survivors
     alive = alive[~near]
+    exact = len(alive) + other_survivors <= SEMANTIC_EXACT_LIMIT
     if semantic:
-        labels = components(len(alive), *semantic_links(vectors, order[alive]))
+        labels = components(len(alive), *semantic_links(vectors, order[alive], exact=exact))
         linked = alive[labels] != alive
         parent[alive] = alive[labels]
         reason[alive[linked]] = _code(SEMANTIC_DUPLICATE)
@@ -256,4 +273,4 @@ def decide(
         .otherwise(None)
         .alias("eval_file"),
     )
-    return Decisions(fates.select(list(FATE_SCHEMA)).cast(FATE_SCHEMA))
+    return Decisions(fates.select(list(FATE_SCHEMA)).cast(FATE_SCHEMA), semantic and exact)

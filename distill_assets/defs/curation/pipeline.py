@@ -30,6 +30,15 @@ from distill_assets.defs.curation.curated_table import (
 )
 from distill_assets.defs.curation.decide import ArraySource, Decisions, RowVectors, decide
 from distill_assets.defs.curation.decontaminate import NO_EVAL_SETS
+from distill_assets.defs.curation.links import (
+    LinkedDecisions,
+    LinkState,
+    decide_links,
+    forget_state,
+    keeps_link_state,
+    read_state,
+    write_state,
+)
 from distill_assets.defs.curation.products import (
     FULL_VECTORS,
     KEY_COLUMNS,
@@ -154,6 +163,7 @@ class CurationResult:
     products_computed: list[str] = field(default_factory=list)
     products_reused: list[str] = field(default_factory=list)
     partitions: list[CuratedPartition] = field(default_factory=list)
+    decided: dict[str, int] = field(default_factory=dict)
 
     @property
     def curated_rewritten(self) -> list[str]:
@@ -224,13 +234,10 @@ def _compact(products: pl.DataFrame) -> pl.DataFrame:
     return products.select(*KEY_COLUMNS, *redactions)
 
 
-def decide_products(
-    keys: pl.DataFrame,
-    vectors: RowVectors,
-    exclusions: pl.LazyFrame | None,
-    config: str,
-) -> tuple[Decisions, dict[str, int], pl.DataFrame]:
-    """Drop excluded subjects, then decide; return decisions, exclusion counts, kept keys."""
+def _not_excluded(
+    keys: pl.DataFrame, vectors: RowVectors, exclusions: pl.LazyFrame | None
+) -> tuple[pl.DataFrame, RowVectors, dict[str, int]]:
+    """Drop excluded subjects; return the kept keys, their vectors and the exclusion counts."""
     indexed = keys.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("key_row"))
     excluded: dict[str, int] = {}
     if exclusions is not None:
@@ -239,10 +246,81 @@ def decide_products(
     rows = indexed.get_column("key_row").to_numpy()
     if not np.array_equal(rows, np.arange(keys.height)):
         vectors = vectors.take(rows)
+    return indexed.drop("key_row"), vectors, excluded
+
+
+def decide_products(
+    keys: pl.DataFrame,
+    vectors: RowVectors,
+    exclusions: pl.LazyFrame | None,
+    config: str,
+) -> tuple[Decisions, dict[str, int], pl.DataFrame]:
+    """Drop excluded subjects, then decide; return decisions, exclusion counts, kept keys."""
+    kept, vectors, excluded = _not_excluded(keys, vectors, exclusions)
     parts = len(NEAR_DUPLICATE_PARTS.get(config, ("text",)))
     semantic = config not in SEMANTIC_SKIPPED_CONFIGS
-    decisions = decide(indexed.drop("key_row"), vectors, parts, semantic=semantic)
-    return decisions, excluded, indexed.drop("key_row")
+    return decide(kept, vectors, parts, semantic=semantic), excluded, kept
+
+
+def decide_linked(
+    keys: pl.DataFrame,
+    vectors: RowVectors,
+    exclusions: pl.LazyFrame | None,
+    config: str,
+    *,
+    previous: LinkState | None,
+    changed: set[str],
+) -> tuple[LinkedDecisions, dict[str, int], pl.DataFrame]:
+    """`decide_products`, deciding again only what changed since the link state `previous`."""
+    kept, vectors, excluded = _not_excluded(keys, vectors, exclusions)
+    parts = len(NEAR_DUPLICATE_PARTS.get(config, ("text",)))
+    semantic = config not in SEMANTIC_SKIPPED_CONFIGS
+    linked = decide_links(
+        kept, vectors, parts, semantic=semantic, previous=previous, changed=changed
+    )
+    return linked, excluded, kept
+
+
+def decide_lake_rows(
+    lake_root: str,
+    context: ProductContext,
+    refresh: ProductRefresh,
+    keys: pl.DataFrame,
+    vectors: RowVectors,
+    *,
+    exclusions: pl.LazyFrame | None,
+) -> tuple[Decisions, dict[str, int], pl.DataFrame, dict[str, int]]:
+    """Decide a config's lake products; return decisions, exclusion counts, kept keys, counts.
+
+    A config keeping the link state (`links.keeps_link_state`) decides again only what changed
+    since the stored state and stores the state it leaves; any other decides every row. The
+    counts say how many rows were decided of how many, how many stored components were touched,
+    and whether every row was decided from scratch.
+    """
+    config, version = context.config, context.version
+    if not keeps_link_state(config):
+        forget_state(lake_root, config)
+        decisions, excluded, kept = decide_products(keys, vectors, exclusions, config)
+        linked = LinkedDecisions(decisions, pl.DataFrame(), kept.height, 0, True)
+    else:
+        previous = read_state(lake_root, config, version)
+        fingerprints = dict(zip(refresh.days, refresh.fingerprints, strict=True))
+        changed = {
+            day
+            for day, fingerprint in fingerprints.items()
+            if previous is None or previous.fingerprints.get(day) != fingerprint
+        }
+        linked, excluded, kept = decide_linked(
+            keys, vectors, exclusions, config, previous=previous, changed=changed
+        )
+        write_state(lake_root, config, version, fingerprints, linked, previous=previous)
+    counts = {
+        "rows_decided": linked.rows_decided,
+        "rows_total": kept.height,
+        "components_touched": linked.components_touched,
+        "full_recompute": int(linked.full),
+    }
+    return linked.decisions, excluded, kept, counts
 
 
 def removed_rows(fates: pl.DataFrame, keys: pl.DataFrame) -> pl.DataFrame:
@@ -387,7 +465,9 @@ def decide_lake(
         empty = compute_products(scan_feeds(lake_root, config, days=set()), context)
         keys = empty.select(*KEY_COLUMNS, *redactions)
         vectors = frame_vectors(empty)
-    decisions, excluded, kept = decide_products(keys, vectors, exclusions, config)
+    decisions, excluded, kept, decided = decide_lake_rows(
+        lake_root, context, refresh, keys, vectors, exclusions=exclusions
+    )
     del vectors
     result = removals(kept, decisions, rows_in=keys.height, excluded=excluded)
     return LakeDecisions(
@@ -395,7 +475,12 @@ def decide_lake(
         context.version,
         refresh,
         published_keys(decisions, kept),
-        replace(result, products_computed=refresh.computed, products_reused=refresh.reused),
+        replace(
+            result,
+            products_computed=refresh.computed,
+            products_reused=refresh.reused,
+            decided=decided,
+        ),
     )
 
 

@@ -1,7 +1,7 @@
 import numpy as np
 import polars as pl
 
-from distill_assets.defs.curation import decide, products
+from distill_assets.defs.curation import products
 from distill_assets.defs.curation.decide import (
     ArraySource,
     RowVectors,
@@ -23,7 +23,7 @@ def lazy(config: str, rows: list[dict[str, object]]) -> pl.LazyFrame:
     return frame.with_columns(pl.lit("2026-11-19").alias("partition"))
 
 
-def test_semantic_links_join_rows_above_the_cosine_threshold_only(monkeypatch):
+def test_semantic_links_join_rows_above_the_cosine_threshold_only():
     vectors = np.array(
         [[1.0, 0.0, 0.0], [0.999, 0.0447, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 0.0]],
         dtype=np.float32,
@@ -39,13 +39,12 @@ def test_semantic_links_join_rows_above_the_cosine_threshold_only(monkeypatch):
         source=ArraySource({"embedding": vectors}),
         source_rows=np.arange(4),
     )
-    for limit in (10_000, 1):  # exact search, then LSH screened by the stored bound parts
-        monkeypatch.setattr(decide, "SEMANTIC_EXACT_LIMIT", limit)
-        a, b = semantic_links(rows, np.arange(4))
-        assert sorted(zip(a.tolist(), b.tolist(), strict=True)) == [(0, 1)], limit
+    for exact in (True, False):  # exact search, then LSH screened by the stored bound parts
+        a, b = semantic_links(rows, np.arange(4), exact=exact)
+        assert sorted(zip(a.tolist(), b.tolist(), strict=True)) == [(0, 1)], exact
         # members are rows in any order; links are member indexes
-        a, b = semantic_links(rows, np.array([3, 1, 2, 0]))
-        assert sorted(zip(a.tolist(), b.tolist(), strict=True)) == [(1, 3)], limit
+        a, b = semantic_links(rows, np.array([3, 1, 2, 0]), exact=exact)
+        assert sorted(zip(a.tolist(), b.tolist(), strict=True)) == [(1, 3)], exact
 
 
 class FirstWordEmbedder(Embedder):
