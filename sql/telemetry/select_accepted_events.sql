@@ -11,7 +11,9 @@
 --   $grid        game-world units of the location grid cell
 --   $step_patch  JSON merge patch removing the precise location from trajectory steps
 --   $patch       JSON merge patch removing the precise location from other payloads
---   $player_ids  regex of the player-id tokens to replace (known players' tokens, id shape)
+--   $player_ids_<i>  regexes of the player-id tokens to replace (known players' tokens, id shape),
+--                cut into pieces RE2 compiles; `{redact_player_ids}` is replaced before binding by
+--                one nested regexp_replace per piece (defs/telemetry/privacy.py)
 --   $placeholder what replaces them
 --   $default_granted  consent of a player with no consent event for the type
 WITH typed AS (
@@ -31,7 +33,7 @@ consented AS (
 kept AS (
     SELECT
         e.* EXCLUDE (payload, data_type, granted),
-        regexp_replace(e.payload, $player_ids, $placeholder, 'gi') AS payload
+        {redact_player_ids} AS payload
     FROM consented AS e
     LEFT JOIN withdrawals AS w ON e.player_key = w.player_key AND e.data_type = w.data_type
     WHERE e.data_type IS NULL

@@ -103,6 +103,11 @@ class SilverIdentity:
     consent_events: pl.LazyFrame
 
 
+# the longest player-id regex compiled at once: 250,000 characters (~19,000 tokens of 12) compile
+# well inside RE2's limit (one regex of ~40,000 such tokens compiles, ~80,000 do not)
+PATTERN_CHARS = 250_000
+
+
 def bucket(ts: pl.Expr) -> pl.Expr:
     """Floor a unix-seconds time to the documented privacy bucket."""
     return (ts / rules.TIME_BUCKET_SECONDS).floor() * rules.TIME_BUCKET_SECONDS
@@ -155,16 +160,19 @@ def write_accepted_events(
             load_sql("telemetry/select_player_tokens"),
             {**identity.pads, "token": rules.TOKEN_CHARS, "match_keys": True},
         ).fetchall()
+        patterns = player_id_patterns([t for (t,) in tokens])
         params = {
+            **{f"player_ids_{i}": pattern for i, pattern in enumerate(patterns)},
             "bucket": float(rules.TIME_BUCKET_SECONDS),
             "grid": rules.LOCATION_GRID_UNITS,
             "patch": json.dumps({"location": None}),
             "step_patch": json.dumps({"location": None, "observation": {"location": None}}),
-            "player_ids": player_id_pattern([t for (t,) in tokens]),
             "placeholder": rules.PLAYER_PLACEHOLDER,
             "default_granted": rules.CONSENT_DEFAULT_GRANTED,
         }
-        query = load_sql("telemetry/select_accepted_events")
+        query = load_sql("telemetry/select_accepted_events").replace(
+            "{redact_player_ids}", redact_player_ids("e.payload", len(patterns))
+        )
         rows = con.execute(f"COPY ({query}) TO '{target}' {DUCKDB_COPY_PARQUET}", params).fetchone()
     finally:
         con.close()
@@ -172,15 +180,37 @@ def write_accepted_events(
     return int(rows[0]) if rows else 0
 
 
-def player_id_pattern(known_tokens: list[str]) -> str:
-    """Return the regex (RE2, used case-insensitively) of player-id tokens to replace in text.
+def player_id_patterns(known_tokens: list[str]) -> list[str]:
+    """Return the regexes (RE2, used case-insensitively) of player-id tokens to replace in text.
 
-    The known players' tokens as whole words, and any token of the game's id shape.
+    The known players' tokens as whole words, and any token of the game's id shape. One
+    alternation of every known token stops compiling (RE2's program memory) somewhere past
+    ~40,000 tokens, which one large day's texts hold, so the tokens are cut into pieces of at most
+    `PATTERN_CHARS` characters, one regex each. Applying them one after another replaces exactly
+    what one regex of them all would: every match is a whole word (a maximal run of word
+    characters) and becomes the same placeholder, whichever piece names it.
     """
-    if not known_tokens:
-        return rules.PLAYER_ID_SHAPE
-    words = "|".join(re.escape(t) for t in sorted(set(known_tokens)))
-    return rf"\b(?:{words})\b|{rules.PLAYER_ID_SHAPE}"
+    pieces: list[list[str]] = [[]]
+    size = 0
+    for token in sorted(set(known_tokens)):
+        word = re.escape(token)
+        if pieces[-1] and size + len(word) + 1 > PATTERN_CHARS:
+            pieces.append([])
+            size = 0
+        pieces[-1].append(word)
+        size += len(word) + 1
+    patterns = [rf"\b(?:{'|'.join(words)})\b" for words in pieces if words]
+    return [*patterns, rules.PLAYER_ID_SHAPE]
+
+
+def redact_player_ids(text: str, patterns: int) -> str:
+    """Return SQL replacing every match of `$player_ids_0` … `$player_ids_<patterns - 1>` in `text`.
+
+    With `$placeholder`, case-insensitively, one `regexp_replace` per pattern (innermost first).
+    """
+    for i in range(patterns):
+        text = f"regexp_replace({text}, $player_ids_{i}, $placeholder, 'gi')"
+    return text
 
 
 def _data_types() -> pl.DataFrame:
