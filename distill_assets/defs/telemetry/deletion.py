@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 import shutil
 from collections.abc import Callable
 from contextlib import AbstractContextManager as ContextManager
@@ -34,7 +33,7 @@ from upath import UPath
 
 from distill_assets.contracts.release import ReleaseManifest
 from distill_assets.defs.ingest import QUARANTINE_TABLE
-from distill_assets.defs.telemetry.privacy import DELETABLE_TABLES, SOURCE
+from distill_assets.defs.telemetry.privacy import DELETABLE_TABLES, SOURCE, word_patterns
 from distill_assets.lib.cleanup import working_dir
 from distill_assets.lib.lake import (
     PARQUET_COMPRESSION,
@@ -145,14 +144,15 @@ def redact_mentions(lake_root: str, players: list[str], pads: dict[str, bytes]) 
                 con.close()
             if not tokens:
                 continue
-            pattern = r"\b(?:" + "|".join(re.escape(t) for (t,) in tokens) + r")\b"
-            mentions = pl.col(column).str.contains(pattern).fill_null(False)
-            changed += pl.scan_parquet(path).filter(mentions).select(pl.len()).collect().item()
-            _rewrite_without(
-                UPath(path),
-                pl.lit(False),
-                pl.col(column).str.replace_all(pattern, PLAYER_PLACEHOLDER, literal=False),
-            )
+            patterns = word_patterns([t for (t,) in tokens])
+            mentions = pl.any_horizontal(pl.col(column).str.contains(p) for p in patterns)
+            changed += (
+                pl.scan_parquet(path).filter(mentions.fill_null(False)).select(pl.len()).collect()
+            ).item()
+            replaced = pl.col(column)
+            for pattern in patterns:
+                replaced = replaced.str.replace_all(pattern, PLAYER_PLACEHOLDER, literal=False)
+            _rewrite_without(UPath(path), pl.lit(False), replaced)
     return changed
 
 

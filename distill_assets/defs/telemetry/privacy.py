@@ -103,9 +103,10 @@ class SilverIdentity:
     consent_events: pl.LazyFrame
 
 
-# the longest player-id regex compiled at once: 250,000 characters (~19,000 tokens of 12) compile
-# well inside RE2's limit (one regex of ~40,000 such tokens compiles, ~80,000 do not)
-PATTERN_CHARS = 250_000
+# the longest player-id regex compiled at once: 100,000 characters (~7,700 tokens of 12) compile
+# inside both engines' limits (DuckDB's RE2: one regex of ~40,000 such tokens compiles, ~80,000 do
+# not; Polars' regex, which rewrites bronze on deletion, stops near 250,000 characters)
+PATTERN_CHARS = 100_000
 
 
 def bucket(ts: pl.Expr) -> pl.Expr:
@@ -180,27 +181,34 @@ def write_accepted_events(
     return int(rows[0]) if rows else 0
 
 
-def player_id_patterns(known_tokens: list[str]) -> list[str]:
-    """Return the regexes (RE2, used case-insensitively) of player-id tokens to replace in text.
+def word_patterns(tokens: list[str]) -> list[str]:
+    """Return regexes matching `tokens` as whole words, cut into pieces RE2 compiles.
 
-    The known players' tokens as whole words, and any token of the game's id shape. One
-    alternation of every known token stops compiling (RE2's program memory) somewhere past
-    ~40,000 tokens, which one large day's texts hold, so the tokens are cut into pieces of at most
-    `PATTERN_CHARS` characters, one regex each. Applying them one after another replaces exactly
-    what one regex of them all would: every match is a whole word (a maximal run of word
-    characters) and becomes the same placeholder, whichever piece names it.
+    One alternation of every token stops compiling (RE2's program memory) somewhere past ~40,000
+    tokens, which one large day's texts hold, so the tokens (sorted, distinct) are cut into
+    pieces of at most `PATTERN_CHARS` characters, one regex each. Replacing the matches of the
+    pieces one after another by one placeholder replaces exactly what one regex of them all
+    would: every match is a whole word (a maximal run of word characters).
     """
     pieces: list[list[str]] = [[]]
     size = 0
-    for token in sorted(set(known_tokens)):
+    for token in sorted(set(tokens)):
         word = re.escape(token)
         if pieces[-1] and size + len(word) + 1 > PATTERN_CHARS:
             pieces.append([])
             size = 0
         pieces[-1].append(word)
         size += len(word) + 1
-    patterns = [rf"\b(?:{'|'.join(words)})\b" for words in pieces if words]
-    return [*patterns, rules.PLAYER_ID_SHAPE]
+    return [rf"\b(?:{'|'.join(words)})\b" for words in pieces if words]
+
+
+def player_id_patterns(known_tokens: list[str]) -> list[str]:
+    """Return the regexes (RE2, used case-insensitively) of player-id tokens to replace in text.
+
+    The known players' tokens as whole words (`word_patterns`), then any token of the game's id
+    shape; every match is a whole word, so they apply in any order.
+    """
+    return [*word_patterns(known_tokens), rules.PLAYER_ID_SHAPE]
 
 
 def redact_player_ids(text: str, patterns: int) -> str:
