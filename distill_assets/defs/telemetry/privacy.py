@@ -103,10 +103,12 @@ class SilverIdentity:
     consent_events: pl.LazyFrame
 
 
-# the longest player-id regex compiled at once: 100,000 characters (~7,700 tokens of 12) compile
-# inside both engines' limits (DuckDB's RE2: one regex of ~40,000 such tokens compiles, ~80,000 do
-# not; Polars' regex, which rewrites bronze on deletion, stops near 250,000 characters)
-PATTERN_CHARS = 100_000
+# the longest player-id regex compiled at once, by measurement: one alternation of every token
+# stops compiling past ~40,000 tokens of 12 characters (DuckDB's RE2; Polars' regex, which
+# rewrites bronze on deletion, near 250,000 characters), and above ~30,000 characters RE2's DFA
+# outgrows its cache and falls back to a slower engine (60,000 tokens over 200,000 texts: 2.3 s
+# in pieces of 30,000 characters, 3.3 s of 20,000, 8.5 s of 100,000, 12.9 s of 5,000)
+PATTERN_CHARS = 25_000
 
 
 def bucket(ts: pl.Expr) -> pl.Expr:
