@@ -5,10 +5,11 @@ telemetry and the other three sources at the volumes the committed sample genera
 at the same `--scale` (the mix of `distill sample`, the project's one model of a day: traces
 ~0.29, escalations ~0.15, revisions ~0.13 times telemetry's bytes, so the day is ~1.6 times its
 telemetry; before the telemetry samples were reworked, with longer dialogue, it was ~1.06, ~0.57
-and ~0.47, ~3.1 times, which `--others 3.7` reproduces). The specification states a daily volume for telemetry only (~100 GB raw);
-`--others F` scales the other sources' share (1.0: the sample mix, 0: telemetry alone). Each
-source is written in parts of at most `PART_MB` MB, each with its own seed, so ids do not repeat
-between parts (`bench/data/night-<G>GB-<F>/`, reused by the next run).
+and ~0.47, ~3.1 times, which `--others 3.7` reproduces). The specification states a daily
+volume for telemetry only (~100 GB raw); `--others F` scales the other sources' share (1.0:
+the sample mix, 0: telemetry alone). Each source is written in parts of at most `PART_MB` MB,
+each with its own seed, so ids do not repeat between parts (`bench/data/night-<G>GB-<F>/`,
+reused by the next run).
 
 Then, in one fresh process with a fresh lake and Dagster instance, the two jobs of a night as the
 nightly schedule and its sensor run them: `daily_ingest` for the day, then `publish_release`
