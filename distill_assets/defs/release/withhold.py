@@ -10,7 +10,12 @@ in a config means the scrubber is failing systematically: the blocking check
 
 The scan is not repeated for a partition file it already read: what it found per part
 (`config`, content fingerprint, and the `scan_version`) is kept in
-`<lake>/release/scanned_parts.parquet`, with one marker row (null id) per part scanned.
+`<lake>/release/scanned_parts.parquet`, with one marker row (null id) per part scanned. What the
+detectors found in each candidate line of the parts it read (`scan.LineMemory`: the line's
+SHA-256 and the finding kinds, never the text) is kept in `<lake>/release/scanned_lines.parquet`
+with the `scan_version`: the lines of this build's parts, so the `independent_pii_scan` check,
+which reads the same text in the data files written from them, runs the detectors only on lines
+the build did not read, and a part of a later night only on lines no part of this build held.
 """
 
 from __future__ import annotations
@@ -32,9 +37,11 @@ from distill_assets.defs.release.card import render_card
 from distill_assets.defs.release.layout import MANIFEST, README
 from distill_assets.lib.lake import global_path, read_parquet_table, write_parquet_atomic
 from distill_assets.lib.scrub import scrubbed_columns
+from distill_assets.rules import rules_version
 
 WITHHELD_TABLE = "withheld"
 SCANNED_TABLE = "scanned_parts"
+LINES_TABLE = "scanned_lines"
 WITHHELD_SCHEMA: dict[str, pl.DataType] = {
     "config": pl.String(),
     "partition": pl.String(),
@@ -50,9 +57,10 @@ SCANNED_SCHEMA: dict[str, pl.DataType] = {
 
 
 def scan_version() -> str:
-    """Return a digest of the scan's source and its detector libraries' versions."""
+    """Return a digest of the scan's source, the curation rules it reads and its libraries."""
     digest = hashlib.sha256(Path(scan.__file__).read_bytes())
     digest.update(Path(scan.prefilter.__file__).read_bytes())
+    digest.update(rules_version("curation").encode())
     for library in ("detect-secrets", "phonenumbers"):
         digest.update(f"{library}=={version(library)}".encode())
     return digest.hexdigest()[:16]
@@ -64,15 +72,37 @@ def _read(path: UPath) -> pl.DataFrame:
     return table
 
 
-def scan_part(config: str, part: CuratedPart) -> pl.DataFrame:
-    """Return the findings of one curated part's published text columns (`WITHHELD_SCHEMA`)."""
+def read_line_memory(lake_root: str) -> scan.LineMemory:
+    """Return the line memory the last candidate build wrote, if of the current `scan_version`."""
+    path = global_path(lake_root, "release", LINES_TABLE)
+    if not path.exists():
+        return scan.LineMemory()
+    stored = _read(path).filter(pl.col("scan_version") == scan_version())
+    return scan.LineMemory(stored.select(scan.LINE_MEMORY_SCHEMA.keys()).unique("digest"))
+
+
+def _write_line_memory(lake_root: str, memory: scan.LineMemory) -> None:
+    entries = memory.entries()
+    write_parquet_atomic(
+        entries.select(pl.lit(scan_version()).alias("scan_version"), *entries.columns),
+        global_path(lake_root, "release", LINES_TABLE),
+    )
+
+
+def scan_part(
+    config: str, part: CuratedPart, memory: scan.LineMemory | None = None
+) -> pl.DataFrame:
+    """Return the findings of one curated part's published text columns (`WITHHELD_SCHEMA`).
+
+    `memory` answers for the candidate lines it knows (same findings, `scan.LineMemory`).
+    """
     rows = part.read(None)
     columns = {
         name: dtype
         for name, dtype in scrubbed_columns(published_schema(config)).items()
         if name in rows.columns
     }
-    findings = scan.scan_frame(rows, columns).unique()
+    findings = scan.scan_frame(rows, columns, memory).unique()
     return findings.select(
         pl.lit(config).alias("config"),
         pl.lit(part.partition).alias("partition"),
@@ -86,7 +116,8 @@ def find_withheld(lake_root: str, curated: Mapping[str, list[CuratedPart]]) -> p
     """Scan every curated part not scanned before; return and record the rows to withhold.
 
     Writes `release/withheld.parquet` (every withheld row of this release) and updates
-    `release/scanned_parts.parquet` (what was found per part), both atomically.
+    `release/scanned_parts.parquet` (what was found per part) and `release/scanned_lines.parquet`
+    (the candidate lines of the parts read now), all atomically.
     """
     memory_path = global_path(lake_root, "release", SCANNED_TABLE)
     current = scan_version()
@@ -94,6 +125,7 @@ def find_withheld(lake_root: str, curated: Mapping[str, list[CuratedPart]]) -> p
     if memory_path.exists():
         memory = _read(memory_path).filter(pl.col("scan_version") == current)
     known = set(memory.select("config", "fingerprint").unique().iter_rows())
+    lines = read_line_memory(lake_root)
     kept: list[pl.DataFrame] = []
     for config in sorted(curated):
         for part in curated[config]:
@@ -104,7 +136,7 @@ def find_withheld(lake_root: str, curated: Mapping[str, list[CuratedPart]]) -> p
                     )
                 )
                 continue
-            found = scan_part(config, part)
+            found = scan_part(config, part, lines)
             marker = pl.DataFrame({"config": [config], "partition": [part.partition]}).with_columns(
                 pl.lit(None, dtype=pl.String()).alias(c) for c in ("id", "column", "kind")
             )
@@ -117,6 +149,7 @@ def find_withheld(lake_root: str, curated: Mapping[str, list[CuratedPart]]) -> p
             )
     remembered = pl.concat(kept) if kept else pl.DataFrame(schema=SCANNED_SCHEMA)
     write_parquet_atomic(remembered.filter(pl.col("fingerprint").is_not_null()), memory_path)
+    _write_line_memory(lake_root, lines)
     withheld = (
         remembered.drop_nulls("id")
         .select(*WITHHELD_SCHEMA)
