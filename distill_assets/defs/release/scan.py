@@ -369,9 +369,10 @@ class LineMemory:
     `line_findings` is a function of the line alone (for one version of this module, the
     prefilter, the curation rules and the detector libraries: `withhold.scan_version`), so a
     line read before need not be read again: `findings` returns, for every candidate line, what
-    `line_findings` returns, reading only the lines it does not know. `known` holds earlier
-    entries (`LINE_MEMORY_SCHEMA`); `entries` what this memory answered or learned. Lines are
-    kept by digest only: a line with a finding never leaves the text it is in.
+    `line_findings` returns, reading only the lines it does not know (and then knowing them).
+    `known` holds earlier entries (`LINE_MEMORY_SCHEMA`, one per digest); `entries` what this
+    memory answered. Lines are kept by digest only: a line with a finding never leaves the text
+    it is in.
     """
 
     def __init__(self, known: pl.DataFrame | None = None) -> None:
@@ -398,7 +399,9 @@ class LineMemory:
             "digest",
             pl.coalesce("types", "read", pl.lit([], dtype=pl.List(pl.String()))).alias("types"),
         )
-        self.answered.append(answered.select(LINE_MEMORY_SCHEMA.keys()))
+        entries = answered.select(LINE_MEMORY_SCHEMA.keys())
+        self.answered.append(entries)
+        self.known = pl.concat([self.known, entries.join(self.known, on="digest", how="anti")])
         return (
             answered.select("text", pl.col("types").alias("type"))
             .explode("type")

@@ -35,7 +35,13 @@ from distill_assets.defs.release import scan
 from distill_assets.defs.release.build import CuratedPart, ReadRows, ReleaseInputs
 from distill_assets.defs.release.card import render_card
 from distill_assets.defs.release.layout import MANIFEST, README
-from distill_assets.lib.lake import global_path, read_parquet_table, write_parquet_atomic
+from distill_assets.lib.lake import (
+    global_path,
+    parquet_file,
+    partition_path,
+    read_parquet_table,
+    write_parquet_atomic,
+)
 from distill_assets.lib.scrub import scrubbed_columns
 from distill_assets.rules import rules_version
 
@@ -72,21 +78,60 @@ def _read(path: UPath) -> pl.DataFrame:
     return table
 
 
-def read_line_memory(lake_root: str) -> scan.LineMemory:
-    """Return the line memory the last candidate build wrote, if of the current `scan_version`."""
-    path = global_path(lake_root, "release", LINES_TABLE)
+def _stored_lines(path: UPath) -> pl.DataFrame:
+    """Return the entries of a line memory file of the current `scan_version` (none if absent)."""
     if not path.exists():
-        return scan.LineMemory()
+        return pl.DataFrame(schema=scan.LINE_MEMORY_SCHEMA)
     stored = _read(path).filter(pl.col("scan_version") == scan_version())
-    return scan.LineMemory(stored.select(scan.LINE_MEMORY_SCHEMA.keys()).unique("digest"))
+    return stored.select(scan.LINE_MEMORY_SCHEMA.keys())
 
 
-def _write_line_memory(lake_root: str, memory: scan.LineMemory) -> None:
+def read_line_memory(lake_root: str, days: Sequence[tuple[str, str]] = ()) -> scan.LineMemory:
+    """Return the line memory the last candidate build wrote, with that of `days`' products.
+
+    `days`: `(config, partition)` whose daily line scan (`day_lines_table`) is added. Only
+    entries of the current `scan_version` count.
+    """
+    frames = [_stored_lines(global_path(lake_root, "release", LINES_TABLE))]
+    frames += [
+        _stored_lines(partition_path(lake_root, "release", day_lines_table(config), day))
+        for config, day in days
+    ]
+    return scan.LineMemory(pl.concat(frames).unique("digest", keep="first").sort("digest"))
+
+
+def _write_line_memory(path: UPath, memory: scan.LineMemory) -> None:
     entries = memory.entries()
     write_parquet_atomic(
-        entries.select(pl.lit(scan_version()).alias("scan_version"), *entries.columns),
-        global_path(lake_root, "release", LINES_TABLE),
+        entries.select(pl.lit(scan_version()).alias("scan_version"), *entries.columns), path
     )
+
+
+def day_lines_table(config: str) -> str:
+    """Return the lake table (under `release/`) of a config's daily line scans."""
+    return f"{config}_scanned_lines"
+
+
+def scan_day_lines(lake_root: str, config: str, products: UPath, day: str) -> int:
+    """Run the detectors over the candidate lines of one day's product file of `config`.
+
+    The product file holds the day's rows with their published text as the curated partition
+    will (scrubbed), so the release's scan of that partition finds every line it reads here in
+    the memory written to `release/<config>_scanned_lines/<day>.parquet`. Read by row group (the
+    memory of the lines read so far carried over: a line is read once). Returns the lines read.
+    """
+    columns = scrubbed_columns(published_schema(config))
+    memory = scan.LineMemory()
+    with parquet_file(products) as source:
+        names = [name for name in ["id", *columns] if name in source.schema_arrow.names]
+        for group in range(source.num_row_groups):
+            rows = pl.from_arrow(source.read_row_group(group, columns=names))
+            assert isinstance(rows, pl.DataFrame)
+            texts = {name: dtype for name, dtype in columns.items() if name in rows.columns}
+            lines = scan.lines_of(rows, texts).get_column("text")
+            memory.findings(scan.candidate_lines(lines))
+    _write_line_memory(partition_path(lake_root, "release", day_lines_table(config), day), memory)
+    return memory.entries().height
 
 
 def scan_part(
@@ -125,7 +170,13 @@ def find_withheld(lake_root: str, curated: Mapping[str, list[CuratedPart]]) -> p
     if memory_path.exists():
         memory = _read(memory_path).filter(pl.col("scan_version") == current)
     known = set(memory.select("config", "fingerprint").unique().iter_rows())
-    lines = read_line_memory(lake_root)
+    unread = [
+        (config, part.partition)
+        for config in sorted(curated)
+        for part in curated[config]
+        if part.fingerprint is None or (config, part.fingerprint) not in known
+    ]
+    lines = read_line_memory(lake_root, unread)
     kept: list[pl.DataFrame] = []
     for config in sorted(curated):
         for part in curated[config]:
@@ -149,7 +200,7 @@ def find_withheld(lake_root: str, curated: Mapping[str, list[CuratedPart]]) -> p
             )
     remembered = pl.concat(kept) if kept else pl.DataFrame(schema=SCANNED_SCHEMA)
     write_parquet_atomic(remembered.filter(pl.col("fingerprint").is_not_null()), memory_path)
-    _write_line_memory(lake_root, lines)
+    _write_line_memory(global_path(lake_root, "release", LINES_TABLE), lines)
     withheld = (
         remembered.drop_nulls("id")
         .select(*WITHHELD_SCHEMA)
