@@ -48,6 +48,8 @@ from distill_assets.rules import rules_version
 WITHHELD_TABLE = "withheld"
 SCANNED_TABLE = "scanned_parts"
 LINES_TABLE = "scanned_lines"
+# the product column of a row's exact-duplicate key (`curation/products.py`)
+CONTENT_HASH = "content_hash"
 WITHHELD_SCHEMA: dict[str, pl.DataType] = {
     "config": pl.String(),
     "partition": pl.String(),
@@ -118,15 +120,24 @@ def scan_day_lines(lake_root: str, config: str, products: UPath, day: str) -> in
     The product file holds the day's rows with their published text as the curated partition
     will (scrubbed), so the release's scan of that partition finds every line it reads here in
     the memory written to `release/<config>_scanned_lines/<day>.parquet`. Read by row group (the
-    memory of the lines read so far carried over: a line is read once). Returns the lines read.
+    memory of the lines read so far carried over: a line is read once), the first row of each
+    content hash only: the release publishes at most one row of an exact duplicate, and a line
+    these scans leave out is read by the release itself. Returns the candidate lines listed.
     """
     columns = scrubbed_columns(published_schema(config))
     memory = scan.LineMemory()
+    seen = pl.Series(CONTENT_HASH, [], pl.String())
     with parquet_file(products) as source:
-        names = [name for name in ["id", *columns] if name in source.schema_arrow.names]
+        present = source.schema_arrow.names
+        names = [name for name in ["id", CONTENT_HASH, *columns] if name in present]
         for group in range(source.num_row_groups):
             rows = pl.from_arrow(source.read_row_group(group, columns=names))
             assert isinstance(rows, pl.DataFrame)
+            if CONTENT_HASH in rows.columns:
+                rows = rows.filter(~pl.col(CONTENT_HASH).is_in(seen.implode())).unique(
+                    CONTENT_HASH, keep="first", maintain_order=True
+                )
+                seen = pl.concat([seen, rows.get_column(CONTENT_HASH)])
             texts = {name: dtype for name, dtype in columns.items() if name in rows.columns}
             lines = scan.lines_of(rows, texts).get_column("text")
             memory.findings(scan.candidate_lines(lines))
