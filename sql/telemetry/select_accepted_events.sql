@@ -11,10 +11,13 @@
 --   $grid        game-world units of the location grid cell
 --   $step_patch  JSON merge patch removing the precise location from trajectory steps
 --   $patch       JSON merge patch removing the precise location from other payloads
---   $player_ids_<i>  regexes of the player-id tokens to replace (known players' tokens, id shape),
---                cut into pieces RE2 compiles; `{redact_player_ids}` is replaced before binding by
---                one nested regexp_replace per piece (defs/telemetry/privacy.py)
+--   $player_ids_<i>  regexes of the known players' tokens, cut into pieces RE2 compiles
+--   $shape       regex of the game's player-id shape
+--   $every_text  whether every text goes through every regex (the placeholder names a player)
 --   $placeholder what replaces them
+-- `mentions` (event_id, words) holds each text that names a known player and its own regex
+-- (select_player_mentions.sql); `{redact_player_ids}` is replaced before binding by the
+-- expression choosing each text's regexes (defs/telemetry/privacy.py: `redact_player_ids`).
 --   $default_granted  consent of a player with no consent event for the type
 WITH typed AS (
     SELECT e.*, t.data_type
@@ -36,6 +39,7 @@ kept AS (
         {redact_player_ids} AS payload
     FROM consented AS e
     LEFT JOIN withdrawals AS w ON e.player_key = w.player_key AND e.data_type = w.data_type
+    LEFT JOIN mentions AS m ON e.event_id = m.event_id
     WHERE e.data_type IS NULL
         OR (coalesce(e.granted, $default_granted) AND coalesce(w.withdrawn_ts < e.server_ts, true))
 ),

@@ -109,6 +109,13 @@ class SilverIdentity:
 # outgrows its cache and falls back to a slower engine (60,000 tokens over 200,000 texts: 2.3 s
 # in pieces of 30,000 characters, 3.3 s of 20,000, 8.5 s of 100,000, 12.9 s of 5,000)
 PATTERN_CHARS = 25_000
+# the characters besides ASCII letters that RE2 matches case-insensitively to an ASCII letter
+# (ſ long s to `s`, K Kelvin sign to `k`; none match a digit or `_`): a text holding one goes
+# through every player-id regex (tests/unit/telemetry/test_player_id_patterns.py checks every
+# code point)
+FOLDED_LETTERS = ("\u017f", "\u212a")
+# every match of the player-id shape (rules PLAYER_ID_SHAPE) begins with one of these
+SHAPE_PREFIXES = ("p_", "P_")
 
 
 def bucket(ts: pl.Expr) -> pl.Expr:
@@ -163,9 +170,18 @@ def write_accepted_events(
             load_sql("telemetry/select_player_tokens"),
             {**identity.pads, "token": rules.TOKEN_CHARS, "match_keys": True},
         ).fetchall()
-        patterns = player_id_patterns([t for (t,) in tokens])
+        known_tokens = [t for (t,) in tokens]
+        patterns = word_patterns(known_tokens)
+        con.register("mentioned", mentioned_words(known_tokens).to_arrow())
+        mentions = con.execute(
+            load_sql("telemetry/select_player_mentions"),
+            {"token": rules.TOKEN_CHARS, "shape": rules.PLAYER_ID_SHAPE},
+        ).to_arrow_table()
+        con.register("mentions", mentions)
         params = {
             **{f"player_ids_{i}": pattern for i, pattern in enumerate(patterns)},
+            "shape": rules.PLAYER_ID_SHAPE,
+            "every_text": names_the_placeholder(known_tokens),
             "bucket": float(rules.TIME_BUCKET_SECONDS),
             "grid": rules.LOCATION_GRID_UNITS,
             "patch": json.dumps({"location": None}),
@@ -174,7 +190,7 @@ def write_accepted_events(
             "default_granted": rules.CONSENT_DEFAULT_GRANTED,
         }
         query = load_sql("telemetry/select_accepted_events").replace(
-            "{redact_player_ids}", redact_player_ids("e.payload", len(patterns))
+            "{redact_player_ids}", redact_player_ids("e.payload", len(patterns), "m.words")
         )
         rows = con.execute(f"COPY ({query}) TO '{target}' {DUCKDB_COPY_PARQUET}", params).fetchone()
     finally:
@@ -204,23 +220,56 @@ def word_patterns(tokens: list[str]) -> list[str]:
     return [rf"\b(?:{'|'.join(words)})\b" for words in pieces if words]
 
 
-def player_id_patterns(known_tokens: list[str]) -> list[str]:
-    """Return the regexes (RE2, used case-insensitively) of player-id tokens to replace in text.
+def mentioned_words(tokens: list[str]) -> pl.DataFrame:
+    """Return `word` (a known token lower-cased) and `pattern` (its regex), one row per word.
 
-    The known players' tokens as whole words (`word_patterns`), then any token of the game's id
-    shape; every match is a whole word, so they apply in any order.
+    The table `select_player_mentions.sql` joins each text's words with.
     """
-    return [*word_patterns(known_tokens), rules.PLAYER_ID_SHAPE]
+    words = sorted({token.lower() for token in tokens})
+    return pl.DataFrame(
+        {"word": words, "pattern": [re.escape(word) for word in words]},
+        schema={"word": pl.String(), "pattern": pl.String()},
+    )
 
 
-def redact_player_ids(text: str, patterns: int) -> str:
-    """Return SQL replacing every match of `$player_ids_0` … `$player_ids_<patterns - 1>` in `text`.
+def names_the_placeholder(tokens: list[str]) -> bool:
+    """Return whether a known token is a word of the placeholder (any case).
 
-    With `$placeholder`, case-insensitively, one `regexp_replace` per pattern (innermost first).
+    Then a replacement can make a new match for a later regex, and only applying every regex to
+    every text, in order, replaces what the pieces replace.
     """
+    placeholder = {word.lower() for word in re.findall(rules.TOKEN_CHARS, rules.PLAYER_PLACEHOLDER)}
+    return any(token.lower() in placeholder for token in tokens)
+
+
+def redact_player_ids(text: str, patterns: int, words: str) -> str:
+    """Return SQL replacing the player ids in `text` by `$placeholder`, case-insensitively.
+
+    What it replaces is what `$player_ids_0` … `$player_ids_<patterns - 1>` (the known tokens'
+    pieces, `word_patterns`) then `$shape`, one `regexp_replace` each, replace in every text;
+    each text pays only for what it can hold:
+    - a text holding a character of `FOLDED_LETTERS` (or every text, with `$every_text`) goes
+      through every regex;
+    - a text naming a known player goes through `words`, its own regex (the known tokens it
+      holds as words, or the shape: `select_player_mentions.sql`): in a text without those
+      characters a known token matches only a whole word equal to it lower-cased, and every
+      match becomes the same placeholder, so one pass of a text's own words replaces what the
+      pieces replace;
+    - any other text can only hold the shape, and only if it holds one of `SHAPE_PREFIXES`;
+    - the rest pass unchanged.
+    """
+    every = text
     for i in range(patterns):
-        text = f"regexp_replace({text}, $player_ids_{i}, $placeholder, 'gi')"
-    return text
+        every = f"regexp_replace({every}, $player_ids_{i}, $placeholder, 'gi')"
+    folded = " OR ".join(f"contains({text}, chr({ord(letter)}))" for letter in FOLDED_LETTERS)
+    shaped = " OR ".join(f"contains({text}, '{prefix}')" for prefix in SHAPE_PREFIXES)
+    return (
+        f"CASE WHEN $every_text OR {folded}"
+        f" THEN regexp_replace({every}, $shape, $placeholder, 'gi')"
+        f" WHEN {words} IS NOT NULL THEN regexp_replace({text}, {words}, $placeholder, 'gi')"
+        f" WHEN {shaped} THEN regexp_replace({text}, $shape, $placeholder, 'gi')"
+        f" ELSE {text} END"
+    )
 
 
 def _data_types() -> pl.DataFrame:
