@@ -33,6 +33,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+import duckdb
 import polars as pl
 
 from distill_assets.contracts.published import EXCLUSION_SCHEMA
@@ -170,33 +171,48 @@ def write_accepted_events(
             load_sql("telemetry/select_player_tokens"),
             {**identity.pads, "token": rules.TOKEN_CHARS, "match_keys": True},
         ).fetchall()
-        known_tokens = [t for (t,) in tokens]
-        patterns = word_patterns(known_tokens)
-        con.register("mentioned", mentioned_words(known_tokens).to_arrow())
-        mentions = con.execute(
-            load_sql("telemetry/select_player_mentions"),
-            {"token": rules.TOKEN_CHARS, "shape": rules.PLAYER_ID_SHAPE},
-        ).to_arrow_table()
-        con.register("mentions", mentions)
+        redaction, redaction_params = prepare_redaction(con, [t for (t,) in tokens])
         params = {
-            **{f"player_ids_{i}": pattern for i, pattern in enumerate(patterns)},
-            "shape": rules.PLAYER_ID_SHAPE,
-            "every_text": names_the_placeholder(known_tokens),
+            **redaction_params,
             "bucket": float(rules.TIME_BUCKET_SECONDS),
             "grid": rules.LOCATION_GRID_UNITS,
             "patch": json.dumps({"location": None}),
             "step_patch": json.dumps({"location": None, "observation": {"location": None}}),
-            "placeholder": rules.PLAYER_PLACEHOLDER,
             "default_granted": rules.CONSENT_DEFAULT_GRANTED,
         }
         query = load_sql("telemetry/select_accepted_events").replace(
-            "{redact_player_ids}", redact_player_ids("e.payload", len(patterns), "m.words")
+            "{redact_player_ids}", redaction
         )
         rows = con.execute(f"COPY ({query}) TO '{target}' {DUCKDB_COPY_PARQUET}", params).fetchone()
     finally:
         con.close()
         shutil.rmtree(spill, ignore_errors=True)
     return int(rows[0]) if rows else 0
+
+
+def prepare_redaction(
+    con: duckdb.DuckDBPyConnection, known_tokens: list[str]
+) -> tuple[str, dict[str, object]]:
+    """Register `mentions` for the texts of the view `events` and return the redaction and params.
+
+    The redaction is the SQL expression of `redact_player_ids` over `e.payload`, with the texts'
+    own regexes in `m.words` (`events AS e LEFT JOIN mentions AS m ON e.event_id = m.event_id`);
+    the params bind its `$player_ids_<i>`, `$shape`, `$every_text` and `$placeholder`.
+    """
+    patterns = word_patterns(known_tokens)
+    con.register("mentioned", mentioned_words(known_tokens).to_arrow())
+    mentions = con.execute(
+        load_sql("telemetry/select_player_mentions"),
+        {"token": rules.TOKEN_CHARS, "shape": rules.PLAYER_ID_SHAPE},
+    ).to_arrow_table()
+    con.register("mentions", mentions)
+    params: dict[str, object] = {
+        **{f"player_ids_{i}": pattern for i, pattern in enumerate(patterns)},
+        "shape": rules.PLAYER_ID_SHAPE,
+        "every_text": names_the_placeholder(known_tokens),
+        "placeholder": rules.PLAYER_PLACEHOLDER,
+    }
+    return redact_player_ids("e.payload", len(patterns), "m.words"), params
 
 
 def word_patterns(tokens: list[str]) -> list[str]:
