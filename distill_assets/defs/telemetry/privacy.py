@@ -115,6 +115,8 @@ PATTERN_CHARS = 25_000
 # through every player-id regex (tests/unit/telemetry/test_player_id_patterns.py checks every
 # code point)
 FOLDED_LETTERS = ("\u017f", "\u212a")
+# RE2's word characters (`\w`, what `\b` separates)
+WORD_CHARS = "[0-9A-Za-z_]"
 # every match of the player-id shape (rules PLAYER_ID_SHAPE) begins with one of these
 SHAPE_PREFIXES = ("p_", "P_")
 
@@ -201,11 +203,10 @@ def prepare_redaction(
     """
     patterns = word_patterns(known_tokens)
     con.register("mentioned", mentioned_words(known_tokens).to_arrow())
-    mentions = con.execute(
-        load_sql("telemetry/select_player_mentions"),
-        {"token": rules.TOKEN_CHARS, "shape": rules.PLAYER_ID_SHAPE},
-    ).to_arrow_table()
-    con.register("mentions", mentions)
+    mentions = con.sql(
+        load_sql("telemetry/select_player_mentions"), params={"token": rules.TOKEN_CHARS}
+    )
+    con.register("mentions", mentions.to_arrow_table())
     params: dict[str, object] = {
         **{f"player_ids_{i}": pattern for i, pattern in enumerate(patterns)},
         "shape": rules.PLAYER_ID_SHAPE,
@@ -237,14 +238,12 @@ def word_patterns(tokens: list[str]) -> list[str]:
 
 
 def mentioned_words(tokens: list[str]) -> pl.DataFrame:
-    """Return `word` (a known token lower-cased) and `pattern` (its regex), one row per word.
+    """Return `word`: the known tokens lower-cased, one row each, sorted.
 
     The table `select_player_mentions.sql` joins each text's words with.
     """
-    words = sorted({token.lower() for token in tokens})
     return pl.DataFrame(
-        {"word": words, "pattern": [re.escape(word) for word in words]},
-        schema={"word": pl.String(), "pattern": pl.String()},
+        {"word": sorted({token.lower() for token in tokens})}, schema={"word": pl.String()}
     )
 
 
@@ -264,13 +263,13 @@ def redact_player_ids(text: str, patterns: int, words: str) -> str:
     What it replaces is what `$player_ids_0` … `$player_ids_<patterns - 1>` (the known tokens'
     pieces, `word_patterns`) then `$shape`, one `regexp_replace` each, replace in every text;
     each text pays only for what it can hold:
-    - a text holding a character of `FOLDED_LETTERS` (or every text, with `$every_text`) goes
+    - a text holding a letter of `FOLDED_LETTERS` (or every text, with `$every_text`) goes
       through every regex;
-    - a text naming a known player goes through `words`, its own regex (the known tokens it
-      holds as words, or the shape: `select_player_mentions.sql`): in a text without those
-      characters a known token matches only a whole word equal to it lower-cased, and every
-      match becomes the same placeholder, so one pass of a text's own words replaces what the
-      pieces replace;
+    - a text naming a known player (`words`: the known tokens it holds as words, lower-cased,
+      `select_player_mentions.sql`) is cut into its maximal runs of word and of other
+      characters, and each word equal lower-cased to one of `words`, or matching `$shape`, is
+      replaced: in a text without those letters a regex match is exactly such a word (RE2's
+      word boundaries and case folding), and every match becomes the same placeholder;
     - any other text can only hold the shape, and only if it holds one of `SHAPE_PREFIXES`;
     - the rest pass unchanged.
     """
@@ -279,10 +278,13 @@ def redact_player_ids(text: str, patterns: int, words: str) -> str:
         every = f"regexp_replace({every}, $player_ids_{i}, $placeholder, 'gi')"
     folded = " OR ".join(f"contains({text}, chr({ord(letter)}))" for letter in FOLDED_LETTERS)
     shaped = " OR ".join(f"contains({text}, '{prefix}')" for prefix in SHAPE_PREFIXES)
+    runs = f"regexp_extract_all({text}, '{WORD_CHARS}+|[^{WORD_CHARS[1:-1]}]+')"
+    named = f"list_contains({words}, lower(s)) OR regexp_full_match(s, $shape, 'i')"
     return (
         f"CASE WHEN $every_text OR {folded}"
         f" THEN regexp_replace({every}, $shape, $placeholder, 'gi')"
-        f" WHEN {words} IS NOT NULL THEN regexp_replace({text}, {words}, $placeholder, 'gi')"
+        f" WHEN {words} IS NOT NULL THEN array_to_string(list_transform({runs},"
+        f" lambda s: CASE WHEN {named} THEN $placeholder ELSE s END), '')"
         f" WHEN {shaped} THEN regexp_replace({text}, $shape, $placeholder, 'gi')"
         f" ELSE {text} END"
     )

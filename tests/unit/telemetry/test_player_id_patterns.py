@@ -31,6 +31,7 @@ TEXTS = [
     "kas\u212as and \u212aasks",  # K alone
     "ninkasi_ama ninkasi_amaa ninkasi ama",  # a known token is a prefix of a longer word
     "map_x np_c P_Q p_ _p_x p__",  # the shape
+    'beta22\nzeta9\tp_q\r\n\\nbeta22 \\u00e9zeta9 \\"alpha_1\\"',  # controls; JSON escapes
     "",
 ]
 
@@ -118,11 +119,12 @@ def test_the_prefilter_replaces_exactly_what_every_regex_replaces(
         f"{P} and \u212aasks",
         f"{P} ninkasi_amaa ninkasi ama",
         f"map_x np_c {P} p_ _p_x {P}",
+        f'{P}\n{P}\t{P}\r\n\\nbeta22 \\u00e9zeta9 \\"{P}\\"',
         "",
     ]
     # the texts holding a known token as a word have their own regex (e11 goes through every
     # piece all the same, for its folded letters)
-    assert mentioned == {"e1", "e2", "e5", "e6", "e7", "e8", "e9", "e11", "e13"}
+    assert mentioned == {"e1", "e2", "e5", "e6", "e7", "e8", "e9", "e11", "e13", "e15"}
 
 
 def test_a_known_token_spelling_the_placeholder_sends_every_text_through_every_regex(
