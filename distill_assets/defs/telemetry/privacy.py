@@ -197,14 +197,19 @@ def prepare_redaction(
 ) -> tuple[str, dict[str, object]]:
     """Register `mentions` for the texts of the view `events` and return the redaction and params.
 
-    The redaction is the SQL expression of `redact_player_ids` over `e.payload`, with the texts'
-    own regexes in `m.words` (`events AS e LEFT JOIN mentions AS m ON e.event_id = m.event_id`);
+    The redaction is the SQL expression of `redact_player_ids` over `e.payload`, with the known
+    tokens each text holds in `m.words` (`events AS e LEFT JOIN mentions AS m ON e.event_id =
+    m.event_id`);
     the params bind its `$player_ids_<i>`, `$shape`, `$every_text` and `$placeholder`.
     """
     patterns = word_patterns(known_tokens)
-    con.register("mentioned", mentioned_words(known_tokens).to_arrow())
+    words = mentioned_words(known_tokens)
+    con.register("mentioned", words.to_arrow())
+    # a word shorter than every known token names no one: only the others are cut out
+    shortest = words.get_column("word").str.len_chars().min() or 1
     mentions = con.sql(
-        load_sql("telemetry/select_player_mentions"), params={"token": rules.TOKEN_CHARS}
+        load_sql("telemetry/select_player_mentions"),
+        params={"word": f"{WORD_CHARS}{{{shortest},}}"},
     )
     con.register("mentions", mentions.to_arrow_table())
     params: dict[str, object] = {
