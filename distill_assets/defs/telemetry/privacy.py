@@ -151,7 +151,8 @@ def write_accepted_events(
     without consent at their time are left out, and player ids in payload text are replaced
     (`rules/telemetry_privacy.py`). The tokens naming a known player are found in DuckDB
     (`select_player_tokens.sql`, HMAC of each distinct token); only that short list reaches
-    Python, to build the replacement pattern.
+    Python, and each text goes only through what it can hold (`prepare_redaction`). The consent
+    join and the event order run on the events' keys; the payloads are sorted once.
     """
     checks = validation.select("event_id", "check", "decision").collect()
     rejected = checks.filter(pl.col("decision") == "reject").select("event_id")
