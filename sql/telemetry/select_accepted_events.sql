@@ -21,7 +21,7 @@
 -- expression choosing what each text goes through (defs/telemetry/privacy.py:
 -- `redact_player_ids`).
 -- The consent join and the event order run on the events' keys only; the payloads join them
--- by event_id (unique in a bronze day) and are sorted once, for the output.
+-- by event_id (present and unique in a bronze day) and are sorted once, for the output.
 WITH typed AS (
     SELECT e.event_id, e.player_key, e.server_ts, t.data_type
     FROM events AS e
