@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import string
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -200,8 +201,8 @@ def prepare_redaction(
 
     The redaction is the SQL expression of `redact_player_ids` over `e.payload`, with the known
     tokens each text holds in `m.words` (`events AS e LEFT JOIN mentions AS m ON e.event_id =
-    m.event_id`);
-    the params bind its `$player_ids_<i>`, `$shape`, `$every_text` and `$placeholder`.
+    m.event_id`); the params bind its `$player_ids_<i>`, `$shape`, `$every_text` and
+    `$placeholder`.
     """
     patterns = word_patterns(known_tokens)
     words = mentioned_words(known_tokens)
@@ -273,9 +274,10 @@ def redact_player_ids(text: str, patterns: int, words: str) -> str:
       through every regex;
     - a text naming a known player (`words`: the known tokens it holds as words, lower-cased,
       `select_player_mentions.sql`) is cut into its maximal runs of word and of other
-      characters, and each word equal lower-cased to one of `words`, or matching `$shape`, is
-      replaced: in a text without those letters a regex match is exactly such a word (RE2's
-      word boundaries and case folding), and every match becomes the same placeholder;
+      characters, and each word equal (ASCII lower-cased) to one of `words`, or matching
+      `$shape`, is replaced: in a text without those letters a regex match is exactly such a
+      word (RE2's word boundaries and case folding), and every match becomes the same
+      placeholder;
     - any other text can only hold the shape, and only if it holds one of `SHAPE_PREFIXES`;
     - the rest pass unchanged.
     """
@@ -285,7 +287,9 @@ def redact_player_ids(text: str, patterns: int, words: str) -> str:
     folded = " OR ".join(f"contains({text}, chr({ord(letter)}))" for letter in FOLDED_LETTERS)
     shaped = " OR ".join(f"contains({text}, '{prefix}')" for prefix in SHAPE_PREFIXES)
     runs = f"regexp_extract_all({text}, '{WORD_CHARS}+|[^{WORD_CHARS[1:-1]}]+')"
-    named = f"list_contains({words}, lower(s)) OR regexp_full_match(s, $shape, 'i')"
+    # ASCII letters only: DuckDB's lower() turns İ into i, which RE2 does not match to i
+    lowered = f"translate(s, '{string.ascii_uppercase}', '{string.ascii_lowercase}')"
+    named = f"list_contains({words}, {lowered}) OR regexp_full_match(s, $shape, 'i')"
     return (
         f"CASE WHEN $every_text OR {folded}"
         f" THEN regexp_replace({every}, $shape, $placeholder, 'gi')"

@@ -13,7 +13,7 @@ import pytest
 from distill_assets.defs.telemetry import privacy
 from distill_assets.rules import telemetry_privacy as rules
 
-KNOWN = ["Ninkasi_ama", "alpha_1", "beta22", "zeta9", "kasks"]
+KNOWN = ["Ninkasi_ama", "alpha_1", "beta22", "zeta9", "kasks", "iii"]
 P = rules.PLAYER_PLACEHOLDER
 # planted mentions: where a word starts and ends decides a match, and RE2's case folding
 TEXTS = [
@@ -33,6 +33,8 @@ TEXTS = [
     "map_x np_c P_Q p_ _p_x p__",  # the shape
     'beta22\nzeta9\tp_q\r\n\\nbeta22 \\u00e9zeta9 \\"alpha_1\\"',  # controls; JSON escapes
     "",
+    # DuckDB lowers İ to i; RE2 does not match it to i
+    "iii a\u0130\u0130\u0130b \u0130ii_\u0130\u0130\u0130",
 ]
 
 
@@ -121,10 +123,11 @@ def test_the_prefilter_replaces_exactly_what_every_regex_replaces(
         f"map_x np_c {P} p_ _p_x {P}",
         f'{P}\n{P}\t{P}\r\n\\nbeta22 \\u00e9zeta9 \\"{P}\\"',
         "",
+        f"{P} a\u0130\u0130\u0130b \u0130ii_\u0130\u0130\u0130",
     ]
     # the texts holding a known token as a word have their own regex (e11 goes through every
     # piece all the same, for its folded letters)
-    assert mentioned == {"e1", "e2", "e5", "e6", "e7", "e8", "e9", "e11", "e13", "e15"}
+    assert mentioned == {"e1", "e2", "e5", "e6", "e7", "e8", "e9", "e11", "e13", "e15", "e17"}
 
 
 def test_a_known_token_spelling_the_placeholder_sends_every_text_through_every_regex(
