@@ -464,18 +464,21 @@ def day_products(
 
     Every product column of a row depends on that row alone (`compute_products`): each slice
     gets its `first_row` and the checked rules' candidates of the whole day (`scrub_found`,
-    collected slice by slice too), so the slices together are the day's products computed at
-    once, with at most one slice's text, signatures and embeddings in memory.
+    collected slice by slice too, in slices of feed bytes alone: they hold no vectors), so the
+    slices together are the day's products computed at once, with at most one slice's text,
+    signatures and embeddings in memory.
     """
     config = context.config
     scans = {
         str(path): scan_feed_file(config, source, table, str(path), day)
         for source, table, path in files
     }
-    pieces = feed_slices([path for _, _, path in files], slice_bytes, vector_row_bytes(context))
-    slices = [scans[str(piece.path)].slice(piece.offset, piece.rows) for piece in pieces]
-    found = scrub_found(slices, config)
-    for piece, rows in zip(pieces, slices, strict=True):
+    paths = [path for _, _, path in files]
+    # the candidates' passes hold text only: slices of feed bytes alone (fewer, larger passes)
+    texts = [scans[str(p.path)].slice(p.offset, p.rows) for p in feed_slices(paths, slice_bytes)]
+    found = scrub_found(texts, config)
+    for piece in feed_slices(paths, slice_bytes, vector_row_bytes(context)):
+        rows = scans[str(piece.path)].slice(piece.offset, piece.rows)
         yield piece, compute_products(rows, context, first_row=piece.first_row, found=found)
 
 
