@@ -17,7 +17,8 @@ nightly schedule and its sensor run them: `daily_ingest` for the day, then `publ
 another). Each step's wall time comes from its `STEP_START` and `STEP_SUCCESS` events in the run's
 event log; a sampler thread reads the process's CPU time (user + system, all threads) and RSS
 every `SAMPLE_S` seconds, and a step's CPU is the difference across its window, its peak RSS the
-highest sample in it. Each run's own peak RSS (`ru_maxrss`, nothing missed between samples) is on
+highest sample in it (`start_rss_mib`: the last sample before it started, what earlier steps
+left). Each run's own peak RSS (`ru_maxrss`, nothing missed between samples) is on
 its total row.
 
 Baseline: a bare DuckDB `COPY (SELECT * FROM read_json(files, format='newline_delimited',
@@ -164,6 +165,12 @@ class Sampler(threading.Thread):
         inside = [s[2] for s in samples[int(np.searchsorted(times, start)) : after + 1]]
         return spent, max(inside, default=0) / 2**20
 
+    def rss_at(self, moment: float) -> float:
+        """The RSS in MiB of the last sample at or before `moment` (the first sample if none)."""
+        samples = list(self.samples)
+        before = [s[2] for s in samples if s[0] <= moment]
+        return (before[-1] if before else samples[0][2]) / 2**20
+
 
 def _peak_rss_mib() -> int:
     """This process's peak RSS so far in MiB (`ru_maxrss`)."""
@@ -193,6 +200,7 @@ def _steps(instance, run_id: str, sampler: Sampler, job: str) -> list[dict[str, 
                 "wall_s": round(entry.timestamp - starts[key], 2),
                 "cpu_s": round(cpu, 2),
                 "peak_rss_mib": round(rss),
+                "start_rss_mib": round(sampler.rss_at(starts[key])),
             }
         )
     return rows

@@ -32,6 +32,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from functools import cache
 
 import numpy as np
 import polars as pl
@@ -42,6 +43,10 @@ _WORD_PRIME = np.uint64(0x100000001B3)
 _SHINGLE_PRIME = np.uint64(0x9E3779B97F4A7C15)
 _EMPTY = np.uint32(0xFFFFFFFF)
 MAX_PROBES = 4096
+# documents with at most this many non-empty bins are densified by `_densify_sparse`
+SPARSE_BINS = 16
+# documents `_densify_sparse` handles at once (bounds its memory)
+SPARSE_DOCS = 8192
 # documents per thread of `text_signatures` at least (smaller inputs are signed in one pass)
 SLICE_DOCS = 20_000
 # candidate links compared per chunk, so memory stays bounded however many candidates there are
@@ -308,11 +313,24 @@ def _densify(sig: np.ndarray) -> np.ndarray:
     the same for every document) and takes the value of the first non-empty one, so two documents
     agree on a bin with probability equal to their Jaccard similarity even when they have few
     shingles. After `MAX_PROBES` misses (practically never) the first non-empty bin is used.
+
+    Documents with at most `SPARSE_BINS` non-empty bins (short texts: most bins empty, many
+    probes each) take, for every empty bin, the non-empty bin its sequence reaches first
+    (`_first_probes`); the others probe attempt by attempt. Both give what probing one bin at a
+    time gives.
     """
     bins = sig.shape[1]
     filled = sig.copy()
     occupied = sig != _EMPTY
-    empty = np.flatnonzero(~occupied & occupied.any(axis=1, keepdims=True))
+    counts = occupied.sum(axis=1)
+    reached = _first_probes(bins, MAX_PROBES)
+    for count in range(1, min(SPARSE_BINS, bins - 1) + 1):
+        docs = np.flatnonzero(counts == count)
+        for lo in range(0, len(docs), SPARSE_DOCS):
+            chunk = docs[lo : lo + SPARSE_DOCS]
+            filled[chunk] = _densify_sparse(sig[chunk], occupied[chunk], count, reached, MAX_PROBES)
+    dense = counts > min(SPARSE_BINS, bins - 1)
+    empty = np.flatnonzero(~occupied & dense[:, None])
     flat_sig, flat_filled = sig.reshape(-1), filled.reshape(-1)
     every_bin = np.arange(bins)
     for attempt in range(MAX_PROBES):
@@ -325,9 +343,46 @@ def _densify(sig: np.ndarray) -> np.ndarray:
         flat_filled[empty[found]] = values[found]
         empty = empty[~found]
     rows, columns = np.divmod(empty, bins)
-    first = np.argmax(occupied[rows], axis=1)
-    filled[rows, columns] = sig[rows, first]
+    first_bin = np.argmax(occupied[rows], axis=1)
+    filled[rows, columns] = sig[rows, first_bin]
     return filled
+
+
+@cache
+def _first_probes(bins: int, probes: int) -> np.ndarray:
+    """Return `reached[j, i]`: the first attempt at which empty bin `i` probes bin `j`.
+
+    `probes` when bin `j` is not among its first `probes` probes (`_probe`). Read-only, one per
+    (bins, probes) and process.
+    """
+    every_bin = np.arange(bins)
+    reached = np.full((bins, bins), probes, dtype=np.min_scalar_type(probes))
+    for attempt in reversed(range(probes)):
+        reached[_probe(every_bin, attempt, bins), every_bin] = attempt
+    reached.setflags(write=False)
+    return reached
+
+
+def _densify_sparse(
+    sig: np.ndarray, occupied: np.ndarray, count: int, reached: np.ndarray, probes: int
+) -> np.ndarray:
+    """Return `sig` densified, for documents with exactly `count` non-empty bins each.
+
+    An empty bin `i` takes the value of the non-empty bin its probe sequence reaches first (the
+    smallest `reached[j, i]` over the document's non-empty bins `j`: one attempt probes one bin,
+    so there is no tie), or of the first non-empty bin when none is reached within `probes`.
+    """
+    docs, bins = sig.shape
+    nonempty = np.nonzero(occupied)[1].reshape(docs, count)
+    source = np.repeat(nonempty[:, :1], bins, axis=1)
+    nearest = np.full((docs, bins), probes, dtype=reached.dtype)
+    for j in range(count):
+        attempt = reached[nonempty[:, j]]
+        closer = attempt < nearest
+        np.copyto(nearest, attempt, where=closer)
+        np.copyto(source, nonempty[:, j : j + 1], where=closer)
+    borrowed = np.take_along_axis(sig, source, axis=1)
+    return np.where(occupied, sig, borrowed)
 
 
 def text_signatures(

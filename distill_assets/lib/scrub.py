@@ -171,16 +171,28 @@ def scrub(
 
 
 def scrub_candidates(
-    frame: pl.LazyFrame,
+    frame: pl.LazyFrame | Sequence[pl.LazyFrame],
     columns: Mapping[str, pl.DataType],
     redactions: Sequence[Redaction] = REDACTIONS,
 ) -> dict[str, list[str]]:
     """Return, per checked rule, the distinct valid matches `scrub` replaces in `frame`.
 
-    Each is collected from `frame` as the rules before it left it (one streaming pass per
-    checked rule); only the candidates are held, never the text.
+    `frame` may be several frames (slices of one): their candidates together, as those of their
+    concatenation. Each rule's are collected as the rules before it left the text (with the
+    candidates of all frames of the checked rules before it), one pass per checked rule and
+    frame; only the candidates are held, never the text.
     """
-    return _scrubbed(frame, columns, redactions, None)[1]
+    frames = [frame] if isinstance(frame, pl.LazyFrame) else list(frame)
+    found: dict[str, list[str]] = {}
+    for index, redaction in enumerate(redactions):
+        if not redaction.check:
+            continue
+        hits: set[str] = set()
+        for part in frames:
+            scrubbed = _scrubbed(part, columns, redactions[:index], found)[0]
+            hits.update(checked_candidates(scrubbed, columns, redaction))
+        found[redaction.kind] = sorted(hits)
+    return found
 
 
 def _scrubbed(

@@ -11,13 +11,19 @@
 --   $grid        game-world units of the location grid cell
 --   $step_patch  JSON merge patch removing the precise location from trajectory steps
 --   $patch       JSON merge patch removing the precise location from other payloads
---   $player_ids_<i>  regexes of the player-id tokens to replace (known players' tokens, id shape),
---                cut into pieces RE2 compiles; `{redact_player_ids}` is replaced before binding by
---                one nested regexp_replace per piece (defs/telemetry/privacy.py)
+--   $player_ids_<i>  regexes of the known players' tokens, cut into pieces RE2 compiles
+--   $shape       regex of the game's player-id shape
+--   $every_text  whether every text goes through every regex (the placeholder names a player)
 --   $placeholder what replaces them
 --   $default_granted  consent of a player with no consent event for the type
+-- `mentions` (event_id, words) lists the known players' words of each text that names one
+-- (select_player_mentions.sql); `{redact_player_ids}` is replaced before binding by the
+-- expression choosing what each text goes through (defs/telemetry/privacy.py:
+-- `redact_player_ids`).
+-- The consent join and the event order run on the events' keys only; the payloads join them
+-- by event_id (present and unique in a bronze day) and are sorted once, for the output.
 WITH typed AS (
-    SELECT e.*, t.data_type
+    SELECT e.event_id, e.player_key, e.server_ts, t.data_type
     FROM events AS e
     LEFT JOIN data_types AS t ON e.event_type = t.event_type
     ANTI JOIN rejected AS r ON e.event_id = r.event_id
@@ -30,14 +36,24 @@ consented AS (
         ON e.player_key = c.player_key AND e.data_type = c.data_type
         AND e.server_ts >= c.decided_ts
 ),
-kept AS (
+accepted AS (
     SELECT
-        e.* EXCLUDE (payload, data_type, granted),
-        {redact_player_ids} AS payload
+        e.event_id,
+        -- the exact order within the partition survives the bucketing (the time itself does not)
+        row_number() OVER (ORDER BY e.server_ts, e.event_id) AS event_seq
     FROM consented AS e
     LEFT JOIN withdrawals AS w ON e.player_key = w.player_key AND e.data_type = w.data_type
     WHERE e.data_type IS NULL
         OR (coalesce(e.granted, $default_granted) AND coalesce(w.withdrawn_ts < e.server_ts, true))
+),
+kept AS (
+    SELECT
+        e.* EXCLUDE (payload),
+        a.event_seq,
+        {redact_player_ids} AS payload
+    FROM events AS e
+    JOIN accepted AS a ON e.event_id = a.event_id
+    LEFT JOIN mentions AS m ON e.event_id = m.event_id
 ),
 located AS (
     SELECT
@@ -60,8 +76,7 @@ SELECT
     l.player_key,
     l.session_id,
     floor(l.server_ts / $bucket) * $bucket AS event_time,
-    -- the exact order within the partition survives the bucketing (the time itself does not)
-    row_number() OVER (ORDER BY l.server_ts, l.event_id) AS event_seq,
+    l.event_seq,
     CASE WHEN l.has_location THEN json_merge_patch(
         l.payload::JSON, CASE WHEN l.event_type = 'trajectory_step' THEN $step_patch ELSE $patch END
     )::VARCHAR ELSE l.payload END AS payload,
@@ -77,4 +92,4 @@ SELECT
     l.source_file || ':' || l.line_no AS source_ref
 FROM located AS l
 LEFT JOIN flagged AS f ON l.event_id = f.event_id
-ORDER BY l.server_ts, l.event_id
+ORDER BY l.event_seq

@@ -58,6 +58,8 @@ def test_night_step_window_interpolates_cpu_and_takes_the_peak_rss_inside() -> N
     # a step between two samples: the first sample after it
     cpu, rss = sampler.window(102.2, 102.4)
     assert (round(cpu, 6), rss) == (0.1, 2000.0)
+    # what the process held when a step started: the last sample before it
+    assert [sampler.rss_at(t) for t in (99.0, 101.0, 102.9)] == [500.0, 900.0, 700.0]
 
 
 def test_night_history_file_takes_the_first_free_suffix(tmp_path: Path) -> None:

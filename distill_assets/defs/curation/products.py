@@ -38,7 +38,7 @@ from distill_assets.defs.curation.decontaminate import EvalNgrams, contaminated_
 from distill_assets.defs.curation.dedup import content_hashes, content_key
 from distill_assets.defs.curation.shapes import published_shape
 from distill_assets.defs.curation.splits import key_buckets, prompt_hashes, prompt_text
-from distill_assets.lib.cosine_lsh import bound_parts
+from distill_assets.lib.cosine_lsh import BOUND_DIMS, bound_parts
 from distill_assets.lib.embed import Embedder
 from distill_assets.lib.lake import (
     ROW_GROUP_SIZE,
@@ -61,6 +61,7 @@ from distill_assets.lib.scrub import (
 from distill_assets.lib.text import core_text, sum_columns
 from distill_assets.rules import rules_version
 from distill_assets.rules.curation import (
+    LSH_BANDS,
     MINHASH_BINS,
     NEAR_DUPLICATE_PARTS,
     NEAR_DUPLICATE_SKIPPED_FIELDS,
@@ -68,6 +69,7 @@ from distill_assets.rules.curation import (
     QUALITY_GATES,
     REDACTIONS,
     REPLACEMENT_CHAR,
+    SEMANTIC_LSH_BANDS,
     SHINGLE_WORDS,
     QualityGate,
 )
@@ -108,8 +110,9 @@ ROW_ARRAYS: dict[str, type[np.generic]] = {
 FULL_VECTORS: dict[str, type[np.generic]] = {"signature": np.uint32, "embedding": np.float32}
 # numeric vectors, stored plain and uncompressed (`lib.lake.write_parquet_atomic`)
 VECTOR_COLUMNS: tuple[str, ...] = (*ROW_ARRAYS, *FULL_VECTORS)
-# uncompressed feed bytes (by the feed files' footers) a day's products are computed from at
-# once (`feed_slices`): what bounds the memory of a product step, whatever the day's size
+# bytes of a slice of a day's products computed at once (`feed_slices`): its uncompressed feed
+# bytes (by the feed files' footers) plus its rows' vectors (`vector_row_bytes`); what bounds the
+# memory of a product step, whatever the day's size
 SLICE_BYTES = 64 << 20
 
 
@@ -131,6 +134,26 @@ class ProductContext:
         parts = [PRODUCT_FORMAT, rules_version("curation"), self.embedder.name]
         parts += [self.evals.fingerprint, str(feed_schema(self.config))]
         return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
+def vector_row_bytes(context: ProductContext) -> int:
+    """Return the bytes of one product row's vectors (`VECTOR_COLUMNS`) for `context`.
+
+    A feed row of a few hundred bytes gets kilobytes of signature and embedding, so a slice is
+    sized by both (`feed_slices`).
+    """
+    parts = len(NEAR_DUPLICATE_PARTS.get(context.config, ("text",)))
+    dim = context.embedder.dim * parts
+    widths = {
+        "signature": MINHASH_BINS * parts * 4,
+        "band_keys": LSH_BANDS * 8,
+        "shingled": 1,
+        "embedding": dim * 4,
+        "semantic_keys": SEMANTIC_LSH_BANDS * 8,
+        "embedding_head": min(dim, BOUND_DIMS) * 4,
+        "embedding_tail": 4,
+    }
+    return sum(widths[name] for name in VECTOR_COLUMNS)
 
 
 def near_duplicate_text(config: str) -> pl.Expr:
@@ -290,14 +313,14 @@ def compute_products(
     )
 
 
-def scrub_found(feeds: pl.LazyFrame, config: str) -> dict[str, list[str]]:
-    """Return the checked redaction rules' candidates of feed rows `feeds` (`scrub_candidates`).
+def scrub_found(feeds: Sequence[pl.LazyFrame], config: str) -> dict[str, list[str]]:
+    """Return the checked redaction rules' candidates of the feed rows of `feeds` together.
 
-    What `compute_products` replaces in every slice of a day: one streaming pass over the day's
-    text per checked rule, holding only the candidates.
+    What `compute_products` replaces in every slice of a day (`scrub_candidates` over the
+    slices `feeds`: one pass per checked rule, a slice at a time, holding only the candidates).
     """
     columns = scrubbed_columns(published_schema(config))
-    return scrub_candidates(published_shape(feeds, config), columns)
+    return scrub_candidates([published_shape(feed, config) for feed in feeds], columns)
 
 
 def products_table(config: str) -> str:
@@ -370,7 +393,7 @@ class FeedSlice:
     """Rows `offset .. offset + rows` of the feed partition file `path`, computed together.
 
     `first_row` is the `product_row` of its first row (the day's rows before it), `feed_bytes`
-    its uncompressed size by the file's footer.
+    its uncompressed feed size by the file's footer.
     """
 
     path: UPath
@@ -380,34 +403,41 @@ class FeedSlice:
     feed_bytes: int
 
 
-def _pieces(groups: list[tuple[int, int]], slice_bytes: int) -> list[tuple[int, int]]:
+def _pieces(
+    groups: list[tuple[int, int]], slice_bytes: int, row_bytes: int = 0
+) -> list[tuple[int, int]]:
     """Return `(rows, bytes)` of consecutive pieces of a file of row groups `(rows, bytes)`.
 
-    A row group larger than `slice_bytes` is cut into even row ranges of about `slice_bytes`;
-    consecutive pieces are then joined while they stay within `slice_bytes`.
+    A piece costs its bytes plus `row_bytes` per row. A row group costing more than
+    `slice_bytes` is cut into even row ranges of about `slice_bytes`; consecutive pieces are
+    then joined while they stay within `slice_bytes`.
     """
     units = []
     for rows, size in groups:
-        parts = max(1, min(rows, -(-size // slice_bytes)))
+        parts = max(1, min(rows, -(-(size + rows * row_bytes) // slice_bytes)))
         bounds = [rows * k // parts for k in range(parts + 1)]
         units += [
             (hi - lo, size * (hi - lo) // max(rows, 1)) for lo, hi in itertools.pairwise(bounds)
         ]
     joined: list[tuple[int, int]] = []
     for rows, size in units:
-        if joined and joined[-1][1] + size <= slice_bytes:
+        cost = joined[-1][1] + size + (joined[-1][0] + rows) * row_bytes if joined else 0
+        if joined and cost <= slice_bytes:
             joined[-1] = (joined[-1][0] + rows, joined[-1][1] + size)
         else:
             joined.append((rows, size))
     return joined
 
 
-def feed_slices(paths: list[UPath], slice_bytes: int = SLICE_BYTES) -> list[FeedSlice]:
+def feed_slices(
+    paths: list[UPath], slice_bytes: int = SLICE_BYTES, row_bytes: int = 0
+) -> list[FeedSlice]:
     """Cut a day's feed partition files (in `CONFIG_FEEDS` order) into slices of `slice_bytes`.
 
-    Sizes are the row groups' uncompressed bytes in the files' footers (nothing else is read);
-    a slice never spans two files, and the slices follow the day's row order. A day without a
-    row is one empty slice of its first file.
+    A slice's size is its rows' uncompressed bytes in the files' footers (nothing else is read)
+    plus `row_bytes` per row (the product's vectors: `vector_row_bytes`); a slice never spans
+    two files, and the slices follow the day's row order. A day without a row is one empty
+    slice of its first file.
     """
     slices: list[FeedSlice] = []
     first_row = 0
@@ -419,7 +449,7 @@ def feed_slices(paths: list[UPath], slice_bytes: int = SLICE_BYTES) -> list[Feed
                 for i in range(meta.num_row_groups)
             ]
         offset = 0
-        for rows, size in _pieces(groups, slice_bytes):
+        for rows, size in _pieces(groups, slice_bytes, row_bytes):
             if rows:
                 slices.append(FeedSlice(path, offset, rows, first_row, size))
             offset += rows
@@ -433,17 +463,21 @@ def day_products(
     """Yield the products of one day's feed files slice by slice (`feed_slices`), in row order.
 
     Every product column of a row depends on that row alone (`compute_products`): each slice
-    gets its `first_row` and the checked rules' candidates of the whole day (`scrub_found`), so
-    the slices together are the day's products computed at once, with at most one slice's
-    text, signatures and embeddings in memory.
+    gets its `first_row` and the checked rules' candidates of the whole day (`scrub_found`,
+    collected slice by slice too, in slices of feed bytes alone: they hold no vectors), so the
+    slices together are the day's products computed at once, with at most one slice's text,
+    signatures and embeddings in memory.
     """
     config = context.config
     scans = {
         str(path): scan_feed_file(config, source, table, str(path), day)
         for source, table, path in files
     }
-    found = scrub_found(pl.concat(list(scans.values()), how="vertical"), config)
-    for piece in feed_slices([path for _, _, path in files], slice_bytes):
+    paths = [path for _, _, path in files]
+    # the candidates' passes hold text only: slices of feed bytes alone (fewer, larger passes)
+    texts = [scans[str(p.path)].slice(p.offset, p.rows) for p in feed_slices(paths, slice_bytes)]
+    found = scrub_found(texts, config)
+    for piece in feed_slices(paths, slice_bytes, vector_row_bytes(context)):
         rows = scans[str(piece.path)].slice(piece.offset, piece.rows)
         yield piece, compute_products(rows, context, first_row=piece.first_row, found=found)
 

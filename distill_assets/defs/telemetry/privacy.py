@@ -30,9 +30,11 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import string
 from dataclasses import dataclass
 from pathlib import Path
 
+import duckdb
 import polars as pl
 
 from distill_assets.contracts.published import EXCLUSION_SCHEMA
@@ -109,6 +111,15 @@ class SilverIdentity:
 # outgrows its cache and falls back to a slower engine (60,000 tokens over 200,000 texts: 2.3 s
 # in pieces of 30,000 characters, 3.3 s of 20,000, 8.5 s of 100,000, 12.9 s of 5,000)
 PATTERN_CHARS = 25_000
+# the characters besides ASCII letters that RE2 matches case-insensitively to an ASCII letter
+# (ſ long s to `s`, K Kelvin sign to `k`; none match a digit or `_`): a text holding one goes
+# through every player-id regex (tests/unit/telemetry/test_player_id_patterns.py checks every
+# code point)
+FOLDED_LETTERS = ("\u017f", "\u212a")
+# RE2's word characters (`\w`, what `\b` separates)
+WORD_CHARS = "[0-9A-Za-z_]"
+# every match of the player-id shape (rules PLAYER_ID_SHAPE) begins with one of these
+SHAPE_PREFIXES = ("p_", "P_")
 
 
 def bucket(ts: pl.Expr) -> pl.Expr:
@@ -141,7 +152,8 @@ def write_accepted_events(
     without consent at their time are left out, and player ids in payload text are replaced
     (`rules/telemetry_privacy.py`). The tokens naming a known player are found in DuckDB
     (`select_player_tokens.sql`, HMAC of each distinct token); only that short list reaches
-    Python, to build the replacement pattern.
+    Python, and each text goes only through what it can hold (`prepare_redaction`). The consent
+    join and the event order run on the events' keys; the payloads are sorted once.
     """
     checks = validation.select("event_id", "check", "decision").collect()
     rejected = checks.filter(pl.col("decision") == "reject").select("event_id")
@@ -163,24 +175,52 @@ def write_accepted_events(
             load_sql("telemetry/select_player_tokens"),
             {**identity.pads, "token": rules.TOKEN_CHARS, "match_keys": True},
         ).fetchall()
-        patterns = player_id_patterns([t for (t,) in tokens])
+        redaction, redaction_params = prepare_redaction(con, [t for (t,) in tokens])
         params = {
-            **{f"player_ids_{i}": pattern for i, pattern in enumerate(patterns)},
+            **redaction_params,
             "bucket": float(rules.TIME_BUCKET_SECONDS),
             "grid": rules.LOCATION_GRID_UNITS,
             "patch": json.dumps({"location": None}),
             "step_patch": json.dumps({"location": None, "observation": {"location": None}}),
-            "placeholder": rules.PLAYER_PLACEHOLDER,
             "default_granted": rules.CONSENT_DEFAULT_GRANTED,
         }
         query = load_sql("telemetry/select_accepted_events").replace(
-            "{redact_player_ids}", redact_player_ids("e.payload", len(patterns))
+            "{redact_player_ids}", redaction
         )
         rows = con.execute(f"COPY ({query}) TO '{target}' {DUCKDB_COPY_PARQUET}", params).fetchone()
     finally:
         con.close()
         shutil.rmtree(spill, ignore_errors=True)
     return int(rows[0]) if rows else 0
+
+
+def prepare_redaction(
+    con: duckdb.DuckDBPyConnection, known_tokens: list[str]
+) -> tuple[str, dict[str, object]]:
+    """Register `mentions` for the texts of the view `events` and return the redaction and params.
+
+    The redaction is the SQL expression of `redact_player_ids` over `e.payload`, with the known
+    tokens each text holds in `m.words` (`events AS e LEFT JOIN mentions AS m ON e.event_id =
+    m.event_id`); the params bind its `$player_ids_<i>`, `$shape`, `$every_text` and
+    `$placeholder`.
+    """
+    patterns = word_patterns(known_tokens)
+    words = mentioned_words(known_tokens)
+    con.register("mentioned", words.to_arrow())
+    # a word shorter than every known token names no one: only the others are cut out
+    shortest = words.get_column("word").str.len_chars().min() or 1
+    mentions = con.sql(
+        load_sql("telemetry/select_player_mentions"),
+        params={"word": f"{WORD_CHARS}{{{shortest},}}"},
+    )
+    con.register("mentions", mentions.to_arrow_table())
+    params: dict[str, object] = {
+        **{f"player_ids_{i}": pattern for i, pattern in enumerate(patterns)},
+        "shape": rules.PLAYER_ID_SHAPE,
+        "every_text": names_the_placeholder(known_tokens),
+        "placeholder": rules.PLAYER_PLACEHOLDER,
+    }
+    return redact_player_ids("e.payload", len(patterns), "m.words"), params
 
 
 def word_patterns(tokens: list[str]) -> list[str]:
@@ -204,23 +244,60 @@ def word_patterns(tokens: list[str]) -> list[str]:
     return [rf"\b(?:{'|'.join(words)})\b" for words in pieces if words]
 
 
-def player_id_patterns(known_tokens: list[str]) -> list[str]:
-    """Return the regexes (RE2, used case-insensitively) of player-id tokens to replace in text.
+def mentioned_words(tokens: list[str]) -> pl.DataFrame:
+    """Return `word`: the known tokens lower-cased, one row each, sorted.
 
-    The known players' tokens as whole words (`word_patterns`), then any token of the game's id
-    shape; every match is a whole word, so they apply in any order.
+    The table `select_player_mentions.sql` joins each text's words with.
     """
-    return [*word_patterns(known_tokens), rules.PLAYER_ID_SHAPE]
+    return pl.DataFrame(
+        {"word": sorted({token.lower() for token in tokens})}, schema={"word": pl.String()}
+    )
 
 
-def redact_player_ids(text: str, patterns: int) -> str:
-    """Return SQL replacing every match of `$player_ids_0` … `$player_ids_<patterns - 1>` in `text`.
+def names_the_placeholder(tokens: list[str]) -> bool:
+    """Return whether a known token is a word of the placeholder (any case).
 
-    With `$placeholder`, case-insensitively, one `regexp_replace` per pattern (innermost first).
+    Then a replacement can make a new match for a later regex, and only applying every regex to
+    every text, in order, replaces what the pieces replace.
     """
+    placeholder = {word.lower() for word in re.findall(rules.TOKEN_CHARS, rules.PLAYER_PLACEHOLDER)}
+    return any(token.lower() in placeholder for token in tokens)
+
+
+def redact_player_ids(text: str, patterns: int, words: str) -> str:
+    """Return SQL replacing the player ids in `text` by `$placeholder`, case-insensitively.
+
+    What it replaces is what `$player_ids_0` … `$player_ids_<patterns - 1>` (the known tokens'
+    pieces, `word_patterns`) then `$shape`, one `regexp_replace` each, replace in every text;
+    each text pays only for what it can hold:
+    - a text holding a letter of `FOLDED_LETTERS` (or every text, with `$every_text`) goes
+      through every regex;
+    - a text naming a known player (`words`: the known tokens it holds as words, lower-cased,
+      `select_player_mentions.sql`) is cut into its maximal runs of word and of other
+      characters, and each word equal (ASCII lower-cased) to one of `words`, or matching
+      `$shape`, is replaced: in a text without those letters a regex match is exactly such a
+      word (RE2's word boundaries and case folding), and every match becomes the same
+      placeholder;
+    - any other text can only hold the shape, and only if it holds one of `SHAPE_PREFIXES`;
+    - the rest pass unchanged.
+    """
+    every = text
     for i in range(patterns):
-        text = f"regexp_replace({text}, $player_ids_{i}, $placeholder, 'gi')"
-    return text
+        every = f"regexp_replace({every}, $player_ids_{i}, $placeholder, 'gi')"
+    folded = " OR ".join(f"contains({text}, chr({ord(letter)}))" for letter in FOLDED_LETTERS)
+    shaped = " OR ".join(f"contains({text}, '{prefix}')" for prefix in SHAPE_PREFIXES)
+    runs = f"regexp_extract_all({text}, '{WORD_CHARS}+|[^{WORD_CHARS[1:-1]}]+')"
+    # ASCII letters only: DuckDB's lower() turns İ into i, which RE2 does not match to i
+    lowered = f"translate(s, '{string.ascii_uppercase}', '{string.ascii_lowercase}')"
+    named = f"list_contains({words}, {lowered}) OR regexp_full_match(s, $shape, 'i')"
+    return (
+        f"CASE WHEN $every_text OR {folded}"
+        f" THEN regexp_replace({every}, $shape, $placeholder, 'gi')"
+        f" WHEN {words} IS NOT NULL THEN array_to_string(list_transform({runs},"
+        f" lambda s: CASE WHEN {named} THEN $placeholder ELSE s END), '')"
+        f" WHEN {shaped} THEN regexp_replace({text}, $shape, $placeholder, 'gi')"
+        f" ELSE {text} END"
+    )
 
 
 def _data_types() -> pl.DataFrame:

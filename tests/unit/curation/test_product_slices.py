@@ -29,6 +29,7 @@ from distill_assets.defs.curation.products import (
     day_feed_files,
     feed_slices,
     read_products,
+    vector_row_bytes,
     write_day_products,
 )
 from distill_assets.lib.embed import load_embedder
@@ -137,8 +138,10 @@ def test_slices_give_the_products_of_the_whole_day(tmp_path: Path, evals, config
     context = ProductContext(config, load_embedder(), evals)
     files = day_feed_files(lake, config)[DAY]
     groups = [pq.ParquetFile(path.path).metadata.row_group(0).total_byte_size for *_, path in files]
+    # a few rows: two row groups' feed bytes and the vectors of four rows
+    some = 2 * max(groups) + 4 * vector_row_bytes(context)
     written, frames = {}, {}
-    for name, slice_bytes in (("one", 1 << 40), ("rows", 1), ("some", 2 * max(groups))):
+    for name, slice_bytes in (("one", 1 << 40), ("rows", 1), ("some", some)):
         path = UPath(tmp_path / name / f"{DAY}.parquet")
         written[name] = write_day_products(
             path, files, DAY, context, fingerprint="f", slice_bytes=slice_bytes
@@ -148,6 +151,7 @@ def test_slices_give_the_products_of_the_whole_day(tmp_path: Path, evals, config
     # a slice never spans two feed files: one per file, one per row, or a few per file
     assert (written["one"].slices, written["rows"].slices) == (len(files), rows)
     assert len(files) < written["some"].slices < rows
+    assert 1 < written["some"].largest_slice_rows <= 4
     assert written["rows"].rows == written["one"].rows == rows
     assert written["rows"].largest_slice_rows == 1
     whole = compute_products(scan_feeds(lake, config, {DAY}), context)
@@ -156,6 +160,12 @@ def test_slices_give_the_products_of_the_whole_day(tmp_path: Path, evals, config
     assert_frame_equal(frames["rows"], one, check_exact=True)
     assert_frame_equal(frames["some"], one, check_exact=True)
     assert one["product_row"].to_list() == list(range(rows))
+    # a slice is sized by its vectors' bytes too: those of the product's columns
+    sizes = {pl.UInt32: 4, pl.UInt64: 8, pl.Float32: 4, pl.Boolean: 1}
+    assert vector_row_bytes(context) == sum(
+        dtype.size * sizes[dtype.inner] if isinstance(dtype, pl.Array) else sizes[dtype]
+        for dtype in (one.schema[name] for name in VECTOR_COLUMNS)
+    )
     # the vector columns are not all zeros (the comparison compares something)
     for name in VECTOR_COLUMNS:
         assert np.abs(one[name].to_numpy().astype(np.float64)).sum() > 0, name
@@ -185,6 +195,21 @@ def test_slices_follow_row_groups_and_cut_large_ones(tmp_path: Path) -> None:
     assert [(s.path.name, s.offset, s.rows, s.first_row) for s in whole] == [
         (f"{DAY}.parquet", 0, 23, 0),
         (f"{DAY}.parquet", 0, 9, 23),
+    ]
+    # with the vectors of a row counted, a slice of 4 rows' vectors holds 4 rows at most
+    capped = feed_slices(paths, 1 << 40, row_bytes=1 << 38)
+    assert [(s.offset, s.rows, s.first_row) for s in capped] == [
+        (0, 3, 0),
+        (3, 3, 3),
+        (6, 3, 6),
+        (9, 3, 9),
+        (12, 3, 12),
+        (15, 3, 15),
+        (18, 3, 18),
+        (21, 2, 21),
+        (0, 3, 23),
+        (3, 3, 26),
+        (6, 3, 29),
     ]
     single = feed_slices(paths, 1)
     assert [(s.offset, s.rows, s.first_row) for s in single] == [

@@ -6,6 +6,7 @@ from distill_assets.lib.scrub import (
     leak_counts,
     redaction_column,
     scrub,
+    scrub_candidates,
     scrubbed_columns,
 )
 from distill_assets.rules.curation import REDACTIONS
@@ -267,3 +268,29 @@ def test_checked_cards_are_found_beside_null_nested_lists():
     assert scrubbed[0]["tool_calls"][0]["function"]["arguments"] == '{"card": "[REDACTED_CARD]"}'
     assert scrubbed[1]["content"] == "charged [REDACTED_CARD]"
     assert leak_counts(out, columns)["payment_card"] == 0
+
+
+def test_candidates_of_slices_are_those_of_the_whole_frame() -> None:
+    # each checked rule's candidates of several frames together: an IBAN of one slice, a card of
+    # another (and only inside a longer run in a third, where it is no candidate of its own)
+    texts = [
+        "pay DE89 3704 0044 0532 0130 00 today",
+        "card 4539 1488 0343 6467 please",
+        "ref x4539 1488 0343 6467 and GB82WEST12345698765432",
+        "nothing here",
+    ]
+    columns = {"text": pl.String()}
+    whole = scrub_candidates(pl.LazyFrame({"text": texts}), columns)
+    sliced = scrub_candidates([pl.LazyFrame({"text": [text]}) for text in texts], columns)
+    assert (
+        sliced
+        == whole
+        == {
+            "iban": ["DE89 3704 0044 0532 0130 00", "GB82WEST12345698765432"],
+            "payment_card": ["4539 1488 0343 6467"],
+        }
+    )
+    assert scrub_candidates([pl.LazyFrame({"text": texts[2:]})], columns) == {
+        "iban": ["GB82WEST12345698765432"],
+        "payment_card": [],
+    }

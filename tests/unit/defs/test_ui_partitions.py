@@ -13,6 +13,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import dagster as dg
@@ -41,33 +42,34 @@ def ui(
     """A real instance and the code location loaded in its own code server, as `make ui` does.
 
     Raw files for `DAYS` (and an empty date folder) are landed first, and
-    `DISTILL_PARTITIONS_START` is unset: the partitions are the days with raw data.
+    `DISTILL_PARTITIONS_START` is unset: the partitions are the days with raw data. The
+    environment is changed only while the code server starts: an asset module imported in this
+    process keeps the partitions of its first import, so the tests after these must not see it.
     """
     tmp = tmp_path_factory.mktemp("ui")
-    with pytest.MonkeyPatch.context() as env:
-        env.setenv("DISTILL_DATA_DIR", str(tmp / "data"))
-        for name in ("DISTILL_RAW_ROOT", "DISTILL_LAKE_ROOT", "DISTILL_HUB_ROOT"):
-            env.delenv(name, raising=False)
-        env.delenv("DISTILL_PARTITIONS_START")
-        settings = Settings.resolve()
-        for day in DAYS:
-            land(settings, "traces", day, "a.jsonl", "{}\n")
-        (Path(settings.raw_root) / "telemetry" / "2026-11-21").mkdir(parents=True)
-        target = ModuleTarget(
-            module_name="distill_assets.definitions",
-            attribute=None,
-            working_directory=str(PROJECT_ROOT),
-            location_name="distill",
-        )
-        (tmp / "instance").mkdir()
-        with (
-            instance_for_test(temp_dir=str(tmp / "instance")) as instance,
-            create_test_daemon_workspace_context(target, instance) as context,
-        ):
+    with ExitStack() as stack:
+        with pytest.MonkeyPatch.context() as env:
+            env.setenv("DISTILL_DATA_DIR", str(tmp / "data"))
+            for name in ("DISTILL_RAW_ROOT", "DISTILL_LAKE_ROOT", "DISTILL_HUB_ROOT"):
+                env.delenv(name, raising=False)
+            env.delenv("DISTILL_PARTITIONS_START")
+            settings = Settings.resolve()
+            for day in DAYS:
+                land(settings, "traces", day, "a.jsonl", "{}\n")
+            (Path(settings.raw_root) / "telemetry" / "2026-11-21").mkdir(parents=True)
+            target = ModuleTarget(
+                module_name="distill_assets.definitions",
+                attribute=None,
+                working_directory=str(PROJECT_ROOT),
+                location_name="distill",
+            )
+            (tmp / "instance").mkdir()
+            instance = stack.enter_context(instance_for_test(temp_dir=str(tmp / "instance")))
+            context = stack.enter_context(create_test_daemon_workspace_context(target, instance))
             entries = context.create_request_context().get_code_location_entries()
             entry = next(iter(entries.values()))
             assert entry.code_location is not None, entry.load_error
-            yield context, next(iter(entry.code_location.get_repositories().values()))
+        yield context, next(iter(entry.code_location.get_repositories().values()))
 
 
 def test_the_ui_lists_exactly_the_days_with_raw_data(

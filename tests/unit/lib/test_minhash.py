@@ -137,3 +137,47 @@ def test_threads_sign_slices_to_the_same_signatures(monkeypatch):
     threaded = text_signatures(texts, SHINGLE_WORDS, MINHASH_BINS, workers=3)
     assert threaded.shape == (103, MINHASH_BINS)
     assert np.array_equal(threaded, one_pass)
+
+
+def _probed_one_bin_at_a_time(sig: np.ndarray, probes: int) -> np.ndarray:
+    """Densification by its definition: each empty bin probes attempt after attempt."""
+    bins = sig.shape[1]
+    filled = sig.copy()
+    for doc, row in enumerate(sig):
+        occupied = np.flatnonzero(row != 0xFFFFFFFF)
+        if len(occupied) == 0:
+            continue
+        for empty in np.flatnonzero(row == 0xFFFFFFFF):
+            source = occupied[0]
+            for attempt in range(probes):
+                probe = int(minhash._probe(np.array([empty]), attempt, bins)[0])
+                if row[probe] != 0xFFFFFFFF:
+                    source = probe
+                    break
+            filled[doc, empty] = row[source]
+    return filled
+
+
+@pytest.mark.parametrize("probes", [minhash.MAX_PROBES, 3])
+def test_densify_borrows_the_first_probed_non_empty_bin(monkeypatch, probes):
+    # documents of every fill, from one non-empty bin (densified from its sequence's first hit)
+    # to full; with 3 probes most empty bins fall back to the first non-empty bin
+    monkeypatch.setattr(minhash, "MAX_PROBES", probes)
+    rng = np.random.default_rng(7)
+    bins, counts = 32, [0, 1, 2, 3, 5, 8, 12, 13, 20, 31, 32]
+    sig = rng.integers(0, 0xFFFFFFFE, size=(len(counts) * 3, bins), dtype=np.uint64)
+    sig = sig.astype(np.uint32)
+    for doc in range(len(sig)):
+        sig[doc, rng.permutation(bins)[counts[doc % len(counts)] :]] = 0xFFFFFFFF
+    monkeypatch.setattr(minhash, "SPARSE_BINS", 12)
+    monkeypatch.setattr(minhash, "SPARSE_DOCS", 2)
+    expected = _probed_one_bin_at_a_time(sig, probes)
+    assert (expected != 0xFFFFFFFF).sum(axis=1).tolist() == [
+        0 if c == 0 else bins for c in counts
+    ] * 3
+    assert np.array_equal(minhash._densify(sig), expected)
+    # the sparse path alone (every document) and the probing loop alone give the same
+    monkeypatch.setattr(minhash, "SPARSE_BINS", bins)
+    assert np.array_equal(minhash._densify(sig), expected)
+    monkeypatch.setattr(minhash, "SPARSE_BINS", 0)
+    assert np.array_equal(minhash._densify(sig), expected)
