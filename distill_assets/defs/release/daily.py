@@ -17,7 +17,12 @@ from distill_assets.defs.curation.daily import products_key
 from distill_assets.defs.curation.products import products_table
 from distill_assets.defs.jobs import DAILY_TAG
 from distill_assets.defs.partitions import daily_partitions
-from distill_assets.defs.release.withhold import day_lines_table, scan_day_lines, scan_version
+from distill_assets.defs.release.withhold import (
+    LINES_SCHEMA,
+    day_lines_table,
+    scan_day_lines,
+    scan_version,
+)
 from distill_assets.defs.resources import DistillSettings
 from distill_assets.lib.lake import partition_path
 
@@ -55,9 +60,11 @@ def scanned_lines_asset(config: str) -> dg.AssetsDefinition:
             lines = scan_day_lines(lake_root, config, products, day)
         elif target.exists():
             target.unlink()
+        columns = [dg.TableColumn(name, str(kind)) for name, kind in LINES_SCHEMA.items()]
         return dg.MaterializeResult(
             metadata={
-                "candidate_lines": dg.MetadataValue.int(lines),
+                "dagster/row_count": dg.MetadataValue.int(lines),
+                "dagster/column_schema": dg.MetadataValue.table_schema(dg.TableSchema(columns)),
                 "scan_version": dg.MetadataValue.text(scan_version()),
             }
         )

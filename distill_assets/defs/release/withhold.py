@@ -57,6 +57,8 @@ WITHHELD_SCHEMA: dict[str, pl.DataType] = {
     "column": pl.String(),
     "kind": pl.String(),
 }
+# a line memory file: one row per candidate line (`scan.LINE_MEMORY_SCHEMA`) and its version
+LINES_SCHEMA: dict[str, pl.DataType] = {"scan_version": pl.String(), **scan.LINE_MEMORY_SCHEMA}
 SCANNED_SCHEMA: dict[str, pl.DataType] = {
     "scan_version": pl.String(),
     "fingerprint": pl.String(),
