@@ -73,10 +73,19 @@ def test_source_assets_are_daily_partitioned_and_global_ones_are_not(
         daily = spec.tags.get(SCOPE_TAG) == DAILY_TAG[SCOPE_TAG]
         source = spec.group_name in SOURCES and not global_source
         assert partitioned == (source or daily), spec.key
-    # curation's per-day products: one asset per config, each reading its feed tables' day
+    # curation's per-day products: one asset per config, each reading its feed tables' day; the
+    # release's per-day line scans: one per config, each reading that day's products
     daily_keys = {s.key: s for s in specs if s.tags.get(SCOPE_TAG) == DAILY_TAG[SCOPE_TAG]}
-    assert daily_keys.keys() == {dg.AssetKey(["curation", f"{c}_products"]) for c in CONFIG_FEEDS}
+    products = {dg.AssetKey(["curation", f"{c}_products"]) for c in CONFIG_FEEDS}
+    lines = {dg.AssetKey(["release", f"{c}_scanned_lines"]) for c in CONFIG_FEEDS}
+    assert daily_keys.keys() == products | lines
     for key, spec in daily_keys.items():
+        if key in lines:
+            config = key.path[1].removesuffix("_scanned_lines")
+            assert {dep.asset_key for dep in spec.deps} == {
+                dg.AssetKey(["curation", f"{config}_products"])
+            }, key
+            continue
         config = key.path[1].removesuffix("_products")
         feeds = {dg.AssetKey([source, table]) for source, table in CONFIG_FEEDS[config]}
         assert {dep.asset_key for dep in spec.deps} == feeds, key
@@ -106,12 +115,13 @@ def test_each_source_has_a_blocking_reconcile_check(definitions: dg.Definitions)
 def test_jobs_schedule_and_sensors(definitions: dg.Definitions) -> None:
     assert definitions.resolve_job_def("daily_ingest").partitions_def is not None
     assert definitions.resolve_job_def("publish_release") is not None
-    # the products run with the day's ingest, never in the release's serial path
+    # the products and line scans run with the day's ingest, never in the release's serial path
     ingest, release = (
         definitions.resolve_job_def(job).asset_layer.selected_asset_keys
         for job in ("daily_ingest", "publish_release")
     )
     products = {dg.AssetKey(["curation", f"{c}_products"]) for c in CONFIG_FEEDS}
+    products |= {dg.AssetKey(["release", f"{c}_scanned_lines"]) for c in CONFIG_FEEDS}
     assert products <= ingest
     assert not products & release
     assert dg.AssetKey(["curation", "sft"]) in release

@@ -12,7 +12,12 @@ import yaml
 
 from distill_assets.contracts.published import CONFIG_FEEDS
 from distill_assets.contracts.release import ReleaseManifest
+from distill_assets.defs.curation.curated_table import read_curated
 from distill_assets.defs.release import checks as release_checks
+from distill_assets.defs.release import scan
+from distill_assets.defs.release.candidate import candidate_dir, read_manifest
+from distill_assets.defs.release.layout import published_arrow_schema, write_data_file
+from distill_assets.lib.lake import global_path
 from distill_assets.lib.settings import Settings
 from distill_assets.rules.curation import WITHHELD_MAX_ROWS
 from tests.conftest import materialize, without_daily
@@ -346,3 +351,72 @@ def test_text_checks_read_only_files_they_did_not_pass_under_the_same_checks(
     assert result.success
     assert read_counts(result)["independent_pii_scan"] == (1, listed)
     assert len(manifest_of(repo(distill_env) / "latest").files) == listed + 1
+
+
+def scan_check() -> dg.AssetCheckEvaluation:
+    """Run the independent PII scan alone on the staged candidate; return its evaluation."""
+    from distill_assets.definitions import defs
+
+    job = dg.define_asset_job(
+        "scan_check_job", selection=dg.AssetSelection.checks(release_checks.independent_pii_scan)
+    )
+    definitions = dg.Definitions.merge(defs(), dg.Definitions(jobs=[job]))
+    result = definitions.resolve_job_def("scan_check_job").execute_in_process(raise_on_error=False)
+    (evaluation,) = result.get_asset_check_evaluations()
+    return evaluation
+
+
+def test_the_scan_check_finds_the_same_with_and_without_the_candidates_line_memory(
+    distill_env: Settings, monkeypatch
+) -> None:
+    lake = distill_env.lake_root
+    land_ssn_leak(
+        distill_env,
+        DAY1,
+        feed_row("instruction", "ok", "served at 127.0.0.1", source="escalations", group="a"),
+    )
+    assert run_unchecked(SELECTION).success
+    lines = global_path(lake, "release", "scanned_lines")
+    passed = global_path(lake, "release", "checked_independent_pii_scan")
+    read: list[str] = []
+
+    def counted(candidates: pl.DataFrame) -> pl.DataFrame:
+        read.extend(candidates.get_column("text"))
+        return line_findings(candidates)
+
+    line_findings = scan.line_findings
+    monkeypatch.setattr(scan, "line_findings", counted)
+
+    def evaluate(memory: bool) -> tuple[bool, dict[str, object], list[str]]:
+        passed.unlink(missing_ok=True)
+        saved = lines.read_bytes()
+        if not memory:
+            lines.unlink()
+        read.clear()
+        evaluation = scan_check()
+        lines.write_bytes(saved)
+        metadata = {k: v.value for k, v in evaluation.metadata.items()}
+        return evaluation.passed, metadata, sorted(read)
+
+    # the clean candidate: passes either way; with the memory the detectors read no line
+    with_memory, without_memory = evaluate(True), evaluate(False)
+    assert with_memory[:2] == without_memory[:2]
+    assert with_memory[0] is True
+    assert with_memory[2] == [] and "served at 127.0.0.1" in without_memory[2]
+
+    # a data file changed after the build, the withheld row put back: its lines are in the memory
+    # (with their finding), and the check fails the same way with and without it
+    folder = candidate_dir(lake)
+    (entry,) = [f for f in read_manifest(folder).files if f.config == "instruction"]
+    leak = read_curated(lake, "instruction").filter(pl.col("id") == "leak")
+    path = folder / entry.path
+    planted = pl.concat([pl.read_parquet(path), leak.select(pl.read_parquet(path).columns)])
+    write_data_file(planted, published_arrow_schema("instruction"), path)
+    with_memory, without_memory = evaluate(True), evaluate(False)
+    assert with_memory[:2] == without_memory[:2]
+    assert with_memory[0] is False
+    assert with_memory[1]["failures"]["instruction"]["rows"] == [
+        ["leak", "instruction", "us_ssn"],
+        ["leak", "output", "us_ssn"],
+    ]
+    assert with_memory[2] == [] and "my ssn is 219 09 9999" in without_memory[2]

@@ -119,7 +119,7 @@ def test_second_run_prints_the_same_counts(
     assert "[distill] daily_ingest 2026-11-20 telemetry/accepted_events: 347 rows" in lines
     # a warning-level check is reported as a warning, not as a failed check
     assert (
-        "[distill] daily_ingest 2026-11-20: ok (43 materializations, 20 checks, "
+        "[distill] daily_ingest 2026-11-20: ok (50 materializations, 20 checks, "
         "warnings: telemetry/triage:pass_rate_within_budget)"
     ) in lines
 

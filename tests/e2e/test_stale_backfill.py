@@ -41,8 +41,9 @@ DOWNSTREAM = sorted(
         "telemetry/witness_queue",
     ]
 )
-# downstream of telemetry/dialogues in its own day: sft's products, made with the day's ingest
-DOWNSTREAM_DAILY = ["curation/sft_products"]
+# downstream of telemetry/dialogues in its own day: sft's products and their line scan, made
+# with the day's ingest
+DOWNSTREAM_DAILY = ["curation/sft_products", "release/sft_scanned_lines"]
 # not stale, but made by the same op as a stale table, so rebuilt with it: none since every
 # curated table is stale itself
 COMPANIONS: list[str] = []

@@ -38,7 +38,7 @@ from distill_assets.defs.release.continuity import allowed_drops, drop_reasons
 from distill_assets.defs.release.known_players import known_player_findings, known_players
 from distill_assets.defs.release.layout import DATA_DIR, README, published_arrow_schema
 from distill_assets.defs.release.split_audit import config_leaks, record_leaks
-from distill_assets.defs.release.withhold import read_withheld
+from distill_assets.defs.release.withhold import read_line_memory, read_withheld
 from distill_assets.defs.resources import DistillSettings
 from distill_assets.lib import scrub
 from distill_assets.lib.lake import (
@@ -296,7 +296,9 @@ def independent_pii_scan(
     scan flagged in the curated text (`withhold.py`), so a hit here is text the release built
     itself. More than `WITHHELD_MAX_ROWS` withheld rows in one config also block (a systematic
     scrubber failure). Failures name the config, row ids, columns and finding types. Files passed
-    before under the same checks version are not read again (module docstring).
+    before under the same checks version are not read again (module docstring); every line of
+    the files read is split and prefiltered here, and the detectors read the candidate lines the
+    candidate's own scan did not read (`withhold.read_line_memory`: same findings by line digest).
     """
     withheld = read_withheld(settings.resolved().lake_root)
     per_config = dict(withheld.group_by("config").agg(pl.col("id").n_unique()).iter_rows())
@@ -307,11 +309,12 @@ def independent_pii_scan(
             withheld_rows=dg.MetadataValue.int(withheld.height),
         )
     known = known_players(settings.resolved().lake_root, player_id_hasher)
+    lines = read_line_memory(settings.resolved().lake_root)
 
     def findings_of(config: str, rows: pl.DataFrame) -> dict[str, object] | None:
         columns = scrubbed_columns(published_schema(config))
         findings = pl.concat(
-            [scan.scan_frame(rows, columns), known_player_findings(rows, columns, known)]
+            [scan.scan_frame(rows, columns, lines), known_player_findings(rows, columns, known)]
         )
         if not findings.height:
             return None

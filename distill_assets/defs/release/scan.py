@@ -20,6 +20,7 @@ marks as a candidate (`scan_prefilter.py`), so they see a small share of a relea
 
 from __future__ import annotations
 
+import hashlib
 import html
 import ipaddress
 import re
@@ -40,6 +41,8 @@ from distill_assets.rules.curation import IBAN_LENGTHS, TEST_CARD_NUMBERS
 GENERIC_ENTROPY_PLUGINS = frozenset({"Base64HighEntropyString", "HexHighEntropyString"})
 PHONE_REGION = "US"
 FINDING_SCHEMA = {"id": pl.String(), "column": pl.String(), "type": pl.String()}
+# what the detectors found in one candidate line, by the SHA-256 of the line (never its text)
+LINE_MEMORY_SCHEMA = {"digest": pl.String(), "types": pl.List(pl.String())}
 
 _EMAIL = re.compile(r"(?<![\w.+%-])[\w.+%-]+@(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,}(?![\w-])")
 _IPV4 = re.compile(r"(?<![\w.])\d{1,3}(?:\.\d{1,3}){3}(?![\w]|\.\d)")
@@ -360,12 +363,68 @@ def line_findings(candidates: pl.DataFrame) -> pl.DataFrame:
     return pl.DataFrame(found, schema={"text": pl.String(), "type": pl.String()}, orient="row")
 
 
-def scan_frame(frame: pl.DataFrame, columns: Mapping[str, pl.DataType]) -> pl.DataFrame:
+class LineMemory:
+    """The detectors' findings in candidate lines already read, keyed by the line's SHA-256.
+
+    `line_findings` is a function of the line alone (for one version of this module, the
+    prefilter, the curation rules and the detector libraries: `withhold.scan_version`), so a
+    line read before need not be read again: `findings` returns, for every candidate line, what
+    `line_findings` returns, reading only the lines it does not know (and then knowing them).
+    `known` holds earlier entries (`LINE_MEMORY_SCHEMA`, one per digest); `entries` what this
+    memory answered. Lines are kept by digest only: a line with a finding never leaves the text
+    it is in.
+    """
+
+    def __init__(self, known: pl.DataFrame | None = None) -> None:
+        """Start from `known` entries (none when not given)."""
+        self.known = known if known is not None else pl.DataFrame(schema=LINE_MEMORY_SCHEMA)
+        self.answered: list[pl.DataFrame] = []
+
+    def findings(self, candidates: pl.DataFrame) -> pl.DataFrame:
+        """Return `(text, type)` of `candidates` as `line_findings(candidates)` does, same order."""
+        texts = candidates.get_column("text")
+        keyed = candidates.with_columns(
+            pl.Series(
+                "digest", [hashlib.sha256(t.encode()).hexdigest() for t in texts], pl.String()
+            )
+        ).join(self.known, on="digest", how="left", maintain_order="left")
+        unknown = keyed.filter(pl.col("types").is_null())
+        read = (
+            line_findings(unknown.select(candidates.columns))
+            .group_by("text", maintain_order=True)
+            .agg(pl.col("type").alias("read"))
+        )
+        answered = keyed.join(read, on="text", how="left", maintain_order="left").select(
+            "text",
+            "digest",
+            pl.coalesce("types", "read", pl.lit([], dtype=pl.List(pl.String()))).alias("types"),
+        )
+        entries = answered.select(LINE_MEMORY_SCHEMA.keys())
+        self.answered.append(entries)
+        self.known = pl.concat([self.known, entries.join(self.known, on="digest", how="anti")])
+        return (
+            answered.select("text", pl.col("types").alias("type"))
+            .explode("type")
+            .drop_nulls("type")
+        )
+
+    def entries(self) -> pl.DataFrame:
+        """Return every line this memory answered (known or read), one row per digest, sorted."""
+        if not self.answered:
+            return pl.DataFrame(schema=LINE_MEMORY_SCHEMA)
+        return pl.concat(self.answered).unique("digest").sort("digest")
+
+
+def scan_frame(
+    frame: pl.DataFrame, columns: Mapping[str, pl.DataType], memory: LineMemory | None = None
+) -> pl.DataFrame:
     """Return one `(id, column, type)` row per finding in the text `columns` of `frame`.
 
     Texts are split into lines (no finding spans a line); the detectors read each distinct
     candidate line once (`candidate_lines`): prompts, tool descriptions and code repeat across rows.
+    With a `memory`, the lines it knows are not read again (same findings, `LineMemory`).
     """
     lines = lines_of(frame, columns)
-    hits = line_findings(candidate_lines(lines.get_column("text")))
+    candidates = candidate_lines(lines.get_column("text"))
+    hits = line_findings(candidates) if memory is None else memory.findings(candidates)
     return lines.join(hits, on="text", how="inner").select(FINDING_SCHEMA.keys())

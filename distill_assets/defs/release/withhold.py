@@ -10,7 +10,12 @@ in a config means the scrubber is failing systematically: the blocking check
 
 The scan is not repeated for a partition file it already read: what it found per part
 (`config`, content fingerprint, and the `scan_version`) is kept in
-`<lake>/release/scanned_parts.parquet`, with one marker row (null id) per part scanned.
+`<lake>/release/scanned_parts.parquet`, with one marker row (null id) per part scanned. What the
+detectors found in each candidate line of the parts it read (`scan.LineMemory`: the line's
+SHA-256 and the finding kinds, never the text) is kept in `<lake>/release/scanned_lines.parquet`
+with the `scan_version`: the lines of this build's parts, so the `independent_pii_scan` check,
+which reads the same text in the data files written from them, runs the detectors only on lines
+the build did not read, and a part of a later night only on lines no part of this build held.
 """
 
 from __future__ import annotations
@@ -30,11 +35,21 @@ from distill_assets.defs.release import scan
 from distill_assets.defs.release.build import CuratedPart, ReadRows, ReleaseInputs
 from distill_assets.defs.release.card import render_card
 from distill_assets.defs.release.layout import MANIFEST, README
-from distill_assets.lib.lake import global_path, read_parquet_table, write_parquet_atomic
+from distill_assets.lib.lake import (
+    global_path,
+    parquet_file,
+    partition_path,
+    read_parquet_table,
+    write_parquet_atomic,
+)
 from distill_assets.lib.scrub import scrubbed_columns
+from distill_assets.rules import rules_version
 
 WITHHELD_TABLE = "withheld"
 SCANNED_TABLE = "scanned_parts"
+LINES_TABLE = "scanned_lines"
+# the product column of a row's exact-duplicate key (`curation/products.py`)
+CONTENT_HASH = "content_hash"
 WITHHELD_SCHEMA: dict[str, pl.DataType] = {
     "config": pl.String(),
     "partition": pl.String(),
@@ -42,6 +57,8 @@ WITHHELD_SCHEMA: dict[str, pl.DataType] = {
     "column": pl.String(),
     "kind": pl.String(),
 }
+# a line memory file: one row per candidate line (`scan.LINE_MEMORY_SCHEMA`) and its version
+LINES_SCHEMA: dict[str, pl.DataType] = {"scan_version": pl.String(), **scan.LINE_MEMORY_SCHEMA}
 SCANNED_SCHEMA: dict[str, pl.DataType] = {
     "scan_version": pl.String(),
     "fingerprint": pl.String(),
@@ -50,9 +67,10 @@ SCANNED_SCHEMA: dict[str, pl.DataType] = {
 
 
 def scan_version() -> str:
-    """Return a digest of the scan's source and its detector libraries' versions."""
+    """Return a digest of the scan's source, the curation rules it reads and its libraries."""
     digest = hashlib.sha256(Path(scan.__file__).read_bytes())
     digest.update(Path(scan.prefilter.__file__).read_bytes())
+    digest.update(rules_version("curation").encode())
     for library in ("detect-secrets", "phonenumbers"):
         digest.update(f"{library}=={version(library)}".encode())
     return digest.hexdigest()[:16]
@@ -64,15 +82,85 @@ def _read(path: UPath) -> pl.DataFrame:
     return table
 
 
-def scan_part(config: str, part: CuratedPart) -> pl.DataFrame:
-    """Return the findings of one curated part's published text columns (`WITHHELD_SCHEMA`)."""
+def _stored_lines(path: UPath) -> pl.DataFrame:
+    """Return the entries of a line memory file of the current `scan_version` (none if absent)."""
+    if not path.exists():
+        return pl.DataFrame(schema=scan.LINE_MEMORY_SCHEMA)
+    stored = _read(path).filter(pl.col("scan_version") == scan_version())
+    return stored.select(scan.LINE_MEMORY_SCHEMA.keys())
+
+
+def read_line_memory(lake_root: str, days: Sequence[tuple[str, str]] = ()) -> scan.LineMemory:
+    """Return the line memory the last candidate build wrote, with that of `days`' products.
+
+    `days`: `(config, partition)` whose daily line scan (`day_lines_table`) is added. Only
+    entries of the current `scan_version` count.
+    """
+    frames = [_stored_lines(global_path(lake_root, "release", LINES_TABLE))]
+    frames += [
+        _stored_lines(partition_path(lake_root, "release", day_lines_table(config), day))
+        for config, day in days
+    ]
+    return scan.LineMemory(pl.concat(frames).unique("digest", keep="first").sort("digest"))
+
+
+def _write_line_memory(path: UPath, memory: scan.LineMemory) -> None:
+    entries = memory.entries()
+    write_parquet_atomic(
+        entries.select(pl.lit(scan_version()).alias("scan_version"), *entries.columns), path
+    )
+
+
+def day_lines_table(config: str) -> str:
+    """Return the lake table (under `release/`) of a config's daily line scans."""
+    return f"{config}_scanned_lines"
+
+
+def scan_day_lines(lake_root: str, config: str, products: UPath, day: str) -> int:
+    """Run the detectors over the candidate lines of one day's product file of `config`.
+
+    The product file holds the day's rows with their published text as the curated partition
+    will (scrubbed), so the release's scan of that partition finds every line it reads here in
+    the memory written to `release/<config>_scanned_lines/<day>.parquet`. Read by row group (the
+    memory of the lines read so far carried over: a line is read once), the first row of each
+    content hash only: the release publishes at most one row of an exact duplicate, and a line
+    these scans leave out is read by the release itself. Returns the candidate lines listed.
+    """
+    columns = scrubbed_columns(published_schema(config))
+    memory = scan.LineMemory()
+    seen = pl.Series(CONTENT_HASH, [], pl.String())
+    with parquet_file(products) as source:
+        present = source.schema_arrow.names
+        names = [name for name in ["id", CONTENT_HASH, *columns] if name in present]
+        for group in range(source.num_row_groups):
+            rows = pl.from_arrow(source.read_row_group(group, columns=names))
+            assert isinstance(rows, pl.DataFrame)
+            if CONTENT_HASH in rows.columns:
+                rows = rows.filter(~pl.col(CONTENT_HASH).is_in(seen.implode())).unique(
+                    CONTENT_HASH, keep="first", maintain_order=True
+                )
+                seen = pl.concat([seen, rows.get_column(CONTENT_HASH)])
+            texts = {name: dtype for name, dtype in columns.items() if name in rows.columns}
+            lines = scan.lines_of(rows, texts).get_column("text")
+            memory.findings(scan.candidate_lines(lines))
+    _write_line_memory(partition_path(lake_root, "release", day_lines_table(config), day), memory)
+    return memory.entries().height
+
+
+def scan_part(
+    config: str, part: CuratedPart, memory: scan.LineMemory | None = None
+) -> pl.DataFrame:
+    """Return the findings of one curated part's published text columns (`WITHHELD_SCHEMA`).
+
+    `memory` answers for the candidate lines it knows (same findings, `scan.LineMemory`).
+    """
     rows = part.read(None)
     columns = {
         name: dtype
         for name, dtype in scrubbed_columns(published_schema(config)).items()
         if name in rows.columns
     }
-    findings = scan.scan_frame(rows, columns).unique()
+    findings = scan.scan_frame(rows, columns, memory).unique()
     return findings.select(
         pl.lit(config).alias("config"),
         pl.lit(part.partition).alias("partition"),
@@ -86,7 +174,8 @@ def find_withheld(lake_root: str, curated: Mapping[str, list[CuratedPart]]) -> p
     """Scan every curated part not scanned before; return and record the rows to withhold.
 
     Writes `release/withheld.parquet` (every withheld row of this release) and updates
-    `release/scanned_parts.parquet` (what was found per part), both atomically.
+    `release/scanned_parts.parquet` (what was found per part) and `release/scanned_lines.parquet`
+    (the candidate lines of the parts read now), all atomically.
     """
     memory_path = global_path(lake_root, "release", SCANNED_TABLE)
     current = scan_version()
@@ -94,6 +183,13 @@ def find_withheld(lake_root: str, curated: Mapping[str, list[CuratedPart]]) -> p
     if memory_path.exists():
         memory = _read(memory_path).filter(pl.col("scan_version") == current)
     known = set(memory.select("config", "fingerprint").unique().iter_rows())
+    unread = [
+        (config, part.partition)
+        for config in sorted(curated)
+        for part in curated[config]
+        if part.fingerprint is None or (config, part.fingerprint) not in known
+    ]
+    lines = read_line_memory(lake_root, unread)
     kept: list[pl.DataFrame] = []
     for config in sorted(curated):
         for part in curated[config]:
@@ -104,7 +200,7 @@ def find_withheld(lake_root: str, curated: Mapping[str, list[CuratedPart]]) -> p
                     )
                 )
                 continue
-            found = scan_part(config, part)
+            found = scan_part(config, part, lines)
             marker = pl.DataFrame({"config": [config], "partition": [part.partition]}).with_columns(
                 pl.lit(None, dtype=pl.String()).alias(c) for c in ("id", "column", "kind")
             )
@@ -117,6 +213,7 @@ def find_withheld(lake_root: str, curated: Mapping[str, list[CuratedPart]]) -> p
             )
     remembered = pl.concat(kept) if kept else pl.DataFrame(schema=SCANNED_SCHEMA)
     write_parquet_atomic(remembered.filter(pl.col("fingerprint").is_not_null()), memory_path)
+    _write_line_memory(global_path(lake_root, "release", LINES_TABLE), lines)
     withheld = (
         remembered.drop_nulls("id")
         .select(*WITHHELD_SCHEMA)

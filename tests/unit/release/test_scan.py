@@ -2,10 +2,14 @@ import polars as pl
 import pytest
 
 from distill_assets.contracts.published import published_schema
+from distill_assets.defs.release import scan
 from distill_assets.defs.release.scan import (
+    LineMemory,
+    candidate_lines,
     detect_secrets_settings,
     is_card_number,
     is_iban,
+    line_findings,
     pii_findings,
     scan_frame,
     secret_findings,
@@ -96,3 +100,74 @@ def test_scan_frame_names_row_column_and_type_and_scrubbed_rows_are_clean() -> N
         ("a", "prompt", "us_ssn"),
     ]
     assert scan_frame(scrub(frame.lazy(), columns).collect(), columns).height == 0
+
+
+LINES = [
+    "mail jane.doe@example.org and 8.8.8.8 and 8.8.4.4",
+    "ssn 078-05-1120 or 219 09 9999",
+    "use ghp_" + "A1b2C3d4E5" * 4,
+    "call 212-736-5000 now",
+    "redis://app:pw1@127.0.0.1:6379",
+    "nothing to see at 127.0.0.1",
+    "plain words",
+]
+
+
+def instruction_frame(texts: list[str]) -> pl.DataFrame:
+    schema = published_schema("instruction")
+    rows = {
+        name: [f"{name}{i}" if dtype == pl.String() else None for i in range(len(texts))]
+        for name, dtype in schema.items()
+    }
+    rows.update(
+        id=[f"r{i}" for i in range(len(texts))],
+        quality_score=[0.5] * len(texts),
+        metadata=["{}"] * len(texts),
+        instruction=texts,
+        output=["\n".join(reversed(texts[: i + 1])) for i in range(len(texts))],
+    )
+    return pl.DataFrame(rows, schema=schema)
+
+
+def test_a_line_memory_gives_the_detectors_findings_and_reads_only_lines_it_does_not_know(
+    monkeypatch,
+) -> None:
+    columns = scrubbed_columns(published_schema("instruction"))
+    frame = instruction_frame(LINES)
+    candidates = candidate_lines(pl.Series(LINES))
+    expected = line_findings(candidates)
+    assert expected.get_column("type").to_list() == [
+        "phone",
+        "email",
+        "ipv4",
+        "ipv4",
+        "url_credentials",
+        "secret:Basic Auth Credentials",
+        "us_ssn",
+        "us_ssn",
+        "secret:GitHub Token",
+    ]
+    read: list[str] = []
+
+    def counted(lines: pl.DataFrame) -> pl.DataFrame:
+        read.extend(lines.get_column("text"))
+        return line_findings(lines)
+
+    monkeypatch.setattr(scan, "line_findings", counted)
+    # a memory of half the lines: the same findings, in the same order, only the rest read
+    half = LineMemory()
+    half.findings(candidates.head(3))
+    assert half.entries().height == 3
+    memory = LineMemory(half.entries())
+    read.clear()
+    assert memory.findings(candidates).equals(expected)
+    assert read == candidates.get_column("text").tail(candidates.height - 3).to_list()
+    assert scan_frame(frame, columns, memory).equals(scan_frame(frame, columns))
+    # everything known: nothing read, the same rows
+    read.clear()
+    assert scan_frame(frame, columns, LineMemory(memory.entries())).equals(
+        scan_frame(frame, columns)
+    )
+    assert read == candidates.get_column("text").to_list()  # by the call without a memory
+    # the memory holds digests and kinds, never a line's text
+    assert not any(line in str(memory.entries().rows()) for line in LINES)

@@ -13,7 +13,9 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
+from dagster._core.storage.event_log.schema import SqlEventLogStorageTable
 
+from distill_assets.defs.telemetry import deletion
 from distill_assets.defs.telemetry.deletion import erase_from_instance, materializations_naming
 from distill_assets.rules.telemetry_privacy import PLAYER_PLACEHOLDER
 
@@ -104,3 +106,39 @@ def test_a_deleted_players_key_leaves_every_materialization(
     )
     assert ERASED not in repr(check)
     assert erase_from_instance(instance, [ERASED]) == 0
+
+
+def test_reading_each_store_first_erases_exactly_what_one_statement_per_key_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same rows counted and replaced whether the keys a store holds are found first
+    (`keys_held`) or every key gets its statement: a key in upper case counts as SQLite's `LIKE`
+    counts it (a match its `replace` leaves), absent keys change nothing."""
+    absent = [f"{i:064x}" for i in range(50)]
+    upper = "b2" * 32
+    keys = [*absent[:25], ERASED, upper, *absent[25:]]
+    outcome = {}
+    for dialects in (frozenset(), deletion.PREFILTERED_DIALECTS):
+        home = tmp_path / str(len(dialects))
+        home.mkdir()
+        with dg.instance_for_test(temp_dir=str(home)) as instance:
+            for _ in range(2):
+                assert dg.materialize([planted], instance=instance).success
+            instance.report_runless_asset_event(
+                dg.AssetMaterialization(asset_key=ASSET, metadata={"note": upper.upper()})
+            )
+            storage = instance.event_log_storage
+            with storage.index_connection() as conn:
+                column = SqlEventLogStorageTable.c["event"]
+                assert deletion.keys_held(conn, column, keys) == [ERASED, upper]
+            monkeypatch.setattr(deletion, "PREFILTERED_DIALECTS", dialects)
+            erased = erase_from_instance(instance, keys)
+        texts = storage_texts(home)
+        outcome[bool(dialects)] = (
+            erased,
+            texts.count(PLAYER_PLACEHOLDER),
+            texts.count(ERASED),
+            texts.count(upper.upper()),
+        )
+    assert outcome[True] == outcome[False]
+    assert outcome[True][0] > 3 and outcome[True][2] == 0 and outcome[True][3] > 0
