@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
+from pathlib import Path
+
 import duckdb
 import pyarrow as pa
 import pytest
@@ -54,3 +58,29 @@ def test_connect_reads_no_setting_its_caller_gives_the_lake(
             con.execute("SELECT * FROM read_parquet('memory://not-read/a.parquet')")
     finally:
         con.close()
+
+
+def test_every_database_spills_past_its_memory_limit_outside_the_working_directory() -> None:
+    """A shared cursor and a private database: `MEMORY_LIMIT`, spilling under the system temp.
+
+    A sort of ~200 MB of text under a 128 MB limit completes by spilling (DuckDB raises an
+    out-of-memory error on it without a spill folder).
+    """
+    spill = str(Path(tempfile.gettempdir()) / f"distill-duckdb-{os.getpid()}")
+    for con in (connect(), connect(private=True)):
+        ((limit, folder),) = con.execute(
+            "SELECT current_setting('memory_limit'), current_setting('temp_directory')"
+        ).fetchall()
+        assert (limit, folder) == ("1.8 GiB", spill)
+    con = connect(private=True)
+    con.execute("SET memory_limit = '128MB'")
+    sort = (
+        "SELECT count(*) FROM (SELECT repeat(md5(i::VARCHAR), 6) AS t "
+        "FROM range(1000000) r(i) ORDER BY t)"
+    )
+    assert con.execute(sort).fetchall() == [(1_000_000,)]
+    unspilled = connect(private=True)
+    unspilled.execute("SET memory_limit = '128MB'")
+    unspilled.execute("SET temp_directory = ''")
+    with pytest.raises(duckdb.OutOfMemoryException):
+        unspilled.execute(sort).fetchall()
