@@ -299,26 +299,30 @@ def remove_players(lake_root: str, players: list[str]) -> pl.DataFrame:
 def keys_held(conn: db.Connection, column: db.Column, keys: list[str]) -> list[str]:
     """Return the `keys` (in order) some text of `column` holds in any ASCII case.
 
-    One read of the column, page by page, and an Aho-Corasick search of each page: a key not
+    One read of the column, in pages of `TEXT_PAGE` rows by primary key (`id`, every event log
+    table has one; a server-side cursor would need a transaction, which Dagster's PostgreSQL
+    connections, in autocommit, do not open), and an Aho-Corasick search of each page: a key not
     returned is in no text, so an `UPDATE ... WHERE column LIKE '%key%'` would change no row.
     """
     wanted = list(dict.fromkeys(k.lower() for k in keys))
     found: set[str] = set()
-    texts = conn.execution_options(stream_results=True).execute(
-        db.select(column).where(column.is_not(None))
-    )
-    try:
-        while len(found) < len(wanted) and (page := texts.fetchmany(TEXT_PAGE)):
-            matches = (
-                pl.Series([row[0] for row in page], dtype=pl.String)
-                .str.extract_many(wanted, ascii_case_insensitive=True, overlapping=True)
-                .explode()
-                .drop_nulls()
-                .str.to_lowercase()
-            )
-            found.update(matches.unique().to_list())
-    finally:
-        texts.close()
+    row_id = column.table.c.id
+    page_query = db.select(row_id, column).where(column.is_not(None)).order_by(row_id)
+    last = None
+    while len(found) < len(wanted):
+        query = page_query if last is None else page_query.where(row_id > last)
+        page = conn.execute(query.limit(TEXT_PAGE)).fetchall()
+        if not page:
+            break
+        last = page[-1][0]
+        matches = (
+            pl.Series([row[1] for row in page], dtype=pl.String)
+            .str.extract_many(wanted, ascii_case_insensitive=True, overlapping=True)
+            .explode()
+            .drop_nulls()
+            .str.to_lowercase()
+        )
+        found.update(matches.unique().to_list())
     return [k for k in keys if k.lower() in found]
 
 

@@ -113,7 +113,9 @@ def test_reading_each_store_first_erases_exactly_what_one_statement_per_key_does
 ) -> None:
     """The same rows counted and replaced whether the keys a store holds are found first
     (`keys_held`) or every key gets its statement: a key in upper case counts as SQLite's `LIKE`
-    counts it (a match its `replace` leaves), absent keys change nothing."""
+    counts it (a match its `replace` leaves), absent keys change nothing. Pages of two rows: the
+    stores are read across many pages."""
+    monkeypatch.setattr(deletion, "TEXT_PAGE", 2)
     absent = [f"{i:064x}" for i in range(50)]
     upper = "b2" * 32
     keys = [*absent[:25], ERASED, upper, *absent[25:]]
