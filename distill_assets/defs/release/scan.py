@@ -20,7 +20,6 @@ marks as a candidate (`scan_prefilter.py`), so they see a small share of a relea
 
 from __future__ import annotations
 
-import hashlib
 import html
 import ipaddress
 import re
@@ -34,6 +33,7 @@ from detect_secrets.core.scan import scan_line
 from detect_secrets.settings import transient_settings
 
 from distill_assets.defs.release import scan_prefilter as prefilter
+from distill_assets.lib.sql import connect
 from distill_assets.lib.text import text_leaves
 from distill_assets.rules.curation import IBAN_LENGTHS, TEST_CARD_NUMBERS
 
@@ -363,6 +363,16 @@ def line_findings(candidates: pl.DataFrame) -> pl.DataFrame:
     return pl.DataFrame(found, schema={"text": pl.String(), "type": pl.String()}, orient="row")
 
 
+def line_digests(texts: pl.Series) -> pl.Series:
+    """Return `digest`: the hex SHA-256 of each text's UTF-8 bytes, in order (in DuckDB)."""
+    con = connect()
+    try:
+        con.register("lines", pl.DataFrame({"text": texts}).to_arrow())
+        return con.sql("SELECT sha256(text) AS digest FROM lines").pl().get_column("digest")
+    finally:
+        con.close()
+
+
 class LineMemory:
     """The detectors' findings in candidate lines already read, keyed by the line's SHA-256.
 
@@ -383,11 +393,9 @@ class LineMemory:
     def findings(self, candidates: pl.DataFrame) -> pl.DataFrame:
         """Return `(text, type)` of `candidates` as `line_findings(candidates)` does, same order."""
         texts = candidates.get_column("text")
-        keyed = candidates.with_columns(
-            pl.Series(
-                "digest", [hashlib.sha256(t.encode()).hexdigest() for t in texts], pl.String()
-            )
-        ).join(self.known, on="digest", how="left", maintain_order="left")
+        keyed = candidates.with_columns(line_digests(texts)).join(
+            self.known, on="digest", how="left", maintain_order="left"
+        )
         unknown = keyed.filter(pl.col("types").is_null())
         read = (
             line_findings(unknown.select(candidates.columns))
