@@ -7,6 +7,8 @@ through `payload_fields`, which extracts them with JSON paths, vectorized.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import polars as pl
 
 from distill_assets.lib.lake import frame_batches
@@ -61,6 +63,17 @@ def payload_fields(
     cast (non-strict: a mismatch is null). DuckDB parses each payload once for all the paths. The
     events are read `PAYLOAD_BATCH_ROWS` at a time, so only one batch of payloads is in memory.
     """
+    return pl.concat(payload_field_batches(events, event_type, fields)).lazy()
+
+
+def payload_field_batches(
+    events: pl.LazyFrame, event_type: str | tuple[str, ...], fields: dict[str, pl.DataType]
+) -> Iterator[pl.DataFrame]:
+    """Yield `payload_fields(events, event_type, fields)` in order, one batch at a time.
+
+    A caller that reduces each batch (drops a long text once it has read it) holds the reduced
+    rows only; `payload_fields` is the concatenation of these batches.
+    """
     types = [event_type] if isinstance(event_type, str) else list(event_type)
     selected = events.filter(pl.col("event_type").is_in(types))
     paths = [f"$.{path}" for path in fields]
@@ -71,7 +84,6 @@ def payload_fields(
         lifted.append(value.alias(path.replace(".", "_")))
     con = connect()
     try:
-        parts = []
         for batch in frame_batches(selected, PAYLOAD_BATCH_ROWS):
             con.register("selected", batch.select("payload").to_arrow())
             values = con.sql(
@@ -80,10 +92,9 @@ def payload_fields(
             ).to_arrow_table()
             con.unregister("selected")
             column = pl.Series("v", values.column("v"), dtype=pl.List(pl.String))
-            parts.append(batch.with_columns(column).select(pl.exclude("payload", "v"), *lifted))
+            yield batch.with_columns(column).select(pl.exclude("payload", "v"), *lifted)
     finally:
         con.close()
-    return pl.concat(parts).lazy()
 
 
 def _cast(raw: pl.Expr, dtype: pl.DataType) -> pl.Expr:

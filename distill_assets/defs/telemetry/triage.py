@@ -14,7 +14,11 @@ from __future__ import annotations
 
 import polars as pl
 
-from distill_assets.defs.telemetry.events import payload_fields, silver_events
+from distill_assets.defs.telemetry.events import (
+    payload_field_batches,
+    payload_fields,
+    silver_events,
+)
 from distill_assets.lib.hashing import with_stable_bucket
 from distill_assets.lib.sql import connect, load_sql
 from distill_assets.rules import telemetry_triage as rules
@@ -49,6 +53,8 @@ _FIELDS: dict[str, pl.DataType] = {
     "observation.game_state": pl.String(),
     "observation.skill_state": pl.String(),
 }
+# the event columns triage reads (the rest of silver is left unread)
+_EVENT_COLUMNS = ("event_id", "event_type", "player_key", "event_time", "event_seq")
 
 
 def _step_state(candidates: pl.DataFrame) -> pl.DataFrame:
@@ -65,8 +71,12 @@ def _step_state(candidates: pl.DataFrame) -> pl.DataFrame:
         table = con.sql(load_sql("telemetry/select_step_state")).to_arrow_table()
     finally:
         con.close()
+    del steps
     state = pl.from_arrow(table)
-    return candidates.join(state, on="event_id", how="left")
+    # the JSON states and the reasoning text are spent here: only what the rules read stays
+    return candidates.drop("observation_game_state", "observation_skill_state").join(
+        state, on="event_id", how="left"
+    )
 
 
 def _rule_reason() -> pl.Expr:
@@ -84,10 +94,7 @@ def _rule_reason() -> pl.Expr:
             | (is_turn & pl.col("ambiguity_level").is_in(rules.AMBIGUOUS_DIALOGUE_LEVELS))
         )
         .then(pl.lit("process:high_ambiguity"))
-        .when(
-            (pl.col("event_type") == "reasoning")
-            | (is_decision & (pl.col("reasoning").str.strip_chars().str.len_chars() > 0))
-        )
+        .when((pl.col("event_type") == "reasoning") | (is_decision & pl.col("reasoning_given")))
         .then(pl.lit("process:player_reasoning"))
         .when(innovation)
         .then(pl.lit("process:innovation_quest"))
@@ -116,8 +123,12 @@ def _rule_reason() -> pl.Expr:
 
 def triage(silver: pl.LazyFrame) -> pl.DataFrame:
     """Return a partition's `telemetry/triage` rows (see `rules/telemetry_triage.py`)."""
-    events = silver_events(silver)
-    candidates = payload_fields(events, CANDIDATE_TYPES, _FIELDS).collect()
+    events = silver_events(silver).select(*_EVENT_COLUMNS, "payload")
+    reasoning_given = pl.col("reasoning").str.strip_chars().str.len_chars() > 0
+    candidates = pl.concat(
+        batch.with_columns(reasoning_given.alias("reasoning_given")).drop("reasoning")
+        for batch in payload_field_batches(events, CANDIDATE_TYPES, _FIELDS)
+    )
     peer = (
         payload_fields(events, "peer_prediction", {"scenario_id": pl.String()})
         .select("player_key", "scenario_id", pl.lit(True).alias("peer_flagged"))

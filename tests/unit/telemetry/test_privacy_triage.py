@@ -4,8 +4,11 @@ import json
 from pathlib import Path
 
 import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
 
 from distill_assets.defs.player_ids import hmac_pads, player_key
+from distill_assets.defs.telemetry import events as telemetry_events
 from distill_assets.defs.telemetry.privacy import (
     SilverIdentity,
     consent_events,
@@ -320,3 +323,34 @@ def test_triage_processes_quest_negotiation_and_ambiguous_dialogue_and_skips_sma
         e: f"audit:{v}" if e in audited and v == "no_trigger" else v for e, v in expected.items()
     }
     assert set(rows.get_column("action_type")) == {"dialogue_turn"}
+
+
+def test_triage_reads_payloads_in_batches_with_the_same_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Triage reduces each payload batch as it is read; any batch size gives the same rows."""
+    same = {"action_type": "wheel_manipulation", "action_details": {"hand_pressure": 0.2}}
+    events = bronze(
+        [
+            ("d1", "decision", "p", T0, decision("famine", "h1")),
+            ("d2", "decision", "p", T0 + 1, {**decision("flood", "h2"), "reasoning": " \t"}),
+            ("d3", "decision", "p", T0 + 2, {**decision("storm", "h3"), "reasoning": "why"}),
+            ("s0", "trajectory_step", "p", T0 + 3, step(0, moisture=0.5)),
+            ("s1", "trajectory_step", "p", T0 + 4, step(1, moisture=0.9)),
+            ("s2", "trajectory_step", "p", T0 + 5, {**step(2, moisture=0.9), "action": same}),
+            ("s3", "trajectory_step", "p", T0 + 6, {**step(3, moisture=0.9), "action": same}),
+            ("s4", "trajectory_step", "p", T0 + 7, step(4, "walk", moisture=0.9)),
+        ]
+    )
+    silver = accepted_events(events, NO_CHECKS, NO_ONE, tmp_path).lazy()
+    whole = triage(silver)
+    monkeypatch.setattr(telemetry_events, "PAYLOAD_BATCH_ROWS", 2)
+    batched = triage(silver)
+    assert_frame_equal(batched, whole)
+    reasons = dict(whole.select("event_id", "reason").iter_rows())
+    assert {e: reasons[e].removeprefix("audit:") for e in ("d2", "d3", "s3", "s4")} == {
+        "d2": "no_trigger",
+        "d3": "player_reasoning",
+        "s3": "repeated_action",
+        "s4": "routine_movement",
+    }
