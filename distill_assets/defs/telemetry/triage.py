@@ -12,6 +12,9 @@ the passing products, `without_skipped` drops skipped reasoning events, and
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import Iterator
+
 import polars as pl
 
 from distill_assets.defs.telemetry.events import (
@@ -19,10 +22,15 @@ from distill_assets.defs.telemetry.events import (
     payload_fields,
     silver_events,
 )
+from distill_assets.lib.cleanup import working_dir
 from distill_assets.lib.hashing import with_stable_bucket
+from distill_assets.lib.lake import write_frames
 from distill_assets.lib.sql import connect, load_sql
 from distill_assets.rules import telemetry_triage as rules
 
+# candidates the rules judge at a time
+JUDGE_BATCH_ROWS = 65_536
+SOURCE = "telemetry"
 CANDIDATE_TYPES = ("decision", "trajectory_step", "reasoning", "dialogue_turn")
 PASS_DECISIONS = ("process", "sample")
 # a product's (episode's, reasoning trace's) verdict from its candidates' (see `gate`)
@@ -57,26 +65,56 @@ _FIELDS: dict[str, pl.DataType] = {
 _EVENT_COLUMNS = ("event_id", "event_type", "player_key", "event_time", "event_seq")
 
 
-def _step_state(candidates: pl.DataFrame) -> pl.DataFrame:
-    steps = candidates.filter(pl.col("event_type") == "trajectory_step").select(
-        "event_id",
-        "episode_id",
-        "step_index",
-        pl.col("observation_game_state").alias("game_state"),
-        pl.col("observation_skill_state").alias("skill_state"),
-    )
+def _contexts(events: pl.LazyFrame) -> Iterator[pl.DataFrame]:
+    """Yield the candidates with the rules' context (`select_triage_context.sql`), in order.
+
+    The candidates' payload fields are lifted a batch at a time and written to a scratch Parquet
+    file (the reasoning text reduced to whether there is one); DuckDB joins the step state and the
+    peer predictions, computes the per-player, per-episode and per-scenario context and orders
+    the rows, spilling past its memory limit, and the rows are read `JUDGE_BATCH_ROWS` at a time,
+    so no step holds the day in memory.
+    """
+    reasoning_given = pl.col("reasoning").str.strip_chars().str.len_chars() > 0
+    folder = working_dir(f"{SOURCE}-triage")
+    candidates, peer = folder / "candidates.parquet", folder / "peer.parquet"
     con = connect()
     try:
-        con.register("steps", steps.to_arrow())
-        table = con.sql(load_sql("telemetry/select_step_state")).to_arrow_table()
+        write_frames(
+            (
+                batch.with_columns(reasoning_given.alias("reasoning_given")).drop("reasoning")
+                for batch in payload_field_batches(events, CANDIDATE_TYPES, _FIELDS)
+            ),
+            candidates,
+        )
+        write_frames(
+            (
+                batch.select("player_key", "scenario_id")
+                for batch in payload_field_batches(
+                    events, "peer_prediction", {"scenario_id": pl.String()}
+                )
+            ),
+            peer,
+        )
+        for name, path in (("candidates", candidates), ("peer", peer)):
+            con.sql(f"CREATE TEMP VIEW {name} AS SELECT * FROM read_parquet('{path}')")
+        con.sql(
+            "CREATE TEMP VIEW steps AS SELECT event_id, episode_id, step_index, "
+            "observation_game_state AS game_state, observation_skill_state AS skill_state "
+            "FROM candidates WHERE event_type = 'trajectory_step'"
+        )
+        con.sql(f"CREATE TEMP VIEW step_state AS {load_sql('telemetry/select_step_state')}")
+        reader = con.sql(load_sql("telemetry/select_triage_context")).fetch_record_batch(
+            JUDGE_BATCH_ROWS
+        )
+        empty = True
+        for batch in reader:
+            empty = False
+            yield pl.from_arrow(batch)
+        if empty:
+            yield pl.from_arrow(reader.schema.empty_table())
     finally:
         con.close()
-    del steps
-    state = pl.from_arrow(table)
-    # the JSON states and the reasoning text are spent here: only what the rules read stays
-    return candidates.drop("observation_game_state", "observation_skill_state").join(
-        state, on="event_id", how="left"
-    )
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _rule_reason() -> pl.Expr:
@@ -108,7 +146,7 @@ def _rule_reason() -> pl.Expr:
         .then(pl.lit("process:negotiation_dialogue"))
         .when(is_step & pl.col("action_action_type").is_in(rules.ROUTINE_MOVEMENT_TYPES))
         .then(pl.lit("skip:routine_movement"))
-        .when(is_step & (pl.col("action") == pl.col("previous_action")))
+        .when(is_step & pl.col("repeated_action"))
         .then(pl.lit("skip:repeated_action"))
         .when(
             is_step
@@ -122,39 +160,17 @@ def _rule_reason() -> pl.Expr:
 
 
 def triage(silver: pl.LazyFrame) -> pl.DataFrame:
-    """Return a partition's `telemetry/triage` rows (see `rules/telemetry_triage.py`)."""
+    """Return a partition's `telemetry/triage` rows (see `rules/telemetry_triage.py`).
+
+    The rows' context is computed by DuckDB (`_contexts`); the rules judge it a batch at a time,
+    so memory holds a batch of candidates and the (short) triage rows.
+    """
     events = silver_events(silver).select(*_EVENT_COLUMNS, "payload")
-    reasoning_given = pl.col("reasoning").str.strip_chars().str.len_chars() > 0
-    candidates = pl.concat(
-        batch.with_columns(reasoning_given.alias("reasoning_given")).drop("reasoning")
-        for batch in payload_field_batches(events, CANDIDATE_TYPES, _FIELDS)
-    )
-    peer = (
-        payload_fields(events, "peer_prediction", {"scenario_id": pl.String()})
-        .select("player_key", "scenario_id", pl.lit(True).alias("peer_flagged"))
-        .unique()
-        .collect()
-    )
-    order = ["event_time", "event_seq", "event_id"]
-    candidates = (
-        _step_state(candidates)
-        .sort(order)
-        .join(peer, on=["player_key", "scenario_id"], how="left")
-        .with_columns(
-            pl.col("peer_flagged").fill_null(False),
-            pl.col("karma_state").max().over("player_key").alias("player_karma"),
-            pl.col("action")
-            .shift(1)
-            .over("episode_id", order_by=["step_index", "event_id"])
-            .alias("previous_action"),
-            (
-                (pl.col("event_type") == "decision")
-                & pl.col("game_state_hash").is_not_null()
-                & pl.col("game_state_hash").is_duplicated()
-                & ~pl.col("game_state_hash").is_first_distinct()
-            ).alias("seen_scenario"),
-        )
-    )
+    return pl.concat(_judge(batch) for batch in _contexts(events))
+
+
+def _judge(candidates: pl.DataFrame) -> pl.DataFrame:
+    """Return the triage rows of `candidates` (rows of `select_triage_context.sql`, in order)."""
     candidates = with_stable_bucket(candidates, "event_id", rules.SAMPLE_SALT, rules.HASH_BUCKETS)
     candidates = with_stable_bucket(
         candidates, "event_id", rules.AUDIT_SALT, rules.HASH_BUCKETS, name="audit_bucket"
