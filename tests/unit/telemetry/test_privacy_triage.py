@@ -354,3 +354,43 @@ def test_triage_reads_payloads_in_batches_with_the_same_rows(
         "s3": "repeated_action",
         "s4": "routine_movement",
     }
+
+
+def test_triage_context_follows_silver_order_and_nulls_first(tmp_path: Path) -> None:
+    """The cross-event context (repeated action, seen scenario, karma) as the rules define it.
+
+    A step without step_index comes first in its episode (so the next step repeats its action),
+    a scenario is seen by the decision later in silver order (not by event id), and a player's
+    highest karma that day marks all of their candidates.
+    """
+    same = {"action_type": "wheel_manipulation", "action_details": {"hand_pressure": 0.2}}
+    events = bronze(
+        [
+            (
+                "s-first",
+                "trajectory_step",
+                "p",
+                T0,
+                {**step(0), "step_index": None, "action": same},
+            ),
+            ("s-next", "trajectory_step", "p", T0 + 1, {**step(0), "action": same}),
+            ("d-b", "decision", "p", T0 + 2, decision("famine", "h1")),
+            ("d-a", "decision", "p", T0 + 3, decision("famine", "h1")),
+            ("k1", "dialogue_turn", "q", T0 + 4, {**dialogue("hello"), "karma_state": 150}),
+            ("k2", "decision", "q", T0 + 5, decision("drought", "h2")),
+        ]
+    )
+    silver = accepted_events(events, NO_CHECKS, NO_ONE, tmp_path).lazy()
+    rows = triage(silver)
+    reasons = {
+        e: r.removeprefix("audit:") for e, r in rows.select("event_id", "reason").iter_rows()
+    }
+    assert reasons == {
+        "s-first": "no_trigger",
+        "s-next": "repeated_action",
+        "d-b": "no_trigger",
+        "d-a": "seen_scenario",
+        "k1": "high_karma",
+        "k2": "high_karma",
+    }
+    assert rows.get_column("event_id").to_list() == ["s-first", "s-next", "d-b", "d-a", "k1", "k2"]
