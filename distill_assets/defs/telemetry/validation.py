@@ -24,6 +24,8 @@ VALIDATION_SCHEMA = pl.Schema(
         "reason": pl.String(),
     }
 )
+# events whose sessions `bot_sessions` sorts at once (more are judged in buckets of players)
+BOT_BUCKET_ROWS = 1_000_000
 _ROW = ("event_id", "player_key", "event_type", "check", "reason")
 
 
@@ -169,7 +171,23 @@ def _transition_checks(events: pl.LazyFrame, steps: pl.LazyFrame) -> list[pl.Laz
 
 
 def bot_sessions(events: pl.LazyFrame) -> pl.LazyFrame:
-    """Per player and session: the bot signatures found (`signatures`, empty list if none)."""
+    """Per player and session: the bot signatures found (`signatures`, empty list if none).
+
+    A day of more than `BOT_BUCKET_ROWS` events is judged in buckets of players (a stable hash
+    of the player_key), one at a time: a session is one player's, so each bucket's sessions are
+    the whole day's sessions of its players, and only one bucket's events are sorted at once.
+    """
+    total = events.select(pl.len()).collect().item()
+    buckets = max(1, -(-total // BOT_BUCKET_ROWS))
+    if buckets == 1:
+        return _bot_sessions(events)
+    bucket = pl.col("player_key").hash(seed=0).fill_null(0) % buckets
+    return pl.concat(
+        [_bot_sessions(events.filter(bucket == k)).collect() for k in range(buckets)]
+    ).lazy()
+
+
+def _bot_sessions(events: pl.LazyFrame) -> pl.LazyFrame:
     actions = events.filter(~pl.col("event_type").is_in(rules.ACCOUNT_EVENT_TYPES))
     gaps = (
         actions.sort("player_key", "session_id", "server_ts", "event_id")
@@ -243,7 +261,8 @@ def validate_events(events: pl.LazyFrame) -> pl.DataFrame:
         *_transition_checks(events, steps),
         _bot_checks(events),
     ]
-    rows = pl.concat([p.select(_ROW) for p in parts], how="vertical_relaxed")
+    # one check at a time: collected together, every check's sort would be in memory at once
+    rows = pl.concat([p.select(_ROW).collect() for p in parts], how="vertical_relaxed").lazy()
     return (
         rows.with_columns(
             pl.col("check").replace_strict(rules.CATEGORIES).alias("category"),
