@@ -97,6 +97,20 @@ def payload_field_batches(
         con.close()
 
 
+def events_with_ids(
+    events: pl.LazyFrame, ids: pl.DataFrame, columns: tuple[str | pl.Expr, ...]
+) -> pl.LazyFrame:
+    """Select `columns` of the events whose `event_id` is one of `ids`' (read in batches).
+
+    What an inner join of `ids`' rows with `events.select(*columns)` on `event_id` matches, without
+    reading every event's payload at once: the events are streamed `PAYLOAD_BATCH_ROWS` at a time
+    and only those whose id is wanted are kept (keys only are held for the rest of the day).
+    """
+    wanted = ids.get_column("event_id").unique()
+    kept = events.filter(pl.col("event_id").is_in(wanted.implode())).select(*columns)
+    return pl.concat(frame_batches(kept, PAYLOAD_BATCH_ROWS)).lazy()
+
+
 def _cast(raw: pl.Expr, dtype: pl.DataType) -> pl.Expr:
     if dtype == pl.Boolean:
         return pl.when(raw == "true").then(True).when(raw == "false").then(False)

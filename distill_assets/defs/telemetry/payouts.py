@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from distill_assets.defs.telemetry.events import payload_fields, silver_events
+from distill_assets.defs.telemetry.events import events_with_ids, payload_fields, silver_events
 from distill_assets.defs.telemetry.taxonomy import (
     VALUE_CLASS_KEY,
     decision_value_class,
@@ -52,6 +52,10 @@ TASK_COLUMNS = (
 )
 
 
+# the silver columns a task is made of (the rest of an event is not read into memory)
+_EVENT_COLUMNS = ("event_id", "event_type", "player_key", "server_ts", "event_seq", "partition")
+
+
 def _novelty(decisions: pl.DataFrame) -> pl.DataFrame:
     con = connect()
     try:
@@ -73,7 +77,7 @@ def decision_tasks(silver: pl.LazyFrame) -> pl.DataFrame:
     `zero_reason` is `peer_mismatch` when the player's peer-prediction response on the decision's
     scenario fell outside the majority cluster (the seed's payoff matrix: a mismatch pays zero).
     """
-    events = silver_events(silver)
+    events = silver_events(silver).select(*_EVENT_COLUMNS, "payload")
     decision_fields = {
         "chosen_option": pl.String(),
         "scenario_id": pl.String(),
@@ -87,14 +91,17 @@ def decision_tasks(silver: pl.LazyFrame) -> pl.DataFrame:
         )
         .unique()
     )
-    decisions = payload_fields(events, "decision", decision_fields).join(
-        events.select(
+    fields = payload_fields(events, "decision", decision_fields)
+    policies = events_with_ids(
+        events,
+        fields.select("event_id").collect(),
+        (
             "event_id",
             "partition",
             pl.col("payload").str.json_path_match("$.ai_policy_probs").alias("policy"),
         ),
-        on="event_id",
     )
+    decisions = fields.join(policies, on="event_id")
     chosen = decisions.select(pl.col("event_id").alias("decision_event_id"), "chosen_option")
     outcome_fields = {
         "decision_event_id": pl.String(),
@@ -131,9 +138,9 @@ def decision_tasks(silver: pl.LazyFrame) -> pl.DataFrame:
 
 def episode_tasks(silver: pl.LazyFrame) -> pl.DataFrame:
     """Episodes with an `episode_end`: U = 1 on success, high-quality or low-effort failure else."""
-    events = silver_events(silver)
+    events = silver_events(silver).select(*_EVENT_COLUMNS, "payload")
     steps = payload_fields(
-        events,
+        events.select("event_type", "payload"),
         "trajectory_step",
         {"episode_id": pl.String(), "step_index": pl.Int64(), "reward": pl.Float64()},
     )
@@ -143,13 +150,16 @@ def episode_tasks(silver: pl.LazyFrame) -> pl.DataFrame:
         pl.len().alias("steps"),
         pl.col("reward").filter(pl.col("step_index") < last_index).max().alias("peak_before_last"),
     )
+    end_fields = payload_fields(
+        events,
+        "episode_end",
+        {"episode_id": pl.String(), "success": pl.Boolean(), "total_steps": pl.Int64()},
+    )
+    ended = events_with_ids(
+        events, end_fields.select("event_id").collect(), ("event_id", "partition")
+    )
     ends = (
-        payload_fields(
-            events,
-            "episode_end",
-            {"episode_id": pl.String(), "success": pl.Boolean(), "total_steps": pl.Int64()},
-        )
-        .join(events.select("event_id", "partition"), on="event_id")
+        end_fields.join(ended, on="event_id")
         .sort("server_ts", "event_id")
         .unique("episode_id", keep="first", maintain_order=True)
     )

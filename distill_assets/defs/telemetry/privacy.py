@@ -38,7 +38,7 @@ import duckdb
 import polars as pl
 
 from distill_assets.contracts.published import EXCLUSION_SCHEMA
-from distill_assets.defs.telemetry.events import payload_fields
+from distill_assets.defs.telemetry.events import events_with_ids, payload_fields
 from distill_assets.lib.cleanup import working_dir
 from distill_assets.lib.lake import DUCKDB_COPY_PARQUET
 from distill_assets.lib.sql import connect, load_sql
@@ -313,10 +313,13 @@ def consent_events(events: pl.LazyFrame) -> pl.LazyFrame:
 
     One row per consent event and data type it lists (scopes outside `DATA_TYPES` ignored).
     """
-    consent = payload_fields(events, "consent", {"granted": pl.Boolean()}).join(
-        events.select("event_id", pl.col("payload").str.json_path_match("$.scopes")),
-        on="event_id",
+    decisions = payload_fields(events, "consent", {"granted": pl.Boolean()})
+    scopes = events_with_ids(
+        events,
+        decisions.select("event_id").collect(),
+        ("event_id", pl.col("payload").str.json_path_match("$.scopes")),
     )
+    consent = decisions.join(scopes, on="event_id")
     return (
         consent.with_columns(pl.col("payload").str.json_decode(pl.List(pl.String())).alias("scope"))
         .explode("scope")

@@ -115,7 +115,7 @@ def peer_signals(events: pl.LazyFrame) -> pl.LazyFrame:
 
 def trust_signals(silver: pl.LazyFrame) -> pl.DataFrame:
     """Return every trust signal of silver events in event order (player, time, sequence, id)."""
-    events = silver_events(silver)
+    events = silver_events(silver).select(*SIGNAL_SCHEMA.names()[:-1], "event_type", "payload")
     signals = pl.concat([gold_signals(events), peer_signals(events)])
     return (
         signals.sort("player_key", "server_ts", "event_seq", "event_id")

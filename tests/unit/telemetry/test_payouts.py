@@ -1,6 +1,10 @@
 """Payouts: a peer-prediction mismatch pays zero and the row says why (rules/telemetry_trust.py)."""
 
+import polars as pl
+
+from distill_assets.defs.telemetry import events as events_module
 from distill_assets.defs.telemetry import payouts as payouts_module
+from distill_assets.defs.telemetry.events import events_with_ids
 from distill_assets.defs.telemetry.payouts import payouts
 from distill_assets.defs.telemetry.trust import trust_signals, trust_walk
 from distill_assets.rules import telemetry_taxonomy as taxonomy_rules
@@ -82,4 +86,58 @@ def test_payouts_weight_each_task_by_its_value_class(monkeypatch) -> None:
     assert payouts(events, walk).select("player_key", "payout").rows() == [
         ("a", 20.0),
         ("b", 25.0),
+    ]
+
+
+def test_events_with_ids_keeps_what_the_join_with_every_event_keeps(monkeypatch) -> None:
+    # an id repeated across partitions matches each of its events, as a join with all events does;
+    # batches of 2 events make every batch boundary fall inside the data
+    monkeypatch.setattr(events_module, "PAYLOAD_BATCH_ROWS", 2)
+    events = pl.concat(
+        [
+            silver([decision("d1", "a", 1, "s", "x"), outcome("o1", "a", 2, "d1")], "2026-01-20"),
+            silver([decision("d1", "a", 5, "s", "y"), outcome("d2", "b", 6, "d1")], "2026-01-21"),
+            silver([peer("p1", "c", 7, "s", "x")], "2026-01-22"),
+        ]
+    )
+    ids = pl.DataFrame({"event_id": ["d1", "d2", "d1", "zz"]})
+    columns = ("event_id", "partition", pl.col("payload").str.json_path_match("$.chosen_option"))
+    got = ids.lazy().join(events_with_ids(events, ids, columns), on="event_id").collect()
+    expected = ids.lazy().join(events.select(*columns), on="event_id").collect()
+    assert got.sort(pl.all()).rows() == expected.sort(pl.all()).rows()
+    assert got.sort(pl.all()).rows() == [
+        ("d1", "2026-01-20", "x"),
+        ("d1", "2026-01-20", "x"),
+        ("d1", "2026-01-21", "y"),
+        ("d1", "2026-01-21", "y"),
+        ("d2", "2026-01-21", None),
+    ]
+
+
+def test_payouts_read_in_batches_of_one_event_pay_the_same(monkeypatch) -> None:
+    # the events are read a batch at a time (payload fields, the ids' policies and partitions):
+    # batches of one event give the rows of one batch, to the last column
+    events = pl.concat(
+        [
+            silver([decision("d1", "a", 1, "s", "x"), outcome("o1", "a", 2, "d1")], "2026-01-20"),
+            silver(
+                [
+                    decision("d2", "c", 3, "s", "y"),
+                    outcome("o2", "c", 4, "d2"),
+                    peer("pa", "a", 10, "s", "x"),
+                    peer("pc", "c", 10, "s", "y"),
+                    peer("pb", "b", 10, "s", "x"),
+                    ("e1", "b", 3, "episode_end", {"episode_id": "ep", "success": True}),
+                ],
+                "2026-01-21",
+            ),
+        ]
+    )
+    whole = payouts(events, trust_walk(trust_signals(events)))
+    monkeypatch.setattr(events_module, "PAYLOAD_BATCH_ROWS", 1)
+    assert payouts(events, trust_walk(trust_signals(events))).rows() == whole.rows()
+    assert whole.select("player_key", "partition", "tasks", "payout", "zeroed_tasks").rows() == [
+        ("a", "2026-01-20", 1, 5.0, 0),
+        ("b", "2026-01-21", 1, 12.5, 0),
+        ("c", "2026-01-21", 1, 0.0, 1),
     ]

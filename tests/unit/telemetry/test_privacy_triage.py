@@ -166,6 +166,27 @@ def test_consent_latest_wins_and_exclusions_per_data_type() -> None:
     ]
 
 
+def test_consent_read_in_batches_of_one_event_is_the_same(monkeypatch) -> None:
+    # the scopes are read a batch of events at a time, for the consent events' ids only: an id
+    # a dialogue event shares with a consent decision is read as a join with every event reads it
+    events = bronze(
+        [
+            ("c1", "consent", "a", T0, {"granted": True, "scopes": ["sft", "dpo"]}),
+            ("x1", "dialogue_turn", "a", T0 + 1, {"text": "hi"}),
+            ("c2", "consent", "a", T0 + 5, {"granted": False, "scopes": ["dpo"]}),
+            ("c2", "dialogue_turn", "b", T0 + 6, {"scopes": ["cot"]}),
+        ]
+    )
+    whole = consent_state(events)
+    monkeypatch.setattr(telemetry_events, "PAYLOAD_BATCH_ROWS", 1)
+    assert consent_state(events).rows() == whole.rows()
+    assert whole.select("player_key", "data_type", "granted", "event_id").rows() == [
+        ("a", "cot", False, "c2"),
+        ("a", "dpo", False, "c2"),
+        ("a", "sft", True, "c1"),
+    ]
+
+
 def decision(scenario: str, state_hash: str, ambiguity: float = 0.1) -> dict:
     return {
         "scenario_id": scenario,
