@@ -248,14 +248,18 @@ def write_partition(
             PLACEHOLDERS_METADATA: json.dumps(counts, sort_keys=True).encode(),
             CONTENT_METADATA: content.encode(),
         }
-        with pa.memory_map(str(staged)) as source:
+        with pa.OSFile(str(staged), "rb") as source:
             reader = pa.ipc.open_stream(source)
-            tables = [pa.Table.from_batches([batch]) for batch in reader] or [
-                reader.schema.empty_table()
-            ]
             with parquet_writer_atomic(path, reader.schema.with_metadata(metadata)) as writer:
-                for table in tables:
-                    writer.write_table(table, row_group_size=ROW_GROUP_SIZE)
+                empty = True
+                for batch in reader:
+                    writer.write_table(
+                        pa.Table.from_batches([batch]), row_group_size=ROW_GROUP_SIZE
+                    )
+                    empty = False
+                if empty:
+                    # no published row: the file `write_parquet_atomic` writes for an empty table
+                    writer.write_table(reader.schema.empty_table())
     return counts, content
 
 
