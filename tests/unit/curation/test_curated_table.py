@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 
+import fsspec
 import polars as pl
 import pytest
 from upath import UPath
@@ -124,3 +126,21 @@ def test_a_partition_written_row_group_by_row_group_is_byte_identical_to_writing
     assert written.height == published
     assert content == content_digest(written)
     assert counts == ({"REDACTED_EMAIL": published} if published else {})
+
+
+def test_a_partition_of_a_remote_lake_is_written_from_its_remote_product(tmp_path: Path) -> None:
+    root = f"memory://distill-{uuid.uuid4().hex}/lake"
+    product = _product(30)
+    decisions = pl.DataFrame(
+        {"product_row": [3, 1, 2], "split": ["train", "test", "train"], "split_by": ["group"] * 3}
+    )
+    local, remote = UPath(tmp_path / "p.parquet"), UPath(f"{root}/p.parquet")
+    write_parquet_atomic(product, local)
+    write_parquet_atomic(product, remote)
+    try:
+        write_partition(str(tmp_path), "sft", local, decisions, path=UPath(tmp_path / "c"), key="k")
+        write_partition(root, "sft", remote, decisions, path=UPath(f"{root}/c"), key="k")
+        assert UPath(f"{root}/c").read_bytes() == UPath(tmp_path / "c").read_bytes()
+        assert pl.read_parquet(tmp_path / "c")["id"].to_list() == ["1", "2", "3"]
+    finally:
+        fsspec.filesystem("memory").rm(root.rsplit("/", 1)[0], recursive=True)
