@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from distill_assets.lib.minhash import bucket_links, gather_pairs, splitmix64
+from distill_assets.lib.minhash import bucket_links, gather_pairs, splitmix64, verify_rows
 
 # candidate links verified per chunk, so memory stays bounded however many candidates there are
 VERIFY_CHUNK = 65_536
@@ -123,8 +123,9 @@ def verified_by_bound(
     if not len(candidates):
         return similar
     full, left, right = gather_pairs(fetch, a[candidates], b[candidates])
-    for lo in range(0, len(candidates), VERIFY_CHUNK):
-        part = slice(lo, lo + VERIFY_CHUNK)
+    chunk = verify_rows(full)
+    for lo in range(0, len(candidates), chunk):
+        part = slice(lo, lo + chunk)
         exact = np.einsum("ij,ij->i", full[left[part]], full[right[part]])
         similar[candidates[part][exact > cosine]] = True
     return similar

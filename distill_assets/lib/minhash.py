@@ -51,6 +51,9 @@ SPARSE_DOCS = 8192
 SLICE_DOCS = 20_000
 # candidate links compared per chunk, so memory stays bounded however many candidates there are
 VERIFY_CHUNK = 65_536
+# bytes of each side's gathered vectors per chunk at most (`verify_rows`): wide vectors (a
+# three-part signature, a 768-float embedding) get fewer links per chunk, not more memory
+VERIFY_BYTES = 16 << 20
 # values mixed per in-place pass of `splitmix64` (512 KiB of uint64: stays in cache)
 MIX_BLOCK = 65_536
 WORD_PATTERN = r"\w+"
@@ -495,15 +498,28 @@ def gather_pairs(
     return fetch(rows), np.searchsorted(rows, a), np.searchsorted(rows, b)
 
 
+def verify_rows(vectors: np.ndarray) -> int:
+    """Return how many links are compared per chunk over `vectors` (one row per vector).
+
+    At most `VERIFY_CHUNK`, and at most `VERIFY_BYTES` of each side's gathered rows, so a chunk's
+    memory is bounded by a constant whatever the vectors' width. Each link's result depends on
+    its two rows alone, so the chunking never changes it.
+    """
+    row_bytes = max(1, int(np.prod(vectors.shape[1:], dtype=np.int64)) * vectors.itemsize)
+    return max(1, min(VERIFY_CHUNK, VERIFY_BYTES // row_bytes))
+
+
 def estimated_jaccard(sig: np.ndarray, a: np.ndarray, b: np.ndarray, parts: int = 1) -> np.ndarray:
     """Return the fraction of equal bins of documents `a[i]` and `b[i]`.
 
     For signatures of `parts` interleaved parts (`part_signatures`), the smallest fraction over
-    the parts: the documents are as similar as their least similar part.
+    the parts: the documents are as similar as their least similar part. Links are compared in
+    chunks of `verify_rows`.
     """
     estimate = np.zeros(len(a), dtype=np.float64)
-    for lo in range(0, len(a), VERIFY_CHUNK):
-        part = slice(lo, lo + VERIFY_CHUNK)
+    chunk = verify_rows(sig)
+    for lo in range(0, len(a), chunk):
+        part = slice(lo, lo + chunk)
         equal = sig[a[part]] == sig[b[part]]
         estimate[part] = equal.reshape(len(equal), -1, parts).mean(axis=1).min(axis=1)
     return estimate

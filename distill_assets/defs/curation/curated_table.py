@@ -15,24 +15,30 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+import tempfile
+from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
+import numpy as np
 import polars as pl
+import pyarrow as pa
 from upath import UPath
 
 from distill_assets.contracts.published import published_schema
 from distill_assets.defs.curation.products import ProductRefresh, read_products
 from distill_assets.lib.lake import (
+    ROW_GROUP_SIZE,
     global_path,
-    is_remote,
     parquet_file,
     parquet_key_values,
+    parquet_writer_atomic,
     partition_path,
     table_dir,
-    write_parquet_atomic,
 )
-from distill_assets.lib.scrub import placeholder_counts, scrubbed_columns
+from distill_assets.lib.scrub import placeholder_counts, placeholders, scrubbed_columns
+from distill_assets.lib.sql import connect
 
 GROUP = "curation"
 CURATED_FORMAT = "1"
@@ -138,9 +144,22 @@ def content_digest(rows: pl.DataFrame) -> str:
     give the same digest whatever lake inputs they were curated from, so a release shard is
     reused, and its manifest entry is the same, exactly when its rows are.
     """
-    digest = hashlib.sha256(repr(rows.schema).encode())
-    for seed in (0, 1):
-        digest.update(rows.hash_rows(seed=seed).to_numpy().tobytes())
+    return pieces_digest(rows.schema, [rows])
+
+
+def pieces_digest(schema: pl.Schema, pieces: Iterable[pl.DataFrame]) -> str:
+    """Return `content_digest` of the rows of `pieces` one after another, a piece at a time.
+
+    A row's hashes depend on that row alone, so only the hashes (16 bytes a row) are held.
+    """
+    hashes: tuple[list[np.ndarray], list[np.ndarray]] = ([], [])
+    for piece in pieces:
+        for seed, kept in enumerate(hashes):
+            kept.append(piece.hash_rows(seed=seed).to_numpy())
+    digest = hashlib.sha256(repr(schema).encode())
+    for kept in hashes:
+        for values in kept:
+            digest.update(values.tobytes())
     return digest.hexdigest()
 
 
@@ -150,59 +169,98 @@ def partition_key(version: str, fingerprint: str, digest: str) -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
-def published_rows(products: UPath, decisions: pl.DataFrame, columns: list[str]) -> pl.DataFrame:
-    """Return `columns` of the rows of the product file `products` that `decisions` publish.
+def _sorted_rows(
+    lake_root: str, products: UPath, decisions: pl.DataFrame, columns: list[str]
+) -> Iterator[pa.RecordBatch]:
+    """Yield `columns` of the published rows of `products`, with `decisions`, in curated order.
 
-    `decisions` holds the published rows' `product_row` (and what to add to them). The file is
-    read one row group at a time, only `columns` (never the vectors), and each row group is cut
-    to its published rows as it is read, so a partition's removed rows are never all held, nor
-    a second copy of its text; the rows keep the file's order.
+    The rows `decisions` (`DECISION_COLUMNS`) publish, sorted by `SORT_COLUMNS` (nulls first, as
+    Polars sorts) and then by `product_row`, the product file's order (Polars' stable sort). DuckDB
+    joins the keys-only `decisions` and sorts, spilling past its memory limit, so the partition's
+    text is never all in memory.
     """
-    frames = []
-    with parquet_file(products) as reader:
-        for group in range(reader.metadata.num_row_groups):
-            table = reader.read_row_group(
-                group, columns=columns, use_threads=not is_remote(products)
-            )
-            frame = pl.from_arrow(table.replace_schema_metadata(None))
-            assert isinstance(frame, pl.DataFrame)
-            frames.append(
-                frame.join(decisions, on="product_row", how="inner", maintain_order="left")
-            )
-    if not frames:
-        empty = read_products([products], columns)
-        return empty.join(decisions, on="product_row", how="inner")
-    return pl.concat(frames, how="vertical")
+    text = ", ".join(f'p."{name}"' for name in columns)
+    order = ", ".join(f'"{name}" ASC NULLS FIRST' for name in SORT_COLUMNS)
+    con = connect(lake_root)
+    try:
+        con.register("decisions", decisions.to_arrow())
+        query = (
+            f"SELECT {text}, d.split, d.split_by FROM read_parquet(?) AS p "
+            "JOIN decisions AS d ON p.product_row = d.product_row "
+            f"ORDER BY {order}, p.product_row"
+        )
+        reader = con.sql(query, params=[str(products)]).to_arrow_reader(ROW_GROUP_SIZE)
+        yield from reader
+    finally:
+        con.close()
+
+
+def _pieces(batches: Iterator[pa.RecordBatch], schema: pl.Schema) -> Iterator[pl.DataFrame]:
+    """Yield the rows of `batches` as frames of `schema` of `ROW_GROUP_SIZE` rows (the last fewer).
+
+    Each is one chunk, so its row group, and the pages within it, are those of one whole frame.
+    """
+    held: list[pl.DataFrame] = []
+    count = 0
+    for batch in batches:
+        frame = pl.from_arrow(batch)
+        assert isinstance(frame, pl.DataFrame)
+        held.append(frame.select(schema.names()).cast(dict(schema)))
+        count += batch.num_rows
+        while count >= ROW_GROUP_SIZE:
+            rows = pl.concat(held, how="vertical")
+            yield rows.head(ROW_GROUP_SIZE).rechunk()
+            held, count = [rows.slice(ROW_GROUP_SIZE)], count - ROW_GROUP_SIZE
+    if count:
+        yield pl.concat(held, how="vertical").rechunk()
 
 
 def write_partition(
-    config: str, products: UPath, decisions: pl.DataFrame, path: UPath, key: str
+    lake_root: str, config: str, products: UPath, decisions: pl.DataFrame, *, path: UPath, key: str
 ) -> tuple[dict[str, int], str]:
     """Write one curated partition from its product file and its published rows' decisions.
 
     `decisions` holds `DECISION_COLUMNS` of the partition's published rows. Return the placeholder
     counts of the written text and the digest of its rows (both also stored in the file's
-    metadata).
+    metadata). The sorted rows (`_sorted_rows`) are staged once in a local Arrow file a row
+    group at a time while the counts and the digest are taken, then written from it, so memory
+    holds a row group, never the partition; the bytes are those of writing it whole.
     """
     schema = curated_schema(config)
     text = [name for name in schema.names() if name not in ("split", "split_by")]
-    rows = (
-        published_rows(products, decisions, [*text, "product_row"])
-        .select(schema.names())
-        .cast(dict(schema))
-        .sort(list(SORT_COLUMNS), maintain_order=True)
-    )
-    placeholders = placeholder_counts(rows, scrubbed_columns(published_schema(config)))
-    content = content_digest(rows)
-    arrow = rows.to_arrow().replace_schema_metadata(
-        {
+    scrubbed = scrubbed_columns(published_schema(config))
+    found: Counter[str] = Counter()
+    with tempfile.TemporaryDirectory(prefix="distill-curated-") as folder:
+        staged = Path(folder) / "rows.arrow"
+        arrow_schema = pl.DataFrame(schema=schema).to_arrow().schema
+        with pa.OSFile(str(staged), "wb") as sink, pa.ipc.new_stream(sink, arrow_schema) as out:
+
+            def staging() -> Iterator[pl.DataFrame]:
+                for piece in _pieces(_sorted_rows(lake_root, products, decisions, text), schema):
+                    found.update(placeholder_counts(piece, scrubbed))
+                    out.write_table(piece.to_arrow())
+                    yield piece
+
+            content = pieces_digest(schema, staging())
+        counts = {name: found[name] for name in placeholders() if found[name]}
+        metadata = {
             KEY_METADATA: key.encode(),
-            PLACEHOLDERS_METADATA: json.dumps(placeholders, sort_keys=True).encode(),
+            PLACEHOLDERS_METADATA: json.dumps(counts, sort_keys=True).encode(),
             CONTENT_METADATA: content.encode(),
         }
-    )
-    write_parquet_atomic(arrow, path)
-    return placeholders, content
+        with pa.OSFile(str(staged), "rb") as source:
+            reader = pa.ipc.open_stream(source)
+            with parquet_writer_atomic(path, reader.schema.with_metadata(metadata)) as writer:
+                empty = True
+                for batch in reader:
+                    writer.write_table(
+                        pa.Table.from_batches([batch]), row_group_size=ROW_GROUP_SIZE
+                    )
+                    empty = False
+                if empty:
+                    # no published row: the file `write_parquet_atomic` writes for an empty table
+                    writer.write_table(reader.schema.empty_table())
+    return counts, content
 
 
 def refresh_curated(
@@ -233,7 +291,7 @@ def refresh_curated(
         # a file of an earlier layout without the content digest is rewritten once
         rewritten = stored.get(KEY_METADATA) != key.encode() or CONTENT_METADATA not in stored
         placeholders, content = (
-            write_partition(config, product, decisions, path, key)
+            write_partition(lake_root, config, product, decisions, path=path, key=key)
             if rewritten
             else (json.loads(stored[PLACEHOLDERS_METADATA]), stored[CONTENT_METADATA].decode())
         )

@@ -1,5 +1,6 @@
 import numpy as np
 
+from distill_assets.lib import minhash
 from distill_assets.lib.cosine_lsh import (
     bound_parts,
     hyperplanes,
@@ -66,3 +67,38 @@ def test_members_are_searched_by_row_index_like_copied_rows():
         # LSH reads the full vectors of the rows whose bound may pass only: the twins
         if limit == 10:
             assert sorted(fetched) == sorted(i for pair in expected for i in pair)
+
+
+def test_verification_in_small_chunks_finds_exactly_the_same_pairs(monkeypatch):
+    # one 64-float row per chunk side (256 bytes): every candidate link is its own chunk
+    vectors, _ = planted()
+    keys, (head, tail) = lsh_keys(vectors, 12, 8), bound_parts(vectors)
+    fetched: list[int] = []
+
+    def search() -> tuple[np.ndarray, np.ndarray]:
+        return member_pairs(
+            0.99,
+            exact_limit=0,
+            members=np.arange(len(vectors)),
+            keys=keys,
+            head=head,
+            tail=tail,
+            fetch=lambda rows: fetched.append(len(rows)) or vectors[rows],
+        )
+
+    a, b = search()
+    monkeypatch.setattr(minhash, "VERIFY_BYTES", 256)
+    small_a, small_b = search()
+    assert len(a) == 50
+    assert np.array_equal(a, small_a)
+    assert np.array_equal(b, small_b)
+    # the full vectors are still fetched once per search
+    assert len(fetched) == 2
+    assert fetched[0] == fetched[1]
+
+
+def test_a_verification_chunk_holds_at_most_verify_bytes_of_each_side():
+    wide = np.zeros((3, 768), dtype=np.float32)
+    assert minhash.verify_rows(wide) == minhash.VERIFY_BYTES // (768 * 4)
+    assert minhash.verify_rows(np.zeros((3, 4), dtype=np.float32)) == minhash.VERIFY_CHUNK
+    assert minhash.verify_rows(np.zeros((3, 1 << 24), dtype=np.float32)) == 1

@@ -181,3 +181,16 @@ def test_densify_borrows_the_first_probed_non_empty_bin(monkeypatch, probes):
     assert np.array_equal(minhash._densify(sig), expected)
     monkeypatch.setattr(minhash, "SPARSE_BINS", 0)
     assert np.array_equal(minhash._densify(sig), expected)
+
+
+def test_estimates_in_small_chunks_are_the_same(monkeypatch):
+    texts = [" ".join(words(f"w{i % 7}", 40 + i)) for i in range(30)]
+    sig = part_signatures([pl.Series(texts)] * 3, SHINGLE_WORDS, MINHASH_BINS)
+    a, b = np.repeat(np.arange(30), 30), np.tile(np.arange(30), 30)
+    whole = estimated_jaccard(sig, a, b, parts=3)
+    # two links' rows per chunk (3 * MINHASH_BINS uint32 each)
+    monkeypatch.setattr(minhash, "VERIFY_BYTES", 2 * 3 * MINHASH_BINS * 4)
+    assert minhash.verify_rows(sig) == 2
+    assert np.array_equal(estimated_jaccard(sig, a, b, parts=3), whole)
+    assert whole[0] == 1.0
+    assert (whole < 1.0).any()
