@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import json
+import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import dagster as dg
 import polars as pl
+import pytest
 
 from distill_assets.contracts.published import feed_schema
 from distill_assets.lib.lake import partition_path
 from distill_assets.lib.settings import Settings
 from distill_assets.rules import rules_version
-from tests.conftest import land, materialize
+from tests.conftest import SAMPLES, isolate, land, materialize
 
 DAY1, DAY2 = "2026-11-19", "2026-11-20"
 SELECTION = 'key:"revisions/*"'
@@ -31,9 +34,19 @@ def checks(result: dg.ExecuteInProcessResult) -> dict[str, bool]:
     return {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
 
 
-def test_sample_partitions_materialize_with_exact_counts(sample_env: Settings) -> None:
-    first = materialize(SELECTION, DAY1)
-    second = materialize(SELECTION, DAY2)
+@pytest.fixture(scope="module")
+def samples_run(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[Settings, dg.ExecuteInProcessResult, dg.ExecuteInProcessResult]]:
+    """Both sample days materialized once for the tests that only read them (like `sample_env`)."""
+    with pytest.MonkeyPatch.context() as patch:
+        settings = isolate(tmp_path_factory.mktemp("revisions"), patch)
+        shutil.copytree(SAMPLES, settings.raw_root)
+        yield settings, materialize(SELECTION, DAY1), materialize(SELECTION, DAY2)
+
+
+def test_sample_partitions_materialize_with_exact_counts(samples_run) -> None:
+    sample_env, first, second = samples_run
     expected_checks = {
         "raw_reconciles": True,
         "every_turn_accounted": True,
@@ -68,9 +81,8 @@ def test_sample_partitions_materialize_with_exact_counts(sample_env: Settings) -
     assert feed_schema("dpo") == table(sample_env, "revision_pairs", DAY1).schema
 
 
-def test_quarantine_reasons_are_exact(sample_env: Settings) -> None:
-    materialize(SELECTION, DAY1)
-    materialize(SELECTION, DAY2)
+def test_quarantine_reasons_are_exact(samples_run) -> None:
+    sample_env, _, _ = samples_run
     rows = [
         (Path(f).name, n, r)
         for day in (DAY1, DAY2)
@@ -109,9 +121,8 @@ def test_quarantine_reasons_are_exact(sample_env: Settings) -> None:
     assert '"turn_id": "turn_001246"' in duplicate["raw_line"]
 
 
-def test_known_pairs_are_exact(sample_env: Settings) -> None:
-    materialize(SELECTION, DAY1)
-    materialize(SELECTION, DAY2)
+def test_known_pairs_are_exact(samples_run) -> None:
+    sample_env, _, _ = samples_run
     pairs = pl.concat([table(sample_env, "revision_pairs", d) for d in (DAY1, DAY2)])
     assert pairs["source_ref"].to_list() == [
         "turn:turn_001234",
@@ -163,9 +174,8 @@ def test_known_pairs_are_exact(sample_env: Settings) -> None:
     assert by_ref["turn:turn_001258"]["event_time"] == 1795186815.0
 
 
-def test_unpaired_reasons_are_exact(sample_env: Settings) -> None:
-    materialize(SELECTION, DAY1)
-    materialize(SELECTION, DAY2)
+def test_unpaired_reasons_are_exact(samples_run) -> None:
+    sample_env, _, _ = samples_run
     first = table(sample_env, "unpaired_turns", DAY1).select("turn_id", "reason", "detail")
     assert first.rows() == [
         ("turn_001238", "approved_without_revision", "1:APPROVE"),

@@ -2,6 +2,8 @@
 
 import json
 import re
+import shutil
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -14,7 +16,7 @@ from distill_assets.contracts import telemetry as contract
 from distill_assets.contracts.published import feed_schema
 from distill_assets.defs.player_ids import DEVELOPMENT_KEY, KEY_ENV, player_key
 from distill_assets.lib.settings import Settings
-from tests.conftest import SAMPLE_DATES, materialize
+from tests.conftest import SAMPLE_DATES, SAMPLES, isolate, materialize
 
 SELECTION = 'key:"telemetry/*"'
 DAY = "2026-11-19"
@@ -88,8 +90,19 @@ def no_key_in_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(KEY_ENV, raising=False)
 
 
-def test_sample_partition_bronze_quarantine_and_checks(sample_env: Settings) -> None:
-    result = materialize(SELECTION, DAY)
+@pytest.fixture(scope="module")
+def day_run(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[Settings, dg.ExecuteInProcessResult]]:
+    """The samples' first day materialized once for the tests that only read it (`sample_env`)."""
+    with pytest.MonkeyPatch.context() as patch:
+        settings = isolate(tmp_path_factory.mktemp("telemetry"), patch, KEY_ENV)
+        shutil.copytree(SAMPLES, settings.raw_root)
+        yield settings, materialize(SELECTION, DAY)
+
+
+def test_sample_partition_bronze_quarantine_and_checks(day_run) -> None:
+    sample_env, result = day_run
     assert result.success
     checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
     assert checks == {
@@ -228,8 +241,8 @@ def test_player_key_from_the_environment(
     assert expected != player_key(DEVELOPMENT_KEY.encode(), first_line["player_id"])
 
 
-def test_known_conversation_exact_messages(sample_env: Settings) -> None:
-    result = materialize(SELECTION, DAY)
+def test_known_conversation_exact_messages(day_run) -> None:
+    sample_env, result = day_run
     dialogues = pl.read_parquet(lake_file(sample_env, "dialogues"))
     assert dialogues.schema == pl.Schema({**feed_schema("sft"), "subject": pl.String()})
     assert dialogues.height == 11

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import json
+import shutil
+from collections.abc import Iterator
 
 import dagster as dg
 import datasets
 import polars as pl
+import pytest
 
 from distill_assets.contracts.published import feed_schema
 from distill_assets.contracts.traces import QUARANTINE_REASONS
 from distill_assets.lib.lake import partition_path
 from distill_assets.lib.settings import Settings
 from distill_assets.rules import rules_version
-from tests.conftest import land, materialize
+from tests.conftest import SAMPLES, isolate, land, materialize
 from tests.unit.traces.builder import parse_error_run, recovery_run, success_run, text
 
 DAY1, DAY2, EMPTY_DAY = "2026-11-19", "2026-11-20", "2026-11-21"
@@ -45,9 +48,19 @@ ALL_CHECKS_PASS = {
 }
 
 
-def test_sample_partitions_materialize_with_exact_counts(sample_env: Settings) -> None:
-    first = materialize(SELECTION, DAY1)
-    second = materialize(SELECTION, DAY2)
+@pytest.fixture(scope="module")
+def samples_run(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[Settings, dg.ExecuteInProcessResult, dg.ExecuteInProcessResult]]:
+    """Both sample days materialized once for the tests that only read them (like `sample_env`)."""
+    with pytest.MonkeyPatch.context() as patch:
+        settings = isolate(tmp_path_factory.mktemp("traces"), patch)
+        shutil.copytree(SAMPLES, settings.raw_root)
+        yield settings, materialize(SELECTION, DAY1), materialize(SELECTION, DAY2)
+
+
+def test_sample_partitions_materialize_with_exact_counts(samples_run) -> None:
+    sample_env, first, second = samples_run
     assert checks(first) == checks(second) == ALL_CHECKS_PASS
     # 213 raw records = 198 events + 15 quarantined (one of each reason); 41 steps = 11 + 30
     assert row_counts(sample_env, DAY1) == {
@@ -94,8 +107,8 @@ def test_sample_partitions_materialize_with_exact_counts(sample_env: Settings) -
     assert meta["traces/runs"]["successful_runs"].value == 4
 
 
-def test_feeds_have_the_published_columns_and_load_as_datasets(sample_env: Settings) -> None:
-    materialize(SELECTION, DAY1)
+def test_feeds_have_the_published_columns_and_load_as_datasets(samples_run) -> None:
+    sample_env, _, _ = samples_run
     sft, tools = table(sample_env, "sft_steps", DAY1), table(sample_env, "sft_tool_steps", DAY1)
     for frame, config in ((sft, "sft"), (tools, "sft_tools")):
         assert frame.select(list(feed_schema(config))).schema == feed_schema(config)

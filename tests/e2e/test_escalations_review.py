@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 import polars as pl
@@ -14,7 +15,7 @@ from distill_assets.contracts.escalations import SEED_SQLITE_COLUMNS
 from distill_assets.defs.escalations.working_store import INTERACTION_FIELDS
 from distill_assets.lib.lake import partition_path
 from distill_assets.lib.settings import Settings
-from tests.conftest import land, materialize
+from tests.conftest import isolate, land, materialize
 from tests.e2e.test_load_dataset import load_in_fresh_process
 from tests.unit.escalations.test_examples import seed_quality_score
 
@@ -44,8 +45,8 @@ def example_ids(settings: Settings, config: str) -> set[str]:
     return {json.loads(m)["example_id"] for m in published(settings, config)["metadata"]}
 
 
-@pytest.fixture
-def released(distill_env: Settings) -> Settings:
+def release_seed(settings: Settings) -> Settings:
+    """Land the seed example, a junk capture and a sheep riddle; materialize them and release."""
     junk = {
         "id": "junk1",
         "created_at": 1795000000.0,
@@ -68,7 +69,7 @@ def released(distill_env: Settings) -> Settings:
     }
     lines = [seed_line(), junk, sheep]
     land(
-        distill_env,
+        settings,
         "escalations",
         DAY,
         "captures.jsonl",
@@ -77,10 +78,24 @@ def released(distill_env: Settings) -> Settings:
     result = materialize('key:"escalations/*"', DAY)
     assert all(c.passed for c in result.get_asset_check_evaluations())
     materialize(RELEASE)
-    return distill_env
+    return settings
 
 
-def test_seed_example_is_published_in_cot_dpo_and_correction(released: Settings) -> None:
+@pytest.fixture
+def released(distill_env: Settings) -> Settings:
+    """The seed's release in this test's own data folder (for tests that review and re-release)."""
+    return release_seed(distill_env)
+
+
+@pytest.fixture(scope="module")
+def released_once(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings]:
+    """The seed's release made once for the tests that only read it (like `released`)."""
+    with pytest.MonkeyPatch.context() as patch:
+        yield release_seed(isolate(tmp_path_factory.mktemp("seed_release"), patch))
+
+
+def test_seed_example_is_published_in_cot_dpo_and_correction(released_once: Settings) -> None:
+    released = released_once
     lake = partition_path(released.lake_root, "escalations", "distillation_examples", DAY)
     [example] = pl.read_parquet(str(lake)).filter(pl.col("id") == "a7f3b2c1d4e5f6a8").to_dicts()
     assert example["reasoning_type"] == "chain_of_thought"
@@ -225,7 +240,8 @@ def test_review_reject_then_approve_round_trip_changes_the_next_release(
     assert stats["domain"]["code"] == 2
 
 
-def test_the_four_configs_load_with_load_dataset(released: Settings, tmp_path: Path) -> None:
+def test_the_four_configs_load_with_load_dataset(released_once: Settings, tmp_path: Path) -> None:
+    released = released_once
     latest = Path(released.hub_root) / released.dataset_name / "latest"
     loaded = load_in_fresh_process(latest, list(CONFIGS), tmp_path)
     for config in CONFIGS:
