@@ -200,7 +200,12 @@ def telemetry_dialogues(
     rows, below_floor = trust_weighted(
         rows.with_columns(pl.col("split_group").alias("player_key")),
         trust_history(lake_root, context.partition_key),
-        event_flags(events, "dialogue_turn", "conversation_id", "conversation:"),
+        event_flags(
+            events.select("event_id", "event_type", "payload", "flag_checks"),
+            "dialogue_turn",
+            "conversation_id",
+            "conversation:",
+        ),
     )
     rows = with_value_class(rows.drop("player_key"), DIALOGUES).with_columns(
         privacy.subject("sft", pl.col("split_group")).alias(SUBJECT_COLUMN)

@@ -1,4 +1,4 @@
-"""Silver `dialogue_turn` events → one SFT row per conversation. Pure Polars.
+"""Silver `dialogue_turn` events → one SFT row per conversation (Polars, bucket by bucket).
 
 See docs/sources/telemetry.md#dialogues.
 
@@ -29,19 +29,22 @@ evaluated against the rows they would have made (`rules/telemetry_triage.py`).
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass, field
 
 import polars as pl
 
 from distill_assets.contracts.published import feed_schema
-from distill_assets.defs.telemetry.events import payload_fields
+from distill_assets.defs.telemetry.events import payload_field_batches
 from distill_assets.defs.telemetry.triage import (
     audit_false_negatives,
     gate,
     passed,
     turn_conversations,
 )
-from distill_assets.lib.hashing import with_stable_id
+from distill_assets.lib.cleanup import working_dir
+from distill_assets.lib.hashing import with_stable_bucket, with_stable_id
+from distill_assets.lib.lake import write_frames
 from distill_assets.lib.metadata import reason_counts
 from distill_assets.rules import telemetry as rules
 from distill_assets.rules.telemetry_triage import AUDIT_VALUABLE_DIALOGUE_SCORE
@@ -75,6 +78,9 @@ DROP_REASONS = ("mixed_players", "duplicate_turn_index", "missing_persona", "too
 ROLES = {"player": "user", "npc": "assistant"}
 SOURCE_REF_PREFIX = "conversation:"
 TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+# dialogue turns a build holds at a time (about: whole conversations, by a hash of their id)
+BUCKET_TURNS = 200_000
+_BUCKET_SALT = "dialogues:"
 # Separators of the content key hashed into the row id (never occur in chat text).
 _ROLE_SEPARATOR = "\x1e"
 _MESSAGE_SEPARATOR = "\x1d"
@@ -93,17 +99,19 @@ class DialogueStats:
     trimmed_trailing_player_turns: int = 0
 
 
-def dialogue_turns(events: pl.LazyFrame) -> pl.LazyFrame:
-    """Select bronze `dialogue_turn` events and lift their payload fields into typed columns."""
-    fields: dict[str, pl.DataType] = {
+def _turn_columns(events: pl.LazyFrame) -> pl.LazyFrame:
+    return events.select(
+        "event_id", "event_type", "player_key", "session_id", "server_ts", "payload"
+    )
+
+
+_TURN_FIELDS: tuple[str, dict[str, pl.DataType]] = (
+    DIALOGUE_TURN,
+    {
         **{name: pl.String() for name in PAYLOAD_STRINGS},
         **{name: pl.Int64() for name in PAYLOAD_INTEGERS},
-    }
-    return payload_fields(
-        events.select("event_id", "event_type", "player_key", "session_id", "server_ts", "payload"),
-        DIALOGUE_TURN,
-        fields,
-    ).drop("event_type")
+    },
+)
 
 
 def _first_present(name: str) -> pl.Expr:
@@ -179,11 +187,53 @@ def _drop_reason() -> pl.Expr:
     )
 
 
-def build_dialogues(events: pl.LazyFrame) -> tuple[pl.DataFrame, DialogueStats]:
-    """Turn a partition's bronze events into `sft` feed rows (see the module docstring)."""
-    turns = (
-        dialogue_turns(events).sort("conversation_id", "turn_index", "event_id").collect().lazy()
-    )
+def build_dialogues(
+    events: pl.LazyFrame, bucket_turns: int = BUCKET_TURNS
+) -> tuple[pl.DataFrame, DialogueStats]:
+    """Turn a partition's bronze events into `sft` feed rows (see the module docstring).
+
+    The day's turns are lifted a batch at a time into a scratch Parquet file, then built
+    `bucket_turns` turns at a time (about): a bucket is the conversations whose id hashes to it,
+    so a conversation is never split. The rows are each bucket's, in the order of a whole build.
+    """
+    stats = DialogueStats()
+    parts = []
+    folder = working_dir(f"{SOURCE}-dialogues")
+    try:
+        path = folder / "turns.parquet"
+        lifted = (
+            with_stable_bucket(batch.drop("event_type"), "conversation_id", _BUCKET_SALT, 2**62)
+            for batch in payload_field_batches(_turn_columns(events), *_TURN_FIELDS)
+        )
+        buckets = max(1, -(-write_frames(lifted, path) // bucket_turns))
+        for index in range(buckets):
+            turns = pl.scan_parquet(path).filter(pl.col("bucket") % buckets == index)
+            kept, found = _build_bucket(turns.drop("bucket"))
+            parts.append(_feed_rows(kept))
+            _add_stats(stats, found)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return pl.concat(parts).sort("event_time", "source_ref"), stats
+
+
+def _add_stats(total: DialogueStats, part: DialogueStats) -> None:
+    """Add a bucket's counts to the day's."""
+    for name in (
+        "turns",
+        "conversations",
+        "kept",
+        "merged_turns",
+        "trimmed_leading_npc_turns",
+        "trimmed_trailing_player_turns",
+    ):
+        setattr(total, name, getattr(total, name) + getattr(part, name))
+    for reason, count in part.dropped.items():
+        total.dropped[reason] = total.dropped.get(reason, 0) + count
+
+
+def _build_bucket(turns: pl.LazyFrame) -> tuple[pl.DataFrame, DialogueStats]:
+    """Judge the conversations of `turns` (lifted dialogue turns); return the kept ones."""
+    turns = turns.sort("conversation_id", "turn_index", "event_id").collect().lazy()
     runs = _runs(turns).collect()
     judged = (
         _conversations(turns)
@@ -207,7 +257,7 @@ def build_dialogues(events: pl.LazyFrame) -> tuple[pl.DataFrame, DialogueStats]:
             kept_runs.filter(pl.col("trailing") & ~pl.col("leading")).get_column("turns").sum()
         ),
     )
-    return _feed_rows(kept), stats
+    return kept, stats
 
 
 def _feed_rows(kept: pl.DataFrame) -> pl.DataFrame:
@@ -276,7 +326,7 @@ def gate_dialogues(
     `triage` the partition's triage rows. An audited turn is a false negative when its
     conversation did not pass and its row scores at least `AUDIT_VALUABLE_DIALOGUE_SCORE`.
     """
-    keys = turn_conversations(events)
+    keys = turn_conversations(events.select("event_id", "event_type", "payload")).collect().lazy()
     verdicts = gate(keys, triage, "conversation_id")
     built = rows.with_columns(
         pl.col("source_ref").str.strip_prefix(SOURCE_REF_PREFIX).alias("conversation_id")

@@ -131,7 +131,13 @@ def _step_struct() -> pl.Expr:
 
 
 def build_episodes(events: pl.LazyFrame) -> pl.DataFrame:
-    """Return one row per episode of silver `events` (`EPISODE_SCHEMA`), sorted by episode_id."""
+    """Return one row per episode of silver `events` (`EPISODE_SCHEMA`), sorted by episode_id.
+
+    Only the event columns an episode keeps are read (silver's flags, order and refs are not).
+    """
+    events = events.select(
+        "event_id", "event_type", "player_key", "session_id", "event_time", "payload"
+    )
     steps = episode_steps(events)
     ends = episode_ends(events).with_columns(pl.lit(True).alias("ended"))
     position = pl.int_range(pl.len()).over("episode_id")

@@ -316,7 +316,7 @@ def telemetry_episodes(
     (both outputs carry a novelty_score; near-duplicates of published rows are dropped).
     """
     triage = _triage(settings, context.partition_key)
-    keys = step_episodes(events)
+    keys = step_episodes(events.select("event_id", "event_type", "payload")).collect().lazy()
     verdicts = gate(keys, triage, "episode_id")
     valuable = classes.filter(pl.col("competence").is_in(AUDIT_VALUABLE_CLASSES))
     audit = audit_false_negatives(keys, triage, verdicts, valuable, "episode_id")
@@ -330,7 +330,12 @@ def telemetry_episodes(
     rows, below_floor = trust_weighted(
         rows,
         trust_history(settings.resolved().lake_root, context.partition_key),
-        event_flags(events, "trajectory_step", "episode_id", "episode:"),
+        event_flags(
+            events.select("event_id", "event_type", "payload", "flag_checks"),
+            "trajectory_step",
+            "episode_id",
+            "episode:",
+        ),
     )
     pairs, pairs_below_floor = trust_weighted_pairs(
         hard_negative_pairs(

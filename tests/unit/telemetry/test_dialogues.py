@@ -154,3 +154,22 @@ def test_other_event_types_are_ignored_and_empty_input_gives_the_feed_schema() -
 def test_rows_are_sorted_by_event_time() -> None:
     rows, _ = build_dialogues(bronze(conversation("c2", "PNPNPN") + conversation("c1", "PNPNPN")))
     assert rows.get_column("source_ref").to_list() == ["conversation:c1", "conversation:c2"]
+
+
+def test_a_build_in_buckets_of_conversations_equals_one_build() -> None:
+    # a day of 3 turns a bucket: 24 conversations over 50 buckets, turns in no particular order
+    turns = []
+    for n, shape in enumerate(["NPPNPNPNP", "PNPNPN", "NPNPNP", "PNPNPNPNNP"] * 6):
+        turns += conversation(f"c{n:02d}", shape, player=f"k{n % 5}", persona=n % 7 != 3)
+    turns[7] = (*turns[7][:4], "k9", {})  # c00 mixes players
+    events = bronze(list(reversed(turns)))
+    whole, whole_stats = build_dialogues(events)
+    bucketed, bucketed_stats = build_dialogues(events, bucket_turns=3)
+    assert bucketed.height == whole.height == 15
+    assert bucketed.equals(whole)
+    assert bucketed_stats == whole_stats
+    assert whole_stats.dropped == {
+        "mixed_players": 1,
+        "missing_persona": 3,
+        "too_few_exchanges": 5,
+    }
