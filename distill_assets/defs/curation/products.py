@@ -673,21 +673,29 @@ class LakeVectors:
     def columns(self, dtypes: dict[str, type[np.generic]]) -> list[np.ndarray]:
         """Return whole columns (2-D for a fixed-size list) of every file, one array each.
 
-        Straight from Arrow into one preallocated array per column, so history's keys are held
-        once, not also as frame columns.
+        Straight from Arrow into one preallocated array per column, one row group of one column
+        at a time, so history's arrays are held once and Arrow holds a row group's column at most
+        (not every file's columns whole, not also as frame columns).
         """
         rows = int(self.file_starts[-1])
         out = {
             name: np.empty((rows, self.widths[name]) if self.widths.get(name) else rows, dtype)
             for name, dtype in dtypes.items()
         }
-        for path, start in zip(self.paths, self.file_starts, strict=False):
-            table = read_parquet_table(path, list(dtypes))
-            for name in dtypes:
-                filled = int(start)
-                for chunk in table.column(name).chunks:
-                    out[name][filled : filled + len(chunk)] = _values(chunk, self.widths[name])
-                    filled += len(chunk)
+        for path, start, groups in zip(
+            self.paths, self.file_starts, self.group_starts, strict=False
+        ):
+            with parquet_file(path) as reader:
+                for group in range(len(groups) - 1):
+                    first = int(start + groups[group])
+                    for name in dtypes:
+                        chunk = reader.read_row_group(
+                            group, columns=[name], use_threads=not is_remote(path)
+                        ).column(0)
+                        out[name][first : first + len(chunk)] = _values(
+                            chunk.combine_chunks(), self.widths[name]
+                        )
+                        del chunk
         return list(out.values())
 
     def fetch(self, column: str, rows: np.ndarray) -> np.ndarray:
