@@ -237,16 +237,21 @@ def _compact(products: pl.DataFrame) -> pl.DataFrame:
 def _not_excluded(
     keys: pl.DataFrame, vectors: RowVectors, exclusions: pl.LazyFrame | None
 ) -> tuple[pl.DataFrame, RowVectors, dict[str, int]]:
-    """Drop excluded subjects; return the kept keys, their vectors and the exclusion counts."""
-    indexed = keys.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("key_row"))
-    excluded: dict[str, int] = {}
-    if exclusions is not None:
-        kept, excluded = exclude_subjects(indexed.lazy(), exclusions)
-        indexed = kept.collect()
-    rows = indexed.get_column("key_row").to_numpy()
-    if not np.array_equal(rows, np.arange(keys.height)):
-        vectors = vectors.take(rows)
-    return indexed.drop("key_row"), vectors, excluded
+    """Drop excluded subjects; return the kept keys, their vectors and the exclusion counts.
+
+    The exclusions are joined with the columns they match on only; the kept rows of `keys` and
+    `vectors` are then taken once (nothing is copied when no row is excluded).
+    """
+    if exclusions is None:
+        return keys, vectors, {}
+    listed = keys.select(
+        "source", SUBJECT_COLUMN, "id", pl.int_range(pl.len(), dtype=pl.Int64).alias("key_row")
+    )
+    kept, excluded = exclude_subjects(listed.lazy(), exclusions)
+    rows = kept.select("key_row").collect().get_column("key_row").to_numpy()
+    if np.array_equal(rows, np.arange(keys.height)):
+        return keys, vectors, excluded
+    return keys[rows], vectors.take(rows), excluded
 
 
 def decide_products(
@@ -465,11 +470,14 @@ def decide_lake(
         empty = compute_products(scan_feeds(lake_root, config, days=set()), context)
         keys = empty.select(*KEY_COLUMNS, *redactions)
         vectors = frame_vectors(empty)
-    decisions, excluded, kept, decided = decide_lake_rows(
-        lake_root, context, refresh, keys, vectors, exclusions=exclusions
+    rows_in = keys.height
+    # the kept rows replace every row before deciding, so history's keys are not held twice
+    keys, vectors, excluded = _not_excluded(keys, vectors, exclusions)
+    decisions, _, kept, decided = decide_lake_rows(
+        lake_root, context, refresh, keys, vectors, exclusions=None
     )
-    del vectors
-    result = removals(kept, decisions, rows_in=keys.height, excluded=excluded)
+    del keys, vectors
+    result = removals(kept, decisions, rows_in=rows_in, excluded=excluded)
     return LakeDecisions(
         config,
         context.version,

@@ -48,7 +48,6 @@ from distill_assets.lib.lake import (
     parquet_key_values,
     parquet_writer_atomic,
     partition_path,
-    read_parquet_table,
     table_dir,
 )
 from distill_assets.lib.minhash import part_signatures, shingled
@@ -626,12 +625,25 @@ def _stale_products(folder: UPath, days: set[str]) -> Iterator[UPath]:
             yield path
 
 
+def _frame(table: pa.Table) -> pl.DataFrame:
+    """Return an Arrow table read from a product file as a frame (its file metadata dropped)."""
+    return pl.from_arrow(table.replace_schema_metadata(None))  # type: ignore[return-value]
+
+
 def read_products(paths: list[UPath], columns: list[str] | None = None) -> pl.DataFrame:
-    """Read product files (only `columns` when given) into one frame, in day order."""
+    """Read product files (only `columns` when given) into one frame, in day order.
+
+    A row group at a time, so Arrow holds one row group's columns beside the frame, not a file.
+    """
     frames = []
     for path in paths:
-        table = read_parquet_table(path, columns)
-        frames.append(pl.from_arrow(table.replace_schema_metadata(None)))
+        with parquet_file(path) as reader:
+            threads = not is_remote(path)
+            if not reader.metadata.num_row_groups:
+                frames.append(_frame(reader.read(columns=columns, use_threads=threads)))
+            for group in range(reader.metadata.num_row_groups):
+                table = reader.read_row_group(group, columns=columns, use_threads=threads)
+                frames.append(_frame(table))
     if not frames:
         return pl.DataFrame()
     return pl.concat(frames, how="vertical")  # type: ignore[arg-type]
