@@ -330,9 +330,12 @@ def decide_lake_rows(
 
 def removed_rows(fates: pl.DataFrame, keys: pl.DataFrame) -> pl.DataFrame:
     """Return the removed rows (`REMOVED_COLUMNS`) from the decisions and the rows' keys."""
+    row_keys = ["partition", "product_row"]
+    # the removed rows' own columns, joined by their row keys alone (not every key column)
+    read = keys.select(*row_keys, "id", "source", "source_ref", "content_hash")
     return (
         fates.filter(pl.col("reason").is_not_null())
-        .join(keys, on=["partition", "product_row"], how="inner")
+        .join(read, on=row_keys, how="inner")
         .select(REMOVED_COLUMNS)
         .sort("reason", "kept_id", "id", "source_ref", "partition", nulls_last=True)
     )
