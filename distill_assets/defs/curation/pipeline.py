@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 import polars as pl
+from upath import UPath
 
 from distill_assets.contracts.published import (
     CONFIG_FEEDS,
@@ -55,7 +56,7 @@ from distill_assets.defs.curation.products import (
 )
 from distill_assets.defs.curation.splits import assign_splits
 from distill_assets.lib.embed import load_embedder
-from distill_assets.lib.lake import global_path, partition_files
+from distill_assets.lib.lake import global_path, partition_files, write_parquet_atomic
 from distill_assets.lib.scrub import redaction_column
 from distill_assets.rules.curation import (
     NEAR_DUPLICATE_PARTS,
@@ -149,6 +150,10 @@ class CurationResult:
 
     `curated` holds the curated rows: every column (`curated_schema`) from `curate`, only
     `SUMMARY_COLUMNS` from `curate_lake`, whose rows are in the partition files `partitions`.
+
+    `duplicates` holds the removed rows (`REMOVED_COLUMNS`), `duplicates_rows` and
+    `duplicates_kept_ids` their count and distinct `kept_id` values; `curate_lakes` writes each
+    config's removed rows to its table as soon as they are decided and keeps only their schema.
     """
 
     curated: pl.DataFrame
@@ -164,6 +169,8 @@ class CurationResult:
     products_reused: list[str] = field(default_factory=list)
     partitions: list[CuratedPartition] = field(default_factory=list)
     decided: dict[str, int] = field(default_factory=dict)
+    duplicates_rows: int = 0
+    duplicates_kept_ids: int = 0
 
     @property
     def curated_rewritten(self) -> list[str]:
@@ -402,9 +409,12 @@ def removals(
 ) -> CurationResult:
     """Return what curating removed from the key rows `kept` (no curated rows yet)."""
     redactions, redacted_rows = redaction_totals(kept)
+    duplicates = removed_rows(decisions.fates, kept).rechunk()
     return CurationResult(
         curated=pl.DataFrame(),
-        duplicates=removed_rows(decisions.fates, kept).rechunk(),
+        duplicates=duplicates,
+        duplicates_rows=duplicates.height,
+        duplicates_kept_ids=duplicates.get_column("kept_id").n_unique(),
         rows_in=rows_in,
         redactions=redactions,
         redacted_rows=redacted_rows,
@@ -460,7 +470,9 @@ def decide_lake(
 ) -> LakeDecisions:
     """Refresh a config's products (changed feed partitions only), then decide over all of them.
 
-    The decisions read compact product columns only; only the published rows' keys are kept.
+    The decisions read compact product columns only; only the published rows' keys are kept. The
+    removed rows are written to the config's removed-duplicates table (`duplicates_path`) here,
+    so the configs decided after this one do not find them still held.
     """
     config = context.config
     refresh = refresh_products(lake_root, config, context)
@@ -481,6 +493,9 @@ def decide_lake(
     )
     del keys, vectors
     result = removals(kept, decisions, rows_in=rows_in, excluded=excluded)
+    # written now, not held until every config is decided: what is left is its empty schema
+    write_parquet_atomic(result.duplicates, duplicates_path(lake_root, config))
+    result = replace(result, duplicates=result.duplicates.clear())
     return LakeDecisions(
         config,
         context.version,
@@ -493,6 +508,11 @@ def decide_lake(
             decided=decided,
         ),
     )
+
+
+def duplicates_path(lake_root: str, config: str) -> UPath:
+    """Return the path of a config's removed-duplicates table (`REMOVED_COLUMNS`)."""
+    return global_path(lake_root, "curation", f"{config}_duplicates")
 
 
 def curate_lakes(
