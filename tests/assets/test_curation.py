@@ -119,6 +119,11 @@ def test_curation_scrubs_dedups_across_feeds_and_partitions_and_splits(
         ("t1", "traces", DAY1, "d1"),  # d1 scores higher
         ("d2", "telemetry", DAY2, "t3"),  # same score: t3 is earlier
     ]
+    # written while deciding, before the asset's metadata: the counts are the file's
+    removed = metadata(result, "sft_duplicates")
+    assert (removed["dagster/row_count"], removed["kept_ids"]) == (2, 2)
+    assert [c.name for c in removed["dagster/column_schema"].columns] == duplicates.columns
+    assert metadata(result, "instruction_duplicates")["dagster/row_count"] == 0
 
     meta = metadata(result, "sft")
     assert (meta["rows_in"], meta["rows_out"], meta["redacted_rows"]) == (6, 4, 1)

@@ -32,7 +32,6 @@ from distill_assets.defs.curation.pipeline import (
     scan_exclusions,
 )
 from distill_assets.defs.resources import DistillSettings, EmbedderResource
-from distill_assets.lib.lake import global_path, write_parquet_atomic
 from distill_assets.lib.metadata import funnel, histogram, preview
 from distill_assets.rules import rules_metadata, rules_version
 from distill_assets.rules.curation import SPLITS, TEST_FRACTION
@@ -191,9 +190,9 @@ def curation_specs(config: str, code_version: str) -> list[dg.AssetSpec]:
 def duplicates_metadata(result: CurationResult) -> dict[str, object]:
     """Return the materialization metadata of a removed-duplicates table."""
     return {
-        "dagster/row_count": dg.MetadataValue.int(result.duplicates.height),
+        "dagster/row_count": dg.MetadataValue.int(result.duplicates_rows),
         "dagster/column_schema": column_schema(result.duplicates.select(REMOVED_COLUMNS).schema),
-        "kept_ids": dg.MetadataValue.int(result.duplicates["kept_id"].n_unique()),
+        "kept_ids": dg.MetadataValue.int(result.duplicates_kept_ids),
         "removed": funnel(result.removed),
     }
 
@@ -211,9 +210,6 @@ def curate(settings: DistillSettings, embedder: EmbedderResource) -> Iterator[dg
     results = curate_lakes(cfg.lake_root, contexts, scan_exclusions(cfg.lake_root))
     for config, result in results.items():
         write_funnel(cfg.lake_root, config, result.funnel)
-        write_parquet_atomic(
-            result.duplicates, global_path(cfg.lake_root, GROUP, f"{config}_duplicates")
-        )
         yield dg.MaterializeResult(
             asset_key=dg.AssetKey([GROUP, config]),
             metadata=curation_metadata(config, result, feed_partitions(cfg.lake_root, config)),

@@ -223,7 +223,8 @@ def decide(
     if keys.is_empty():
         exact = other_survivors <= SEMANTIC_EXACT_LIMIT
         return Decisions(pl.DataFrame(schema=FATE_SCHEMA), semantic and exact)
-    ordered = rank_order(keys.with_columns(pl.int_range(pl.len()).alias("input_row")))
+    read = [*RANK_COLUMNS, "content_hash", "contaminated_by", "gate_failed"]
+    ordered = rank_order(keys.select(*read, pl.int_range(pl.len()).alias("input_row")))
     order = ordered.get_column("input_row").to_numpy()
     count = ordered.height
     # reason code per row: 0 published, i + 1 for REMOVAL_REASONS[i]

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 import polars as pl
+from upath import UPath
 
 from distill_assets.contracts.published import (
     CONFIG_FEEDS,
@@ -55,7 +56,7 @@ from distill_assets.defs.curation.products import (
 )
 from distill_assets.defs.curation.splits import assign_splits
 from distill_assets.lib.embed import load_embedder
-from distill_assets.lib.lake import global_path, partition_files
+from distill_assets.lib.lake import global_path, partition_files, write_parquet_atomic
 from distill_assets.lib.scrub import redaction_column
 from distill_assets.rules.curation import (
     NEAR_DUPLICATE_PARTS,
@@ -149,6 +150,10 @@ class CurationResult:
 
     `curated` holds the curated rows: every column (`curated_schema`) from `curate`, only
     `SUMMARY_COLUMNS` from `curate_lake`, whose rows are in the partition files `partitions`.
+
+    `duplicates` holds the removed rows (`REMOVED_COLUMNS`), `duplicates_rows` and
+    `duplicates_kept_ids` their count and distinct `kept_id` values; `curate_lakes` writes each
+    config's removed rows to its table as soon as they are decided and keeps only their schema.
     """
 
     curated: pl.DataFrame
@@ -164,6 +169,8 @@ class CurationResult:
     products_reused: list[str] = field(default_factory=list)
     partitions: list[CuratedPartition] = field(default_factory=list)
     decided: dict[str, int] = field(default_factory=dict)
+    duplicates_rows: int = 0
+    duplicates_kept_ids: int = 0
 
     @property
     def curated_rewritten(self) -> list[str]:
@@ -237,16 +244,21 @@ def _compact(products: pl.DataFrame) -> pl.DataFrame:
 def _not_excluded(
     keys: pl.DataFrame, vectors: RowVectors, exclusions: pl.LazyFrame | None
 ) -> tuple[pl.DataFrame, RowVectors, dict[str, int]]:
-    """Drop excluded subjects; return the kept keys, their vectors and the exclusion counts."""
-    indexed = keys.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("key_row"))
-    excluded: dict[str, int] = {}
-    if exclusions is not None:
-        kept, excluded = exclude_subjects(indexed.lazy(), exclusions)
-        indexed = kept.collect()
-    rows = indexed.get_column("key_row").to_numpy()
-    if not np.array_equal(rows, np.arange(keys.height)):
-        vectors = vectors.take(rows)
-    return indexed.drop("key_row"), vectors, excluded
+    """Drop excluded subjects; return the kept keys, their vectors and the exclusion counts.
+
+    The exclusions are joined with the columns they match on only; the kept rows of `keys` and
+    `vectors` are then taken once (nothing is copied when no row is excluded).
+    """
+    if exclusions is None:
+        return keys, vectors, {}
+    listed = keys.select(
+        "source", SUBJECT_COLUMN, "id", pl.int_range(pl.len(), dtype=pl.Int64).alias("key_row")
+    )
+    kept, excluded = exclude_subjects(listed.lazy(), exclusions)
+    rows = kept.select("key_row").collect().get_column("key_row").to_numpy()
+    if np.array_equal(rows, np.arange(keys.height)):
+        return keys, vectors, excluded
+    return keys[rows], vectors.take(rows), excluded
 
 
 def decide_products(
@@ -325,9 +337,12 @@ def decide_lake_rows(
 
 def removed_rows(fates: pl.DataFrame, keys: pl.DataFrame) -> pl.DataFrame:
     """Return the removed rows (`REMOVED_COLUMNS`) from the decisions and the rows' keys."""
+    row_keys = ["partition", "product_row"]
+    # the removed rows' own columns, joined by their row keys alone (not every key column)
+    read = keys.select(*row_keys, "id", "source", "source_ref", "content_hash")
     return (
         fates.filter(pl.col("reason").is_not_null())
-        .join(keys, on=["partition", "product_row"], how="inner")
+        .join(read, on=row_keys, how="inner")
         .select(REMOVED_COLUMNS)
         .sort("reason", "kept_id", "id", "source_ref", "partition", nulls_last=True)
     )
@@ -394,9 +409,12 @@ def removals(
 ) -> CurationResult:
     """Return what curating removed from the key rows `kept` (no curated rows yet)."""
     redactions, redacted_rows = redaction_totals(kept)
+    duplicates = removed_rows(decisions.fates, kept).rechunk()
     return CurationResult(
         curated=pl.DataFrame(),
-        duplicates=removed_rows(decisions.fates, kept).rechunk(),
+        duplicates=duplicates,
+        duplicates_rows=duplicates.height,
+        duplicates_kept_ids=duplicates.get_column("kept_id").n_unique(),
         rows_in=rows_in,
         redactions=redactions,
         redacted_rows=redacted_rows,
@@ -452,7 +470,9 @@ def decide_lake(
 ) -> LakeDecisions:
     """Refresh a config's products (changed feed partitions only), then decide over all of them.
 
-    The decisions read compact product columns only; only the published rows' keys are kept.
+    The decisions read compact product columns only; only the published rows' keys are kept. The
+    removed rows are written to the config's removed-duplicates table (`duplicates_path`) here,
+    so the configs decided after this one do not find them still held.
     """
     config = context.config
     refresh = refresh_products(lake_root, config, context)
@@ -465,11 +485,17 @@ def decide_lake(
         empty = compute_products(scan_feeds(lake_root, config, days=set()), context)
         keys = empty.select(*KEY_COLUMNS, *redactions)
         vectors = frame_vectors(empty)
-    decisions, excluded, kept, decided = decide_lake_rows(
-        lake_root, context, refresh, keys, vectors, exclusions=exclusions
+    rows_in = keys.height
+    # the kept rows replace every row before deciding, so history's keys are not held twice
+    keys, vectors, excluded = _not_excluded(keys, vectors, exclusions)
+    decisions, _, kept, decided = decide_lake_rows(
+        lake_root, context, refresh, keys, vectors, exclusions=None
     )
-    del vectors
-    result = removals(kept, decisions, rows_in=keys.height, excluded=excluded)
+    del keys, vectors
+    result = removals(kept, decisions, rows_in=rows_in, excluded=excluded)
+    # written now, not held until every config is decided: what is left is its empty schema
+    write_parquet_atomic(result.duplicates, duplicates_path(lake_root, config))
+    result = replace(result, duplicates=result.duplicates.clear())
     return LakeDecisions(
         config,
         context.version,
@@ -482,6 +508,11 @@ def decide_lake(
             decided=decided,
         ),
     )
+
+
+def duplicates_path(lake_root: str, config: str) -> UPath:
+    """Return the path of a config's removed-duplicates table (`REMOVED_COLUMNS`)."""
+    return global_path(lake_root, "curation", f"{config}_duplicates")
 
 
 def curate_lakes(

@@ -48,7 +48,6 @@ from distill_assets.lib.lake import (
     parquet_key_values,
     parquet_writer_atomic,
     partition_path,
-    read_parquet_table,
     table_dir,
 )
 from distill_assets.lib.minhash import part_signatures, shingled
@@ -626,12 +625,25 @@ def _stale_products(folder: UPath, days: set[str]) -> Iterator[UPath]:
             yield path
 
 
+def _frame(table: pa.Table) -> pl.DataFrame:
+    """Return an Arrow table read from a product file as a frame (its file metadata dropped)."""
+    return pl.from_arrow(table.replace_schema_metadata(None))  # type: ignore[return-value]
+
+
 def read_products(paths: list[UPath], columns: list[str] | None = None) -> pl.DataFrame:
-    """Read product files (only `columns` when given) into one frame, in day order."""
+    """Read product files (only `columns` when given) into one frame, in day order.
+
+    A row group at a time, so Arrow holds one row group's columns beside the frame, not a file.
+    """
     frames = []
     for path in paths:
-        table = read_parquet_table(path, columns)
-        frames.append(pl.from_arrow(table.replace_schema_metadata(None)))
+        with parquet_file(path) as reader:
+            threads = not is_remote(path)
+            if not reader.metadata.num_row_groups:
+                frames.append(_frame(reader.read(columns=columns, use_threads=threads)))
+            for group in range(reader.metadata.num_row_groups):
+                table = reader.read_row_group(group, columns=columns, use_threads=threads)
+                frames.append(_frame(table))
     if not frames:
         return pl.DataFrame()
     return pl.concat(frames, how="vertical")  # type: ignore[arg-type]
@@ -673,21 +685,29 @@ class LakeVectors:
     def columns(self, dtypes: dict[str, type[np.generic]]) -> list[np.ndarray]:
         """Return whole columns (2-D for a fixed-size list) of every file, one array each.
 
-        Straight from Arrow into one preallocated array per column, so history's keys are held
-        once, not also as frame columns.
+        Straight from Arrow into one preallocated array per column, one row group of one column
+        at a time, so history's arrays are held once and Arrow holds a row group's column at most
+        (not every file's columns whole, not also as frame columns).
         """
         rows = int(self.file_starts[-1])
         out = {
             name: np.empty((rows, self.widths[name]) if self.widths.get(name) else rows, dtype)
             for name, dtype in dtypes.items()
         }
-        for path, start in zip(self.paths, self.file_starts, strict=False):
-            table = read_parquet_table(path, list(dtypes))
-            for name in dtypes:
-                filled = int(start)
-                for chunk in table.column(name).chunks:
-                    out[name][filled : filled + len(chunk)] = _values(chunk, self.widths[name])
-                    filled += len(chunk)
+        for path, start, groups in zip(
+            self.paths, self.file_starts, self.group_starts, strict=False
+        ):
+            with parquet_file(path) as reader:
+                for group in range(len(groups) - 1):
+                    first = int(start + groups[group])
+                    for name in dtypes:
+                        chunk = reader.read_row_group(
+                            group, columns=[name], use_threads=not is_remote(path)
+                        ).column(0)
+                        out[name][first : first + len(chunk)] = _values(
+                            chunk.combine_chunks(), self.widths[name]
+                        )
+                        del chunk
         return list(out.values())
 
     def fetch(self, column: str, rows: np.ndarray) -> np.ndarray:

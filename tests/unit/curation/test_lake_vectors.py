@@ -37,3 +37,21 @@ def test_rows_of_any_file_and_row_group_come_back_in_the_order_asked(tmp_path):
     assert embedding.dtype == np.float32
     assert embedding.tolist() == [[r / 2, -r, 0.5] for r in rows.tolist()]
     assert vectors.fetch("embedding", np.array([], dtype=np.int64)).shape == (0, 3)
+
+
+def test_whole_columns_of_every_file_and_row_group_are_the_rows_in_file_order(tmp_path):
+    sizes = [7, 1, 5, 0, 3]
+    paths, first = [], 0
+    for i, size in enumerate(sizes):
+        path = tmp_path / f"2026-11-{19 + i}.parquet"
+        write_products(path, first, size)
+        paths.append(UPath(path))
+        first += size
+    signature, embedding = LakeVectors(paths).columns(
+        {"signature": np.uint32, "embedding": np.float32}
+    )
+    rows = np.arange(first)
+    assert signature.dtype == np.uint32
+    assert signature.tolist() == [[r, r + 1] for r in rows.tolist()]
+    assert embedding.dtype == np.float32
+    assert embedding.tolist() == [[r / 2, -r, 0.5] for r in rows.tolist()]
