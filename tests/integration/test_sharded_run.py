@@ -1,11 +1,13 @@
 """Days ingested in shards publish the release of the unsharded run, byte for byte (real CLI).
 
-A generated day whose plain raw files are cut into several files each, with a last file replaying
+Two sample days whose plain raw files are cut into several files each, with a last file replaying
 lines of the first (repeats across shards): `distill run` once as is, once with
-`DISTILL_INGEST_SHARDS=3`. Then one source's shard steps of the day on the multiprocess executor:
-each step in a process of its own, the day's bronze unchanged. One day is as strong as several:
-shards split and merge one day's files, de-duplication across shards is within the day, and every
-later asset reads the day's bronze (compared byte for byte below).
+`DISTILL_INGEST_SHARDS=3`. Then one source's shard steps of a day on the multiprocess executor:
+each step in a process of its own, the day's bronze unchanged.
+
+Two full runs of the release: in `make test-integration`, not `make test`, which keeps every
+source's sharded day byte-identical to the whole day and the shard steps and merge as assets
+(`tests/unit/defs/test_shards.py`).
 """
 
 from __future__ import annotations
@@ -22,9 +24,9 @@ from tests.integration.helpers import BIN, clean_env, run_ok
 from tests.integration.test_parallel_ingest import tree_digest
 from tests.unit.defs.test_shards import split_day
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.integration, pytest.mark.e2e]
 
-DAYS = ("2026-11-01",)  # one generated day (`distill sample --days 1`)
+DAYS = ("2026-11-01", "2026-11-02")
 SOURCES = ("traces", "escalations", "revisions", "telemetry")
 
 
@@ -33,7 +35,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str]]:
     root = tmp_path_factory.mktemp("sharded")
     raw = root / "raw"
     run_ok(
-        [str(BIN / "distill"), "sample", "--out", str(raw), "--days", "1", "--start", DAYS[0]],
+        [str(BIN / "distill"), "sample", "--out", str(raw), "--days", "2", "--start", DAYS[0]],
         clean_env(root / "gen"),
     )
     for source in SOURCES:
@@ -111,7 +113,7 @@ def test_shard_steps_run_in_processes_of_their_own(
 ) -> None:
     env = clean_env(tmp_path, DISTILL_INGEST_SHARDS="2", DISTILL_EXECUTOR="multiprocess")
     shutil.copytree(_data(runs["plain"], "raw"), _data(env, "raw"))
-    run_ok([sys.executable, "-c", CHILD, DAYS[0]], env)
+    run_ok([sys.executable, "-c", CHILD, DAYS[1]], env)
 
     with dg.DagsterInstance.from_config(env["DAGSTER_HOME"]) as instance:
         (run,) = instance.get_runs()
@@ -125,7 +127,7 @@ def test_shard_steps_run_in_processes_of_their_own(
     assert sorted(steps) == sorted([*ingest, "traces__events_raw_reconciles"])
     assert len({steps[step] for step in ingest}) == 3  # each step in a process of its own
     for table in ("events", "quarantine"):
-        name = f"{table}/{DAYS[0]}.parquet"
+        name = f"{table}/{DAYS[1]}.parquet"
         assert (
             _data(env, "lake", "traces", name).read_bytes()
             == _data(runs["plain"], "lake", "traces", name).read_bytes()
