@@ -4,6 +4,10 @@ Two sample days whose plain raw files are cut into several files each, with a la
 lines of the first (repeats across shards): `distill run` once as is, once with
 `DISTILL_INGEST_SHARDS=3`. Then one source's shard steps of a day on the multiprocess executor:
 each step in a process of its own, the day's bronze unchanged.
+
+Two full runs of the release: in `make test-integration`, not `make test`, which keeps every
+source's sharded day byte-identical to the whole day and the shard steps and merge as assets
+(`tests/unit/defs/test_shards.py`).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from tests.integration.helpers import BIN, clean_env, run_ok
 from tests.integration.test_parallel_ingest import tree_digest
 from tests.unit.defs.test_shards import split_day
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.integration, pytest.mark.e2e]
 
 DAYS = ("2026-11-01", "2026-11-02")
 SOURCES = ("traces", "escalations", "revisions", "telemetry")
