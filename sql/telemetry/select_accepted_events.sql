@@ -11,15 +11,14 @@
 --   $grid        game-world units of the location grid cell
 --   $step_patch  JSON merge patch removing the precise location from trajectory steps
 --   $patch       JSON merge patch removing the precise location from other payloads
---   $player_ids_<i>  regexes of the known players' tokens, cut into pieces RE2 compiles
 --   $shape       regex of the game's player-id shape
---   $every_text  whether every text goes through every regex (the placeholder names a player)
---   $placeholder what replaces them
+--   $placeholder what replaces player ids
 --   $default_granted  consent of a player with no consent event for the type
 -- `mentions` (event_id, words) lists the known players' words of each text that names one
--- (select_player_mentions.sql); `{redact_player_ids}` is replaced before binding by the
--- expression choosing what each text goes through (defs/telemetry/privacy.py:
--- `redact_player_ids`).
+-- (select_player_mentions.sql); `every_texts` (event_id, payload) holds, already replaced, the
+-- texts that go through every player-id regex; `{redact_player_ids}` is replaced before binding
+-- by the expression choosing what each text goes through (defs/telemetry/privacy.py:
+-- `redact_player_ids`, `replace_in_every_text`).
 -- The consent join and the event order run on the events' keys only; the payloads join them
 -- by event_id (present and unique in a bronze day) and are sorted once, for the output.
 WITH typed AS (
@@ -54,6 +53,7 @@ kept AS (
     FROM events AS e
     JOIN accepted AS a ON e.event_id = a.event_id
     LEFT JOIN mentions AS m ON e.event_id = m.event_id
+    LEFT JOIN every_texts AS v ON e.event_id = v.event_id
 ),
 located AS (
     SELECT

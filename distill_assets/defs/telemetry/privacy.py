@@ -111,6 +111,8 @@ class SilverIdentity:
 # outgrows its cache and falls back to a slower engine (60,000 tokens over 200,000 texts: 2.3 s
 # in pieces of 30,000 characters, 3.3 s of 20,000, 8.5 s of 100,000, 12.9 s of 5,000)
 PATTERN_CHARS = 25_000
+# the player-id regexes one statement nests (DuckDB refuses expressions deeper than 1,000)
+NESTED_REGEXES = 100
 # the characters besides ASCII letters that RE2 matches case-insensitively to an ASCII letter
 # (ſ long s to `s`, K Kelvin sign to `k`; none match a digit or `_`): a text holding one goes
 # through every player-id regex (tests/unit/telemetry/test_player_id_patterns.py checks every
@@ -144,7 +146,7 @@ def write_accepted_events(
     `events_file` is the partition's bronze Parquet file (local). DuckDB reads it and writes
     the result (`sql/telemetry/select_accepted_events.sql`) with `COPY`, so the payloads are
     never copied into Python. Its sort by event time holds the day's rows, up to DuckDB's
-    memory limit (80 % of RAM by default), and spills beyond it to a scratch folder. A fixed
+    memory limit (`lib.sql.MEMORY_LIMIT`), and spills beyond it to a scratch folder. A much
     smaller limit is not safe: the sort then fails with DuckDB's out-of-memory error once the
     day outgrows it (a 500 MB day needs more than 256 MB).
 
@@ -197,11 +199,12 @@ def write_accepted_events(
 def prepare_redaction(
     con: duckdb.DuckDBPyConnection, known_tokens: list[str]
 ) -> tuple[str, dict[str, object]]:
-    """Register `mentions` for the texts of the view `events` and return the redaction and params.
+    """Register `mentions` and `every_texts` for the view `events`; return the redaction, params.
 
     The redaction is the SQL expression of `redact_player_ids` over `e.payload`, with the known
-    tokens each text holds in `m.words` (`events AS e LEFT JOIN mentions AS m ON e.event_id =
-    m.event_id`); the params bind its `$player_ids_<i>`, `$shape`, `$every_text` and
+    tokens each text holds in `m.words` and the texts that go through every regex already
+    replaced in `v.payload` (`events AS e LEFT JOIN mentions AS m ON e.event_id = m.event_id
+    LEFT JOIN every_texts AS v ON e.event_id = v.event_id`); the params bind its `$shape` and
     `$placeholder`.
     """
     patterns = word_patterns(known_tokens)
@@ -215,12 +218,49 @@ def prepare_redaction(
     )
     con.register("mentions", mentions.to_arrow_table())
     params: dict[str, object] = {
-        **{f"player_ids_{i}": pattern for i, pattern in enumerate(patterns)},
         "shape": rules.PLAYER_ID_SHAPE,
-        "every_text": names_the_placeholder(known_tokens),
         "placeholder": rules.PLAYER_PLACEHOLDER,
     }
-    return redact_player_ids("e.payload", len(patterns), "m.words"), params
+    replace_in_every_text(con, patterns, names_the_placeholder(known_tokens), params)
+    return redact_player_ids("e.payload", "m.words", "v"), params
+
+
+def replace_in_every_text(
+    con: duckdb.DuckDBPyConnection,
+    patterns: list[str],
+    every_text: bool,
+    params: dict[str, object],
+) -> None:
+    """Create `every_texts` (event_id, payload): the texts of `events` no word can stand for.
+
+    Those are the texts holding a letter of `FOLDED_LETTERS`, or every text when `every_text`;
+    each goes through every regex of `patterns` in order, then `$shape`. The regexes are applied
+    `NESTED_REGEXES` at a time, one statement each: one expression nesting them all outgrows
+    DuckDB's expression depth (1,000) once a day's known tokens need that many pieces (a 10 GB
+    telemetry day did), and each statement's regexes are constants, compiled once.
+    """
+    folded = " OR ".join(f"contains(payload, chr({ord(letter)}))" for letter in FOLDED_LETTERS)
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE every_texts AS SELECT event_id, payload FROM events"
+        f" WHERE $every_text OR {folded}",
+        {"every_text": every_text},
+    )
+    for start in range(0, len(patterns), NESTED_REGEXES):
+        chunk = patterns[start : start + NESTED_REGEXES]
+        nested = "payload"
+        for i in range(len(chunk)):
+            nested = f"regexp_replace({nested}, $p{i}, $placeholder, 'gi')"
+        con.execute(
+            f"UPDATE every_texts SET payload = {nested}",
+            {
+                **{f"p{i}": pattern for i, pattern in enumerate(chunk)},
+                "placeholder": params["placeholder"],
+            },
+        )
+    con.execute(
+        "UPDATE every_texts SET payload = regexp_replace(payload, $shape, $placeholder, 'gi')",
+        params,
+    )
 
 
 def word_patterns(tokens: list[str]) -> list[str]:
@@ -264,14 +304,14 @@ def names_the_placeholder(tokens: list[str]) -> bool:
     return any(token.lower() in placeholder for token in tokens)
 
 
-def redact_player_ids(text: str, patterns: int, words: str) -> str:
+def redact_player_ids(text: str, words: str, every: str) -> str:
     """Return SQL replacing the player ids in `text` by `$placeholder`, case-insensitively.
 
-    What it replaces is what `$player_ids_0` … `$player_ids_<patterns - 1>` (the known tokens'
-    pieces, `word_patterns`) then `$shape`, one `regexp_replace` each, replace in every text;
-    each text pays only for what it can hold:
-    - a text holding a letter of `FOLDED_LETTERS` (or every text, with `$every_text`) goes
-      through every regex;
+    What it replaces is what the known tokens' pieces (`word_patterns`), one after another, then
+    `$shape` replace in every text; each text pays only for what it can hold:
+    - a text holding a letter of `FOLDED_LETTERS` (or every text, when a known token spells the
+      placeholder) is taken replaced from `every` (the row of `every_texts` joined by event_id,
+      `replace_in_every_text`);
     - a text naming a known player (`words`: the known tokens it holds as words, lower-cased,
       `select_player_mentions.sql`) is cut into its maximal runs of word and of other
       characters, and each word equal (ASCII lower-cased) to one of `words`, or matching
@@ -281,18 +321,13 @@ def redact_player_ids(text: str, patterns: int, words: str) -> str:
     - any other text can only hold the shape, and only if it holds one of `SHAPE_PREFIXES`;
     - the rest pass unchanged.
     """
-    every = text
-    for i in range(patterns):
-        every = f"regexp_replace({every}, $player_ids_{i}, $placeholder, 'gi')"
-    folded = " OR ".join(f"contains({text}, chr({ord(letter)}))" for letter in FOLDED_LETTERS)
     shaped = " OR ".join(f"contains({text}, '{prefix}')" for prefix in SHAPE_PREFIXES)
     runs = f"regexp_extract_all({text}, '{WORD_CHARS}+|[^{WORD_CHARS[1:-1]}]+')"
     # ASCII letters only: DuckDB's lower() turns İ into i, which RE2 does not match to i
     lowered = f"translate(s, '{string.ascii_uppercase}', '{string.ascii_lowercase}')"
     named = f"list_contains({words}, {lowered}) OR regexp_full_match(s, $shape, 'i')"
     return (
-        f"CASE WHEN $every_text OR {folded}"
-        f" THEN regexp_replace({every}, $shape, $placeholder, 'gi')"
+        f"CASE WHEN {every}.event_id IS NOT NULL THEN {every}.payload"
         f" WHEN {words} IS NOT NULL THEN array_to_string(list_transform({runs},"
         f" lambda s: CASE WHEN {named} THEN $placeholder ELSE s END), '')"
         f" WHEN {shaped} THEN regexp_replace({text}, $shape, $placeholder, 'gi')"
