@@ -111,6 +111,8 @@ class SilverIdentity:
 # outgrows its cache and falls back to a slower engine (60,000 tokens over 200,000 texts: 2.3 s
 # in pieces of 30,000 characters, 3.3 s of 20,000, 8.5 s of 100,000, 12.9 s of 5,000)
 PATTERN_CHARS = 25_000
+# silver rows one sort holds: a larger day is sorted range by range (`_write_in_order`)
+SORT_CHUNK_ROWS = 2_000_000
 # the player-id regexes one statement nests (DuckDB refuses expressions deeper than 1,000)
 NESTED_REGEXES = 100
 # the characters besides ASCII letters that RE2 matches case-insensitively to an ASCII letter
@@ -155,7 +157,9 @@ def write_accepted_events(
     (`rules/telemetry_privacy.py`). The tokens naming a known player are found in DuckDB
     (`select_player_tokens.sql`, HMAC of each distinct token); only that short list reaches
     Python, and each text goes only through what it can hold (`prepare_redaction`). The consent
-    join and the event order run on the events' keys; the payloads are sorted once.
+    join and the event order run on the events' keys, into a table of their own first
+    (`select_accepted_keys.sql`), so that sort and the payloads' are not held at once: together
+    they outgrew DuckDB's memory limit on a 10 GB telemetry day. The payloads are sorted once.
     """
     checks = validation.select("event_id", "check", "decision").collect()
     rejected = checks.filter(pl.col("decision") == "reject").select("event_id")
@@ -178,22 +182,74 @@ def write_accepted_events(
             {**identity.pads, "token": rules.TOKEN_CHARS, "match_keys": True},
         ).fetchall()
         redaction, redaction_params = prepare_redaction(con, [t for (t,) in tokens])
+        # declared columns: a table made from the query would hold event_seq NOT NULL, and
+        # silver's event_seq would become a required Parquet column
+        con.execute("CREATE TEMP TABLE accepted (event_id VARCHAR, event_seq BIGINT)")
+        con.execute(
+            f"INSERT INTO accepted {load_sql('telemetry/select_accepted_keys')}",
+            {"default_granted": rules.CONSENT_DEFAULT_GRANTED},
+        )
         params = {
             **redaction_params,
             "bucket": float(rules.TIME_BUCKET_SECONDS),
             "grid": rules.LOCATION_GRID_UNITS,
             "patch": json.dumps({"location": None}),
             "step_patch": json.dumps({"location": None, "observation": {"location": None}}),
-            "default_granted": rules.CONSENT_DEFAULT_GRANTED,
         }
         query = load_sql("telemetry/select_accepted_events").replace(
             "{redact_player_ids}", redaction
         )
-        rows = con.execute(f"COPY ({query}) TO '{target}' {DUCKDB_COPY_PARQUET}", params).fetchone()
+        (accepted,) = con.execute("SELECT count(*) FROM accepted").fetchone()
+        rows = _write_in_order(con, query, params, target, scratch=spill, rows=accepted)
     finally:
         con.close()
         shutil.rmtree(spill, ignore_errors=True)
-    return int(rows[0]) if rows else 0
+    return rows
+
+
+def _write_in_order(
+    con: duckdb.DuckDBPyConnection,
+    query: str,
+    params: dict[str, object],
+    target: Path,
+    *,
+    scratch: Path,
+    rows: int,
+) -> int:
+    """Write `query`'s rows to `target` ordered by `event_seq` (1 … `rows`); return the rows.
+
+    A day of more than `SORT_CHUNK_ROWS` rows is not sorted whole: DuckDB's sort of the day's
+    payloads outgrew its memory limit on a 10 GB telemetry day (its merge pins blocks of every
+    run). The rows are first split by their range of `event_seq` into files (one pass, unsorted),
+    each range sorted into a file of its own, and those read back in order into `target`, so each
+    sort holds one range. The rows and their order are those of a whole sort; the file is not
+    byte for byte the same: bronze's required columns come out optional, and row groups may
+    split differently where ranges meet.
+    """
+    ordered = f"SELECT * FROM ({query}) ORDER BY event_seq"
+    if rows <= SORT_CHUNK_ROWS:
+        written = con.execute(f"COPY ({ordered}) TO '{target}' {DUCKDB_COPY_PARQUET}", params)
+        return int(written.fetchone()[0])
+    ranges = scratch / "ranges"
+    con.execute(
+        f"COPY (SELECT *, (event_seq - 1) // {SORT_CHUNK_ROWS} AS sort_range FROM ({query}))"
+        f" TO '{ranges}' (FORMAT parquet, PARTITION_BY (sort_range))",
+        params,
+    )
+    pieces = []
+    for index in range(-(-rows // SORT_CHUNK_ROWS)):
+        piece = scratch / f"sorted-{index:05d}.parquet"
+        files = f"'{ranges}/sort_range={index}/*.parquet'"
+        con.execute(
+            f"COPY (SELECT * FROM read_parquet({files}, hive_partitioning = false)"
+            f" ORDER BY event_seq) TO '{piece}' (FORMAT parquet)"
+        )
+        pieces.append(f"'{piece}'")
+    written = con.execute(
+        f"COPY (SELECT * FROM read_parquet([{', '.join(pieces)}])) TO '{target}'"
+        f" {DUCKDB_COPY_PARQUET}"
+    )
+    return int(written.fetchone()[0])
 
 
 def prepare_redaction(

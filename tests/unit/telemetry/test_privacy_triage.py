@@ -9,6 +9,7 @@ from polars.testing import assert_frame_equal
 
 from distill_assets.defs.player_ids import hmac_pads, player_key
 from distill_assets.defs.telemetry import events as telemetry_events
+from distill_assets.defs.telemetry import privacy as privacy_module
 from distill_assets.defs.telemetry.privacy import (
     SilverIdentity,
     consent_events,
@@ -132,6 +133,31 @@ def test_silver_generalises_location_and_time_and_drops_rejected_and_deleted(
     payload = json.loads(silver.item(0, "payload"))
     assert "location" not in payload["observation"]
     assert "location" not in json.loads(silver.item(1, "payload"))
+
+
+def test_a_day_larger_than_one_sort_is_written_range_by_range_in_the_same_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # out of time order in bronze, two events of one second (event_id breaks the tie), rejected
+    # and deleted players: what each range holds depends on the keys' order, not the file's
+    rows = [
+        (f"e{i:02d}", "dialogue_turn", f"p{i % 4}", T0 + (37 * i) % 23, {"text": f"hi p{i % 4}"})
+        for i in range(23)
+    ]
+    rows.append(("e99", "dialogue_turn", "p1", T0 + 5, {"text": "tie"}))
+    events = bronze(rows)
+    checks = pl.LazyFrame({"event_id": ["e03"], "check": ["bot_signature"], "decision": ["reject"]})
+    deleted = pl.LazyFrame({"player_key": ["p2"]})
+    (tmp_path / "whole").mkdir()
+    (tmp_path / "ranges").mkdir()
+    whole = accepted_events(events, checks, deleted, tmp_path / "whole")
+    monkeypatch.setattr(privacy_module, "SORT_CHUNK_ROWS", 4)  # 17 rows: 5 ranges
+    ranged = accepted_events(events, checks, deleted, tmp_path / "ranges")
+
+    assert_frame_equal(ranged, whole, check_dtypes=True)
+    assert ranged.height == 17
+    assert ranged.get_column("event_seq").to_list() == list(range(1, 18))
+    assert ranged.get_column("event_id").to_list()[:4] == ["e00", "e05", "e15", "e20"]  # e10: p2
 
 
 def test_consent_latest_wins_and_exclusions_per_data_type() -> None:
