@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import dagster as dg
@@ -79,6 +80,17 @@ def without_daily(selection: str) -> str:
     from distill_assets.defs.jobs import DAILY_TAG, SCOPE_TAG
 
     return f'({selection}) and not tag:"{SCOPE_TAG}"="{DAILY_TAG[SCOPE_TAG]}"'
+
+
+def samples_materialized(
+    root: Path, selection: str, days: tuple[str, ...]
+) -> Iterator[tuple[Settings, ...]]:
+    """Yield (settings, one result per day): the committed samples landed in an isolated `root`
+    and `selection` materialized for each day, for a module's tests that only read them."""
+    with pytest.MonkeyPatch.context() as patch:
+        settings = isolate(root, patch)
+        shutil.copytree(SAMPLES, settings.raw_root)
+        yield (settings, *(materialize(selection, day) for day in days))
 
 
 def materialize(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterator
 
 import dagster as dg
@@ -16,7 +15,7 @@ from distill_assets.contracts.traces import QUARANTINE_REASONS
 from distill_assets.lib.lake import partition_path
 from distill_assets.lib.settings import Settings
 from distill_assets.rules import rules_version
-from tests.conftest import SAMPLES, isolate, land, materialize
+from tests.conftest import land, materialize, samples_materialized
 from tests.unit.traces.builder import parse_error_run, recovery_run, success_run, text
 
 DAY1, DAY2, EMPTY_DAY = "2026-11-19", "2026-11-20", "2026-11-21"
@@ -53,10 +52,7 @@ def samples_run(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[tuple[Settings, dg.ExecuteInProcessResult, dg.ExecuteInProcessResult]]:
     """Both sample days materialized once for the tests that only read them (like `sample_env`)."""
-    with pytest.MonkeyPatch.context() as patch:
-        settings = isolate(tmp_path_factory.mktemp("traces"), patch)
-        shutil.copytree(SAMPLES, settings.raw_root)
-        yield settings, materialize(SELECTION, DAY1), materialize(SELECTION, DAY2)
+    yield from samples_materialized(tmp_path_factory.mktemp("traces"), SELECTION, (DAY1, DAY2))
 
 
 def test_sample_partitions_materialize_with_exact_counts(samples_run) -> None:

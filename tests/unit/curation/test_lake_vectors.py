@@ -22,15 +22,19 @@ def write_products(path, first: int, rows: int) -> None:
     pq.write_table(table, path, row_group_size=3)
 
 
-def test_rows_of_any_file_and_row_group_come_back_in_the_order_asked(tmp_path):
-    sizes = [7, 1, 5]
+def product_files(folder, sizes: list[int]) -> list[UPath]:
+    """One product file per day of `sizes` rows, product rows numbered on across the files."""
     paths, first = [], 0
     for i, size in enumerate(sizes):
-        path = tmp_path / f"2026-11-{19 + i}.parquet"
+        path = folder / f"2026-11-{19 + i}.parquet"
         write_products(path, first, size)
         paths.append(UPath(path))
         first += size
-    vectors = LakeVectors(paths)
+    return paths
+
+
+def test_rows_of_any_file_and_row_group_come_back_in_the_order_asked(tmp_path):
+    vectors = LakeVectors(product_files(tmp_path, [7, 1, 5]))
     rows = np.array([12, 0, 7, 5, 6, 8, 3])
     assert vectors.fetch("signature", rows).tolist() == [[r, r + 1] for r in rows.tolist()]
     embedding = vectors.fetch("embedding", rows)
@@ -40,17 +44,10 @@ def test_rows_of_any_file_and_row_group_come_back_in_the_order_asked(tmp_path):
 
 
 def test_whole_columns_of_every_file_and_row_group_are_the_rows_in_file_order(tmp_path):
-    sizes = [7, 1, 5, 0, 3]
-    paths, first = [], 0
-    for i, size in enumerate(sizes):
-        path = tmp_path / f"2026-11-{19 + i}.parquet"
-        write_products(path, first, size)
-        paths.append(UPath(path))
-        first += size
-    signature, embedding = LakeVectors(paths).columns(
+    signature, embedding = LakeVectors(product_files(tmp_path, [7, 1, 5, 0, 3])).columns(
         {"signature": np.uint32, "embedding": np.float32}
     )
-    rows = np.arange(first)
+    rows = np.arange(7 + 1 + 5 + 0 + 3)
     assert signature.dtype == np.uint32
     assert signature.tolist() == [[r, r + 1] for r in rows.tolist()]
     assert embedding.dtype == np.float32
