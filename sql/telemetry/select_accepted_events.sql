@@ -15,7 +15,9 @@
 -- by the expression choosing what each text goes through (defs/telemetry/privacy.py:
 -- `redact_player_ids`, `replace_in_every_text`).
 -- The payloads join the keys by event_id (present and unique in a bronze day); the caller
--- writes the rows in event_seq order.
+-- writes the rows in event_seq order. The keys filter the events (SEMI JOIN) and give event_seq
+-- through a LEFT JOIN: taken through an inner join, the table's statistics (no NULL) would make
+-- silver's event_seq a required Parquet column, where it has always been optional.
 WITH kept AS (
     SELECT
         e.* EXCLUDE (payload),

@@ -159,7 +159,8 @@ def write_accepted_events(
     Python, and each text goes only through what it can hold (`prepare_redaction`). The consent
     join and the event order run on the events' keys, into a table of their own first
     (`select_accepted_keys.sql`), so that sort and the payloads' are not held at once: together
-    they outgrew DuckDB's memory limit on a 10 GB telemetry day. The payloads are sorted once.
+    they outgrew DuckDB's memory limit on a 10 GB telemetry day. Then the payloads are sorted
+    (range by range on a large day: `_write_in_order`).
     """
     checks = validation.select("event_id", "check", "decision").collect()
     rejected = checks.filter(pl.col("decision") == "reject").select("event_id")
@@ -182,11 +183,8 @@ def write_accepted_events(
             {**identity.pads, "token": rules.TOKEN_CHARS, "match_keys": True},
         ).fetchall()
         redaction, redaction_params = prepare_redaction(con, [t for (t,) in tokens])
-        # declared columns: a table made from the query would hold event_seq NOT NULL, and
-        # silver's event_seq would become a required Parquet column
-        con.execute("CREATE TEMP TABLE accepted (event_id VARCHAR, event_seq BIGINT)")
         con.execute(
-            f"INSERT INTO accepted {load_sql('telemetry/select_accepted_keys')}",
+            f"CREATE TEMP TABLE accepted AS {load_sql('telemetry/select_accepted_keys')}",
             {"default_granted": rules.CONSENT_DEFAULT_GRANTED},
         )
         params = {
