@@ -13,13 +13,14 @@ reused by the next run).
 
 Then, in one fresh process with a fresh lake and Dagster instance, the two jobs of a night as the
 nightly schedule and its sensor run them: `daily_ingest` for the day, then `publish_release`
-(publishing into the local hub folder), on the jobs' own executor (in-process: one step after
-another). Each step's wall time comes from its `STEP_START` and `STEP_SUCCESS` events in the run's
-event log; a sampler thread reads the process's CPU time (user + system, all threads) and RSS
-every `SAMPLE_S` seconds, and a step's CPU is the difference across its window, its peak RSS the
-highest sample in it (`start_rss_mib`: the last sample before it started, what earlier steps
-left). Each run's own peak RSS (`ru_maxrss`, nothing missed between samples) is on
-its total row.
+(publishing into the local hub folder), on the executor a deployment sets: in-process (one step
+after another in that process, the default) or, with `--executor multiprocess`, each step in a
+process of its own (at most `--max-concurrent` at once). Each step's wall time comes from its
+`STEP_START` and `STEP_SUCCESS` events in the run's event log; a sampler thread reads the CPU time
+(user + system, all threads) and RSS of the process and every process under it every `SAMPLE_S`
+seconds. A step's CPU is that of its own process if it had one, else the tree's across its
+window; its peak RSS the highest sample of the tree in its window (`start_rss_mib`: the last
+sample before it started, what earlier steps left). Each run's peak RSS is on its total row.
 
 Baseline: a bare DuckDB `COPY (SELECT * FROM read_json(files, format='newline_delimited',
 ignore_errors=true)) TO '…parquet'` of every source's raw files, in its own process, in the same
@@ -32,6 +33,7 @@ counts, and each row records the spread (min, max) of its ratio over the R pairs
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import os
@@ -111,34 +113,77 @@ def generate(telemetry_gb: float, others: float) -> Path:
     return root
 
 
-def _env(work: Path, raw: Path) -> dict[str, str]:
+def _env(
+    work: Path, raw: Path, executor: str = "in_process", concurrent: int = 1
+) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DISTILL_", "DAGSTER_"))}
     env.update(
         DISTILL_ENV=os.environ.get("DISTILL_ENV", "development"),
         DISTILL_DATA_DIR=str(work / "data"),
         DISTILL_RAW_ROOT=str(raw),
         DAGSTER_HOME=str(work / "dagster_home"),
+        DISTILL_EXECUTOR=executor,
+        DISTILL_MAX_CONCURRENT=str(concurrent),
     )
     (work / "dagster_home").mkdir(parents=True, exist_ok=True)
     return env
 
 
+def descendants(root: int) -> dict[int, tuple[float, int]]:
+    """Every live descendant process of `root`: pid → (CPU seconds, RSS bytes), from `/proc`."""
+    tick, page = os.sysconf("SC_CLK_TCK"), os.sysconf("SC_PAGE_SIZE")
+    stats: dict[int, tuple[int, float, int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            text = (entry / "stat").read_text(encoding="ascii", errors="replace")
+        except OSError:  # it ended between the listing and the reading
+            continue
+        fields = text[text.rindex(")") + 2 :].split()
+        cpu = (int(fields[11]) + int(fields[12])) / tick
+        stats[int(entry.name)] = (int(fields[1]), cpu, int(fields[21]) * page)
+    children: dict[int, list[int]] = {}
+    for pid, (parent, _, _) in stats.items():
+        children.setdefault(parent, []).append(pid)
+    found, frontier = {}, list(children.get(root, []))
+    while frontier:
+        pid = frontier.pop()
+        found[pid] = stats[pid][1:]
+        frontier.extend(children.get(pid, []))
+    return found
+
+
 class Sampler(threading.Thread):
-    """Samples the process's CPU seconds (user + system) and RSS every `interval` seconds."""
+    """Samples the CPU seconds (user + system) and RSS of this process and its descendants.
+
+    Every `interval` seconds: this process's CPU (all threads) plus the last CPU seen of every
+    descendant process, alive or gone (a step process of the multiprocess executor, its
+    forkserver), and the sum of the live processes' RSS (pages a child shares with its
+    forkserver count in both: an upper bound). `own` keeps each descendant's last CPU seconds
+    and `peaks` its highest RSS, by pid.
+    """
 
     def __init__(self, interval: float = SAMPLE_S) -> None:
         super().__init__(daemon=True)
         self.interval = interval
         self.samples: list[tuple[float, float, int]] = []
+        self.own: dict[int, float] = {}
+        self.peaks: dict[int, int] = {}
         self._stop_event = threading.Event()
         self._page = os.sysconf("SC_PAGE_SIZE")
 
     def sample(self) -> None:
-        """Record one (time, CPU seconds, RSS bytes) sample."""
+        """Record one (time, CPU seconds, RSS bytes) sample of the process tree."""
         usage = resource.getrusage(resource.RUSAGE_SELF)
         with open("/proc/self/statm", encoding="ascii") as statm:
             rss = int(statm.read().split()[1]) * self._page
-        self.samples.append((time.time(), usage.ru_utime + usage.ru_stime, rss))
+        for pid, (cpu, child_rss) in descendants(os.getpid()).items():
+            self.own[pid] = cpu
+            self.peaks[pid] = max(self.peaks.get(pid, 0), child_rss)
+            rss += child_rss
+        cpu = usage.ru_utime + usage.ru_stime + sum(self.own.values())
+        self.samples.append((time.time(), cpu, rss))
 
     def run(self) -> None:
         """Sample until `stop`."""
@@ -172,13 +217,22 @@ class Sampler(threading.Thread):
         return (before[-1] if before else samples[0][2]) / 2**20
 
 
-def _peak_rss_mib() -> int:
-    """This process's peak RSS so far in MiB (`ru_maxrss`)."""
-    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+def _peak_rss_mib(sampler: Sampler | None = None, start: float = 0.0) -> int:
+    """The peak RSS so far in MiB: this process's `ru_maxrss`, or the process tree's sampled
+    peak since `start` if higher (steps in processes of their own)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    if sampler is not None:
+        peak = max(peak, sampler.window(start, time.time())[1])
+    return round(peak)
 
 
 def _steps(instance, run_id: str, sampler: Sampler, job: str) -> list[dict[str, object]]:
-    """One row per step of a finished run: wall from its events, CPU and peak RSS sampled."""
+    """One row per step of a finished run: wall from its events, CPU and peak RSS sampled.
+
+    A step that ran in a process of its own (multiprocess executor) is charged that process's
+    CPU, whatever ran beside it; a step in this process, the CPU of the tree across its window.
+    Its peak RSS is the tree's across its window.
+    """
     import dagster as dg
 
     kinds = {
@@ -194,6 +248,7 @@ def _steps(instance, run_id: str, sampler: Sampler, job: str) -> list[dict[str, 
             starts[key] = entry.timestamp
             continue
         cpu, rss = sampler.window(starts[key], entry.timestamp)
+        cpu = sampler.own.get(entry.dagster_event.pid, cpu)
         rows.append(
             {
                 "step": f"{job}: {key}",
@@ -206,37 +261,78 @@ def _steps(instance, run_id: str, sampler: Sampler, job: str) -> list[dict[str, 
     return rows
 
 
+@functools.cache
+def _definitions():
+    """The project's definitions, loaded once per process."""
+    from distill_assets.definitions import defs
+
+    return defs()
+
+
+def night_job(name: str):
+    """The definitions' job `name`, on the executor the settings choose (`DISTILL_EXECUTOR`).
+
+    Importable by name, so that the multiprocess executor's step processes rebuild it.
+    """
+    return _definitions().resolve_job_def(name)
+
+
+def _execute(job: str, partition: str | None, instance, executor: str) -> str:
+    """Run `job` as the settings' executor runs it; return its run id, raise if it failed."""
+    import dagster as dg
+
+    from distill_assets.operations.launch import QUIET_RUN_CONFIG, failure_lines
+
+    if executor == "in_process":
+        return (
+            night_job(job)
+            .execute_in_process(
+                instance=instance, partition_key=partition, run_config=QUIET_RUN_CONFIG
+            )
+            .run_id
+        )
+    reconstructable = dg.build_reconstructable_job(
+        __name__, night_job.__name__, reconstructable_kwargs={"name": job}
+    )
+    tags = {"dagster/partition": partition} if partition else None
+    with dg.execute_job(reconstructable, instance, run_config=QUIET_RUN_CONFIG, tags=tags) as run:
+        if not run.success:
+            raise RuntimeError(f"{job} failed: " + "; ".join(failure_lines(run)))
+        return run.run_id
+
+
 def night() -> dict[str, object]:
     """Run `daily_ingest` for `DAY`, then `publish_release`; return per-step and per-run rows.
 
-    Runs in the process of `--child night`, with the settings of its environment.
+    Runs in the process of `--child night`, with the settings of its environment: with
+    `DISTILL_EXECUTOR=multiprocess` each step runs in a process of its own, as a scheduled night
+    of such a deployment runs it, and the rows count the whole process tree.
     """
     import dagster as dg
 
-    from distill_assets.definitions import defs
     from distill_assets.defs.jobs import INGEST_JOB, RELEASE_JOB
-    from distill_assets.operations.launch import QUIET_RUN_CONFIG
 
-    definitions = defs()
+    executor = os.environ.get("DISTILL_EXECUTOR", "in_process")
+    _definitions()  # loading the definitions is not part of the measured night
     sampler = Sampler()
     sampler.start()
     rows: list[dict[str, object]] = []
-    started = time.perf_counter()
+    started = time.time()
     with dg.DagsterInstance.get() as instance:
         for job, partition in ((INGEST_JOB, DAY), (RELEASE_JOB, None)):
-            run_start, cpu_start = time.perf_counter(), time.process_time()
-            result = definitions.resolve_job_def(job).execute_in_process(
-                instance=instance, partition_key=partition, run_config=QUIET_RUN_CONFIG
-            )
-            wall, cpu = time.perf_counter() - run_start, time.process_time() - cpu_start
-            steps = _steps(instance, result.run_id, sampler, job)
+            run_start = time.time()
+            run_id = _execute(job, partition, instance, executor)
+            sampler.sample()
+            wall = time.time() - run_start
+            cpu = sampler.window(run_start, time.time())[0]
+            steps = _steps(instance, run_id, sampler, job)
             rows.extend(steps)
             rows.append(
                 {
                     "step": f"{job} (whole run)",
                     "wall_s": round(wall, 2),
                     "cpu_s": round(cpu, 2),
-                    "peak_rss_mib": _peak_rss_mib(),
+                    "peak_rss_mib": _peak_rss_mib(sampler, run_start),
                     "dagster_overhead_s": round(wall - sum(s["wall_s"] for s in steps), 2),
                 }
             )
@@ -244,12 +340,12 @@ def night() -> dict[str, object]:
     rows.append(
         {
             "step": "night (both runs)",
-            "wall_s": round(time.perf_counter() - started, 2),
-            "cpu_s": round(time.process_time(), 2),
-            "peak_rss_mib": _peak_rss_mib(),
+            "wall_s": round(time.time() - started, 2),
+            "cpu_s": round(sampler.window(started, time.time())[0], 2),
+            "peak_rss_mib": _peak_rss_mib(sampler, started),
         }
     )
-    return {"rows": rows}
+    return {"rows": rows, "executor": executor}
 
 
 def curate_parts(lake: str) -> dict[str, list[float]]:
@@ -338,11 +434,18 @@ def _ratio_rows(copies: list[dict], nights: list[dict]) -> list[dict[str, object
 
 
 def measure(
-    telemetry_gb: float, others: float, repeats: int, keep: Path | None = None
+    telemetry_gb: float,
+    others: float,
+    repeats: int,
+    keep: Path | None = None,
+    *,
+    executor: str = "in_process",
+    concurrent: int = 1,
 ) -> dict[str, object]:
     """Generate (or reuse) the day, run COPY and the night `repeats` times interleaved.
 
     `keep`: the last night's work folder (lake, hub, Dagster instance) is left there.
+    `executor`, `concurrent`: the night's `DISTILL_EXECUTOR` and `DISTILL_MAX_CONCURRENT`.
     """
     raw = generate(telemetry_gb, others)
     sizes = json.loads((raw / ".complete").read_text())["bytes"]
@@ -358,8 +461,10 @@ def measure(
             work = Path(scratch) if keep is None else keep
             shutil.rmtree(work / "data", ignore_errors=True)
             shutil.rmtree(work / "dagster_home", ignore_errors=True)
-            nights.append(child_json("bench.night", ["--child", "night"], _env(work, raw)))
+            env = _env(work, raw, executor, concurrent)
+            nights.append(child_json("bench.night", ["--child", "night"], env))
     total_mb = sum(sizes.values()) / 1e6
+    at_once = f", at most {concurrent} step(s) at once" if executor != "in_process" else ""
     label = (
         f"telemetry {sizes['telemetry'] / 1e9:.2f} GB + others ×{others:g} "
         f"({total_mb / 1e3:.2f} GB raw)"
@@ -371,12 +476,17 @@ def measure(
         "benchmark": "night",
         "measured_on": date.today().isoformat(),
         "command": f"python -m bench.night --telemetry-gb {telemetry_gb:g} --others {others:g} "
-        f"--repeats {repeats}",
+        f"--repeats {repeats}"
+        + (
+            f" --executor {executor} --max-concurrent {concurrent}"
+            if executor != "in_process"
+            else ""
+        ),
         "baseline": "DuckDB COPY (SELECT * FROM read_json(files, format='newline_delimited', "
         "ignore_errors=true)) TO '…parquet' of every source's raw files, same invocation",
         "conditions": f"2 shared cores; {repeats} interleaved repeat(s), fastest counts, ratio "
-        "spread over the pairs; the night in one fresh process (in-process executor), step CPU "
-        f"and RSS sampled every {SAMPLE_S} s",
+        f"spread over the pairs; the night in one fresh process ({executor.replace('_', '-')} "
+        f"executor{at_once}), CPU and RSS of its process tree sampled every {SAMPLE_S} s",
         "raw_bytes": sizes,
         "rows": rows,
     }
@@ -424,6 +534,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--out", type=Path, default=None, help="JSON path (default: history)")
     parser.add_argument("--keep", type=Path, default=None, help="leave the night's lake here")
+    parser.add_argument(
+        "--executor",
+        choices=("in_process", "multiprocess"),
+        default="in_process",
+        help="the night's executor (multiprocess: each step in a process of its own)",
+    )
+    parser.add_argument(
+        "--max-concurrent", type=int, default=1, help="steps at once (multiprocess)"
+    )
     parser.add_argument("--curate-parts", default=None, help="time curate's parts on LAKE")
     parser.add_argument("--child", nargs="+", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -440,7 +559,14 @@ def main(argv: list[str] | None = None) -> int:
             result = night()
         print(json.dumps(result))
         return 0
-    result = measure(args.telemetry_gb, args.others, args.repeats, args.keep)
+    result = measure(
+        args.telemetry_gb,
+        args.others,
+        args.repeats,
+        args.keep,
+        executor=args.executor,
+        concurrent=args.max_concurrent,
+    )
     out = args.out or history_path(str(result["measured_on"]))
     out.write_text(json.dumps(result, indent=1) + "\n")
     print(table(result))

@@ -1,5 +1,8 @@
 """bench.night's bookkeeping: ratios and their spread, step windows, history file names."""
 
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 from bench import night
@@ -67,3 +70,24 @@ def test_night_history_file_takes_the_first_free_suffix(tmp_path: Path) -> None:
     (tmp_path / "night-2026-11-26.json").write_text("{}")
     (tmp_path / "night-2026-11-26b.json").write_text("{}")
     assert night.history_path("2026-11-26", tmp_path) == tmp_path / "night-2026-11-26c.json"
+
+
+def test_night_sampler_counts_a_child_process_cpu_and_memory_after_it_ended() -> None:
+    busy = (
+        "import time; block = bytearray(200 * 2**20); start = time.process_time()\n"
+        "while time.process_time() - start < 0.5: pass\n"
+        "time.sleep(0.5)"
+    )
+    sampler = night.Sampler()
+    child = subprocess.Popen([sys.executable, "-c", busy])
+    while child.poll() is None:
+        sampler.sample()
+        time.sleep(0.05)
+    sampler.sample()
+    assert set(sampler.own) == {child.pid}
+    # the child's own CPU is kept after it ended, and its resident block counted
+    assert 0.5 <= sampler.own[child.pid] < 1.5
+    assert sampler.peaks[child.pid] >= 200 * 2**20
+    tree_peak = max(rss for _, _, rss in sampler.samples)
+    assert tree_peak >= sampler.peaks[child.pid]
+    assert sampler.samples[-1][1] - sampler.samples[0][1] >= 0.5
