@@ -52,18 +52,19 @@ from distill_assets.defs.telemetry.trust import product_flags, trust_weighted
 from distill_assets.lib.cleanup import working_dir
 from distill_assets.lib.embed import Embedder
 from distill_assets.lib.hashing import with_stable_bucket
-from distill_assets.lib.lake import write_frames_as_one
+from distill_assets.lib.lake import ROW_GROUP_SIZE, write_frames_as_one
 from distill_assets.rules.telemetry_triage import AUDIT_VALUABLE_CLASSES
 
 # episodes per bucket (about): a bucket's steps, tokens and rows are what is in memory at once
-BUCKET_EPISODES = 50_000
+BUCKET_EPISODES = 25_000
 _SUBJECT_SALT = "episodes-subject:"
 _EVENT_COLUMNS = ("event_id", "event_type", "player_key", "session_id", "event_time")
 _LIFTED = {**STEP_FIELDS, **END_FIELDS}
 _POSITION = "_position"
 _SUBJECT_BUCKET = "_subject_bucket"
-# rows of the metadata preview
+# the metadata preview's rows and columns
 HEAD_ROWS = 5
+PREVIEW_COLUMNS = ("id", "episode_id", "task_description", "success")
 
 
 @dataclass
@@ -83,7 +84,12 @@ class EpisodeDay:
     duplicates: int = 0
     scores: list[pl.Series] = field(default_factory=list)
     value_classes: dict[str, int] = field(default_factory=dict)
-    head: pl.DataFrame | None = None
+    head: list[tuple] = field(default_factory=list)
+
+    def preview_rows(self) -> pl.DataFrame:
+        """Return the first published rows' `PREVIEW_COLUMNS` (for the metadata preview)."""
+        schema = {name: feed_schema("rlds")[name] for name in PREVIEW_COLUMNS}
+        return pl.DataFrame(self.head, schema=schema, orient="row")
 
 
 @dataclass(frozen=True)
@@ -175,12 +181,18 @@ def _build_bucket(
     """Gate, build and weigh bucket `index`'s episodes; return its rows (with `embedding`)."""
     lifted = pl.read_parquet(path)
     steps = lifted.filter(pl.col("event_type") == "trajectory_step")
-    keys = steps.select("event_id", "episode_id").lazy()
-    verdicts = gate(keys, inputs.triage, "episode_id")
+    keys = steps.select("event_id", "episode_id")
+    # the triage rows of the bucket's steps only: the gate and the audit join no other row
+    triage = (
+        inputs.triage.filter(pl.col("event_id").is_in(keys.get_column("event_id").implode()))
+        .collect()
+        .lazy()
+    )
+    verdicts = gate(keys.lazy(), triage, "episode_id")
     classes = inputs.classes.filter(_in_bucket(index, bounds)).collect()
     valuable = classes.filter(pl.col("competence").is_in(AUDIT_VALUABLE_CLASSES))
     _add_audit(
-        day.audit, audit_false_negatives(keys, inputs.triage, verdicts, valuable, "episode_id")
+        day.audit, audit_false_negatives(keys.lazy(), triage, verdicts, valuable, "episode_id")
     )
     built = episodes_of(
         ordered_steps(
@@ -240,24 +252,35 @@ def _subject_scores(
 
 
 def _published(paths: list[Path], best: np.ndarray, day: EpisodeDay) -> Iterator[pl.DataFrame]:
-    """Yield each bucket's rows that are no near-duplicate, in order, and count them."""
+    """Yield the built rows that are no near-duplicate, in order, `ROW_GROUP_SIZE` at a time."""
+    empty = True
     for path in paths:
-        rows = pl.read_parquet(path)
-        positions = rows.get_column(_POSITION).to_numpy()
-        result = scored(rows.drop(_POSITION, _SUBJECT_BUCKET), best[positions])
-        kept = result.kept
-        day.duplicates += result.duplicates
-        day.published += kept.height
-        day.steps += int(kept.get_column("steps").list.len().sum())
-        day.scores.append(
-            kept.get_column("metadata").str.json_path_match("$.novelty_score").cast(pl.Float64)
-        )
-        for name, count in class_counts(kept).items():
-            day.value_classes[name] = day.value_classes.get(name, 0) + count
-        if day.head is None or day.head.height < HEAD_ROWS:
-            head = kept.head(HEAD_ROWS)
-            day.head = head if day.head is None else pl.concat([day.head, head]).head(HEAD_ROWS)
-        yield kept
+        with pq.ParquetFile(path) as built:
+            for batch in built.iter_batches(batch_size=ROW_GROUP_SIZE):
+                rows = pl.from_arrow(batch)
+                positions = rows.get_column(_POSITION).to_numpy()
+                empty = False
+                yield _scored(rows.drop(_POSITION, _SUBJECT_BUCKET), best[positions], day)
+    if empty:
+        rows = pl.read_parquet(paths[0], n_rows=0).drop(_POSITION, _SUBJECT_BUCKET)
+        yield _scored(rows, best[:0], day)
+
+
+def _scored(rows: pl.DataFrame, best: np.ndarray, day: EpisodeDay) -> pl.DataFrame:
+    """Return `rows` but near-duplicates, novelty noted (`novelty.scored`); count them in `day`."""
+    result = scored(rows, best)
+    kept = result.kept
+    day.duplicates += result.duplicates
+    day.published += kept.height
+    day.steps += int(kept.get_column("steps").list.len().sum())
+    day.scores.append(
+        kept.get_column("metadata").str.json_path_match("$.novelty_score").cast(pl.Float64)
+    )
+    for name, count in class_counts(kept).items():
+        day.value_classes[name] = day.value_classes.get(name, 0) + count
+    # copied out of the rows, so that no buffer of theirs outlives them
+    day.head += kept.select(PREVIEW_COLUMNS).head(HEAD_ROWS - len(day.head)).rows()
+    return kept
 
 
 def build_episode_day(

@@ -353,7 +353,7 @@ def telemetry_episodes(
             "published_episodes": day.published,
             "steps": day.steps,
             "flagged_steps": day.flagged_steps,
-            "preview": preview(day.head.select("id", "episode_id", "task_description", "success")),
+            "preview": preview(day.preview_rows()),
         },
         output_name=EPISODES,
     )

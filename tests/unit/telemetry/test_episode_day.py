@@ -20,7 +20,12 @@ from distill_assets.defs.telemetry.competence import (
     hard_negative_pairs,
     pairs_of_candidates,
 )
-from distill_assets.defs.telemetry.episode_day import DayInputs, audit_rates, build_episode_day
+from distill_assets.defs.telemetry.episode_day import (
+    PREVIEW_COLUMNS,
+    DayInputs,
+    audit_rates,
+    build_episode_day,
+)
 from distill_assets.defs.telemetry.episodes import build_episodes, rlds_rows
 from distill_assets.defs.telemetry.novelty import apply_novelty, published_index
 from distill_assets.defs.telemetry.taxonomy import class_counts, with_value_class
@@ -210,7 +215,7 @@ def test_buckets_write_the_whole_day_build_byte_for_byte(
         rows.height,
         int(rows.get_column("steps").list.len().sum()),
     )
-    assert day.head.equals(rows.head(5))
+    assert day.preview_rows().equals(rows.select(PREVIEW_COLUMNS).head(5))
     assert sorted(Path(p).name for p in out.parent.iterdir()) == [
         "episodes.parquet",
         "whole.parquet",
@@ -229,3 +234,18 @@ def test_the_planted_day_exercises_every_path(day_inputs: DayInputs) -> None:
         "rate": 0.125,
     }
     assert rows.filter(pl.col("metadata").str.contains('"validation"')).height == 1
+
+
+def test_a_day_without_steps_writes_the_whole_day_build(
+    day_inputs: DayInputs, tmp_path: Path
+) -> None:
+    empty = {"events": day_inputs.events.head(0), "classes": day_inputs.classes.head(0)}
+    inputs = DayInputs(**{**day_inputs.__dict__, **empty})
+    embedder = load_embedder()
+    rows, pairs, _ = _whole_day(inputs, embedder)
+    out = tmp_path / "episodes.parquet"
+    day = build_episode_day(inputs, embedder, out)
+    write_parquet_atomic(rows, UPath(tmp_path / "whole.parquet"))
+    assert out.read_bytes() == (tmp_path / "whole.parquet").read_bytes()
+    assert (day.built, day.published, pairs.height) == (0, 0, 0)
+    assert pairs_of_candidates(pl.concat(day.candidates)).equals(pairs)
