@@ -219,7 +219,10 @@ def _build_bucket(
         privacy.subject("rlds", pl.col("player_key")).alias(SUBJECT_COLUMN),
         "player_key",
     )
-    rows, below_floor = trust_weighted(rows, inputs.walk, flags)
+    # a row's trust is its player's walk alone: the bucket's players' signals are all it reads
+    players = rows.get_column("player_key").unique().implode()
+    walk = inputs.walk.filter(pl.col("player_key").is_in(players))
+    rows, below_floor = trust_weighted(rows, walk, flags)
     day.below_floor += below_floor
     rows = witness.with_validation_records(with_value_class(rows, inputs.table), inputs.decisions)
     return with_embedding(rows, "rlds", embedder)

@@ -106,6 +106,10 @@ def _day() -> tuple[pl.LazyFrame, pl.LazyFrame]:
             }
             add(player, "episode_end", end)
             add(player, "episode_end", {**end, "success": not end["success"]})
+    # trust: p2 fails gold standards (below the floor from its first), p0 passes one
+    for _ in range(6):
+        add("p2", "gold_standard_result", {"passed": False})
+    add("p0", "gold_standard_result", {"passed": True})
     add("p1", "trajectory_step", {"step_index": 0, "action": {"action_type": "move"}})
     add("p1", "trajectory_step", {"episode_id": "ep-00", "action": {"action_type": "move"}})
     silver = pl.LazyFrame(
@@ -176,9 +180,9 @@ def day_inputs(tmp_path_factory: pytest.TempPathFactory) -> DayInputs:
     )
     # an earlier day published two of the rows: they are duplicates now, and index rows
     rows, _, _ = _whole_day(inputs, embedder)
-    earlier = rows.filter(pl.col("episode_id").is_in(["ep-02", "ep-12"]))
+    earlier = rows.filter(pl.col("episode_id").is_in(["ep-06", "ep-13"]))
     write_parquet_atomic(earlier, partition_path(lake_root, "telemetry", "episodes", EARLIER))
-    reviewed = rows.get_column("id")[-1]
+    reviewed = rows.get_column("id")[0]
     decisions = pl.DataFrame(
         [(reviewed, "approve", None, "rev", 1.0)], schema=witness.DECISION_SCHEMA, orient="row"
     )
@@ -225,8 +229,9 @@ def test_buckets_write_the_whole_day_build_byte_for_byte(
 def test_the_planted_day_exercises_every_path(day_inputs: DayInputs) -> None:
     """The fixture holds what could differ between buckets: duplicates, pairs, a review, skips."""
     rows, pairs, counts = _whole_day(day_inputs, load_embedder())
-    assert (counts["built"], counts["passed"], rows.height) == (14, 10, 4)
-    assert (counts["duplicates"], counts["index_rows"], pairs.height) == (3, 1, 2)
+    assert (counts["built"], counts["passed"], rows.height) == (14, 10, 2)
+    assert (counts["duplicates"], counts["index_rows"], pairs.height) == (3, 2, 2)
+    assert counts["below_floor"] == 2
     assert counts["verdicts"].count("pass") == 10
     assert counts["audit"]["wheel_manipulation"] == {
         "audited": 8,
