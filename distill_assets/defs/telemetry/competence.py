@@ -143,13 +143,22 @@ def pair_candidates(
     )
 
 
-def pairs_of_candidates(judged: pl.DataFrame) -> pl.DataFrame:
-    """Pair `pair_candidates` rows of a whole partition (`hard_negative_pairs`)."""
-    successes = (
+def partners(judged: pl.DataFrame) -> pl.DataFrame:
+    """Return the successful partners among `pair_candidates` rows: MAX_PARTNERS per task.
+
+    The best by score, then the smallest episode_id, so the partners of a set of candidates are
+    the partners of its parts' partners.
+    """
+    return (
         judged.filter(pl.col("success") & (pl.col("competence") != "noise"))
         .sort(["score", "episode_id"], descending=[True, False])
         .filter(pl.int_range(pl.len()).over("task_description") < rules.MAX_PARTNERS)
     )
+
+
+def pairs_of_candidates(judged: pl.DataFrame) -> pl.DataFrame:
+    """Pair `pair_candidates` rows of a whole partition (`hard_negative_pairs`)."""
+    successes = partners(judged)
     negatives = judged.filter(pl.col("competence") == "hard_negative")
     pairs = negatives.join(successes, on="task_description", how="inner", suffix="_chosen")
     metadata = pl.struct(

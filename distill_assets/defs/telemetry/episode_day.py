@@ -29,7 +29,7 @@ import pyarrow.parquet as pq
 
 from distill_assets.contracts.published import SUBJECT_COLUMN, feed_schema
 from distill_assets.defs.telemetry import privacy, witness
-from distill_assets.defs.telemetry.competence import pair_candidates
+from distill_assets.defs.telemetry.competence import pair_candidates, partners
 from distill_assets.defs.telemetry.episodes import (
     END_FIELDS,
     STEP_FIELDS,
@@ -71,7 +71,8 @@ PREVIEW_COLUMNS = ("id", "episode_id", "task_description", "success")
 class EpisodeDay:
     """What `build_episode_day` made: the rows file, the pair candidates and the day's counts."""
 
-    candidates: list[pl.DataFrame] = field(default_factory=list)
+    partners: pl.DataFrame | None = None
+    negatives: list[pl.DataFrame] = field(default_factory=list)
     built: int = 0
     passed: int = 0
     verdicts: list[pl.Series] = field(default_factory=list)
@@ -85,6 +86,10 @@ class EpisodeDay:
     scores: list[pl.Series] = field(default_factory=list)
     value_classes: dict[str, int] = field(default_factory=dict)
     head: list[tuple] = field(default_factory=list)
+
+    def candidates(self) -> pl.DataFrame:
+        """Return the pair candidates `competence.pairs_of_candidates` makes the day's pairs of."""
+        return pl.concat([*self.negatives, self.partners])
 
     def preview_rows(self) -> pl.DataFrame:
         """Return the first published rows' `PREVIEW_COLUMNS` (for the metadata preview)."""
@@ -213,7 +218,10 @@ def _build_bucket(
     day.passed += episodes.height
     day.verdicts.append(verdicts.get_column("triage"))
     day.flagged_steps += int(episodes.get_column("flagged_steps").sum())
-    day.candidates.append(pair_candidates(episodes, classes, inputs.excluded))
+    found = pair_candidates(episodes, classes, inputs.excluded)
+    # the partners so far and every hard negative: what the day's pairs are made of
+    day.partners = partners(pl.concat([day.partners, found]) if day.partners is not None else found)
+    day.negatives.append(found.filter(pl.col("competence") == "hard_negative"))
     rows = rlds_rows(episodes, classes).select(
         *(pl.col(name).cast(dtype) for name, dtype in feed_schema("rlds").items()),
         privacy.subject("rlds", pl.col("player_key")).alias(SUBJECT_COLUMN),

@@ -330,9 +330,7 @@ def telemetry_episodes(
         embedder.embedder(),
         folder / "episodes.parquet",
     )
-    pairs, pairs_below_floor = trust_weighted_pairs(
-        pairs_of_candidates(pl.concat(day.candidates)), walk
-    )
+    pairs, pairs_below_floor = trust_weighted_pairs(pairs_of_candidates(day.candidates()), walk)
     pairs, pair_novelty = _novel(
         context, settings, embedder, pairs, config="dpo", table=EPISODE_PAIRS
     )

@@ -202,7 +202,7 @@ def test_buckets_write_the_whole_day_build_byte_for_byte(
     write_parquet_atomic(rows, UPath(whole))
     assert out.read_bytes() == whole.read_bytes()
     assert pl.read_parquet(out).equals(rows)
-    assert pairs_of_candidates(pl.concat(day.candidates)).equals(pairs)
+    assert pairs_of_candidates(day.candidates()).equals(pairs)
     got = {
         "built": day.built,
         "passed": day.passed,
@@ -253,4 +253,4 @@ def test_a_day_without_steps_writes_the_whole_day_build(
     write_parquet_atomic(rows, UPath(tmp_path / "whole.parquet"))
     assert out.read_bytes() == (tmp_path / "whole.parquet").read_bytes()
     assert (day.built, day.published, pairs.height) == (0, 0, 0)
-    assert pairs_of_candidates(pl.concat(day.candidates)).equals(pairs)
+    assert pairs_of_candidates(day.candidates()).equals(pairs)
