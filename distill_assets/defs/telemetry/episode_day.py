@@ -10,10 +10,13 @@ buckets in order are the episodes in the order of the published rows (sorted by 
 assembling the partition is a concatenation, no sort. Steps without an episode id go to the
 bucket of the empty id (one bucket, so triage gates them as one product, as a whole-day build).
 
-Each bucket is gated, built, tokenized, weighed by trust and embedded alone (`_Bucket`). Novelty
-compares a row with its subject's (player's) rows, so it runs after every bucket is built, on the
-keys and vectors of the rows of a set of whole subjects at a time (a stable hash of the subject),
-in the day's row order; each bucket's rows then take their scores and go to the output file.
+Each bucket is gated (its steps' triage rows only), built, tokenized, weighed by trust (its
+players' walk) and embedded alone (`_build_bucket`). Novelty compares a row with its subject's
+(player's) rows, so it runs after every bucket is built, on the keys and vectors of the rows of a
+set of whole subjects at a time (a stable hash of the subject), in the day's row order; the built
+rows then take their scores and go to the output file a row group at a time. The hard-negative
+pairs need a task's best successes over the day: a bucket adds its candidates to the partners so
+far (`competence.partners`) and its hard negatives, which the pairs are made of at the end.
 """
 
 from __future__ import annotations
@@ -57,6 +60,8 @@ from distill_assets.rules.telemetry_triage import AUDIT_VALUABLE_CLASSES
 
 # episodes per bucket (about): a bucket's steps, tokens and rows are what is in memory at once
 BUCKET_EPISODES = 25_000
+# episode buckets per set of subjects scored for novelty at once (its keys and vectors only)
+BUCKETS_PER_SUBJECT_SET = 4
 _SUBJECT_SALT = "episodes-subject:"
 _EVENT_COLUMNS = ("event_id", "event_type", "player_key", "session_id", "event_time")
 _LIFTED = {**STEP_FIELDS, **END_FIELDS}
@@ -307,6 +312,7 @@ def build_episode_day(
     try:
         bounds = bucket_bounds(inputs.classes, bucket_episodes)
         lifted = _scatter(inputs.events, bounds, folder)
+        subject_sets = -(-len(lifted) // BUCKETS_PER_SUBJECT_SET)
         built = []
         offset = 0
         for index, path in enumerate(lifted):
@@ -315,7 +321,7 @@ def build_episode_day(
             )
             path.unlink()
             rows = with_stable_bucket(
-                rows, SUBJECT_COLUMN, _SUBJECT_SALT, len(lifted), _SUBJECT_BUCKET
+                rows, SUBJECT_COLUMN, _SUBJECT_SALT, subject_sets, _SUBJECT_BUCKET
             )
             rows = rows.with_columns(
                 (pl.int_range(pl.len(), dtype=pl.Int64) + offset).alias(_POSITION)
@@ -323,7 +329,7 @@ def build_episode_day(
             offset += rows.height
             built.append(folder / f"rows-{index}.parquet")
             rows.write_parquet(built[-1])
-        best = _subject_scores(built, len(lifted), inputs, day)
+        best = _subject_scores(built, subject_sets, inputs, day)
         write_frames_as_one(_published(built, best, day), out)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
