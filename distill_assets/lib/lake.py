@@ -315,6 +315,42 @@ def write_frames(frames: Iterable[pl.DataFrame], path: Path) -> int:
     return rows
 
 
+def write_frames_as_one(frames: Iterable[pl.DataFrame], path: Path) -> int:
+    """Write `frames` to a local Parquet file as `write_parquet_atomic` writes their concatenation.
+
+    Row groups of `ROW_GROUP_SIZE` rows across frame boundaries, `PARQUET_COMPRESSION`, the Arrow
+    schema stored (the first frame's; later frames are cast to it): a table built a part at a time
+    reads back as the whole one, and memory holds one frame and one row group. Returns the rows.
+    """
+    writer: pq.ParquetWriter | None = None
+    pending: pa.Table | None = None
+    rows = 0
+    try:
+        for frame in frames:
+            table = frame.to_arrow()
+            if writer is None or pending is None:
+                writer = pq.ParquetWriter(path, table.schema, compression=PARQUET_COMPRESSION)
+                pending = table.slice(0, 0)
+            pending = pa.concat_tables([pending, table.cast(pending.schema)])
+            full = pending.num_rows - pending.num_rows % ROW_GROUP_SIZE
+            if full:
+                piece = pending.slice(0, full).combine_chunks()
+                writer.write_table(piece, row_group_size=ROW_GROUP_SIZE)
+                rows += full
+                pending = pending.slice(full)
+        if writer is None or pending is None:
+            raise ValueError(
+                f"write_frames_as_one({path}) got no frame: pass at least an empty one"
+            )
+        if pending.num_rows or not rows:
+            writer.write_table(pending.combine_chunks(), row_group_size=ROW_GROUP_SIZE)
+            rows += pending.num_rows
+    finally:
+        if writer is not None:
+            writer.close()
+    return rows
+
+
 @contextmanager
 def parquet_file(path: UPath) -> Iterator[pq.ParquetFile]:
     """Open a Parquet file of any filesystem the lake may be on, for reading its data.

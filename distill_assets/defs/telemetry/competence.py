@@ -107,19 +107,58 @@ def hard_negative_pairs(
     description. Players in `excluded` (player_key: excluded from dpo when the pairs are built)
     take no part, so they do not displace a partner.
     """
+    return pairs_of_candidates(pair_candidates(episodes, classes, excluded))
+
+
+def pair_candidates(
+    episodes: pl.DataFrame, classes: pl.DataFrame, excluded: pl.DataFrame | None = None
+) -> pl.DataFrame:
+    """Return the episodes `hard_negative_pairs` may pair, with the columns a pair takes.
+
+    Per episode (no other episode is read): its class and score, actions text and return; only
+    successes not judged noise and hard negatives. The candidates of a set of episodes are the
+    concatenation of those of its parts.
+    """
     if excluded is not None:
         episodes = episodes.join(excluded, on="player_key", how="anti")
-    judged = episodes.join(
-        classes.select("episode_id", "score", "competence"), on="episode_id", how="inner"
-    ).with_columns(
-        action_text(pl.col("steps")).alias("actions"),
-        pl.col("steps").list.eval(pl.element().struct.field("reward")).list.sum().alias("ret"),
+    return (
+        episodes.join(
+            classes.select("episode_id", "score", "competence"), on="episode_id", how="inner"
+        )
+        .filter(
+            (pl.col("success") & (pl.col("competence") != "noise"))
+            | (pl.col("competence") == "hard_negative")
+        )
+        .select(
+            "episode_id",
+            "player_key",
+            "task_description",
+            "success",
+            "event_time",
+            "score",
+            "competence",
+            action_text(pl.col("steps")).alias("actions"),
+            pl.col("steps").list.eval(pl.element().struct.field("reward")).list.sum().alias("ret"),
+        )
     )
-    successes = (
+
+
+def partners(judged: pl.DataFrame) -> pl.DataFrame:
+    """Return the successful partners among `pair_candidates` rows: MAX_PARTNERS per task.
+
+    The best by score, then the smallest episode_id, so the partners of a set of candidates are
+    the partners of its parts' partners.
+    """
+    return (
         judged.filter(pl.col("success") & (pl.col("competence") != "noise"))
         .sort(["score", "episode_id"], descending=[True, False])
         .filter(pl.int_range(pl.len()).over("task_description") < rules.MAX_PARTNERS)
     )
+
+
+def pairs_of_candidates(judged: pl.DataFrame) -> pl.DataFrame:
+    """Pair `pair_candidates` rows of a whole partition (`hard_negative_pairs`)."""
+    successes = partners(judged)
     negatives = judged.filter(pl.col("competence") == "hard_negative")
     pairs = negatives.join(successes, on="task_description", how="inner", suffix="_chosen")
     metadata = pl.struct(

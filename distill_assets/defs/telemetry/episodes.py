@@ -66,9 +66,13 @@ EPISODE_SCHEMA = pl.Schema(
 
 def episode_steps(events: pl.LazyFrame) -> pl.DataFrame:
     """Return the tokenized trajectory steps of silver `events`, in episode and step order."""
+    return ordered_steps(payload_fields(events, "trajectory_step", STEP_FIELDS))
+
+
+def ordered_steps(lifted: pl.LazyFrame) -> pl.DataFrame:
+    """Tokenize lifted trajectory steps (`STEP_FIELDS` columns), in episode and step order."""
     steps = (
-        payload_fields(events, "trajectory_step", STEP_FIELDS)
-        .filter(pl.col("episode_id").is_not_null() & pl.col("step_index").is_not_null())
+        lifted.filter(pl.col("episode_id").is_not_null() & pl.col("step_index").is_not_null())
         .sort("episode_id", "step_index", "event_time", "event_id")
         .collect()
     )
@@ -81,9 +85,13 @@ def episode_steps(events: pl.LazyFrame) -> pl.DataFrame:
 
 def episode_ends(events: pl.LazyFrame) -> pl.DataFrame:
     """Return the first `episode_end` per episode_id (by event time, then id)."""
+    return first_ends(payload_fields(events, "episode_end", END_FIELDS))
+
+
+def first_ends(lifted: pl.LazyFrame) -> pl.DataFrame:
+    """Return the first of lifted `episode_end` events (`END_FIELDS`) per episode_id."""
     return (
-        payload_fields(events, "episode_end", END_FIELDS)
-        .filter(pl.col("episode_id").is_not_null())
+        lifted.filter(pl.col("episode_id").is_not_null())
         .sort("event_time", "event_id")
         .unique("episode_id", keep="first", maintain_order=True)
         .select("episode_id", "success", "task_description", "competence_score")
@@ -138,8 +146,15 @@ def build_episodes(events: pl.LazyFrame) -> pl.DataFrame:
     events = events.select(
         "event_id", "event_type", "player_key", "session_id", "event_time", "payload"
     )
-    steps = episode_steps(events)
-    ends = episode_ends(events).with_columns(pl.lit(True).alias("ended"))
+    return episodes_of(episode_steps(events), episode_ends(events))
+
+
+def episodes_of(steps: pl.DataFrame, ends: pl.DataFrame) -> pl.DataFrame:
+    """Return one row per episode (`EPISODE_SCHEMA`) of `ordered_steps` and `first_ends` rows.
+
+    Every step and end of an episode must be among them (`build_episodes` passes the day's).
+    """
+    ends = ends.with_columns(pl.lit(True).alias("ended"))
     position = pl.int_range(pl.len()).over("episode_id")
     marked = steps.join(
         ends.select("episode_id", "ended"), on="episode_id", how="left"

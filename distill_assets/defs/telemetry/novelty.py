@@ -130,28 +130,52 @@ def apply_novelty(
     """Score `rows` against `index` and each other, per subject; drop near-duplicates (rules)."""
     if rows.is_empty():
         return NoveltyResult(rows.with_columns(pl.lit(None, EMBEDDING_DTYPE).alias(EMBEDDING)), 0)
+    embedded = with_embedding(rows, config, embedder)
+    return scored(embedded, best_similarity(embedded, index))
+
+
+def with_embedding(rows: pl.DataFrame, config: str, embedder: Embedder) -> pl.DataFrame:
+    """Add `embedding`: each row's vector of its `feed_text` (a row's alone, whatever the batch)."""
     vectors = embedder.embed(rows.select(feed_text(config)).to_series()).astype(np.float32)
+    return rows.with_columns(pl.Series(EMBEDDING, vectors).cast(EMBEDDING_DTYPE))
+
+
+def _vectors(embeddings: pl.Series, dim: int) -> np.ndarray:
+    """Return the float32 matrix of an `embedding` column (rows of `dim` floats)."""
+    if embeddings.is_empty():
+        return np.zeros((0, dim), dtype=np.float32)
+    return np.ascontiguousarray(embeddings.list.to_array(dim).to_numpy(), dtype=np.float32)
+
+
+def best_similarity(rows: pl.DataFrame, index: pl.DataFrame) -> np.ndarray:
+    """Return each of `rows`' (subject, embedding) best cosine to `index` and earlier rows.
+
+    Per subject: a subject's rows in `rows` (in their order) and in `index` decide its scores,
+    so scoring the rows of a set of whole subjects gives each row the score of the whole.
+    """
+    dim = rows.get_column(EMBEDDING).list.len().max() if rows.height else 0
+    vectors = _vectors(rows.get_column(EMBEDDING), int(dim or 0))
     groups = rows.get_column(SUBJECT_COLUMN).to_numpy()
     stored = (
-        index.get_column(EMBEDDING)
-        .list.to_array(vectors.shape[1])
-        .to_numpy()
-        .astype(np.float32, copy=False)
+        _vectors(index.get_column(EMBEDDING), vectors.shape[1])
         if index.height
         else np.zeros((0, vectors.shape[1]), dtype=np.float32)
     )
-    best = np.maximum(
+    return np.maximum(
         _best_same_subject(vectors, groups, stored, index.get_column(SUBJECT_COLUMN).to_numpy()),
         _best_same_subject(vectors, groups, vectors, groups, earlier_only=True),
     )
+
+
+def scored(rows: pl.DataFrame, best: np.ndarray) -> NoveltyResult:
+    """Keep the `rows` (with `embedding`) whose `best` similarity is no duplicate's, scored."""
     novelty = np.round(1.0 - best, rules.NOVELTY_DECIMALS)
     duplicate = best > rules.DUPLICATE_ABOVE
-    scored = rows.with_columns(
+    marked = rows.with_columns(
         pl.Series("novelty_score", novelty, pl.Float64),
         pl.Series("duplicate", duplicate, pl.Boolean),
-        pl.Series(EMBEDDING, vectors).cast(EMBEDDING_DTYPE),
     )
-    kept = scored.filter(~pl.col("duplicate")).with_columns(
+    kept = marked.filter(~pl.col("duplicate")).with_columns(
         (
             pl.col("metadata").str.strip_suffix("}")
             + pl.lit(',"novelty_score":')

@@ -14,20 +14,21 @@ Builders: `decisions.py`, `episodes.py`, `tokenize.py`,
 import dagster as dg
 import polars as pl
 
-from distill_assets.contracts.published import SUBJECT_COLUMN, feed_schema
+from distill_assets.contracts.published import SUBJECT_COLUMN
 from distill_assets.defs.jobs import GLOBAL_TAG
 from distill_assets.defs.partitions import daily_partitions
-from distill_assets.defs.resources import DistillSettings, EmbedderResource
-from distill_assets.defs.telemetry import privacy, witness
+from distill_assets.defs.resources import DistillSettings, EmbedderResource, StagedParquet
+from distill_assets.defs.telemetry import witness
 from distill_assets.defs.telemetry.assets import (
     BRONZE_UP_TO_THE_DAY,
     earlier_days_of,
     exclusions_up_to,
     trust_history,
 )
-from distill_assets.defs.telemetry.competence import competence, hard_negative_pairs
+from distill_assets.defs.telemetry.competence import competence, pairs_of_candidates
 from distill_assets.defs.telemetry.decisions import decision_pairs, decisions
-from distill_assets.defs.telemetry.episodes import build_episodes, rlds_rows
+from distill_assets.defs.telemetry.episode_day import DayInputs, audit_rates, build_episode_day
+from distill_assets.defs.telemetry.episodes import build_episodes
 from distill_assets.defs.telemetry.novelty import apply_novelty, published_index
 from distill_assets.defs.telemetry.pairs import (
     PAIR_COLUMNS,
@@ -38,10 +39,6 @@ from distill_assets.defs.telemetry.reasoning import reasoning_rows
 from distill_assets.defs.telemetry.taxonomy import class_counts, with_value_class
 from distill_assets.defs.telemetry.triage import (
     TRIAGE_SCHEMA,
-    audit_false_negatives,
-    gate,
-    passed,
-    step_episodes,
     without_skipped,
 )
 from distill_assets.defs.telemetry.trust import (
@@ -49,11 +46,11 @@ from distill_assets.defs.telemetry.trust import (
     trust_weighted,
     trust_weighted_pairs,
 )
+from distill_assets.lib.cleanup import working_dir
 from distill_assets.lib.lake import scan_partition, scan_partitions
 from distill_assets.lib.metadata import column_counts, histogram, preview
 from distill_assets.rules import rules_metadata, rules_version
 from distill_assets.rules.telemetry_novelty import DUPLICATE_REASON
-from distill_assets.rules.telemetry_triage import AUDIT_VALUABLE_CLASSES
 
 SOURCE = "telemetry"
 ACCEPTED = dg.AssetKey([SOURCE, "accepted_events"])
@@ -303,7 +300,7 @@ def telemetry_episodes(
     settings: DistillSettings,
     embedder: EmbedderResource,
     events: pl.LazyFrame,
-    classes: pl.DataFrame,
+    classes: pl.LazyFrame,
 ):
     """Episodes in RLDS layout with action tokens and hard-negative pairs.
 
@@ -315,53 +312,46 @@ def telemetry_episodes(
     `rules/telemetry_competence.py`, `rules/telemetry_triage.py` and `rules/telemetry_novelty.py`
     (both outputs carry a novelty_score; near-duplicates of published rows are dropped).
     """
-    triage = _triage(settings, context.partition_key)
-    keys = step_episodes(events.select("event_id", "event_type", "payload")).collect().lazy()
-    verdicts = gate(keys, triage, "episode_id")
-    valuable = classes.filter(pl.col("competence").is_in(AUDIT_VALUABLE_CLASSES))
-    audit = audit_false_negatives(keys, triage, verdicts, valuable, "episode_id")
-    built = build_episodes(events)
-    episodes = passed(built, verdicts, "episode_id")
-    rows = rlds_rows(episodes, classes).select(
-        *(pl.col(name).cast(dtype) for name, dtype in feed_schema("rlds").items()),
-        privacy.subject("rlds", pl.col("player_key")).alias(SUBJECT_COLUMN),
-        "player_key",
-    )
-    rows, below_floor = trust_weighted(
-        rows,
-        trust_history(settings.resolved().lake_root, context.partition_key),
-        event_flags(
-            events.select("event_id", "event_type", "payload", "flag_checks"),
-            "trajectory_step",
-            "episode_id",
-            "episode:",
+    lake_root = settings.resolved().lake_root
+    walk = trust_history(lake_root, context.partition_key)
+    folder = working_dir(f"{SOURCE}-{EPISODES}")
+    day = build_episode_day(
+        DayInputs(
+            events=events,
+            triage=_triage(settings, context.partition_key),
+            classes=classes,
+            walk=walk,
+            excluded=_dpo_excluded(lake_root, context.partition_key),
+            decisions=witness.read_decisions(settings.resolved().data_dir),
+            lake_root=lake_root,
+            partition=context.partition_key,
+            table=EPISODES,
         ),
+        embedder.embedder(),
+        folder / "episodes.parquet",
     )
-    pairs, pairs_below_floor = trust_weighted_pairs(
-        hard_negative_pairs(
-            episodes, classes, _dpo_excluded(settings.resolved().lake_root, context.partition_key)
-        ),
-        trust_history(settings.resolved().lake_root, context.partition_key),
-    )
-    rows, rlds_novelty = _novel(context, settings, embedder, rows, config="rlds", table=EPISODES)
+    pairs, pairs_below_floor = trust_weighted_pairs(pairs_of_candidates(day.candidates()), walk)
     pairs, pair_novelty = _novel(
         context, settings, embedder, pairs, config="dpo", table=EPISODE_PAIRS
     )
-    steps = rows.get_column("steps").list.len()
+    audit = audit_rates(day.audit)
     context.add_output_metadata(
         {
             **rules_metadata(*EPISODE_RULES),
-            **rlds_novelty,
-            "episodes": built.height,
-            "triage_passed_episodes": episodes.height,
-            "triage_by_verdict": column_counts(verdicts, "triage"),
+            "by_value_class": day.value_classes,
+            "index_rows": day.index_rows,
+            f"dropped_{DUPLICATE_REASON}": day.duplicates,
+            "novelty_score": histogram(pl.concat(day.scores)),
+            "episodes": day.built,
+            "triage_passed_episodes": day.passed,
+            "triage_by_verdict": column_counts(pl.concat(day.verdicts).to_frame(), "triage"),
             **{f"audited/{kind}": found["audited"] for kind, found in audit.items()},
             **{f"audit_false_negative_rate/{kind}": found["rate"] for kind, found in audit.items()},
-            "dropped_below_trust_floor": below_floor,
-            "published_episodes": rows.height,
-            "steps": int(steps.sum()),
-            "flagged_steps": int(episodes.get_column("flagged_steps").sum()),
-            "preview": preview(rows.select("id", "episode_id", "task_description", "success")),
+            "dropped_below_trust_floor": day.below_floor,
+            "published_episodes": day.published,
+            "steps": day.steps,
+            "flagged_steps": day.flagged_steps,
+            "preview": preview(day.preview_rows()),
         },
         output_name=EPISODES,
     )
@@ -369,7 +359,7 @@ def telemetry_episodes(
         {"pairs": pairs.height, "dropped_below_trust_floor": pairs_below_floor, **pair_novelty},
         output_name=EPISODE_PAIRS,
     )
-    return rows, pairs
+    return StagedParquet(folder / "episodes.parquet"), pairs
 
 
 @dg.asset(

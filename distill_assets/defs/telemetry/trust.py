@@ -262,6 +262,11 @@ def event_flags(events: pl.LazyFrame, event_type: str, key: str, prefix: str) ->
         selected = events.filter(pl.col("event_type") == event_type)
     else:
         selected = payload_fields(events, event_type, {key: pl.String()})
+    return product_flags(selected, key, prefix)
+
+
+def product_flags(selected: pl.LazyFrame, key: str, prefix: str) -> pl.DataFrame:
+    """Return `event_flags` of events already selected and lifted (`key`, `flag_checks`)."""
     return (
         selected.select((pl.lit(prefix) + pl.col(key)).alias("source_ref"), "flag_checks")
         .group_by("source_ref")

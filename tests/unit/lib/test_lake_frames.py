@@ -23,6 +23,7 @@ from distill_assets.lib.lake import (
     parquet_writer_atomic,
     read_parquet_table,
     write_frames,
+    write_frames_as_one,
     write_parquet_atomic,
 )
 
@@ -185,3 +186,32 @@ def test_parquet_writer_atomic_writes_to_a_remote_lake() -> None:
         assert [p.name for p in path.parent.iterdir()] == ["2026-11-20.parquet"]
     finally:
         fsspec.filesystem("memory").rm(root, recursive=True)
+
+
+@pytest.mark.parametrize("sizes", [[0], [3, 0, 5], [8192, 1], [5000, 5000, 0, 8000], [0, 0, 20000]])
+def test_write_frames_as_one_writes_the_bytes_of_their_concatenation(
+    tmp_path: Path, sizes: list[int]
+) -> None:
+    start = [sum(sizes[:i]) for i in range(len(sizes))]
+    step = pl.Struct({"x": pl.Float64, "t": pl.String})
+    frames = [
+        pl.DataFrame(
+            {
+                "id": [f"row-{i}" for i in range(lo, lo + n)],
+                "steps": [
+                    [{"x": float(i), "t": "a" * (i % 7)}] * (i % 3) for i in range(lo, lo + n)
+                ],
+            },
+            schema={"id": pl.String, "steps": pl.List(step)},
+        )
+        for lo, n in zip(start, sizes, strict=True)
+    ]
+    whole = pl.concat(frames)
+    write_parquet_atomic(whole, UPath(tmp_path / "whole.parquet"))
+    assert write_frames_as_one(iter(frames), tmp_path / "parts.parquet") == whole.height
+    assert (tmp_path / "parts.parquet").read_bytes() == (tmp_path / "whole.parquet").read_bytes()
+
+
+def test_write_frames_as_one_needs_at_least_one_frame(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="got no frame"):
+        write_frames_as_one(iter([]), tmp_path / "none.parquet")
