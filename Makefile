@@ -7,7 +7,8 @@ export DAGSTER_HOME := $(CURDIR)/data/.dagster
 export DISTILL_DATA_DIR ?= $(CURDIR)/data
 # the public development player key is allowed only here (make run/test); see docs/privacy.md#player-ids
 export DISTILL_ENV ?= development
-# test files run in this many processes (pytest-xdist; a file's tests stay in one process)
+# test files run in this many processes (pytest-xdist; a file's tests stay in one process), in
+# the order tests/conftest.py gives them (the slowest files first), not xdist's most-tests-first
 TEST_WORKERS ?= 2
 
 .PHONY: run test test-integration test-clients test-clients-tfds ui bench lint format clean stale backfill backfill-stale ui-check
@@ -30,7 +31,7 @@ run: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 
 ## test: the whole test suite
 test: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 ## test-integration: PostgreSQL storage and the S3 lake/hub against real servers on localhost
 test-integration: $(VENV)/.installed-integration

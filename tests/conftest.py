@@ -30,6 +30,22 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["DISTILL_PARTITIONS_START"] = TEST_PARTITIONS_START
 
 
+# `make test` hands whole files to its workers in collection order (xdist `--dist loadfile
+# --no-loadscope-reorder`); the files that run whole nights come first, so that no worker is left
+# with one of them at the end while the other has finished: end to end, then assets, then the rest
+FILE_ORDER = ("e2e", "assets")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Order the test files by `FILE_ORDER` (a stable sort: a file's tests stay together)."""
+
+    def rank(item: pytest.Item) -> int:
+        folder = item.path.parent.name
+        return FILE_ORDER.index(folder) if folder in FILE_ORDER else len(FILE_ORDER)
+
+    items.sort(key=rank)
+
+
 # the integration tests (real PostgreSQL and S3 servers) run with `make test-integration` only,
 # the client tests (TRL, transformers, torch: the `clients` extra) with `make test-clients` only
 collect_ignore = [] if os.environ.get("DISTILL_INTEGRATION") else ["integration"]

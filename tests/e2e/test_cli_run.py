@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +13,7 @@ import polars as pl
 import pytest
 
 from tests.conftest import PROJECT_ROOT, SAMPLE_DATES
+from tests.e2e.conftest import Night, cli_env, copy_night, warnings_in
 
 pytestmark = pytest.mark.e2e
 BIN = Path(sys.executable).parent
@@ -39,23 +39,22 @@ def _tree_digest(root: Path) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def published(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str], str]:
-    """Run `distill run` twice on the committed samples; return the hub folder and env."""
-    tmp_path = tmp_path_factory.mktemp("e2e")
-    env = _env(tmp_path)
-    samples = PROJECT_ROOT / "data" / "samples"
-    cmd = [str(BIN / "distill"), "run", "--samples", str(samples)]
-    first = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=tmp_path, check=False)
-    assert first.returncode == 0, first.stdout + first.stderr
+def published(
+    tmp_path_factory: pytest.TempPathFactory, sample_night: Night
+) -> tuple[Path, dict[str, str], str]:
+    """`distill run` on the committed samples (a copy of the session's night); return the hub
+    folder, the environment of a run on it and the run's stdout."""
     # a run on good data shows no Python warning (Dagster's own log lines are not warnings)
-    warned = [line for line in first.stderr.splitlines() if re.search(r"\w+Warning: ", line)]
+    warned = warnings_in(sample_night.stderr)
     assert warned == [], "\n".join(warned)
-    return tmp_path / "data" / "hub" / "distill", env, first.stdout
+    tmp_path = tmp_path_factory.mktemp("e2e")
+    copy_night(sample_night, tmp_path)
+    return tmp_path / "data" / "hub" / "distill", cli_env(tmp_path), sample_night.stdout
 
 
-def test_run_prints_location_and_load_line(published: tuple[Path, dict[str, str], str]) -> None:
-    hub, _, stdout = published
-    latest = hub / "latest"
+def test_run_prints_location_and_load_line(sample_night: Night) -> None:
+    stdout = sample_night.stdout
+    latest = sample_night.data / "hub" / "distill" / "latest"
     assert f"published at {latest}" in stdout
     assert f'load_dataset("{latest}", "sft")' in stdout
     for day in SAMPLE_DATES:

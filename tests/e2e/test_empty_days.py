@@ -15,7 +15,8 @@ import pytest
 
 from distill_assets.cli import main
 from distill_assets.lib.settings import Settings
-from tests.conftest import land
+from tests.conftest import isolate, land
+from tests.e2e.conftest import Night, copy_night
 
 pytestmark = pytest.mark.e2e
 
@@ -28,16 +29,22 @@ def _published(settings: Settings) -> tuple[str, list[str]]:
 
 
 def test_empty_days_leave_the_version_name_and_exports_unchanged(
-    sample_env: Settings, capsys: pytest.CaptureFixture[str]
+    sample_night: Night,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     from distill_assets.definitions import defs
 
-    # a release of the last sample day is the version the empty days must keep
-    assert main(["run", "--samples", "none", "--partitions", "2026-11-20"]) == 0
-    before = _published(sample_env)
+    # the samples' release (a copy of the session's night, on its project instance) is the
+    # version the empty days must keep
+    data = copy_night(sample_night, tmp_path)
+    settings = isolate(tmp_path, monkeypatch)
+    monkeypatch.setenv("DAGSTER_HOME", str(data / ".dagster"))
+    before = _published(settings)
     assert before[0].startswith("v20261120-")
-    land(sample_env, "telemetry", "2026-11-21", "junk.jsonl", "not json\n{\n")
-    (Path(sample_env.raw_root) / "traces" / "2026-11-22").mkdir()
+    land(settings, "telemetry", "2026-11-21", "junk.jsonl", "not json\n{\n")
+    (Path(settings.raw_root) / "traces" / "2026-11-22").mkdir()
     launched = (
         defs()
         .resolve_job_def("daily_ingest")
@@ -53,4 +60,4 @@ def test_empty_days_leave_the_version_name_and_exports_unchanged(
     )
     assert "daily_ingest 2026-11-21: ok" in out
     assert "daily_ingest 2026-11-22" not in out
-    assert _published(sample_env) == before
+    assert _published(settings) == before

@@ -1,7 +1,8 @@
 """The rule-change loop end to end: change a rule → `distill stale` → `distill backfill --stale`.
 
-A temporary copy of the package is run through the real CLI with no `DAGSTER_HOME` (so the
-project's instance under the data dir is used); `MIN_EXCHANGES` is then lowered in the copy's
+The samples' night (`distill run` with no `DAGSTER_HOME`, so on the project's instance under
+the data dir; made once per session, `tests/e2e/conftest.py`) is copied, and a temporary copy of
+the package runs the real CLI on it; `MIN_EXCHANGES` is then lowered in the copy's
 `rules/telemetry.py`, which keeps the 2-exchange conversations of the samples.
 """
 
@@ -22,6 +23,7 @@ from distill_assets.contracts.published import CONFIG_FEEDS
 from distill_assets.lib.startup import DEVELOPMENT_KEY_WARNING
 from distill_assets.rules import VERSION_HEX_DIGITS
 from tests.conftest import PROJECT_ROOT, SAMPLE_DATES
+from tests.e2e.conftest import Night, copy_night
 
 pytestmark = [pytest.mark.e2e, pytest.mark.filterwarnings("ignore:Use fetch_materializations")]
 
@@ -90,8 +92,11 @@ def _materializations(home: Path, after: int) -> tuple[list[tuple[str, str | Non
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
-    """A copy of the package and a data dir, ingested and released once with the sample data."""
+def project(
+    tmp_path_factory: pytest.TempPathFactory, sample_night: Night
+) -> tuple[Path, dict[str, str]]:
+    """A copy of the package and a data dir, ingested and released once with the sample data
+    (a copy of the session's night: `distill run` without `DAGSTER_HOME`)."""
     tmp = tmp_path_factory.mktemp("rule_change")
     copy = tmp / "checkout"
     copy.mkdir()
@@ -99,9 +104,9 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, s
     shutil.copytree(PROJECT_ROOT / "distill_assets", copy / "distill_assets", ignore=ignore)
     shutil.copytree(PROJECT_ROOT / "sql", copy / "sql")
     shutil.copy2(PROJECT_ROOT / "pyproject.toml", copy / "pyproject.toml")
+    copy_night(sample_night, tmp)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DISTILL_", "DAGSTER_"))}
     env.update(PYTHONPATH=str(copy), DISTILL_DATA_DIR=str(tmp / "data"), DISTILL_ENV="development")
-    _distill(env, tmp, "run", "--samples", str(PROJECT_ROOT / "data" / "samples"))
     return tmp, env
 
 
