@@ -17,7 +17,7 @@ import polars as pl
 from distill_assets.contracts.published import SUBJECT_COLUMN, feed_schema
 from distill_assets.defs.jobs import GLOBAL_TAG
 from distill_assets.defs.partitions import daily_partitions
-from distill_assets.defs.resources import DistillSettings, EmbedderResource
+from distill_assets.defs.resources import DistillSettings, EmbedderResource, StagedParquet
 from distill_assets.defs.telemetry import privacy, witness
 from distill_assets.defs.telemetry.assets import (
     BRONZE_UP_TO_THE_DAY,
@@ -25,7 +25,7 @@ from distill_assets.defs.telemetry.assets import (
     exclusions_up_to,
     trust_history,
 )
-from distill_assets.defs.telemetry.competence import competence, hard_negative_pairs
+from distill_assets.defs.telemetry.competence import hard_negative_pairs, write_competence
 from distill_assets.defs.telemetry.decisions import decision_pairs, decisions
 from distill_assets.defs.telemetry.episodes import build_episodes, rlds_rows
 from distill_assets.defs.telemetry.novelty import apply_novelty, published_index
@@ -49,6 +49,7 @@ from distill_assets.defs.telemetry.trust import (
     trust_weighted,
     trust_weighted_pairs,
 )
+from distill_assets.lib.cleanup import working_dir
 from distill_assets.lib.lake import scan_partition, scan_partitions
 from distill_assets.lib.metadata import column_counts, histogram, preview
 from distill_assets.rules import rules_metadata, rules_version
@@ -249,24 +250,28 @@ def telemetry_decision_pairs(
 )
 def telemetry_competence(
     context: dg.AssetExecutionContext, embedder: EmbedderResource, events: pl.LazyFrame
-) -> pl.DataFrame:
+) -> StagedParquet:
     """Every episode classified expert | hard_negative | ordinary | noise, with a reason (stage 5).
 
     Score: the game's competence_score, else the embedder similarity of the episode's actions and
     instructions to its task description (the seed's MineCLIP stand-in). Noise is discarded
     downstream; hard negatives are paired with successes. Rules: `rules/telemetry_competence.py`.
+    The episodes are classified a bucket at a time and written as they come
+    (`competence.write_competence`): memory holds one bucket, not the day.
     """
-    rows = competence(build_episodes(events), embedder.embedder())
+    target = working_dir(f"{SOURCE}-{COMPETENCE}") / f"{COMPETENCE}.parquet"
+    rows = write_competence(events, embedder.embedder(), target)
+    summary = pl.read_parquet(target, columns=["competence", "score_source", "score"])
     context.add_output_metadata(
         {
             **rules_metadata(*COMPETENCE_RULES),
-            "episodes": rows.height,
-            "by_class": column_counts(rows, "competence"),
-            "by_score_source": column_counts(rows, "score_source"),
-            "score": histogram(rows.get_column("score")),
+            "episodes": rows,
+            "by_class": column_counts(summary, "competence"),
+            "by_score_source": column_counts(summary, "score_source"),
+            "score": histogram(summary.get_column("score")),
         }
     )
-    return rows
+    return StagedParquet(target)
 
 
 @dg.multi_asset(
