@@ -170,9 +170,9 @@ def write_competence(events: pl.LazyFrame, embedder: Embedder, target: Path) -> 
     buckets = max(1, -(-steps // BUCKET_STEPS))
     folder = working_dir(f"{SOURCE}-competence")
     con = connect()
-    # a partitioned write buffers up to this many rows per bucket (DuckDB's default: 524,288)
-    con.execute(f"SET partitioned_write_flush_threshold = {ROW_GROUP_SIZE}")
     try:
+        # a partitioned write buffers up to this many rows per bucket (DuckDB's default: 524,288)
+        con.execute(f"SET partitioned_write_flush_threshold = {ROW_GROUP_SIZE}")
         for name, event_type, fields, keep in (
             ("steps", "trajectory_step", SCORE_STEP_FIELDS, pl.col("step_index").is_not_null()),
             ("ends", "episode_end", END_FIELDS, pl.lit(True)),
