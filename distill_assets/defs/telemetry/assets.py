@@ -33,7 +33,12 @@ from distill_assets.defs.telemetry.dialogues import DROP_REASONS, build_dialogue
 from distill_assets.defs.telemetry.events import BRONZE_SCHEMA, SILVER_SCHEMA
 from distill_assets.defs.telemetry.payouts import payouts
 from distill_assets.defs.telemetry.taxonomy import class_counts, with_value_class
-from distill_assets.defs.telemetry.triage import PASS_DECISIONS, TRIAGE_SCHEMA, pass_rates, triage
+from distill_assets.defs.telemetry.triage import (
+    PASS_DECISIONS,
+    TRIAGE_SCHEMA,
+    pass_rates,
+    write_triage,
+)
 from distill_assets.defs.telemetry.trust import (
     event_flags,
     player_quality,
@@ -425,28 +430,32 @@ def telemetry_accepted_events(
     code_version=rules_version("telemetry_triage"),
     ins={"events": dg.AssetIn(key=[SOURCE, ACCEPTED])},
 )
-def telemetry_triage(context: dg.AssetExecutionContext, events: pl.LazyFrame) -> pl.DataFrame:
+def telemetry_triage(context: dg.AssetExecutionContext, events: pl.LazyFrame) -> StagedParquet:
     """Triage of candidate events before expensive processing (docs/sources/telemetry.md#triage).
 
     One row per decision, trajectory step, reasoning and dialogue turn: event_id, player_key,
     event_type, action_type, decision (process | sample | skip | audit), reason. Always-process
     rules, a 15% stable-hash sample of high-entropy steps, skip rules and a 5% audit of skips:
-    `rules/telemetry_triage.py`. Pass rate per action type in metadata.
+    `rules/telemetry_triage.py`. Pass rate per action type in metadata. The rows are written as
+    they are judged (`triage.write_triage`) and the metadata counted from the file, so memory
+    holds a batch, not the day.
     """
-    rows = triage(events)
+    target = working_dir(f"{SOURCE}-{TRIAGE}") / f"{TRIAGE}.parquet"
+    candidates = write_triage(events, target)
+    rows = pl.scan_parquet(target).select("action_type", "decision", "reason")
     rates = pass_rates(rows)
     context.add_output_metadata(
         {
             **rules_metadata("telemetry_triage"),
-            "candidates": rows.height,
-            "passed": rows.filter(pl.col("decision").is_in(PASS_DECISIONS)).height,
+            "candidates": candidates,
+            "passed": rows.select(pl.col("decision").is_in(PASS_DECISIONS).sum()).collect().item(),
             "pass_rate": rates["all"],
             **{f"pass_rate/{kind}": rate for kind, rate in rates.items() if kind != "all"},
             "by_decision": column_counts(rows, "decision"),
             "by_reason": column_counts(rows, "reason"),
         }
     )
-    return rows
+    return StagedParquet(target)
 
 
 def _bronze(lake_root: str, columns: tuple[str, ...]) -> pl.LazyFrame:

@@ -55,7 +55,7 @@ def telemetry_triage_pass_rate(
 ) -> dg.AssetCheckResult:
     """Compare the partition's triage pass rate with `rules.telemetry_triage.PASS_RATE_ALERT`."""
     path = partition_path(settings.resolved().lake_root, SOURCE, "triage", context.partition_key)
-    rates = pass_rates(pl.read_parquet(str(path)))
+    rates = pass_rates(pl.scan_parquet(str(path)).select("action_type", "decision"))
     return dg.AssetCheckResult(
         passed=rates["all"] <= telemetry_triage.PASS_RATE_ALERT,
         severity=dg.AssetCheckSeverity.WARN,

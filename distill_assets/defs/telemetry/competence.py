@@ -1,6 +1,8 @@
 """Competence filter (docs/sources/telemetry.md#competence; rules: `rules/telemetry_competence.py`).
 
 `competence` classifies every episode `expert | hard_negative | ordinary | noise` with a reason;
+`write_competence` classifies a partition's episodes a bucket at a time (a stable hash of the
+episode id) from the few step fields the score reads, so memory holds one bucket, not the day;
 `hard_negative_pairs` pairs each hard negative with the best `MAX_PARTNERS` successful episodes of
 the same task (highest score, then smallest episode_id) as `dpo` feed rows: more than one, so a
 partner later excluded (consent, deletion) at release does not lose the hard negative.
@@ -8,17 +10,37 @@ partner later excluded (consent, deletion) at release does not lose the hard neg
 
 from __future__ import annotations
 
+import itertools
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
 import numpy as np
 import polars as pl
 
 from distill_assets.contracts.published import SUBJECT_COLUMN, feed_schema
 from distill_assets.defs.telemetry import privacy
-from distill_assets.defs.telemetry.episodes import episode_text
+from distill_assets.defs.telemetry.episodes import END_FIELDS, episode_text
+from distill_assets.defs.telemetry.events import payload_field_batches
+from distill_assets.lib.cleanup import working_dir
 from distill_assets.lib.embed import Embedder
-from distill_assets.lib.hashing import with_stable_id
+from distill_assets.lib.hashing import with_stable_bucket, with_stable_id
+from distill_assets.lib.lake import ROW_GROUP_SIZE, write_frames
+from distill_assets.lib.sql import connect
 from distill_assets.rules import telemetry_competence as rules
 
 SOURCE = "telemetry"
+# the trajectory-step fields the score reads (`build_episodes` lifts these and more)
+SCORE_STEP_FIELDS: dict[str, pl.DataType] = {
+    "episode_id": pl.String(),
+    "step_index": pl.Int64(),
+    "observation.natural_language_instruction": pl.String(),
+    "action.action_type": pl.String(),
+    "reward": pl.Float64(),
+}
+# trajectory steps per episode bucket (about): `write_competence` classifies a bucket at a time
+BUCKET_STEPS = 100_000
+BUCKET_SALT = "competence-bucket:"
 COMPETENCE_SCHEMA = pl.Schema(
     {
         "episode_id": pl.String(),
@@ -87,6 +109,126 @@ def competence(episodes: pl.DataFrame, embedder: Embedder) -> pl.DataFrame:
         .select(pl.col(name).cast(dtype) for name, dtype in COMPETENCE_SCHEMA.items())
         .sort("episode_id")
     )
+
+
+def score_episodes(steps: pl.DataFrame, ends: pl.DataFrame) -> pl.DataFrame:
+    """Return the episodes of `steps` with the columns `competence` reads, as `build_episodes` has.
+
+    `steps`: trajectory steps (event_id, player_key, event_time and `SCORE_STEP_FIELDS`, episode_id
+    and step_index not null); `ends`: episode ends (event_id, event_time and `END_FIELDS`,
+    episode_id not null). Each episode's steps and ends must all be given. An episode's steps keep
+    only what the score reads: the action type, the instruction and the reward.
+    """
+    first_end = (
+        ends.sort("event_time", "event_id")
+        .unique("episode_id", keep="first", maintain_order=True)
+        .select(
+            "episode_id",
+            "success",
+            "task_description",
+            "competence_score",
+            pl.lit(True).alias("ended"),
+        )
+    )
+    instruction = pl.col("observation_natural_language_instruction")
+    step = pl.struct(
+        pl.struct(instruction.fill_null("").alias("natural_language_instruction")).alias(
+            "observation"
+        ),
+        pl.struct(pl.col("action_action_type").fill_null("").alias("action_type")).alias("action"),
+        pl.col("reward").fill_null(0.0),
+    )
+    episodes = (
+        steps.sort("episode_id", "step_index", "event_time", "event_id")
+        .group_by("episode_id", maintain_order=True)
+        .agg(
+            pl.col("player_key").first(),
+            instruction.drop_nulls().first().alias("first_goal"),
+            step.alias("steps"),
+        )
+    )
+    return episodes.join(first_end, on="episode_id", how="left").with_columns(
+        pl.col("ended").fill_null(False),
+        pl.col("success").fill_null(False),
+        pl.coalesce("task_description", "first_goal", pl.lit("")).alias("task_description"),
+    )
+
+
+def write_competence(events: pl.LazyFrame, embedder: Embedder, target: Path) -> int:
+    """Write `competence(build_episodes(events), embedder)` to the local Parquet file `target`.
+
+    The same rows in the same order (episode_id), without holding the day: the steps' score
+    fields and the episode ends are lifted from silver `events` a batch at a time into scratch
+    files with a bucket (a stable hash of the episode id; about `BUCKET_STEPS` steps a bucket),
+    DuckDB splits them by bucket, each bucket is classified alone (an episode's score reads its
+    own steps and end only), and DuckDB sorts the buckets' rows, spilling past its memory limit.
+    Returns the rows written.
+    """
+    events = events.select("event_id", "event_type", "player_key", "event_time", "payload")
+    is_step = pl.col("event_type") == "trajectory_step"
+    steps = events.filter(is_step).select(pl.len()).collect().item()
+    buckets = max(1, -(-steps // BUCKET_STEPS))
+    folder = working_dir(f"{SOURCE}-competence")
+    con = connect()
+    try:
+        # a partitioned write buffers up to this many rows per bucket (DuckDB's default: 524,288)
+        con.execute(f"SET partitioned_write_flush_threshold = {ROW_GROUP_SIZE}")
+        for name, event_type, fields, keep in (
+            ("steps", "trajectory_step", SCORE_STEP_FIELDS, pl.col("step_index").is_not_null()),
+            ("ends", "episode_end", END_FIELDS, pl.lit(True)),
+        ):
+            lifted = folder / f"{name}.parquet"
+            write_frames(
+                (
+                    with_stable_bucket(
+                        batch.filter(pl.col("episode_id").is_not_null() & keep),
+                        "episode_id",
+                        BUCKET_SALT,
+                        buckets,
+                    )
+                    for batch in payload_field_batches(events, event_type, fields)
+                ),
+                lifted,
+            )
+            con.execute(
+                f"COPY (SELECT * FROM read_parquet('{lifted}')) TO '{folder / name}'"
+                f" (FORMAT parquet, PARTITION_BY (bucket), ROW_GROUP_SIZE {ROW_GROUP_SIZE})"
+            )
+        no_ends = pl.DataFrame(schema=pl.read_parquet_schema(folder / "ends.parquet"))
+        classes = folder / "classes.parquet"
+        write_frames(_bucket_classes(folder, buckets, embedder, no_ends.drop("bucket")), classes)
+        ordered = con.sql(f"SELECT * FROM read_parquet('{classes}') ORDER BY episode_id")
+        batches = ordered.fetch_record_batch(BUCKET_STEPS)
+        return write_frames(
+            itertools.chain(
+                [pl.DataFrame(schema=COMPETENCE_SCHEMA)], (pl.from_arrow(b) for b in batches)
+            ),
+            target,
+        )
+    finally:
+        con.close()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _bucket_classes(
+    folder: Path, buckets: int, embedder: Embedder, no_ends: pl.DataFrame
+) -> Iterator[pl.DataFrame]:
+    """Yield `competence` of each bucket's episodes (the split of `write_competence`) in turn."""
+    yield pl.DataFrame(schema=COMPETENCE_SCHEMA)
+    for bucket in range(buckets):
+        steps = folder / "steps" / f"bucket={bucket}"
+        if not steps.is_dir():
+            continue
+        ends_dir = folder / "ends" / f"bucket={bucket}"
+        ends = (
+            pl.read_parquet(f"{ends_dir}/*.parquet", hive_partitioning=False)
+            if ends_dir.is_dir()
+            else no_ends
+        )
+        episodes = score_episodes(
+            pl.read_parquet(f"{steps}/*.parquet", hive_partitioning=False), ends
+        )
+        yield competence(episodes, embedder)
 
 
 def action_text(steps: pl.Expr) -> pl.Expr:

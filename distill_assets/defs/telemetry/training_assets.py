@@ -25,10 +25,12 @@ from distill_assets.defs.telemetry.assets import (
     exclusions_up_to,
     trust_history,
 )
-from distill_assets.defs.telemetry.competence import competence, pairs_of_candidates
+from distill_assets.defs.telemetry.competence import (
+    pairs_of_candidates,
+    write_competence,
+)
 from distill_assets.defs.telemetry.decisions import decision_pairs, decisions
 from distill_assets.defs.telemetry.episode_day import DayInputs, audit_rates, build_episode_day
-from distill_assets.defs.telemetry.episodes import build_episodes
 from distill_assets.defs.telemetry.novelty import apply_novelty, published_index
 from distill_assets.defs.telemetry.pairs import (
     PAIR_COLUMNS,
@@ -246,24 +248,28 @@ def telemetry_decision_pairs(
 )
 def telemetry_competence(
     context: dg.AssetExecutionContext, embedder: EmbedderResource, events: pl.LazyFrame
-) -> pl.DataFrame:
+) -> StagedParquet:
     """Every episode classified expert | hard_negative | ordinary | noise, with a reason (stage 5).
 
     Score: the game's competence_score, else the embedder similarity of the episode's actions and
     instructions to its task description (the seed's MineCLIP stand-in). Noise is discarded
     downstream; hard negatives are paired with successes. Rules: `rules/telemetry_competence.py`.
+    The episodes are classified a bucket at a time and written as they come
+    (`competence.write_competence`): memory holds one bucket, not the day.
     """
-    rows = competence(build_episodes(events), embedder.embedder())
+    target = working_dir(f"{SOURCE}-{COMPETENCE}") / f"{COMPETENCE}.parquet"
+    rows = write_competence(events, embedder.embedder(), target)
+    summary = pl.read_parquet(target, columns=["competence", "score_source", "score"])
     context.add_output_metadata(
         {
             **rules_metadata(*COMPETENCE_RULES),
-            "episodes": rows.height,
-            "by_class": column_counts(rows, "competence"),
-            "by_score_source": column_counts(rows, "score_source"),
-            "score": histogram(rows.get_column("score")),
+            "episodes": rows,
+            "by_class": column_counts(summary, "competence"),
+            "by_score_source": column_counts(summary, "score_source"),
+            "score": histogram(summary.get_column("score")),
         }
     )
-    return rows
+    return StagedParquet(target)
 
 
 @dg.multi_asset(

@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
 
-from distill_assets.defs.telemetry.competence import competence, hard_negative_pairs
-from distill_assets.defs.telemetry.episodes import EPISODE_SCHEMA
-from distill_assets.lib.embed import load_embedder
+from distill_assets.defs.telemetry import competence as competence_module
+from distill_assets.defs.telemetry.competence import (
+    COMPETENCE_SCHEMA,
+    competence,
+    hard_negative_pairs,
+    write_competence,
+)
+from distill_assets.defs.telemetry.episodes import EPISODE_SCHEMA, build_episodes
+from distill_assets.lib.embed import Embedder, load_embedder
 
 TASK = "Create a large storage jar using the fast wheel"
 
@@ -124,3 +133,139 @@ def test_hard_negative_pairs_with_the_best_successes_of_its_task() -> None:
     excluded = pl.DataFrame({"player_key": ["a"]})
     again = hard_negative_pairs(episodes, classes, excluded)
     assert again.get_column("source_ref").to_list() == ["episodes:s2+hn", "episodes:s3+hn"]
+
+
+def silver(rows: list[tuple[str, str, str, float, dict]], tmp_path: Path) -> pl.LazyFrame:
+    """Silver events (event_id, event_type, player_key, time, payload) scanned from Parquet."""
+    path = tmp_path / "silver.parquet"
+    pl.DataFrame(
+        [
+            (event_id, kind, player, "s", time, seq, json.dumps(payload))
+            for seq, (event_id, kind, player, time, payload) in enumerate(rows, start=1)
+        ],
+        schema={
+            "event_id": pl.String,
+            "event_type": pl.String,
+            "player_key": pl.String,
+            "session_id": pl.String,
+            "event_time": pl.Float64,
+            "event_seq": pl.Int64,
+            "payload": pl.String,
+        },
+        orient="row",
+    ).write_parquet(path)
+    return pl.scan_parquet(path)
+
+
+def recorded_step(episode_id: str | None, index: int | None, **fields: object) -> dict:
+    payload = {
+        "episode_id": episode_id,
+        "step_index": index,
+        "observation": {"natural_language_instruction": fields.get("instruction", TASK)},
+        "action": {"action_type": fields.get("action", "wheel_manipulation")},
+    }
+    if "reward" in fields:
+        payload["reward"] = fields["reward"]
+    return payload
+
+
+def ending(episode_id: str, success: bool, score: float | None, task: str | None = TASK) -> dict:
+    return {
+        "episode_id": episode_id,
+        "success": success,
+        "task_description": task,
+        "competence_score": score,
+    }
+
+
+def a_day(tmp_path: Path) -> pl.LazyFrame:
+    """Episodes of every kind; their steps and ends out of order and interleaved."""
+    rows = [
+        # a late failure, steps recorded out of order, two ends (the earlier one counts)
+        ("lf-end-2", "episode_end", "b", 90.0, ending("late", False, 0.2)),
+        ("lf-0", "trajectory_step", "b", 10.0, recorded_step("late", 0, reward=0.2)),
+        ("lf-1", "trajectory_step", "b", 11.0, recorded_step("late", 1)),
+        ("lf-2", "trajectory_step", "b", 12.0, recorded_step("late", 2, reward=0.5)),
+        ("lf-4", "trajectory_step", "b", 14.0, recorded_step("late", 4, reward=0.0)),
+        ("lf-3", "trajectory_step", "b", 13.0, recorded_step("late", 3, reward=0.9)),
+        ("lf-end-9", "episode_end", "b", 20.0, ending("late", False, 0.6)),
+        # truncated: no end, the task is the first instruction given (in step order)
+        ("cut-2", "trajectory_step", "d", 3.0, recorded_step("cut", 2, action=None)),
+        ("cut-0", "trajectory_step", "c", 1.0, recorded_step("cut", 0, instruction=None)),
+        ("cut-1", "trajectory_step", "c", 2.0, recorded_step("cut", 1, instruction="zq xv")),
+        # scored by the embedder: no game score, the end names the task
+        ("emb-0", "trajectory_step", "a", 5.0, recorded_step("emb", 0, reward=1.0)),
+        ("emb-1", "trajectory_step", "a", 6.0, recorded_step("emb", 1, reward=1.0)),
+        ("emb-end", "episode_end", "a", 7.0, ending("emb", True, None)),
+        # an end without a task: the first instruction is the task
+        ("nt-0", "trajectory_step", "a", 8.0, recorded_step("nt", 0, instruction="make a jar")),
+        ("nt-end", "episode_end", "a", 9.0, ending("nt", False, None, task=None)),
+        # not steps of an episode: no episode_id, no step_index; an end without steps
+        ("orphan", "trajectory_step", "a", 4.0, recorded_step(None, 0)),
+        ("unindexed", "trajectory_step", "a", 4.5, recorded_step("emb", None)),
+        ("lonely-end", "episode_end", "a", 30.0, ending("lonely", True, 0.9)),
+        ("other", "decision", "a", 31.0, {"scenario_id": "famine"}),
+    ]
+    rows += [
+        (f"x{n}-{i}", "trajectory_step", "e", 40.0 + n, recorded_step(f"x{n}", i, reward=0.1 * i))
+        for n in range(8)
+        for i in range(3)
+    ]
+    rows += [
+        (f"x{n}-end", "episode_end", "e", 60.0 + n, ending(f"x{n}", n % 2 == 0, 0.1 * n))
+        for n in range(0, 8, 3)
+    ]
+    return silver(rows, tmp_path)
+
+
+@pytest.mark.parametrize("bucket_steps", [3, 100_000])
+def test_the_day_written_bucket_by_bucket_is_competence_of_the_days_episodes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bucket_steps: int
+) -> None:
+    monkeypatch.setattr(competence_module, "BUCKET_STEPS", bucket_steps)
+    scored: list[int] = []
+
+    def scoring(episodes: pl.DataFrame, embedder: Embedder) -> pl.DataFrame:
+        scored.append(episodes.height)
+        return competence(episodes, embedder)
+
+    monkeypatch.setattr(competence_module, "competence", scoring)
+    events = a_day(tmp_path)
+    target = tmp_path / "competence.parquet"
+    assert write_competence(events, load_embedder(), target) == 12
+    # 37 steps: 13 buckets of about 3 steps, or one
+    assert (len(scored) > 1, sum(scored)) == (bucket_steps == 3, 12)
+    written = pl.read_parquet(target)
+    assert_frame_equal(written, competence(build_episodes(events), load_embedder()))
+    assert written.schema == COMPETENCE_SCHEMA
+    late = written.row(by_predicate=pl.col("episode_id") == "late", named=True)
+    assert (late["score"], late["peak_intermediate_reward"], late["competence"]) == (
+        0.6,
+        0.9,
+        "hard_negative",
+    )
+    tasks = dict(written.select("episode_id", "task_description").iter_rows())
+    assert (tasks["cut"], tasks["nt"], tasks["emb"]) == ("zq xv", "make a jar", TASK)
+    ids = ["cut", "emb", "late", "nt", *(f"x{n}" for n in range(8))]
+    assert written.get_column("episode_id").to_list() == ids
+
+
+def test_a_day_without_ends_or_steps_writes_its_rows_or_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(competence_module, "BUCKET_STEPS", 2)
+    truncated = silver(
+        [
+            (f"t{n}", "trajectory_step", "a", float(n), recorded_step(f"t{n % 3}", n))
+            for n in range(6)
+        ],
+        tmp_path,
+    )
+    target = tmp_path / "competence.parquet"
+    assert write_competence(truncated, load_embedder(), target) == 3
+    assert_frame_equal(
+        pl.read_parquet(target), competence(build_episodes(truncated), load_embedder())
+    )
+    nothing = silver([("d", "decision", "a", 1.0, {"scenario_id": "famine"})], tmp_path)
+    assert write_competence(nothing, load_embedder(), target) == 0
+    assert pl.read_parquet(target).schema == COMPETENCE_SCHEMA

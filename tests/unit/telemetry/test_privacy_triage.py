@@ -10,6 +10,7 @@ from polars.testing import assert_frame_equal
 from distill_assets.defs.player_ids import hmac_pads, player_key
 from distill_assets.defs.telemetry import events as telemetry_events
 from distill_assets.defs.telemetry import privacy as privacy_module
+from distill_assets.defs.telemetry import triage as triage_module
 from distill_assets.defs.telemetry.privacy import (
     SilverIdentity,
     consent_events,
@@ -17,7 +18,7 @@ from distill_assets.defs.telemetry.privacy import (
     exclusions,
     write_accepted_events,
 )
-from distill_assets.defs.telemetry.triage import triage
+from distill_assets.defs.telemetry.triage import pass_rates, triage, write_triage
 from distill_assets.lib.hashing import split_bucket
 from distill_assets.rules import telemetry_privacy
 from distill_assets.rules import telemetry_triage as rules
@@ -394,6 +395,13 @@ def test_triage_reads_payloads_in_batches_with_the_same_rows(
     monkeypatch.setattr(telemetry_events, "PAYLOAD_BATCH_ROWS", 2)
     batched = triage(silver)
     assert_frame_equal(batched, whole)
+    # written as judged, 3 candidates at a time: the same rows in the same order
+    monkeypatch.setattr(triage_module, "JUDGE_BATCH_ROWS", 3)
+    target = tmp_path / "triage.parquet"
+    assert write_triage(silver, target) == 8
+    assert_frame_equal(pl.read_parquet(target), whole)
+    rates = {"decision": 0.3333, "walk": 0.0, "wheel_manipulation": 0.0, "all": 0.125}
+    assert pass_rates(pl.scan_parquet(target)) == pass_rates(whole) == rates
     reasons = dict(whole.select("event_id", "reason").iter_rows())
     assert {e: reasons[e].removeprefix("audit:") for e in ("d2", "d3", "s3", "s4")} == {
         "d2": "no_trigger",
