@@ -511,6 +511,91 @@ def table(result: dict[str, object]) -> str:
     return "\n".join(lines)
 
 
+# the bronze steps a day's shards split (`DISTILL_INGEST_SHARDS`), and the merge's cost as a share
+# of the unsharded step's (docs/scaling-out.md: a shard's parse costs what its files cost unsharded)
+SHARDED_STEPS = (
+    "escalation_records",
+    "revision_validations",
+    "telemetry_bronze",
+    "traces_bronze",
+)
+MERGE_SHARE = 0.09
+TWO_HOURS_S = 7200.0
+
+
+def step_dependencies() -> dict[str, dict[str, list[str]]]:
+    """Each night job's steps and the steps each waits for (from Dagster's execution plan)."""
+    from dagster._core.execution.api import create_execution_plan
+
+    from distill_assets.defs.jobs import INGEST_JOB, RELEASE_JOB
+
+    found = {}
+    for job, tags in ((INGEST_JOB, {"dagster/partition": DAY}), (RELEASE_JOB, {})):
+        plan = create_execution_plan(night_job(job), tags=tags)
+        found[job] = {
+            step.key: sorted(plan.get_step_by_key(step.key).get_execution_dependency_keys())
+            for step in plan.get_all_steps_in_topo_order()
+        }
+    return found
+
+
+def project(
+    result: dict[str, object], deps: dict[str, dict[str, list[str]]], gb: float, workers: int
+) -> dict[str, float]:
+    """Bounds on the night's wall seconds at `gb` of telemetry on `workers` 2-core workers.
+
+    Every step's wall scales with the day from the recorded night (linear through zero:
+    conservative for fixed costs); on several workers a bronze step runs as that many shards,
+    1/`workers` of it each, plus the merge.
+    Each job is scheduled on the workers, one step per worker at a time: its wall is at least
+    the longer of its critical path and its work over the workers, and at most their sum
+    (Graham's bound for any greedy scheduler). `publish_release` starts after `daily_ingest`.
+    """
+    factor = gb / (result["raw_bytes"]["telemetry"] / 1e9)
+    walls = {}
+    for row in result["rows"]:
+        job, _, step = str(row["step"]).partition(": ")
+        if step:
+            wall = float(row["wall_s"]) * factor
+            if step in SHARDED_STEPS and workers > 1:
+                wall = wall / workers + wall * MERGE_SHARE
+            walls[(job, step)] = wall
+    bounds = {"lower_s": 0.0, "upper_s": 0.0}
+    for job, steps in deps.items():
+        finish: dict[str, float] = {}
+        for step, waits in steps.items():  # topological order
+            finish[step] = walls[(job, step)] + max((finish[w] for w in waits), default=0.0)
+        critical, work = max(finish.values()), sum(walls[(job, s)] for s in steps)
+        bounds["lower_s"] += max(critical, work / workers)
+        bounds["upper_s"] += critical + work / workers
+    return {key: round(value) for key, value in bounds.items()}
+
+
+def projection_table(result: dict[str, object], gb: float, most: int = 64) -> str:
+    """The Markdown table of `project` for 1, 2, 4, … workers, and the fewest inside 2 hours."""
+    deps = step_dependencies()
+    lines = [
+        f"### {gb:g} GB of telemetry a day, from {result['command']}",
+        "",
+        "| 2-core workers | night wall s, at least | at most |",
+        "| ---: | ---: | ---: |",
+    ]
+    fewest = None
+    for workers in range(1, most + 1):
+        bounds = project(result, deps, gb, workers)
+        if workers & (workers - 1) == 0:
+            lines.append(f"| {workers} | {bounds['lower_s']:,} | {bounds['upper_s']:,} |")
+        if fewest is None and bounds["upper_s"] <= TWO_HOURS_S:
+            fewest = workers
+    final = project(result, deps, gb, most)
+    lines += [
+        "",
+        f"Fewest workers inside 2 hours (upper bound): {fewest or f'none up to {most}'}; on "
+        f"{most} the night still takes at least {final['lower_s']:,} s (its critical paths).",
+    ]
+    return "\n".join(lines)
+
+
 def history_path(measured_on: str, history: Path = HISTORY) -> Path:
     """`night-<date>.json`, or with the first free suffix b, c, … if the day has one."""
     path = history / f"night-{measured_on}.json"
@@ -544,8 +629,15 @@ def main(argv: list[str] | None = None) -> int:
         "--max-concurrent", type=int, default=1, help="steps at once (multiprocess)"
     )
     parser.add_argument("--curate-parts", default=None, help="time curate's parts on LAKE")
+    parser.add_argument(
+        "--project", type=Path, default=None, help="project a recorded night (JSON) to --to-gb"
+    )
+    parser.add_argument("--to-gb", type=float, default=100.0, help="telemetry GB a day (--project)")
     parser.add_argument("--child", nargs="+", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.project:
+        print(projection_table(json.loads(args.project.read_text()), args.to_gb))
+        return 0
     if args.curate_parts:
         print(json.dumps(curate_parts(args.curate_parts)))
         return 0

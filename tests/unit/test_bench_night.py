@@ -91,3 +91,33 @@ def test_night_sampler_counts_a_child_process_cpu_and_memory_after_it_ended() ->
     tree_peak = max(rss for _, _, rss in sampler.samples)
     assert tree_peak >= sampler.peaks[child.pid]
     assert sampler.samples[-1][1] - sampler.samples[0][1] >= 0.5
+
+
+def test_night_projection_bounds_the_wall_by_critical_path_and_work_over_workers() -> None:
+    result = {
+        "raw_bytes": {"telemetry": 2e9},
+        "rows": [
+            {"step": "daily_ingest: telemetry_bronze", "wall_s": 100.0},
+            {"step": "daily_ingest: telemetry__triage", "wall_s": 30.0},
+            {"step": "daily_ingest: traces_sft", "wall_s": 10.0},
+            {"step": "daily_ingest (whole run)", "wall_s": 999.0},
+            {"step": "publish_release: curate", "wall_s": 20.0},
+        ],
+    }
+    deps = {
+        "daily_ingest": {
+            "telemetry_bronze": [],
+            "telemetry__triage": ["telemetry_bronze"],
+            "traces_sft": [],
+        },
+        "publish_release": {"curate": []},
+    }
+    # ×5 (10 GB from 2): bronze 500 s split over 4 workers + the merge (45 s), then triage 150 s;
+    # traces 50 s beside them; the release's 100 s after
+    ingest_path, ingest_work = 125 + 45 + 150, 125 + 45 + 150 + 50
+    assert night.project(result, deps, 10.0, 4) == {
+        "lower_s": round(max(ingest_path, ingest_work / 4) + 100),
+        "upper_s": round(ingest_path + ingest_work / 4 + 100 + 100 / 4),
+    }
+    # one worker: the work is the bound, bronze unsharded
+    assert night.project(result, deps, 10.0, 1)["lower_s"] == 500 + 150 + 50 + 100
