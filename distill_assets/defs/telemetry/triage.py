@@ -81,7 +81,7 @@ def _contexts(events: pl.LazyFrame) -> Iterator[pl.DataFrame]:
     reasoning_given = pl.col("reasoning").str.strip_chars().str.len_chars() > 0
     folder = working_dir(f"{SOURCE}-triage")
     candidates, peer = folder / "candidates.parquet", folder / "peer.parquet"
-    con = connect()
+    con = connect(private=True)  # a memory limit is global to a database: not the shared one's
     try:
         con.execute(f"SET memory_limit = '{CONTEXT_MEMORY_LIMIT}'")
         write_frames(

@@ -20,6 +20,7 @@ from distill_assets.defs.telemetry.privacy import (
 )
 from distill_assets.defs.telemetry.triage import pass_rates, triage, write_triage
 from distill_assets.lib.hashing import split_bucket
+from distill_assets.lib.sql import connect
 from distill_assets.rules import telemetry_privacy
 from distill_assets.rules import telemetry_triage as rules
 
@@ -400,6 +401,9 @@ def test_triage_reads_payloads_in_batches_with_the_same_rows(
     target = tmp_path / "triage.parquet"
     assert write_triage(silver, target) == 8
     assert_frame_equal(pl.read_parquet(target), whole)
+    # its smaller memory limit was its own database's, not the one the process shares
+    ((limit,),) = connect().execute("SELECT current_setting('memory_limit')").fetchall()
+    assert limit == "1.8 GiB"
     rates = {"decision": 0.3333, "walk": 0.0, "wheel_manipulation": 0.0, "all": 0.125}
     assert pass_rates(pl.scan_parquet(target)) == pass_rates(whole) == rates
     reasons = dict(whole.select("event_id", "reason").iter_rows())
