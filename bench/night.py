@@ -51,6 +51,7 @@ from bench.process import child_json
 BENCH = Path(__file__).resolve().parent
 DATA = BENCH / "data"
 HISTORY = BENCH / "history"
+RESULTS = BENCH / "results"
 DAY = "2026-11-19"
 SOURCES = ("telemetry", "traces", "escalations", "revisions")
 PART_MB = 200
@@ -277,28 +278,26 @@ def night_job(name: str):
     return _definitions().resolve_job_def(name)
 
 
-def _execute(job: str, partition: str | None, instance, executor: str) -> str:
-    """Run `job` as the settings' executor runs it; return its run id, raise if it failed."""
+def _execute(job: str, partition: str | None, instance, executor: str) -> tuple[str, str]:
+    """Run `job` as the settings' executor runs it; return its run id and why it failed ("")."""
     import dagster as dg
 
     from distill_assets.operations.launch import QUIET_RUN_CONFIG, failure_lines
 
     if executor == "in_process":
-        return (
-            night_job(job)
-            .execute_in_process(
-                instance=instance, partition_key=partition, run_config=QUIET_RUN_CONFIG
-            )
-            .run_id
+        run = night_job(job).execute_in_process(
+            instance=instance,
+            partition_key=partition,
+            run_config=QUIET_RUN_CONFIG,
+            raise_on_error=False,
         )
+        return run.run_id, "" if run.success else "; ".join(failure_lines(run))
     reconstructable = dg.build_reconstructable_job(
         __name__, night_job.__name__, reconstructable_kwargs={"name": job}
     )
     tags = {"dagster/partition": partition} if partition else None
     with dg.execute_job(reconstructable, instance, run_config=QUIET_RUN_CONFIG, tags=tags) as run:
-        if not run.success:
-            raise RuntimeError(f"{job} failed: " + "; ".join(failure_lines(run)))
-        return run.run_id
+        return run.run_id, "" if run.success else "; ".join(failure_lines(run))
 
 
 def night() -> dict[str, object]:
@@ -321,7 +320,7 @@ def night() -> dict[str, object]:
     with dg.DagsterInstance.get() as instance:
         for job, partition in ((INGEST_JOB, DAY), (RELEASE_JOB, None)):
             run_start = time.time()
-            run_id = _execute(job, partition, instance, executor)
+            run_id, failed = _execute(job, partition, instance, executor)
             sampler.sample()
             wall = time.time() - run_start
             cpu = sampler.window(run_start, time.time())[0]
@@ -336,6 +335,9 @@ def night() -> dict[str, object]:
                     "dagster_overhead_s": round(wall - sum(s["wall_s"] for s in steps), 2),
                 }
             )
+            if failed:  # what ran is kept; the night stops where a run failed
+                sampler.stop()
+                return {"rows": rows, "executor": executor, "failed": f"{job}: {failed}"}
     sampler.stop()
     rows.append(
         {
@@ -463,6 +465,8 @@ def measure(
             shutil.rmtree(work / "dagster_home", ignore_errors=True)
             env = _env(work, raw, executor, concurrent)
             nights.append(child_json("bench.night", ["--child", "night"], env))
+        if nights[-1].get("failed"):  # no later repeat: this night's steps are the record
+            break
     total_mb = sum(sizes.values()) / 1e6
     at_once = f", at most {concurrent} step(s) at once" if executor != "in_process" else ""
     label = (
@@ -488,6 +492,7 @@ def measure(
         f"spread over the pairs; the night in one fresh process ({executor.replace('_', '-')} "
         f"executor{at_once}), CPU and RSS of its process tree sampled every {SAMPLE_S} s",
         "raw_bytes": sizes,
+        "failed": nights[-1].get("failed"),
         "rows": rows,
     }
 
@@ -659,10 +664,17 @@ def main(argv: list[str] | None = None) -> int:
         executor=args.executor,
         concurrent=args.max_concurrent,
     )
-    out = args.out or history_path(str(result["measured_on"]))
+    if result["failed"]:  # kept for reading, out of the history the table and check use
+        out = args.out or RESULTS / f"night-failed-{result['measured_on']}.json"
+        out.parent.mkdir(parents=True, exist_ok=True)
+    else:
+        out = args.out or history_path(str(result["measured_on"]))
     out.write_text(json.dumps(result, indent=1) + "\n")
     print(table(result))
     print(f"\nwritten: {out}")
+    if result["failed"]:
+        print(f"the night failed: {result['failed']}", file=sys.stderr)
+        return 1
     return 0
 
 

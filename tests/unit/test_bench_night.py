@@ -1,5 +1,6 @@
 """bench.night's bookkeeping: ratios and their spread, step windows, history file names."""
 
+import json
 import subprocess
 import sys
 import time
@@ -121,3 +122,37 @@ def test_night_projection_bounds_the_wall_by_critical_path_and_work_over_workers
     }
     # one worker: the work is the bound, bronze unsharded
     assert night.project(result, deps, 10.0, 1)["lower_s"] == 500 + 150 + 50 + 100
+
+
+def test_a_failed_night_is_kept_with_its_steps_outside_the_history(tmp_path, monkeypatch) -> None:
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    (raw / ".complete").write_text('{"bytes": {"telemetry": 2000000000}}')
+    monkeypatch.setattr(night, "generate", lambda gb, others: raw)
+    copy = {"wall_s": 2.0, "cpu_s": 2.0, "peak_rss_mib": 100}
+    failed = {
+        "rows": [
+            {
+                "step": "daily_ingest: telemetry_bronze",
+                "wall_s": 8.0,
+                "cpu_s": 6.0,
+                "peak_rss_mib": 900,
+            }
+        ],
+        "failed": "daily_ingest: telemetry_bronze failed: OSError: no space",
+    }
+    answers = iter([copy, failed, copy, failed])
+    monkeypatch.setattr(night, "child_json", lambda *args: next(answers))
+    monkeypatch.setattr(night, "RESULTS", tmp_path / "results")
+    monkeypatch.setattr(night, "history_path", lambda *args: tmp_path / "history.json")
+    assert night.main(["--telemetry-gb", "2", "--repeats", "2"]) == 1
+    # the first failure ends the repeats; its steps are written among the results, not the history
+    assert next(answers) is copy
+    (written,) = (tmp_path / "results").iterdir()
+    result = json.loads(written.read_text())
+    assert result["failed"] == failed["failed"]
+    assert [r["step"] for r in result["rows"]] == [
+        night.COPY_STEP,
+        "daily_ingest: telemetry_bronze",
+    ]
+    assert not (tmp_path / "history.json").exists()
