@@ -20,7 +20,7 @@ import polars as pl
 
 from distill_assets.contracts.published import SUBJECT_COLUMN, feed_schema
 from distill_assets.defs.telemetry import privacy
-from distill_assets.defs.telemetry.episodes import END_FIELDS, episode_text
+from distill_assets.defs.telemetry.episodes import END_FIELDS, episode_text, first_ends
 from distill_assets.defs.telemetry.events import payload_field_batches
 from distill_assets.lib.cleanup import working_dir
 from distill_assets.lib.embed import Embedder
@@ -119,17 +119,7 @@ def score_episodes(steps: pl.DataFrame, ends: pl.DataFrame) -> pl.DataFrame:
     episode_id not null). Each episode's steps and ends must all be given. An episode's steps keep
     only what the score reads: the action type, the instruction and the reward.
     """
-    first_end = (
-        ends.sort("event_time", "event_id")
-        .unique("episode_id", keep="first", maintain_order=True)
-        .select(
-            "episode_id",
-            "success",
-            "task_description",
-            "competence_score",
-            pl.lit(True).alias("ended"),
-        )
-    )
+    first_end = first_ends(ends.lazy()).with_columns(pl.lit(True).alias("ended"))
     instruction = pl.col("observation_natural_language_instruction")
     step = pl.struct(
         pl.struct(instruction.fill_null("").alias("natural_language_instruction")).alias(
