@@ -63,15 +63,20 @@ def test_connect_reads_no_setting_its_caller_gives_the_lake(
 def test_every_database_spills_past_its_memory_limit_outside_the_working_directory() -> None:
     """A shared cursor and a private database: `MEMORY_LIMIT`, spilling under the system temp.
 
+    The process's shared database took the system temp of the moment it was made (an earlier
+    test in the same worker may have pointed `tempfile` elsewhere), so its folder is checked by
+    name and place; a private database is made now, under today's system temp.
     A sort of ~200 MB of text under a 128 MB limit completes by spilling (DuckDB raises an
     out-of-memory error on it without a spill folder).
     """
-    spill = str(Path(tempfile.gettempdir()) / f"distill-duckdb-{os.getpid()}")
-    for con in (connect(), connect(private=True)):
-        ((limit, folder),) = con.execute(
-            "SELECT current_setting('memory_limit'), current_setting('temp_directory')"
-        ).fetchall()
-        assert (limit, folder) == ("1.8 GiB", spill)
+    name = f"distill-duckdb-{os.getpid()}"
+    settings = "SELECT current_setting('memory_limit'), current_setting('temp_directory')"
+    ((limit, folder),) = connect().execute(settings).fetchall()
+    assert (limit, Path(folder).name) == ("1.8 GiB", name)
+    assert Path(folder).is_absolute()
+    assert not Path(folder).is_relative_to(Path.cwd())
+    ((limit, folder),) = connect(private=True).execute(settings).fetchall()
+    assert (limit, folder) == ("1.8 GiB", str(Path(tempfile.gettempdir()) / name))
     con = connect(private=True)
     con.execute("SET memory_limit = '128MB'")
     sort = (
