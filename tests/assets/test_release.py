@@ -312,7 +312,11 @@ def test_more_withheld_rows_than_the_threshold_block_the_release(distill_env: Se
         e for e in result.get_asset_check_evaluations() if e.check_name == "independent_pii_scan"
     )
     assert failed.metadata["failures"].value == {
-        "instruction": {"withheld_rows": WITHHELD_MAX_ROWS + 1, "threshold": WITHHELD_MAX_ROWS}
+        "instruction": {
+            "withheld_rows": WITHHELD_MAX_ROWS + 1,
+            "rows": WITHHELD_MAX_ROWS + 2,
+            "threshold": WITHHELD_MAX_ROWS,
+        }
     }
     assert result.asset_materializations_for_node("release__dataset") == []
     assert not repo(distill_env).exists()

@@ -14,6 +14,7 @@ again. A config with a finding remembers none of its files.
 """
 
 import hashlib
+import math
 from collections.abc import Callable
 from importlib.metadata import version
 from pathlib import Path
@@ -50,7 +51,7 @@ from distill_assets.lib.lake import (
 )
 from distill_assets.lib.scrub import leak_counts, scrubbed_columns
 from distill_assets.rules import rules_version
-from distill_assets.rules.curation import WITHHELD_MAX_ROWS
+from distill_assets.rules.curation import WITHHELD_MAX_ROWS, WITHHELD_MAX_SHARE
 
 
 def checks_version() -> str:
@@ -284,6 +285,31 @@ def no_unscrubbed_secrets(settings: DistillSettings) -> dg.AssetCheckResult:
     return _text_check(settings, "no_unscrubbed_secrets", None, leaks)
 
 
+def withheld_limit(rows: int) -> int:
+    """Return the most withheld rows a config of `rows` rows (published plus withheld) may have.
+
+    The larger of `WITHHELD_MAX_ROWS` and `WITHHELD_MAX_SHARE` of the rows, rounded up.
+    """
+    return max(WITHHELD_MAX_ROWS, math.ceil(rows * WITHHELD_MAX_SHARE))
+
+
+def withheld_over_threshold(
+    withheld: pl.DataFrame, published: dict[str, int]
+) -> dict[str, dict[str, int]]:
+    """Return, per config withholding more rows than `withheld_limit` allows, its counts.
+
+    `withheld` holds the candidate's withheld findings (`WITHHELD_SCHEMA`; a row may have several),
+    `published` the rows each config publishes.
+    """
+    per_config = dict(withheld.group_by("config").agg(pl.col("id").n_unique()).iter_rows())
+    over = {}
+    for config, count in sorted(per_config.items()):
+        rows = published.get(config, 0) + count
+        if count > withheld_limit(rows):
+            over[config] = {"withheld_rows": count, "rows": rows, "threshold": withheld_limit(rows)}
+    return over
+
+
 @dg.asset_check(asset=CANDIDATE_KEY, blocking=True)
 def independent_pii_scan(
     settings: DistillSettings, player_id_hasher: PlayerIdHasher
@@ -294,20 +320,22 @@ def independent_pii_scan(
     `defs/release/scan.py` — and the known-player detector (a token whose keyed hash is a known
     player_key, `defs/release/known_players.py`). The candidate already left out the rows the
     scan flagged in the curated text (`withhold.py`), so a hit here is text the release built
-    itself. More than `WITHHELD_MAX_ROWS` withheld rows in one config also block (a systematic
-    scrubber failure). Failures name the config, row ids, columns and finding types. Files passed
-    before under the same checks version are not read again (module docstring); every line of
-    the files read is split and prefiltered here, and the detectors read the candidate lines the
-    candidate's own scan did not read (`withhold.read_line_memory`: same findings by line digest).
+    itself. More withheld rows in one config than `withheld_limit` allows also block (a
+    systematic scrubber failure). Failures name the config, row ids, columns and finding types.
+    Files passed before under the same checks version are not read again (module docstring);
+    every line of the files read is split and prefiltered here, and the detectors read the
+    candidate lines the candidate's own scan did not read (`withhold.read_line_memory`: same
+    findings by line digest).
     """
     withheld = read_withheld(settings.resolved().lake_root)
-    per_config = dict(withheld.group_by("config").agg(pl.col("id").n_unique()).iter_rows())
-    over = {c: n for c, n in sorted(per_config.items()) if n > WITHHELD_MAX_ROWS}
+    manifest = read_manifest(candidate_dir(settings.resolved().lake_root))
+    published = {
+        config: sum(split.rows for split in entry.splits.values())
+        for config, entry in manifest.configs.items()
+    }
+    over = withheld_over_threshold(withheld, published)
     if over:
-        return _result(
-            {c: {"withheld_rows": n, "threshold": WITHHELD_MAX_ROWS} for c, n in over.items()},
-            withheld_rows=dg.MetadataValue.int(withheld.height),
-        )
+        return _result(over, withheld_rows=dg.MetadataValue.int(withheld.height))
     known = known_players(settings.resolved().lake_root, player_id_hasher)
     lines = read_line_memory(settings.resolved().lake_root)
 

@@ -47,7 +47,9 @@ LINE_MEMORY_SCHEMA = {"digest": pl.String(), "types": pl.List(pl.String())}
 _EMAIL = re.compile(r"(?<![\w.+%-])[\w.+%-]+@(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,}(?![\w-])")
 _IPV4 = re.compile(r"(?<![\w.])\d{1,3}(?:\.\d{1,3}){3}(?![\w]|\.\d)")
 _IPV6 = re.compile(r"(?<![\w:.])[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?![\w:])")
-_CARD = re.compile(r"(?<![\d.-])\d(?:[ .-]?\d){12,18}(?![\d])")
+# a card number is a token of its own: a digit run glued to a letter, digit or `_` is part of
+# a longer token (a hex hash, an id such as `16d4655364312022`), the scrubber's `\b` rule
+_CARD = re.compile(r"(?<![\w.-])\d(?:[ .-]?\d){12,18}(?![\w])")
 _SSN = re.compile(r"(?<![\d-])(\d{3})[- ](\d{2})[- ](\d{4})(?![\d-])")
 _IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b")
 # lowercase or dotted/dashed IBANs: only compact or in groups of four (prose is not an IBAN)
@@ -73,6 +75,16 @@ _VENDOR_KEY = re.compile(
 _HOME = re.compile(r"(?:/home/|/Users/|\b[A-Za-z]:\\{1,2}Users\\{1,2})([^/\\\s\"'<>|]+)", re.I)
 _URL_USERINFO = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://([^\s/@]+):([^\s/@]+)@")
 _PLACEHOLDER = re.compile(r"^\[REDACTED_[A-Z_]+\]$")
+_WORD = re.compile(r"\w")
+# the end of a field name naming an identifier, then its `:`/`=` and an opening quote, right
+# before a value: `run_id":"`, `"id": `, `runId=`, `run:` (a provenance ref's segment)
+IDENTIFIER_LABEL = (
+    r"(?:(?:^|[^A-Za-z0-9])(?i:id|ids|ref|key|run|step|line|episode|event|session|trace|turn)"
+    r"|[a-z](?:Id|ID|Ref|Key))[\"']?[ \t]*[:=][ \t]*[\"']?$"
+)
+_IDENTIFIER_LABEL = re.compile(IDENTIFIER_LABEL)
+# what may follow an identifier's value: its closing quote, the next field or ref segment, the end
+_VALUE_END = re.compile(r"[\"'/,;}\]+&|\s]|$")
 _DOCUMENTATION = tuple(
     ipaddress.ip_network(n)
     for n in ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32")
@@ -219,13 +231,35 @@ def validator_findings(text: str) -> Iterator[str]:
                 yield kind
 
 
-def phone_findings(text: str) -> Iterator[str]:
-    """Yield `phone` per number `phonenumbers` finds valid in the decoded `text`."""
-    matcher = phonenumbers.PhoneNumberMatcher(
-        decoded(text), PHONE_REGION, phonenumbers.Leniency.VALID
+def is_identifier_digits(text: str, start: int, end: int) -> bool:
+    """Whether the plain digit run `text[start:end]` is an identifier, not a phone number.
+
+    It is when it is glued to a letter, digit or `_` (a part of a longer token:
+    `ep_glaze_bowl_112634929356`, `s_13103900`), or when it is the whole value of a field named
+    as an identifier (`IDENTIFIER_LABEL`: `"run_id":"5296837415"`, `run:5296837415/step:0`).
+    A run with a `+`, a separator or parentheses is written as a phone number and stays a
+    candidate, and so does a bare run in prose or under any other name (`"phone":"4155550123"`).
+    """
+    glued = (start > 0 and _WORD.match(text[start - 1])) or (
+        end < len(text) and _WORD.match(text[end])
     )
-    for _ in matcher:
-        yield "phone"
+    if glued:
+        return True
+    labelled = _IDENTIFIER_LABEL.search(text, 0, start) is not None
+    return labelled and _VALUE_END.match(text, end) is not None
+
+
+def phone_findings(text: str) -> Iterator[str]:
+    """Yield `phone` per number `phonenumbers` finds valid in the decoded `text`.
+
+    A plain digit run that is an identifier (`is_identifier_digits`) is not a number.
+    """
+    text = decoded(text)
+    matcher = phonenumbers.PhoneNumberMatcher(text, PHONE_REGION, phonenumbers.Leniency.VALID)
+    for match in matcher:
+        plain = match.raw_string.isascii() and match.raw_string.isdigit()
+        if not (plain and is_identifier_digits(text, match.start, match.end)):
+            yield "phone"
 
 
 def pii_findings(text: str) -> Iterator[str]:

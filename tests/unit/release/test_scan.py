@@ -49,6 +49,47 @@ def test_documented_exceptions_and_placeholders_are_not_findings(text: str) -> N
     assert list(pii_findings(text)) == []
 
 
+# lines of the 10 GB night (2026-11-27) the scan withheld: digit runs inside hex ids and hashes
+# pass the card check, and bare ten-digit ids are valid US numbers
+IDENTIFIER_LINES = [
+    '"principle_id":"16d4655364312022","revision_id":"r1"',
+    '{"player_key":"f035e4103f004471d768503544188a4982653627781f1856f7731"}',
+    '{"run_id":"5296837415","t":0,"tool":"search"}',
+    "run:5296837415/step:0",
+    "episode:ep_glaze_bowl_112634929356",
+    '{"session_id":"s_13103900","total_steps":7}',
+    '{"traceId": 4155550123}',
+]
+
+
+@pytest.mark.parametrize("text", IDENTIFIER_LINES)
+def test_digit_runs_in_identifiers_are_not_cards_or_phones(text: str) -> None:
+    assert list(pii_findings(text)) == []
+
+
+def test_the_identifier_lines_hold_what_the_detectors_would_take_for_numbers() -> None:
+    """The lines above are no findings because of the token rules, not by being harmless."""
+    assert is_card_number("4655364312022")
+    assert is_card_number("4982653627781")
+    assert list(pii_findings("id 5296837415 and 112634929356")) == ["phone", "phone"]
+
+
+@pytest.mark.parametrize(
+    ("text", "kinds"),
+    [
+        ("card:4532015112830366", ["payment_card"]),
+        ('{"card":"4532 0151 1283 0366"}', ["payment_card"]),
+        ("call me at 4155550123", ["phone"]),
+        ('{"phone":"4155550123"}', ["phone"]),
+        ("paid:4155550123", ["phone"]),
+        ('{"user_id":"+1 415 555 0123"}', ["phone"]),
+        ('{"run_id":"(415) 555-0123"}', ["phone"]),
+    ],
+)
+def test_numbers_outside_identifiers_are_still_findings(text: str, kinds: list[str]) -> None:
+    assert list(pii_findings(text)) == kinds
+
+
 def test_card_and_iban_validators() -> None:
     assert is_card_number("5425-2334-3010-9903")
     assert not is_card_number("5425-2334-3010-9904")  # Luhn fails

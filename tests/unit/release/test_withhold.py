@@ -6,6 +6,7 @@ from dataclasses import replace
 import polars as pl
 
 from distill_assets.defs.release.build import build_release
+from distill_assets.defs.release.checks import withheld_limit, withheld_over_threshold
 from distill_assets.defs.release.withhold import (
     find_withheld,
     read_withheld,
@@ -73,3 +74,24 @@ def test_a_part_scanned_before_is_not_read_again(tmp_path):
 
     again = {"sft": [replace(p, fingerprint="fp1", read=unreadable) for p in parts]}
     assert find_withheld(lake, again).rows() == first.rows()
+
+
+def withheld_frame(counts: dict[str, int]) -> pl.DataFrame:
+    """`n` withheld rows per config, each with two findings (one row counts once)."""
+    rows = [
+        (config, "2026-11-19", f"{config}{i}", column, "phone")
+        for config, n in counts.items()
+        for i in range(n)
+        for column in ("prompt", "metadata")
+    ]
+    return pl.DataFrame(rows, schema=["config", "partition", "id", "column", "kind"], orient="row")
+
+
+def test_the_withheld_threshold_is_a_share_of_the_config_with_a_floor():
+    assert [withheld_limit(n) for n in (0, 200_000, 200_001, 1_000_000)] == [20, 20, 21, 100]
+    withheld = withheld_frame({"sft": 21, "rlds": 100, "dpo": 101})
+    published = {"sft": 100, "rlds": 999_900, "dpo": 999_899}
+    assert withheld_over_threshold(withheld, published) == {
+        "dpo": {"withheld_rows": 101, "rows": 1_000_000, "threshold": 100},
+        "sft": {"withheld_rows": 21, "rows": 121, "threshold": 20},
+    }
