@@ -83,6 +83,8 @@ IDENTIFIER_LABEL = (
     r"|[a-z](?:Id|ID|Ref|Key))[\"']?[ \t]*[:=][ \t]*[\"']?$"
 )
 _IDENTIFIER_LABEL = re.compile(IDENTIFIER_LABEL)
+# how far before a digit run its label is looked for (a line can hold many runs)
+LABEL_WINDOW = 64
 # what may follow an identifier's value: its closing quote, the next field or ref segment, the end
 _VALUE_END = re.compile(r"[\"'/,;}\]+&|\s]|$")
 _DOCUMENTATION = tuple(
@@ -245,7 +247,8 @@ def is_identifier_digits(text: str, start: int, end: int) -> bool:
     )
     if glued:
         return True
-    labelled = _IDENTIFIER_LABEL.search(text, 0, start) is not None
+    window = max(0, start - LABEL_WINDOW)
+    labelled = _IDENTIFIER_LABEL.search(text, window, start) is not None
     return labelled and _VALUE_END.match(text, end) is not None
 
 

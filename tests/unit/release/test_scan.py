@@ -59,6 +59,7 @@ IDENTIFIER_LINES = [
     "episode:ep_glaze_bowl_112634929356",
     '{"session_id":"s_13103900","total_steps":7}',
     '{"traceId": 4155550123}',
+    '{"note":"' + "long text " * 30 + '","run_id":"5296837415"}',
 ]
 
 
