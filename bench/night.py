@@ -544,17 +544,14 @@ def step_dependencies() -> dict[str, dict[str, list[str]]]:
     return found
 
 
-def project(
-    result: dict[str, object], deps: dict[str, dict[str, list[str]]], gb: float, workers: int
-) -> dict[str, float]:
-    """Bounds on the night's wall seconds at `gb` of telemetry on `workers` 2-core workers.
+def scaled_walls(
+    result: dict[str, object], gb: float, workers: int
+) -> dict[tuple[str, str], float]:
+    """Each step's wall seconds at `gb` of telemetry on `workers` workers, by `(job, step)`.
 
     Every step's wall scales with the day from the recorded night (linear through zero:
     conservative for fixed costs); on several workers a bronze step runs as that many shards,
     1/`workers` of it each, plus the merge.
-    Each job is scheduled on the workers, one step per worker at a time: its wall is at least
-    the longer of its critical path and its work over the workers, and at most their sum
-    (Graham's bound for any greedy scheduler). `publish_release` starts after `daily_ingest`.
     """
     factor = gb / (result["raw_bytes"]["telemetry"] / 1e9)
     walls = {}
@@ -565,12 +562,45 @@ def project(
             if step in SHARDED_STEPS and workers > 1:
                 wall = wall / workers + wall * MERGE_SHARE
             walls[(job, step)] = wall
-    bounds = {"lower_s": 0.0, "upper_s": 0.0}
+    return walls
+
+
+def critical_paths(
+    walls: dict[tuple[str, str], float], deps: dict[str, dict[str, list[str]]]
+) -> dict[str, list[str]]:
+    """Each job's longest chain of dependent steps (by `walls`), first step first."""
+    paths = {}
     for job, steps in deps.items():
         finish: dict[str, float] = {}
+        before: dict[str, str | None] = {}
         for step, waits in steps.items():  # topological order
-            finish[step] = walls[(job, step)] + max((finish[w] for w in waits), default=0.0)
-        critical, work = max(finish.values()), sum(walls[(job, s)] for s in steps)
+            last = max(waits, key=lambda w: finish[w], default=None)
+            before[step] = last
+            finish[step] = walls[(job, step)] + (finish[last] if last else 0.0)
+        step: str | None = max(finish, key=lambda s: finish[s])
+        path = []
+        while step is not None:
+            path.append(step)
+            step = before[step]
+        paths[job] = path[::-1]
+    return paths
+
+
+def project(
+    result: dict[str, object], deps: dict[str, dict[str, list[str]]], gb: float, workers: int
+) -> dict[str, float]:
+    """Bounds on the night's wall seconds at `gb` of telemetry on `workers` 2-core workers.
+
+    The steps' walls are `scaled_walls`. Each job is scheduled on the workers, one step per
+    worker at a time: its wall is at least the longer of its critical path and its work over the
+    workers, and at most their sum (Graham's bound for any greedy scheduler).
+    `publish_release` starts after `daily_ingest`.
+    """
+    walls = scaled_walls(result, gb, workers)
+    bounds = {"lower_s": 0.0, "upper_s": 0.0}
+    for job, path in critical_paths(walls, deps).items():
+        critical = sum(walls[(job, s)] for s in path)
+        work = sum(walls[(job, s)] for s in deps[job])
         bounds["lower_s"] += max(critical, work / workers)
         bounds["upper_s"] += critical + work / workers
     return {key: round(value) for key, value in bounds.items()}
@@ -598,6 +628,10 @@ def projection_table(result: dict[str, object], gb: float, most: int = 64) -> st
         f"Fewest workers inside 2 hours (upper bound): {fewest or f'none up to {most}'}; on "
         f"{most} the night still takes at least {final['lower_s']:,} s (its critical paths).",
     ]
+    walls = scaled_walls(result, gb, most)
+    for job, path in critical_paths(walls, deps).items():
+        chain = " → ".join(f"`{s}` {walls[(job, s)]:,.0f}" for s in path)
+        lines += ["", f"Critical path of `{job}` on {most} workers (wall s): {chain}."]
     return "\n".join(lines)
 
 

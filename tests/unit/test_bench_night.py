@@ -122,6 +122,14 @@ def test_night_projection_bounds_the_wall_by_critical_path_and_work_over_workers
     }
     # one worker: the work is the bound, bronze unsharded
     assert night.project(result, deps, 10.0, 1)["lower_s"] == 500 + 150 + 50 + 100
+    walls = night.scaled_walls(result, 10.0, 4)
+    assert night.critical_paths(walls, deps) == {
+        "daily_ingest": ["telemetry_bronze", "telemetry__triage"],
+        "publish_release": ["curate"],
+    }
+    # a chain is the longest by its walls, not by its steps: traces alone outlasts bronze + triage
+    walls[("daily_ingest", "traces_sft")] = 400.0
+    assert night.critical_paths(walls, deps)["daily_ingest"] == ["traces_sft"]
 
 
 def test_a_failed_night_is_kept_with_its_steps_outside_the_history(tmp_path, monkeypatch) -> None:
