@@ -26,6 +26,7 @@ unchanged. The merge rewrites bronze once: its cost is in docs/scaling-out.md.
 
 import json
 import re
+from bisect import bisect_left
 from collections.abc import Callable, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
@@ -71,24 +72,33 @@ def shard_count() -> int:
     return resolve_settings().shards
 
 
+def split_sizes(sizes: list[int], shards: int) -> list[range]:
+    """Cut consecutive items of `sizes` into `shards` contiguous index ranges of about equal size.
+
+    An item goes to the range its middle falls in, so the ranges follow the items' order and
+    depend only on the sizes (stable); a range may be empty. All sizes 0: one each.
+    """
+    if not sum(sizes):
+        sizes = [1] * len(sizes)
+    total = sum(sizes)
+    owners, before = [], 0
+    for size in sizes:
+        owners.append(min((2 * before + size) * shards // (2 * total), shards - 1))
+        before += size
+    # the owners never decrease: range k runs from the first item of k to the first of k + 1
+    return [range(bisect_left(owners, k), bisect_left(owners, k + 1)) for k in range(shards)]
+
+
 def split_files(paths: list[str], shards: int, sizes: list[int] | None = None) -> list[list[str]]:
     """Cut a day's files (sorted by path) into `shards` contiguous ranges of about equal bytes.
 
-    A file goes to the shard its middle byte falls in, so the ranges follow the day's file
-    order and depend only on the names and sizes (stable); a shard may be empty. `sizes`
-    default to the files' sizes on their filesystem (all empty: one each).
+    A file goes to the shard its middle byte falls in (`split_sizes`), so the ranges follow the
+    day's file order and depend only on the names and sizes (stable); a shard may be empty.
+    `sizes` default to the files' sizes on their filesystem (all empty: one each).
     """
     ordered = sorted(paths)
     sizes = [UPath(p).stat().st_size for p in ordered] if sizes is None else sizes
-    if not sum(sizes):
-        sizes = [1] * len(ordered)
-    total = sum(sizes)
-    ranges: list[list[str]] = [[] for _ in range(shards)]
-    before = 0
-    for path, size in zip(ordered, sizes, strict=True):
-        ranges[min((2 * before + size) * shards // (2 * total), shards - 1)].append(path)
-        before += size
-    return ranges
+    return [ordered[r.start : r.stop] for r in split_sizes(sizes, shards)]
 
 
 def shard_statement(contract: RawContract, statement: str | None = None) -> str:
@@ -317,9 +327,13 @@ class _Merger:
         return self.bronze.close() if self.bronze is not None else 0
 
 
-def shard_dir(lake_root: str, source: str, day: str) -> UPath:
-    """Return the staging folder of a day's shards of a source (`<k>/bronze.parquet`, …)."""
-    return UPath(lake_root) / SHARDS_FOLDER / source / day
+def shard_dir(lake_root: str, *parts: str) -> UPath:
+    """Return the staging folder `<lake>/_shards/<parts…>` of a day's shards.
+
+    A source's ingest shards: `shard_dir(lake, source, day)` (`<k>/bronze.parquet`, …); a
+    config's product shards: `shard_dir(lake, "curation", config, day)`.
+    """
+    return UPath(lake_root).joinpath(SHARDS_FOLDER, *parts)
 
 
 def shard_key(source: str, shard: int) -> dg.AssetKey:

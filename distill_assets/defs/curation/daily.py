@@ -9,6 +9,12 @@ resources: `product_contexts`), so `curate` finds it fresh and reuses it (its me
 `products_reused`). `curate` still computes any product that is missing or stale (a feed
 partition rewritten later, a rules change, a day ingested by `--source`): the release never
 depends on these assets having run.
+
+With `DISTILL_INGEST_SHARDS=N` above 1 a config's day is split across workers too
+(`product_shards`): a step stages the day's checked candidates
+(`curation/<config>_products_found`), N shard steps (`curation/<config>_products_shard_<k>`)
+each compute a contiguous range of the day's slices, and `curation/<config>_products` merges
+them into the same bytes (or computes the day itself when they are missing or stale).
 """
 
 import dagster as dg
@@ -16,6 +22,11 @@ import polars as pl
 
 from distill_assets.contracts.published import CONFIG_FEEDS, SUBJECT_COLUMN, feed_schema
 from distill_assets.defs.curation.decontaminate import load_eval_ngrams
+from distill_assets.defs.curation.product_shards import (
+    merge_or_compute,
+    stage_found,
+    write_product_shard,
+)
 from distill_assets.defs.curation.products import (
     DayRefresh,
     ProductContext,
@@ -26,6 +37,7 @@ from distill_assets.defs.curation.products import (
 from distill_assets.defs.jobs import DAILY_TAG
 from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.resources import DistillSettings, EmbedderResource
+from distill_assets.defs.shards import shard_count
 from distill_assets.lib.lake import parquet_columns, parquet_row_count
 from distill_assets.rules import rules_metadata, rules_version
 
@@ -87,14 +99,38 @@ def products_metadata(refresh: DayRefresh, context: ProductContext) -> dict[str,
     }
 
 
-def products_asset(config: str) -> dg.AssetsDefinition:
-    """Return the daily-partitioned asset writing one day's products of `config`."""
-    feeds = [dg.AssetKey([source, table]) for source, table in CONFIG_FEEDS[config]]
+def _feeds(config: str) -> list[dg.AssetKey]:
+    return [dg.AssetKey([source, table]) for source, table in CONFIG_FEEDS[config]]
+
+
+def found_key(config: str) -> dg.AssetKey:
+    """Return the key of the step staging a day's checked candidates of `config` (sharded)."""
+    return dg.AssetKey([GROUP, f"{products_table(config)}_found"])
+
+
+def product_shard_key(config: str, shard: int) -> dg.AssetKey:
+    """Return the key of a config's product shard step `shard` (from 0)."""
+    return dg.AssetKey([GROUP, f"{products_table(config)}_shard_{shard}"])
+
+
+def products_asset(config: str, shards: int = 1) -> dg.AssetsDefinition:
+    """Return the daily-partitioned asset writing one day's products of `config`.
+
+    With `shards` above 1 it depends on the config's shard steps and merges them
+    (`product_shards.merge_or_compute`); its metadata then also gives `shards` merged.
+    """
     names = ", ".join(f"`{source}/{table}`" for source, table in CONFIG_FEEDS[config])
+    shard_deps = [product_shard_key(config, k) for k in range(shards)] if shards > 1 else []
+    merge = (
+        f" Merges the day's {shards} shard steps (the same bytes), or computes the day itself "
+        "when they are missing or stale."
+        if shards > 1
+        else ""
+    )
 
     @dg.asset(
         key=products_key(config),
-        deps=feeds,
+        deps=[*_feeds(config), *shard_deps],
         partitions_def=daily_partitions(),
         group_name=GROUP,
         kinds={"polars", "duckdb"},
@@ -108,7 +144,7 @@ def products_asset(config: str) -> dg.AssetsDefinition:
             f"`curation/{products_table(config)}/<day>.parquet`. Computed in slices of the "
             "day's rows (memory bounded per slice); the release's `curate` reuses it while "
             "the feed partitions, curation rules, embedder and eval sets are unchanged, and "
-            "computes it itself otherwise. No file for a day without a feed partition."
+            "computes it itself otherwise. No file for a day without a feed partition." + merge
         ),
     )
     def products(
@@ -116,12 +152,111 @@ def products_asset(config: str) -> dg.AssetsDefinition:
     ) -> dg.MaterializeResult:
         """Bring the day's product file of the config up to date (`products.refresh_day`)."""
         (product_context,) = product_contexts(settings, embedder, [config])
-        refresh = refresh_day(settings.resolved().lake_root, product_context, context.partition_key)
-        return dg.MaterializeResult(metadata=products_metadata(refresh, product_context))
+        lake_root = settings.resolved().lake_root
+        if shards == 1:
+            refresh = refresh_day(lake_root, product_context, context.partition_key)
+            return dg.MaterializeResult(metadata=products_metadata(refresh, product_context))
+        day = merge_or_compute(lake_root, product_context, context.partition_key, shards)
+        if day.not_merged is not None:
+            context.log.info(f"{day.not_merged}: computed the day's products here")
+        metadata = products_metadata(day.refresh, product_context)
+        return dg.MaterializeResult(metadata={**metadata, "shards": day.merged})
 
     return products
 
 
+def found_asset(config: str) -> dg.AssetsDefinition:
+    """Return the step staging a day's checked candidates of `config` for its product shards."""
+
+    @dg.asset(
+        key=found_key(config),
+        deps=_feeds(config),
+        partitions_def=daily_partitions(),
+        group_name=GROUP,
+        kinds={"polars"},
+        code_version=rules_version(GROUP),
+        tags=DAILY_TAG,
+        description=(
+            f"The checked numbers (cards, IBANs) found valid anywhere in the day's `{config}` "
+            "feed rows, staged once for the day's product shards: each shard replaces them in "
+            "its rows, as the whole day's scrub does. Removed by the merge "
+            f"(`curation/{products_table(config)}`); nothing staged for a fresh day."
+        ),
+    )
+    def found(
+        context: dg.AssetExecutionContext, settings: DistillSettings, embedder: EmbedderResource
+    ) -> dg.MaterializeResult:
+        """Stage the day's candidates (`product_shards.stage_found`): counts in metadata."""
+        (product_context,) = product_contexts(settings, embedder, [config])
+        counts = stage_found(settings.resolved().lake_root, product_context, context.partition_key)
+        return dg.MaterializeResult(
+            metadata={
+                "staged": dg.MetadataValue.bool(counts is not None),
+                "candidates": dg.MetadataValue.json(counts or {}),
+            }
+        )
+
+    return found
+
+
+def product_shard_asset(config: str, shard: int, shards: int) -> dg.AssetsDefinition:
+    """Return the step computing shard `shard` of `shards` of a day's products of `config`."""
+
+    @dg.asset(
+        key=product_shard_key(config, shard),
+        deps=[*_feeds(config), found_key(config)],
+        partitions_def=daily_partitions(),
+        group_name=GROUP,
+        kinds={"polars", "duckdb"},
+        code_version=rules_version(GROUP),
+        tags=DAILY_TAG,
+        description=(
+            f"Shard {shard + 1} of {shards} of the day's `{config}` products: a contiguous "
+            "range of the day's slices (about 1/N of the feed bytes), staged for the merge "
+            f"(`curation/{products_table(config)}`), which removes it."
+        ),
+    )
+    def product_shard(
+        context: dg.AssetExecutionContext, settings: DistillSettings, embedder: EmbedderResource
+    ) -> dg.MaterializeResult:
+        """Compute and stage the shard's slices (`product_shards.write_product_shard`)."""
+        (product_context,) = product_contexts(settings, embedder, [config])
+        written = write_product_shard(
+            settings.resolved().lake_root,
+            product_context,
+            context.partition_key,
+            shard=shard,
+            shards=shards,
+        )
+        if not written.reused and written.slices and not written.found_staged:
+            context.log.info("no current staged candidates: collected the day's here")
+        return dg.MaterializeResult(
+            metadata={
+                "shard": dg.MetadataValue.text(f"{shard + 1} of {shards}"),
+                "rows": dg.MetadataValue.int(written.rows),
+                "slices": dg.MetadataValue.int(written.slices),
+                "reused": dg.MetadataValue.bool(written.reused),
+            }
+        )
+
+    return product_shard
+
+
+def product_assets(config: str, shards: int) -> list[dg.AssetsDefinition]:
+    """Return a config's daily product steps: its products asset (and, sharded, the rest).
+
+    With `shards` above 1: the step staging the day's candidates and the shard steps the
+    products asset merges.
+    """
+    if shards == 1:
+        return [products_asset(config)]
+    return [
+        found_asset(config),
+        *(product_shard_asset(config, k, shards) for k in range(shards)),
+        products_asset(config, shards),
+    ]
+
+
 daily_product_assets: list[dg.AssetsDefinition] = [
-    products_asset(config) for config in CONFIG_FEEDS
+    asset for config in CONFIG_FEEDS for asset in product_assets(config, shard_count())
 ]

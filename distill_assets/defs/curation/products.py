@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 import pyarrow as pa
+import pyarrow.parquet as pq
 from upath import UPath
 
 from distill_assets.contracts.published import (
@@ -456,27 +457,57 @@ def feed_slices(
     return slices or [FeedSlice(paths[0], 0, 0, 0, 0)]
 
 
+def _day_scans(files: list[FeedFile], day: str, config: str) -> dict[str, pl.LazyFrame]:
+    """Return the lazy scan of each of a day's feed files (`scan_feed_file`), by path."""
+    return {
+        str(path): scan_feed_file(config, source, table, str(path), day)
+        for source, table, path in files
+    }
+
+
+def day_found(
+    files: list[FeedFile], day: str, config: str, slice_bytes: int = SLICE_BYTES
+) -> dict[str, list[str]]:
+    """Return the checked rules' candidates of a whole day's feed files (`scrub_found`).
+
+    Collected slice by slice in slices of feed bytes alone (they hold no vectors: fewer, larger
+    passes than the products' slices), holding only the candidates.
+    """
+    scans = _day_scans(files, day, config)
+    paths = [path for _, _, path in files]
+    texts = [scans[str(p.path)].slice(p.offset, p.rows) for p in feed_slices(paths, slice_bytes)]
+    return scrub_found(texts, config)
+
+
+def product_slices(
+    files: list[FeedFile], context: ProductContext, slice_bytes: int = SLICE_BYTES
+) -> list[FeedSlice]:
+    """Return the slices a day's products are computed in: feed bytes plus the rows' vectors."""
+    paths = [path for _, _, path in files]
+    return feed_slices(paths, slice_bytes, vector_row_bytes(context))
+
+
 def day_products(
-    files: list[FeedFile], day: str, context: ProductContext, slice_bytes: int = SLICE_BYTES
+    files: list[FeedFile],
+    day: str,
+    context: ProductContext,
+    slice_bytes: int = SLICE_BYTES,
+    *,
+    found: Mapping[str, Sequence[str]] | None = None,
+    pieces: Sequence[FeedSlice] | None = None,
 ) -> Iterator[tuple[FeedSlice, pl.DataFrame]]:
     """Yield the products of one day's feed files slice by slice (`feed_slices`), in row order.
 
     Every product column of a row depends on that row alone (`compute_products`): each slice
-    gets its `first_row` and the checked rules' candidates of the whole day (`scrub_found`,
-    collected slice by slice too, in slices of feed bytes alone: they hold no vectors), so the
-    slices together are the day's products computed at once, with at most one slice's text,
-    signatures and embeddings in memory.
+    gets its `first_row` and the checked rules' candidates of the whole day (`found`, else
+    `day_found` of `files`), so the slices together are the day's products computed at once,
+    with at most one slice's text, signatures and embeddings in memory. `pieces` (some of the
+    day's `product_slices`, e.g. a shard's range) limits the slices computed.
     """
-    config = context.config
-    scans = {
-        str(path): scan_feed_file(config, source, table, str(path), day)
-        for source, table, path in files
-    }
-    paths = [path for _, _, path in files]
-    # the candidates' passes hold text only: slices of feed bytes alone (fewer, larger passes)
-    texts = [scans[str(p.path)].slice(p.offset, p.rows) for p in feed_slices(paths, slice_bytes)]
-    found = scrub_found(texts, config)
-    for piece in feed_slices(paths, slice_bytes, vector_row_bytes(context)):
+    scans = _day_scans(files, day, context.config)
+    found = day_found(files, day, context.config, slice_bytes) if found is None else found
+    pieces = product_slices(files, context, slice_bytes) if pieces is None else pieces
+    for piece in pieces:
         rows = scans[str(piece.path)].slice(piece.offset, piece.rows)
         yield piece, compute_products(rows, context, first_row=piece.first_row, found=found)
 
@@ -491,6 +522,21 @@ class ProductWrite:
     largest_slice_bytes: int
 
 
+def product_footer(context: ProductContext, fingerprint: str) -> dict[bytes, bytes]:
+    """Return the footer key-values of a day's product file (what `product_is_fresh` compares)."""
+    return {VERSION_KEY: context.version.encode(), FINGERPRINT_KEY: fingerprint.encode()}
+
+
+def write_product_groups(writer: pq.ParquetWriter, table: pa.Table) -> None:
+    """Write one slice's (or one row group's) products as row groups of `ROW_GROUP_SIZE` rows.
+
+    The table is made one contiguous chunk first, so a row group's pages are those of its rows
+    alone, not of where its columns' chunks happened to end: rewriting a row group read back
+    from a product file (`product_shards.merge_day_products`) gives the same bytes.
+    """
+    writer.write_table(table.combine_chunks(), row_group_size=ROW_GROUP_SIZE)
+
+
 def write_day_products(
     path: UPath,
     files: list[FeedFile],
@@ -499,16 +545,20 @@ def write_day_products(
     *,
     fingerprint: str,
     slice_bytes: int = SLICE_BYTES,
+    found: Mapping[str, Sequence[str]] | None = None,
+    pieces: Sequence[FeedSlice] | None = None,
+    footer: Mapping[bytes, bytes] | None = None,
 ) -> ProductWrite:
     """Compute one day's products slice by slice into the product file `path`, atomically.
 
-    Each slice is written as it is done (row groups of at most `ROW_GROUP_SIZE` rows; vectors
-    PLAIN and uncompressed); the file carries the product version and the feed `fingerprint`
-    in its footer (what `product_is_fresh` compares).
+    Each slice is written as it is done (`write_product_groups`; vectors PLAIN and
+    uncompressed); the file carries the product version and the feed `fingerprint` in its
+    footer (what `product_is_fresh` compares), and `footer`'s keys too. `found` and `pieces` are
+    `day_products`': a shard writes its range of the day's slices with the day's candidates.
     """
-    slices = day_products(files, day, context, slice_bytes)
+    slices = day_products(files, day, context, slice_bytes, found=found, pieces=pieces)
     first = next(slices)
-    metadata = {VERSION_KEY: context.version.encode(), FINGERPRINT_KEY: fingerprint.encode()}
+    metadata = {**product_footer(context, fingerprint), **(footer or {})}
     schema = first[1].to_arrow().schema.with_metadata(metadata)
     rows = count = largest_rows = largest_bytes = 0
     with parquet_writer_atomic(path, schema, plain=VECTOR_COLUMNS) as writer:
@@ -516,7 +566,7 @@ def write_day_products(
             table = products.to_arrow()
             if not table.schema.equals(schema):
                 table = table.cast(schema)
-            writer.write_table(table, row_group_size=ROW_GROUP_SIZE)
+            write_product_groups(writer, table)
             rows += table.num_rows
             count += 1
             largest_rows = max(largest_rows, piece.rows)

@@ -1,0 +1,361 @@
+"""One day's curation products split across workers: the day's candidates, shards, the merge.
+
+With `DISTILL_INGEST_SHARDS=N` above 1 (`defs.shards`: "a day across N workers"), a config's
+day of products (`curation/<config>_products`) is made by N + 2 steps (`daily.product_assets`):
+
+1. **The day's candidates** (`stage_found`): the scrub of checked numbers replaces, in every row,
+   the valid candidates found anywhere in the day (`products.day_found`), so no shard can scrub
+   its rows from its own rows' candidates. One step collects them once (a text-only pass over
+   the day, about a fifth of the unsharded step: docs/scaling-out.md) and stages them in
+   `found.parquet` with the product version and the feed fingerprint in its footer. They are the
+   valid checked numbers the day's feed partitions hold, in the same lake, removed by the merge,
+   never in metadata.
+2. **N shards** (`write_product_shard`): the day's product slices (`products.product_slices`)
+   are cut into N contiguous ranges of about equal feed bytes (`defs.shards.split_sizes`); shard
+   k computes its range with the day's candidates (its own `day_found` if none are staged or
+   they are stale) and stages them, written as the day's file writes them, in `<k>.parquet`,
+   whose footer holds the product version, the feed fingerprint and what it covers
+   (`ShardRange`: its slices and their rows).
+3. **The merge** (`merge_or_compute`): when the staged shards cover exactly the day's slices for
+   the current version and feed fingerprint, their row groups are copied in order into the
+   day's product file through the same writer (`products.write_product_groups`), atomically: the
+   file is byte-identical to the unsharded step's. Otherwise (a shard missing, a feed partition
+   rewritten since, a rules change, another slice size) the step computes the day itself, as
+   with one shard. Either way it removes the staging folder
+   `<lake>/_shards/curation/<config>/<day>`.
+
+A day whose product file is already fresh is reused by every step (nothing is staged), as
+`products.refresh_day` reuses it; the release's `curate` is unchanged: it reuses fresh product
+files and computes stale ones.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from upath import UPath
+
+from distill_assets.defs.curation.products import (
+    SLICE_BYTES,
+    VECTOR_COLUMNS,
+    DayRefresh,
+    FeedFile,
+    FeedSlice,
+    ProductContext,
+    ProductWrite,
+    day_found,
+    feed_files_of_day,
+    feed_name,
+    product_footer,
+    product_is_fresh,
+    product_slices,
+    products_table,
+    write_day_products,
+    write_product_groups,
+)
+from distill_assets.defs.shards import shard_dir, split_sizes
+from distill_assets.lib.lake import (
+    feed_fingerprint,
+    is_remote,
+    parquet_file,
+    parquet_key_values,
+    parquet_writer_atomic,
+    partition_path,
+    read_parquet_table,
+    write_parquet_atomic,
+)
+
+# the footer key of a staged shard's file: the slices it covers (`ShardRange`)
+RANGE_KEY = b"distill.product_shard"
+FOUND_FILE = "found.parquet"
+# where pyarrow keeps the Arrow schema a Parquet file was written with
+ARROW_SCHEMA_KEY = b"ARROW:schema"
+FOUND_SCHEMA = pa.schema([("rule", pa.string()), ("values", pa.list_(pa.string()))])
+
+
+def product_shard_dir(lake_root: str, config: str, day: str) -> UPath:
+    """Return the staging folder of a day's product shards of `config` (`<k>.parquet`, found)."""
+    return shard_dir(lake_root, "curation", config, day)
+
+
+def shard_ranges(pieces: Sequence[FeedSlice], shards: int) -> list[range]:
+    """Return the contiguous ranges of a day's product slices the `shards` shards compute.
+
+    About equal feed bytes each (`split_sizes`); a range is empty when the day has fewer
+    slices than shards.
+    """
+    return split_sizes([piece.feed_bytes for piece in pieces], shards)
+
+
+@dataclass(frozen=True)
+class ShardRange:
+    """What a staged product shard covers: slices `first .. end` of the day's, their rows."""
+
+    shard: int
+    shards: int
+    first: int
+    end: int
+    slice_rows: list[int]
+
+    def encode(self) -> bytes:
+        """Return the footer value of the shard's staged file."""
+        return json.dumps(asdict(self), sort_keys=True).encode()
+
+    @staticmethod
+    def read(metadata: dict[bytes, bytes]) -> ShardRange | None:
+        """Return the range in a staged file's footer key-values (None: not a shard's file)."""
+        value = metadata.get(RANGE_KEY)
+        return ShardRange(**json.loads(value)) if value is not None else None
+
+
+@dataclass(frozen=True)
+class DayInputs:
+    """A day's feed files of a config, their fingerprint and where its product file goes."""
+
+    path: UPath
+    files: list[FeedFile]
+    fingerprint: str
+
+    @property
+    def feeds(self) -> list[str]:
+        """Return the `source/table` names of the day's feed tables."""
+        return [feed_name(source, table) for source, table, _ in self.files]
+
+
+def day_inputs(lake_root: str, config: str, day: str) -> DayInputs:
+    """Return the day's feed files of `config` (no file: an empty fingerprint)."""
+    files = feed_files_of_day(lake_root, config, day)
+    fingerprint = feed_fingerprint([file for _, _, file in files]) if files else ""
+    path = partition_path(lake_root, "curation", products_table(config), day)
+    return DayInputs(path, files, fingerprint)
+
+
+def _current(path: UPath, context: ProductContext, fingerprint: str) -> dict[bytes, bytes] | None:
+    """Return a staged file's footer key-values if it is for this version and these feeds."""
+    stored = parquet_key_values(path)
+    expected = product_footer(context, fingerprint)
+    return stored if all(stored.get(k) == v for k, v in expected.items()) else None
+
+
+def stage_found(lake_root: str, context: ProductContext, day: str) -> dict[str, int] | None:
+    """Stage the day's checked candidates (`found.parquet`); return their count per rule.
+
+    None (nothing staged) for a day without a feed partition or whose product file is fresh.
+    """
+    inputs = day_inputs(lake_root, context.config, day)
+    if not inputs.files or product_is_fresh(inputs.path, context, inputs.fingerprint):
+        return None
+    found = day_found(inputs.files, day, context.config)
+    table = pa.table(
+        {"rule": list(found), "values": list(found.values())}, schema=FOUND_SCHEMA
+    ).replace_schema_metadata(product_footer(context, inputs.fingerprint))
+    target = product_shard_dir(lake_root, context.config, day) / FOUND_FILE
+    write_parquet_atomic(table, target)
+    return {rule: len(values) for rule, values in found.items()}
+
+
+def staged_found(
+    lake_root: str, context: ProductContext, day: str, fingerprint: str
+) -> dict[str, list[str]] | None:
+    """Return the day's staged candidates if current (this version, these feeds), else None."""
+    path = product_shard_dir(lake_root, context.config, day) / FOUND_FILE
+    if _current(path, context, fingerprint) is None:
+        return None
+    rows = read_parquet_table(path).to_pylist()
+    return {row["rule"]: row["values"] for row in rows}
+
+
+@dataclass(frozen=True)
+class ShardWrite:
+    """What a product shard step did: its slices and rows, whether the candidates were staged.
+
+    `reused`: the day's product file was fresh, nothing was computed or staged.
+    """
+
+    slices: int
+    rows: int
+    found_staged: bool
+    reused: bool
+
+
+def write_product_shard(
+    lake_root: str,
+    context: ProductContext,
+    day: str,
+    *,
+    shard: int,
+    shards: int,
+    slice_bytes: int = SLICE_BYTES,
+) -> ShardWrite:
+    """Compute shard `shard` of `shards` of a day's products into `<k>.parquet` (staged).
+
+    The shard's range of the day's slices (`shard_ranges`), with the day's staged candidates
+    (else its own `day_found`), written as the day's file writes them, with the product version,
+    feed fingerprint and its `ShardRange` in the footer. An empty range stages a file of no
+    column holding that footer alone.
+    """
+    config = context.config
+    inputs = day_inputs(lake_root, config, day)
+    if not inputs.files or product_is_fresh(inputs.path, context, inputs.fingerprint):
+        return ShardWrite(0, 0, found_staged=False, reused=bool(inputs.files))
+    pieces = product_slices(inputs.files, context, slice_bytes)
+    span = shard_ranges(pieces, shards)[shard]
+    mine = pieces[span.start : span.stop]
+    covered = ShardRange(shard, shards, span.start, span.stop, [p.rows for p in mine])
+    footer = {RANGE_KEY: covered.encode()}
+    target = product_shard_dir(lake_root, config, day) / f"{shard}.parquet"
+    found = staged_found(lake_root, context, day, inputs.fingerprint)
+    if not mine:
+        metadata = {**product_footer(context, inputs.fingerprint), **footer}
+        write_parquet_atomic(pa.table({}).replace_schema_metadata(metadata), target)
+        return ShardWrite(0, 0, found_staged=found is not None, reused=False)
+    written = write_day_products(
+        target,
+        inputs.files,
+        day,
+        context,
+        fingerprint=inputs.fingerprint,
+        slice_bytes=slice_bytes,
+        found=found if found is not None else day_found(inputs.files, day, config, slice_bytes),
+        pieces=mine,
+        footer=footer,
+    )
+    return ShardWrite(written.slices, written.rows, found_staged=found is not None, reused=False)
+
+
+def check_shards(
+    staged: list[UPath], context: ProductContext, fingerprint: str, pieces: Sequence[FeedSlice]
+) -> str | None:
+    """Return why the staged shard files cannot be merged into the day's products, or None.
+
+    They must exist, be of this product version and feed fingerprint, and cover, in order, the
+    day's slices `pieces` exactly (the same slices, of the same rows).
+    """
+    end = 0
+    for number, path in enumerate(staged):
+        if not path.exists():
+            return f"shard {number} is not staged"
+        footer = _current(path, context, fingerprint)
+        covered = ShardRange.read(footer) if footer is not None else None
+        if covered is None:
+            return f"shard {number} is stale (another product version or feed partition)"
+        rows = [piece.rows for piece in pieces[covered.first : covered.end]]
+        if covered.first != end or covered.slice_rows != rows:
+            return f"shard {number} covers other slices than the day's"
+        end = covered.end
+    if end != len(pieces):
+        return f"the shards cover {end} of the day's {len(pieces)} slices"
+    return None
+
+
+def written_schema(reader: pq.ParquetFile) -> pa.Schema:
+    """Return the Arrow schema a Parquet file was written with (its footer's `ARROW:schema`).
+
+    Not `schema_arrow`, the schema read back: it names every list's items `element` where the
+    writer's said `item`, and the footer stores the writer's.
+    """
+    encoded = (reader.metadata.metadata or {})[ARROW_SCHEMA_KEY]
+    return pa.ipc.read_schema(pa.py_buffer(base64.b64decode(encoded)))
+
+
+def merge_day_products(
+    path: UPath,
+    staged: list[UPath],
+    context: ProductContext,
+    fingerprint: str,
+    pieces: Sequence[FeedSlice],
+) -> ProductWrite:
+    """Copy the staged shards' row groups, in order, into the day's product file `path`.
+
+    Atomically, through the writer and settings of `products.write_day_products`, with its
+    footer (the shards' ranges dropped): the bytes the unsharded step writes. The shards must
+    pass `check_shards`.
+    """
+    files = [(p, parquet_key_values(p)) for p in staged]
+    ranges = [ShardRange.read(footer) for _, footer in files]
+    first = next(p for p, r in zip(staged, ranges, strict=True) if r is not None and r.slice_rows)
+    with parquet_file(first) as reader:
+        schema = written_schema(reader).with_metadata(product_footer(context, fingerprint))
+    rows = 0
+    with parquet_writer_atomic(path, schema, plain=VECTOR_COLUMNS) as writer:
+        for shard, covered in zip(staged, ranges, strict=True):
+            if covered is None or not covered.slice_rows:
+                continue
+            with parquet_file(shard) as reader:
+                for group in range(reader.metadata.num_row_groups):
+                    table = reader.read_row_group(group, use_threads=not is_remote(shard))
+                    table = table.replace_schema_metadata(None)
+                    if not table.schema.equals(schema, check_metadata=False):
+                        table = table.cast(schema)
+                    write_product_groups(writer, table)
+                    rows += table.num_rows
+    return ProductWrite(
+        rows,
+        len(pieces),
+        max(piece.rows for piece in pieces),
+        max(piece.feed_bytes for piece in pieces),
+    )
+
+
+@dataclass(frozen=True)
+class MergedDay:
+    """The day's product after the merge step.
+
+    `refresh` as `products.refresh_day` reports it, `merged` the staged shards merged into it (0:
+    none), `not_merged` why they were not (None: they were, or the day needed none).
+    """
+
+    refresh: DayRefresh
+    merged: int
+    not_merged: str | None
+
+
+def merge_or_compute(
+    lake_root: str,
+    context: ProductContext,
+    day: str,
+    shards: int,
+    slice_bytes: int = SLICE_BYTES,
+) -> MergedDay:
+    """Bring the day's product file up to date from its `shards` staged shards, or by itself.
+
+    A fresh file is kept; staged shards that pass `check_shards` are merged
+    (`merge_day_products`); otherwise the day is computed here, as with one shard (with the
+    staged candidates if they are current). The staging folder is removed in every case.
+    """
+    config = context.config
+    inputs = day_inputs(lake_root, config, day)
+    staging = product_shard_dir(lake_root, config, day)
+    try:
+        if not inputs.files:
+            if inputs.path.exists():
+                inputs.path.unlink()
+            return MergedDay(DayRefresh(None, [], reused=False, written=None), 0, None)
+        if product_is_fresh(inputs.path, context, inputs.fingerprint):
+            return MergedDay(DayRefresh(inputs.path, inputs.feeds, True, None), 0, None)
+        pieces = product_slices(inputs.files, context, slice_bytes)
+        staged = [staging / f"{k}.parquet" for k in range(shards)]
+        reason = check_shards(staged, context, inputs.fingerprint, pieces)
+        if reason is None:
+            written = merge_day_products(inputs.path, staged, context, inputs.fingerprint, pieces)
+        else:
+            written = write_day_products(
+                inputs.path,
+                inputs.files,
+                day,
+                context,
+                fingerprint=inputs.fingerprint,
+                slice_bytes=slice_bytes,
+                found=staged_found(lake_root, context, day, inputs.fingerprint),
+                pieces=pieces,
+            )
+        refresh = DayRefresh(inputs.path, inputs.feeds, reused=False, written=written)
+        return MergedDay(refresh, shards if reason is None else 0, reason)
+    finally:
+        if staging.exists():
+            staging.fs.rm(staging.path, recursive=True)
