@@ -15,6 +15,10 @@ of the process) and the speed-up of the fastest walls. The CPU of one shard over
 (the shard's wrapped parse alone), of both shards and of the merge against the unsharded step's
 is what sharding costs, whatever the cores. The merged files must be byte-identical to the
 unsharded step's (checked every repeat).
+
+`python -m bench.shards --products dpo,correction` measures a config's day of curation products
+instead (`run_products`, on the last day of the lake of `DISTILL_DATA_DIR`): the unsharded step
+against the sharded day's steps with 2 shards (the found step, each shard, the merge).
 """
 
 import os
@@ -165,5 +169,144 @@ def run(quick: bool = False) -> str:
     )
 
 
+def _product_context(config: str):
+    from distill_assets.defs.curation.decontaminate import load_eval_ngrams
+    from distill_assets.defs.curation.products import ProductContext
+    from distill_assets.lib.embed import load_embedder
+    from distill_assets.lib.settings import Settings
+
+    settings = Settings.resolve()
+    embedder = load_embedder(settings.embedder, settings.embedder_model)
+    return ProductContext(config, embedder, load_eval_ngrams(settings.eval_sets))
+
+
+def _timed(work) -> tuple[float, float]:
+    started, cpu = time.perf_counter(), time.process_time()
+    work()
+    return time.perf_counter() - started, time.process_time() - cpu
+
+
+def _product_step(lake: str, config: str, day: str, step: str) -> tuple[float, float]:
+    """Run one product step of a day in this (warm) worker; return its wall and CPU s.
+
+    `whole`: the unsharded step (`refresh_day`; its file is then moved aside to `whole.parquet`,
+    so the shards do not find the day fresh); `found`, `shard <k>`, `merge`: the sharded steps'
+    functions (`product_shards`), with 2 shards.
+    """
+    from upath import UPath
+
+    from distill_assets.defs.curation import product_shards
+    from distill_assets.defs.curation.products import products_table, refresh_day
+    from distill_assets.lib.lake import partition_path
+
+    context = _product_context(config)
+    if step == "whole":
+        path = partition_path(lake, "curation", products_table(config), day)
+        timing = _timed(lambda: refresh_day(lake, context, day))
+        path.rename(UPath(lake) / "whole.parquet")
+        return timing
+    if step == "found":
+        return _timed(lambda: product_shards.stage_found(lake, context, day))
+    if step == "merge":
+        return _timed(lambda: product_shards.merge_or_compute(lake, context, day, 2))
+    shard = int(step.split()[1])
+    return _timed(
+        lambda: product_shards.write_product_shard(lake, context, day, shard=shard, shards=2)
+    )
+
+
+def _digest(path: Path) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(1 << 24):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _scratch_lake(config: str, root: Path) -> tuple[str, str, int]:
+    """Link the lake's feed partitions of `config` (one day) into a scratch lake `root`.
+
+    Return the scratch lake, the day and the day's feed bytes (on disk).
+    """
+    from distill_assets.defs.curation.products import day_feed_files
+    from distill_assets.lib.settings import Settings
+
+    days = day_feed_files(Settings.resolve().lake_root, config)
+    day = max(days)
+    size = 0
+    for source, table, path in days[day]:
+        target = root / source / table / path.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.symlink_to(path.path)
+        size += path.stat().st_size
+    return str(root), day, size
+
+
+PRODUCT_STEPS = ("whole", "found", "shard 0", "shard 1", "merge")
+
+
+def run_products(configs: list[str]) -> str:
+    """Measure the product steps of the lake's last day (`DISTILL_DATA_DIR`), unsharded vs 2 shards.
+
+    One warm worker process runs the steps one after another (CPU s per step, not contention):
+    for each config and repeat, the unsharded step, then the found step, both shards and the
+    merge; `REPEATS` interleaved repeats, fastest CPU. The merged file must be byte-identical to
+    the unsharded step's (checked every repeat).
+    """
+    lines = [
+        "## Product shards (`bench/shards.py --products`)",
+        "",
+        f"The lake's last day, per config; {REPEATS} interleaved repeats in one warm worker, "
+        "fastest CPU s (+ spread); the wall of the fastest; merged file byte-identical to the "
+        "unsharded step's: yes.",
+        "",
+        "| config | step | wall s | CPU s (+ spread) | × step CPU |",
+        "| --- | --- | ---: | ---: | ---: |",
+    ]
+    with (
+        tempfile.TemporaryDirectory(prefix="distill-bench-products-") as scratch,
+        ProcessPoolExecutor(1, mp_context=get_context("spawn"), initializer=_warm) as pool,
+    ):
+        lakes = {c: _scratch_lake(c, Path(scratch) / c) for c in configs}
+        cpu: dict[tuple[str, str], list[tuple[float, float]]] = {}
+        for _ in range(REPEATS):
+            for config in configs:
+                lake, day, _ = lakes[config]
+                for step in PRODUCT_STEPS:
+                    timing = pool.submit(_product_step, lake, config, day, step).result()
+                    cpu.setdefault((config, step), []).append(timing)
+                merged = Path(lake) / "curation" / f"{config}_products" / f"{day}.parquet"
+                whole = Path(lake) / "whole.parquet"
+                if _digest(merged) != _digest(whole):
+                    raise RuntimeError(f"{config}: the merged shards differ from the whole day")
+                merged.unlink()
+                whole.unlink()
+        for config in configs:
+            _, day, size = lakes[config]
+            base = min(c for _, c in cpu[(config, "whole")])
+            for step in PRODUCT_STEPS:
+                runs = cpu[(config, step)]
+                wall, best = min(runs, key=lambda run: run[1])
+                spread = max(c for _, c in runs) - best
+                lines.append(
+                    f"| {config} ({size / 1e6:.0f} MB of feeds, {day}) | {step} | {wall:.1f} | "
+                    f"{best:.1f} (+{spread:.1f}) | {best / base:.2f} |"
+                )
+    return "\n".join(lines)
+
+
 if __name__ == "__main__":
-    print(run())
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m bench.shards", description=__doc__)
+    parser.add_argument(
+        "--products",
+        default=None,
+        metavar="CONFIGS",
+        help="measure the curation product steps of these configs (comma-separated) of the "
+        "lake's last day (DISTILL_DATA_DIR) instead: unsharded vs found + 2 shards + merge",
+    )
+    args = parser.parse_args()
+    print(run_products(args.products.split(",")) if args.products else run())

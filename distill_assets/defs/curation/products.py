@@ -11,7 +11,9 @@ partitions they were made from (Parquet footer fingerprints) and the product ver
 rules, embedder, eval sets) are unchanged, so a night that adds one partition reads the text of
 that partition only. A day's products are computed in slices of its feed rows (`day_products`),
 each written as it is done, so memory is bounded by a slice; the day's ingest makes them
-(`daily.py`), and the release's `curate` makes any that are missing or stale (`refresh_products`).
+(`daily.py`; split across shard steps by slice range with `DISTILL_INGEST_SHARDS` above 1:
+`product_shards.py`), and the release's `curate` makes any that are missing or stale
+(`refresh_products`).
 """
 
 from __future__ import annotations
@@ -580,10 +582,7 @@ def product_is_fresh(path: UPath, context: ProductContext, fingerprint: str) -> 
     Its footer holds both (`VERSION_KEY`, `FINGERPRINT_KEY`); a missing file is not fresh.
     """
     stored = parquet_key_values(path)
-    return (
-        stored.get(VERSION_KEY) == context.version.encode()
-        and stored.get(FINGERPRINT_KEY) == fingerprint.encode()
-    )
+    return all(stored.get(k) == v for k, v in product_footer(context, fingerprint).items())
 
 
 @dataclass(frozen=True)
