@@ -30,6 +30,7 @@ from distill_assets.defs.shards import (
     shard_key,
     shard_keys,
     split_files,
+    split_sizes,
 )
 from distill_assets.defs.telemetry.assets import parse_params
 from distill_assets.lib.rawcontract import RawContract
@@ -169,6 +170,10 @@ def test_split_files_cuts_contiguous_ranges_by_bytes() -> None:
     assert split_files(paths, 2, [100, 1, 1, 1, 1]) == [["a"], ["b", "c", "d", "e"]]
     assert split_files(paths, 3, [0] * 5) == [["a", "b"], ["c"], ["d", "e"]]
     assert split_files(["a"], 3, [5]) == [[], ["a"], []]
+    # the same cut over any items (a day's product slices): contiguous index ranges
+    assert split_sizes([10, 10, 10, 10, 10], 2) == [range(2), range(2, 5)]
+    assert split_sizes([5], 3) == [range(0), range(1), range(1, 1)]
+    assert split_sizes([3, 0, 0, 3], 4) == [range(0), range(1), range(1, 3), range(3, 4)]
 
 
 def test_a_shard_records_what_it_read(raw: Path, tmp_path: Path) -> None:
