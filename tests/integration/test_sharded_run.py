@@ -2,8 +2,9 @@
 
 Two sample days whose plain raw files are cut into several files each, with a last file replaying
 lines of the first (repeats across shards): `distill run` once as is, once with
-`DISTILL_INGEST_SHARDS=3`. Then one source's shard steps of a day on the multiprocess executor:
-each step in a process of its own, the day's bronze unchanged.
+`DISTILL_INGEST_SHARDS=3` (each source's bronze and each config's day of curation products in 3
+shards). Then one source's shard steps of a day on the multiprocess executor: each step in a
+process of its own, the day's bronze unchanged.
 
 Two full runs of the release: in `make test-integration`, not `make test`, which keeps every
 source's sharded day byte-identical to the whole day and the shard steps and merge as assets
@@ -80,6 +81,16 @@ def test_sharded_and_unsharded_runs_publish_identical_releases(
         metadata = shard.asset_materialization.metadata
         assert metadata["shard"].value == "3 of 3"
         assert metadata["raw_files"].value == 1  # the day's last file: the replayed lines
+        # the day's products were merged from their 3 shards, not computed by the merge step
+        products = instance.fetch_materializations(
+            dg.AssetRecordsFilter(
+                asset_key=dg.AssetKey(["curation", "sft_products"]), asset_partitions=[DAYS[0]]
+            ),
+            limit=1,
+        ).records[0]
+        merged = products.asset_materialization.metadata
+        assert (merged["shards"].value, merged["reused"].value) == (3, False)
+        assert merged["dagster/row_count"].value > 0
 
 
 CHILD = textwrap.dedent(
