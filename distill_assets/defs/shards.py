@@ -22,6 +22,9 @@ the parse rejects and repeats in (`source_file`, `line_no`) order, then the read
 the unsharded ingest writes them. The day tables are byte-identical to the unsharded ingest's
 (tests/unit/defs/test_shards.py), so the reconcile check and every downstream asset are
 unchanged. The merge rewrites bronze once: its cost is in docs/scaling-out.md.
+
+The same knob splits a config's day of curation products by slice range
+(`defs/curation/product_shards.py`, with `split_sizes` and `shard_dir` from here).
 """
 
 import json
