@@ -516,15 +516,23 @@ def table(result: dict[str, object]) -> str:
     return "\n".join(lines)
 
 
-# the bronze steps a day's shards split (`DISTILL_INGEST_SHARDS`), and the merge's cost as a share
-# of the unsharded step's (docs/scaling-out.md: a shard's parse costs what its files cost unsharded)
-SHARDED_STEPS = (
-    "escalation_records",
-    "revision_validations",
-    "telemetry_bronze",
-    "traces_bronze",
-)
-MERGE_SHARE = 0.09
+# the steps a day's shards split (`DISTILL_INGEST_SHARDS`) -> (the share of the unsharded step's
+# cost the shards divide, the share that stays serial). Bronze: a shard's parse costs what its
+# files cost unsharded, the merge 0.09 (docs/scaling-out.md). A config's products: the shards
+# divide 0.79 (dpo) and 0.78 (correction) of the step, the day's candidates and the merge stay
+# serial, 0.25 + 0.11 and 0.23 + 0.04 (`shards-2026-11-27`); the configs not measured take dpo's.
+BRONZE_SHARDS = (1.0, 0.09)
+PRODUCT_SHARDS = {"dpo": (0.79, 0.36), "correction": (0.78, 0.27)}
+SHARDED_STEPS: dict[str, tuple[float, float]] = {
+    **dict.fromkeys(
+        ("escalation_records", "revision_validations", "telemetry_bronze", "traces_bronze"),
+        BRONZE_SHARDS,
+    ),
+    **{
+        f"curation__{config}_products": PRODUCT_SHARDS.get(config, PRODUCT_SHARDS["dpo"])
+        for config in ("sft", "sft_tools", "dpo", "rlds", "cot", "instruction", "correction")
+    },
+}
 TWO_HOURS_S = 7200.0
 
 
@@ -550,8 +558,8 @@ def scaled_walls(
     """Each step's wall seconds at `gb` of telemetry on `workers` workers, by `(job, step)`.
 
     Every step's wall scales with the day from the recorded night (linear through zero:
-    conservative for fixed costs); on several workers a bronze step runs as that many shards,
-    1/`workers` of it each, plus the merge.
+    conservative for fixed costs); on several workers a step the shards split (`SHARDED_STEPS`)
+    runs as that many shards, 1/`workers` of its divided share each, plus its serial share.
     """
     factor = gb / (result["raw_bytes"]["telemetry"] / 1e9)
     walls = {}
@@ -560,7 +568,8 @@ def scaled_walls(
         if step:
             wall = float(row["wall_s"]) * factor
             if step in SHARDED_STEPS and workers > 1:
-                wall = wall / workers + wall * MERGE_SHARE
+                divided, serial = SHARDED_STEPS[step]
+                wall = wall * divided / workers + wall * serial
             walls[(job, step)] = wall
     return walls
 

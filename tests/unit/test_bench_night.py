@@ -164,3 +164,23 @@ def test_a_failed_night_is_kept_with_its_steps_outside_the_history(tmp_path, mon
         "daily_ingest: telemetry_bronze",
     ]
     assert not (tmp_path / "history.json").exists()
+
+
+def test_night_projection_splits_every_config_products_with_its_serial_share() -> None:
+    from distill_assets.contracts.published import CONFIG_FEEDS
+
+    products = {s for s in night.SHARDED_STEPS if s.startswith("curation__")}
+    assert products == {f"curation__{config}_products" for config in CONFIG_FEEDS}
+    result = {
+        "raw_bytes": {"telemetry": 1e9},
+        "rows": [
+            {"step": "daily_ingest: curation__dpo_products", "wall_s": 100.0},
+            {"step": "daily_ingest: curation__correction_products", "wall_s": 100.0},
+        ],
+    }
+    # 4 workers: dpo 0.79 / 4 + 0.36 of the step, correction 0.78 / 4 + 0.27; one worker: whole
+    assert night.scaled_walls(result, 1.0, 4) == {
+        ("daily_ingest", "curation__dpo_products"): 100.0 * 0.79 / 4 + 100.0 * 0.36,
+        ("daily_ingest", "curation__correction_products"): 100.0 * 0.78 / 4 + 100.0 * 0.27,
+    }
+    assert set(night.scaled_walls(result, 1.0, 1).values()) == {100.0}
