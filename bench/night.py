@@ -278,12 +278,25 @@ def night_job(name: str):
     return _definitions().resolve_job_def(name)
 
 
-def _execute(job: str, partition: str | None, instance, executor: str) -> tuple[str, str]:
-    """Run `job` as the settings' executor runs it; return its run id and why it failed ("")."""
+def _execute(
+    job: str, partition: str | None, instance, executor: str, failed_run: str | None = None
+) -> tuple[str, str]:
+    """Run `job` as the settings' executor runs it; return its run id and why it failed ("").
+
+    With `failed_run`, re-execute that run of `job` from its failure (Dagster's re-execution:
+    the steps that failed or did not run, on the outputs of those that succeeded).
+    """
     import dagster as dg
 
     from distill_assets.operations.launch import QUIET_RUN_CONFIG, failure_lines
 
+    if failed_run is not None:
+        reconstructable = dg.build_reconstructable_job(
+            __name__, night_job.__name__, reconstructable_kwargs={"name": job}
+        )
+        options = dg.ReexecutionOptions.from_failure(failed_run, instance)
+        with dg.execute_job(reconstructable, instance, reexecution_options=options) as run:
+            return run.run_id, "" if run.success else "; ".join(failure_lines(run))
     if executor == "in_process":
         run = night_job(job).execute_in_process(
             instance=instance,
@@ -433,6 +446,88 @@ def _ratio_rows(copies: list[dict], nights: list[dict]) -> list[dict[str, object
         assert best["step"] == first["step"]
         rows.append(best)
     return rows
+
+
+RESUMED_RUN = "re-executed from failure"
+
+
+def resume() -> dict[str, object]:
+    """Re-execute the kept instance's failed `publish_release` run from its failure; its rows.
+
+    Runs in the process of `--child resume`, with the environment of the kept night (its lake
+    and Dagster instance): what a night's operator does once the cause is fixed.
+    """
+    import dagster as dg
+
+    from distill_assets.defs.jobs import RELEASE_JOB
+
+    executor = os.environ.get("DISTILL_EXECUTOR", "in_process")
+    _definitions()
+    sampler = Sampler()
+    sampler.start()
+    with dg.DagsterInstance.get() as instance:
+        (failed,) = instance.get_run_records(
+            dg.RunsFilter(job_name=RELEASE_JOB, statuses=[dg.DagsterRunStatus.FAILURE]), limit=1
+        )
+        started = time.time()
+        run_id, failure = _execute(RELEASE_JOB, None, instance, executor, failed.dagster_run.run_id)
+        sampler.sample()
+        rows = _steps(instance, run_id, sampler, RELEASE_JOB)
+        rows.append(
+            {
+                "step": f"{RELEASE_JOB} ({RESUMED_RUN})",
+                "wall_s": round(time.time() - started, 2),
+                "cpu_s": round(sampler.window(started, time.time())[0], 2),
+                "peak_rss_mib": _peak_rss_mib(sampler, started),
+            }
+        )
+    sampler.stop()
+    return {"rows": rows, "failed": f"{RELEASE_JOB}: {failure}" if failure else None}
+
+
+def resumed_record(failed: dict[str, object], resumed: dict[str, object]) -> dict[str, object]:
+    """A failed night's record completed by the re-execution of its failed run (`resume`).
+
+    The re-executed steps' rows replace the failed attempts' (the COPY baseline of the failed
+    record gives their ratios); the failed run's total row stays, renamed, beside the
+    re-execution's; the night's total adds every run's wall and CPU, failed attempt included,
+    and takes the highest peak.
+    """
+    copy = next(r for r in failed["rows"] if r["step"] == COPY_STEP)
+    label = copy["input"]
+    redone = {r["step"] for r in resumed["rows"]}
+    rows = []
+    renamed = {"publish_release (whole run)": "publish_release (whole run, until failed)"}
+    for kept in failed["rows"]:
+        if kept["step"] not in redone:
+            rows.append({**kept, "step": renamed.get(kept["step"], kept["step"])})
+    for row in resumed["rows"]:
+        rows.append(
+            {
+                "input": label,
+                **row,
+                "x_baseline_wall": round(row["wall_s"] / copy["wall_s"], 2),
+                "x_baseline_cpu": round(row["cpu_s"] / max(copy["cpu_s"], 1e-9), 2),
+            }
+        )
+    runs = [r for r in rows if r["step"].endswith(")") and r["step"] != COPY_STEP]
+    total = {
+        "input": label,
+        "step": "night (every run)",
+        "wall_s": round(sum(r["wall_s"] for r in runs), 2),
+        "cpu_s": round(sum(r["cpu_s"] for r in runs), 2),
+        "peak_rss_mib": max(r["peak_rss_mib"] for r in runs),
+    }
+    total["x_baseline_wall"] = round(total["wall_s"] / copy["wall_s"], 2)
+    total["x_baseline_cpu"] = round(total["cpu_s"] / max(copy["cpu_s"], 1e-9), 2)
+    return {
+        **failed,
+        "command": f"{failed['command']}; then python -m bench.night --resume <failed record>",
+        "conditions": f"{failed['conditions']}; the failed publish_release run "
+        f"({failed['failed']}) re-executed from its failure on the kept instance",
+        "failed": resumed["failed"],
+        "rows": [*rows, total],
+    }
 
 
 def measure(
@@ -681,6 +776,12 @@ def main(argv: list[str] | None = None) -> int:
         "--project", type=Path, default=None, help="project a recorded night (JSON) to --to-gb"
     )
     parser.add_argument("--to-gb", type=float, default=100.0, help="telemetry GB a day (--project)")
+    parser.add_argument(
+        "--resume",
+        type=Path,
+        default=None,
+        help="re-execute the failed release of the night kept in --keep, recorded in this JSON",
+    )
     parser.add_argument("--child", nargs="+", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.project:
@@ -693,20 +794,30 @@ def main(argv: list[str] | None = None) -> int:
         what, *rest = args.child
         if what == "copy":
             result = copy_baseline(Path(rest[0]), Path(rest[1]))
+        elif what == "resume":
+            result = resume()
         else:
             import dagster  # noqa: F401  (imports are not part of the measured time)
 
             result = night()
         print(json.dumps(result))
         return 0
-    result = measure(
-        args.telemetry_gb,
-        args.others,
-        args.repeats,
-        args.keep,
-        executor=args.executor,
-        concurrent=args.max_concurrent,
-    )
+    if args.resume:
+        if args.keep is None:
+            parser.error("--resume needs --keep: the folder of the night that failed")
+        failed = json.loads(args.resume.read_text())
+        raw = generate(args.telemetry_gb, args.others)
+        env = _env(args.keep, raw, args.executor, args.max_concurrent)
+        result = resumed_record(failed, child_json("bench.night", ["--child", "resume"], env))
+    else:
+        result = measure(
+            args.telemetry_gb,
+            args.others,
+            args.repeats,
+            args.keep,
+            executor=args.executor,
+            concurrent=args.max_concurrent,
+        )
     if result["failed"]:  # kept for reading, out of the history the table and check use
         out = args.out or RESULTS / f"night-failed-{result['measured_on']}.json"
         out.parent.mkdir(parents=True, exist_ok=True)

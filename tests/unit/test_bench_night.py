@@ -184,3 +184,82 @@ def test_night_projection_splits_every_config_products_with_its_serial_share() -
         ("daily_ingest", "curation__correction_products"): 100.0 * 0.78 / 4 + 100.0 * 0.27,
     }
     assert set(night.scaled_walls(result, 1.0, 1).values()) == {100.0}
+
+
+def test_a_resumed_night_replaces_the_failed_attempts_and_adds_every_run() -> None:
+    label = "telemetry 1.00 GB"
+    copy = {"input": label, "step": night.COPY_STEP, "wall_s": 10.0, "cpu_s": 20.0}
+    failed = {
+        "command": "python -m bench.night --telemetry-gb 1",
+        "conditions": "2 shared cores",
+        "failed": "publish_release: export failed: disk full",
+        "rows": [
+            {**copy, "peak_rss_mib": 100},
+            {
+                "input": label,
+                "step": "daily_ingest: bronze",
+                "wall_s": 30.0,
+                "cpu_s": 50.0,
+                "peak_rss_mib": 900,
+            },
+            {
+                "input": label,
+                "step": "daily_ingest (whole run)",
+                "wall_s": 40.0,
+                "cpu_s": 60.0,
+                "peak_rss_mib": 950,
+            },
+            {
+                "input": label,
+                "step": "publish_release: curate",
+                "wall_s": 5.0,
+                "cpu_s": 6.0,
+                "peak_rss_mib": 700,
+            },
+            {
+                "input": label,
+                "step": "publish_release: export",
+                "wall_s": 2.0,
+                "cpu_s": 2.0,
+                "peak_rss_mib": 500,
+            },
+            {
+                "input": label,
+                "step": "publish_release (whole run)",
+                "wall_s": 8.0,
+                "cpu_s": 9.0,
+                "peak_rss_mib": 700,
+            },
+        ],
+    }
+    resumed = {
+        "failed": None,
+        "rows": [
+            {"step": "publish_release: export", "wall_s": 4.0, "cpu_s": 5.0, "peak_rss_mib": 1200},
+            {
+                "step": f"publish_release ({night.RESUMED_RUN})",
+                "wall_s": 6.0,
+                "cpu_s": 7.0,
+                "peak_rss_mib": 1200,
+            },
+        ],
+    }
+    record = night.resumed_record(failed, resumed)
+    assert record["failed"] is None
+    assert [(r["step"], r["wall_s"], r["cpu_s"], r["peak_rss_mib"]) for r in record["rows"]] == [
+        (night.COPY_STEP, 10.0, 20.0, 100),
+        ("daily_ingest: bronze", 30.0, 50.0, 900),
+        ("daily_ingest (whole run)", 40.0, 60.0, 950),
+        ("publish_release: curate", 5.0, 6.0, 700),
+        ("publish_release (whole run, until failed)", 8.0, 9.0, 700),
+        ("publish_release: export", 4.0, 5.0, 1200),
+        (f"publish_release ({night.RESUMED_RUN})", 6.0, 7.0, 1200),
+        ("night (every run)", 40.0 + 8.0 + 6.0, 60.0 + 9.0 + 7.0, 1200),
+    ]
+    export = record["rows"][5]
+    assert (export["input"], export["x_baseline_wall"], export["x_baseline_cpu"]) == (
+        label,
+        0.4,
+        0.25,
+    )
+    assert "re-executed from its failure" in record["conditions"]
