@@ -8,11 +8,17 @@ can find something in (tests pin it on a labelled corpus and on planted lines):
 
 - each detector pattern with its zero-width assertions removed (lookarounds, `\b`, `^`, `$`, ...),
   which can only widen what it matches, except a one-character negative lookbehind opening the
-  pattern (lookahead closing it), which becomes "the start (end), or a character outside the
-  class's ASCII members" (`_fence`); the classes where Python's and Rust's Unicode definitions
-  differ widened to both (`\w` also takes every number, `\s` the information separators, `\W`
-  the marks); a counted repetition of such a wide class made `+` or `*` (cheap to compile);
-- the `KeywordDetector`, which has no pattern list of its own: its keywords;
+  pattern (lookahead closing it), which becomes "the start (end), or a character outside the class's
+  ASCII members" (`_fence`), and a one-character positive lookbehind opening it (alone or or'ed with
+  the start), which becomes "the start, or any character but the ASCII ones outside the class"
+  (`_opening_fence`: `(?<=\W)` keeps `player_key` from reading as IBM Cloud's `key`); the classes
+  where Python's and Rust's Unicode definitions differ widened to both (`\w` also takes every
+  number, `\s` the information separators, `\W` the marks); a counted repetition of such a wide
+  class made `+` or `*` (cheap to compile);
+- the `KeywordDetector`, which has no pattern list of its own: one of its keywords with, after
+  it, what each of its patterns needs there (`keyword_pattern`: an assignment or comparison sign,
+  a call's parenthesis, or a quote with a `;` later), or a comparison sign before it: a keyword in
+  prose ("your secret is safe") is no candidate;
 - phone numbers: `phonenumbers`' matcher only parses substrings of its candidates (digit blocks
   joined by at most four of its punctuation characters), and without a plus sign a valid number's
   national digits are a run of one such *digit chain*'s digits matching one of the type patterns
@@ -162,6 +168,29 @@ def _fence(pattern: str, start: int, end: int, flags: int) -> str | None:
     return f"(?:^|{outside})" if behind else f"(?:$|{outside})"
 
 
+# a positive one-character lookbehind opening a pattern, alone or or'ed with the start
+_OPENING_BEHIND = re.compile(
+    r"\(\?:\(\?<=(?P<either>[^()]+)\)\|\(\?<=\^\)\)|\(\?<=(?P<only>[^()]+)\)"
+)
+
+
+def _opening_fence(group: str, flags: int) -> str | None:
+    """Return a consuming stand-in for a positive lookbehind `group` opening a pattern, or None.
+
+    `(?<=C)` or `(?:(?<=C)|(?<=^))` becomes "the start, or a character C may be": every
+    character but the ASCII ones outside C (and never the newline, which a line in a block of
+    lines has before it), so that it only grows. None when `group` is not one of these forms.
+    """
+    opening = _OPENING_BEHIND.fullmatch(group)
+    body = opening and (opening.group("either") or opening.group("only"))
+    if not body or not _one_character(body):
+        return None
+    outside = [c for c in map(chr, range(128)) if c != "\n" and not re.fullmatch(body, c, flags)]
+    if not outside:
+        return "(?:^|[\\s\\S])"
+    return f"(?:^|(?-i:{rust_class(map(ord, outside), negated=True)}))"
+
+
 def _is_wide(atom: str) -> bool:
     """Whether a Rust atom (class, escape, `.`) spans Unicode categories (costly to repeat)."""
     return atom == "." or atom.startswith("[^") or any(w in atom for w in _WIDE_CLASSES)
@@ -195,6 +224,13 @@ def relaxed(pattern: str, *, verbose: bool = False, flags: int = 0) -> str:
             index = _skip_comment(pattern, index)
         elif pattern.startswith("(?#", index):
             index = pattern.index(")", index) + 1
+        elif (
+            index == 0
+            and pattern.startswith(("(?<=", "(?:(?<="))
+            and (fence := _opening_fence(pattern[: _group_end(pattern, 0, verbose)], flags))
+        ):
+            out.append(fence)
+            index = _group_end(pattern, 0, verbose)
         elif pattern.startswith(_LOOKAROUNDS, index):
             end = _group_end(pattern, index, verbose)
             edge = (index == 0 and pattern.startswith("(?<!", index)) or (
@@ -402,6 +438,26 @@ def phone_digit_candidates(texts: pl.Series, region: str) -> pl.Series:
     )
 
 
+# Python's `\s` also takes the information separators (`str.isspace`), Rust's does not
+_SPACE = r"[\s\x1c-\x1f]*"
+
+
+def keyword_pattern() -> str:
+    r"""Return the Rust relaxation of every pattern of detect-secrets' `KeywordDetector`.
+
+    Each of them is a keyword (`DENYLIST`, then `\w*`), then closing quotes or brackets and
+    spaces, then: `:` or `:=`; `=`, `==`, `===`, `=>`, `!=` or `!==`; `[!=]{1,2}` then `@"` or
+    `"` (`!"`); `(` or `.assign(`; or a quote whose value is followed by `;` — or, the one
+    pattern with the keyword last, a quoted value, `==`/`!=`/`===`, spaces and the keyword. What
+    comes between keyword and sign is non-space characters then spaces (`\S*` holds Python's
+    `\w`, the closing characters and the brackets), and what the pattern asks after the sign is
+    left out, so every line a pattern matches, this matches.
+    """
+    words = "(?:" + "|".join(DENYLIST) + ")"
+    after = "(?:[:=(]|!=|!" + _SPACE + '@?"|assign\\(|[\'"`][^\\n]*;)'
+    return rf"(?i)(?:{words}\S*{_SPACE}{after}|[!=]{{2}}\S*{_SPACE}\S*{words})"
+
+
 def secret_plugin_patterns(excluded: Iterable[str]) -> tuple[list[str], list[str]]:
     """Return (Rust patterns of the enabled detect-secrets plugins, plugins with no pattern)."""
     patterns, unrelaxed = [], []
@@ -411,7 +467,7 @@ def secret_plugin_patterns(excluded: Iterable[str]) -> tuple[list[str], list[str
             continue
         denylist = getattr(cls, "denylist", None)
         if name == "KeywordDetector":
-            patterns.append("(?i)(?:" + "|".join(DENYLIST) + ")")
+            patterns.append(keyword_pattern())
         elif isinstance(denylist, list | tuple) and denylist:
             patterns.extend(rust_pattern(compiled) for compiled in denylist)
         else:
