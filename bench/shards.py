@@ -215,16 +215,6 @@ def _product_step(lake: str, config: str, day: str, step: str) -> tuple[float, f
     )
 
 
-def _digest(path: Path) -> str:
-    import hashlib
-
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while block := handle.read(1 << 24):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _scratch_lake(config: str, root: Path) -> tuple[str, str, int]:
     """Link the lake's feed partitions of `config` (one day) into a scratch lake `root`.
 
@@ -255,6 +245,8 @@ def run_products(configs: list[str]) -> str:
     merge; `REPEATS` interleaved repeats, fastest CPU. The merged file must be byte-identical to
     the unsharded step's (checked every repeat).
     """
+    from distill_assets.defs.release.layout import file_sha256
+
     lines = [
         "## Product shards (`bench/shards.py --products`)",
         "",
@@ -279,7 +271,7 @@ def run_products(configs: list[str]) -> str:
                     cpu.setdefault((config, step), []).append(timing)
                 merged = Path(lake) / "curation" / f"{config}_products" / f"{day}.parquet"
                 whole = Path(lake) / "whole.parquet"
-                if _digest(merged) != _digest(whole):
+                if file_sha256(merged) != file_sha256(whole):
                     raise RuntimeError(f"{config}: the merged shards differ from the whole day")
                 merged.unlink()
                 whole.unlink()

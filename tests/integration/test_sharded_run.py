@@ -19,6 +19,7 @@ import textwrap
 from pathlib import Path
 
 import dagster as dg
+import pyarrow.parquet as pq
 import pytest
 
 from tests.integration.helpers import BIN, clean_env, run_ok
@@ -72,25 +73,27 @@ def test_sharded_and_unsharded_runs_publish_identical_releases(
         p.is_file() for p in _data(sharded, "lake", "_shards").rglob("*")
     )
     with dg.DagsterInstance.from_config(sharded["DAGSTER_HOME"]) as instance:
-        shard = instance.fetch_materializations(
-            dg.AssetRecordsFilter(
-                asset_key=dg.AssetKey(["revisions", "ingest_shard_2"]), asset_partitions=[DAYS[0]]
-            ),
-            limit=1,
-        ).records[0]
-        metadata = shard.asset_materialization.metadata
+        metadata = _latest_metadata(instance, ["revisions", "ingest_shard_2"])
         assert metadata["shard"].value == "3 of 3"
         assert metadata["raw_files"].value == 1  # the day's last file: the replayed lines
         # the day's products were merged from their 3 shards, not computed by the merge step
-        products = instance.fetch_materializations(
-            dg.AssetRecordsFilter(
-                asset_key=dg.AssetKey(["curation", "sft_products"]), asset_partitions=[DAYS[0]]
-            ),
-            limit=1,
-        ).records[0]
-        merged = products.asset_materialization.metadata
+        merged = _latest_metadata(instance, ["curation", "sft_products"])
         assert (merged["shards"].value, merged["reused"].value) == (3, False)
         assert merged["dagster/row_count"].value > 0
+    # and they are the unsharded run's product files, byte for byte
+    for name in ("sft_products", "dpo_products"):
+        products = _data(sharded, "lake", "curation", name)
+        assert tree_digest(products) == tree_digest(_data(plain, "lake", "curation", name))
+    rows = pq.ParquetFile(_data(plain, "lake", "curation", "sft_products", f"{DAYS[0]}.parquet"))
+    assert merged["dagster/row_count"].value == rows.metadata.num_rows
+
+
+def _latest_metadata(instance: dg.DagsterInstance, key: list[str]) -> dict[str, object]:
+    """The metadata of the latest materialization of `key` for the first day."""
+    (record,) = instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=dg.AssetKey(key), asset_partitions=[DAYS[0]]), limit=1
+    ).records
+    return record.asset_materialization.metadata
 
 
 CHILD = textwrap.dedent(

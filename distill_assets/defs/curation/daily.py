@@ -17,6 +17,8 @@ each compute a contiguous range of the day's slices, and `curation/<config>_prod
 them into the same bytes (or computes the day itself when they are missing or stale).
 """
 
+from collections.abc import Callable
+
 import dagster as dg
 import polars as pl
 
@@ -103,6 +105,26 @@ def _feeds(config: str) -> list[dg.AssetKey]:
     return [dg.AssetKey([source, table]) for source, table in CONFIG_FEEDS[config]]
 
 
+def _daily_step(
+    key: dg.AssetKey, deps: list[dg.AssetKey], kinds: set[str], description: str
+) -> Callable[[Callable[..., dg.MaterializeResult]], dg.AssetsDefinition]:
+    """Return the decorator of one of curation's daily steps (products, found, shards).
+
+    The day's partitions, curation's group and daily tag, the curation rules' version as code
+    version; the step's own key, deps, kinds and description.
+    """
+    return dg.asset(
+        key=key,
+        deps=deps,
+        partitions_def=daily_partitions(),
+        group_name=GROUP,
+        kinds=kinds,
+        code_version=rules_version(GROUP),
+        tags=DAILY_TAG,
+        description=description,
+    )
+
+
 def found_key(config: str) -> dg.AssetKey:
     """Return the key of the step staging a day's checked candidates of `config` (sharded)."""
     return dg.AssetKey([GROUP, f"{products_table(config)}_found"])
@@ -128,14 +150,10 @@ def products_asset(config: str, shards: int = 1) -> dg.AssetsDefinition:
         else ""
     )
 
-    @dg.asset(
+    @_daily_step(
         key=products_key(config),
         deps=[*_feeds(config), *shard_deps],
-        partitions_def=daily_partitions(),
-        group_name=GROUP,
         kinds={"polars", "duckdb"},
-        code_version=rules_version(GROUP),
-        tags=DAILY_TAG,
         description=(
             f"Per-row curation products of the day's `{config}` feed rows ({names}): the "
             "scrubbed published columns, the exact content hash, split buckets, MinHash "
@@ -168,14 +186,10 @@ def products_asset(config: str, shards: int = 1) -> dg.AssetsDefinition:
 def found_asset(config: str) -> dg.AssetsDefinition:
     """Return the step staging a day's checked candidates of `config` for its product shards."""
 
-    @dg.asset(
+    @_daily_step(
         key=found_key(config),
         deps=_feeds(config),
-        partitions_def=daily_partitions(),
-        group_name=GROUP,
         kinds={"polars"},
-        code_version=rules_version(GROUP),
-        tags=DAILY_TAG,
         description=(
             f"The checked numbers (cards, IBANs) found valid anywhere in the day's `{config}` "
             "feed rows, staged once for the day's product shards: each shard replaces them in "
@@ -202,14 +216,10 @@ def found_asset(config: str) -> dg.AssetsDefinition:
 def product_shard_asset(config: str, shard: int, shards: int) -> dg.AssetsDefinition:
     """Return the step computing shard `shard` of `shards` of a day's products of `config`."""
 
-    @dg.asset(
+    @_daily_step(
         key=product_shard_key(config, shard),
         deps=[*_feeds(config), found_key(config)],
-        partitions_def=daily_partitions(),
-        group_name=GROUP,
         kinds={"polars", "duckdb"},
-        code_version=rules_version(GROUP),
-        tags=DAILY_TAG,
         description=(
             f"Shard {shard + 1} of {shards} of the day's `{config}` products: a contiguous "
             "range of the day's slices (about 1/N of the feed bytes), staged for the merge "

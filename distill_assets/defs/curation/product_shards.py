@@ -221,7 +221,7 @@ def write_product_shard(
         context,
         fingerprint=inputs.fingerprint,
         slice_bytes=slice_bytes,
-        found=found if found is not None else day_found(inputs.files, day, config, slice_bytes),
+        found=found,
         pieces=mine,
         footer=footer,
     )

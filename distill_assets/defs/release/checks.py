@@ -305,8 +305,9 @@ def withheld_over_threshold(
     over = {}
     for config, count in sorted(per_config.items()):
         rows = published.get(config, 0) + count
-        if count > withheld_limit(rows):
-            over[config] = {"withheld_rows": count, "rows": rows, "threshold": withheld_limit(rows)}
+        limit = withheld_limit(rows)
+        if count > limit:
+            over[config] = {"withheld_rows": count, "rows": rows, "threshold": limit}
     return over
 
 
