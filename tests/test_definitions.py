@@ -57,6 +57,18 @@ def test_groups_follow_the_data_flow(
     assert backward == []
 
 
+def test_review_folders_are_off_the_release_chain(definitions: dg.Definitions) -> None:
+    """Curation waits for the review exclusions only; the folder refresh runs beside it."""
+    graph = definitions.resolve_asset_graph()
+    state = dg.AssetKey(["escalations", "review_state"])
+    exclusions = dg.AssetKey(["escalations", "review_exclusions"])
+    assert set(dg.AssetSelection.assets(state).downstream().resolve(graph)) == {state}
+    # separate steps: the exclusions do not wait for the folders' refresh
+    assert definitions.resolve_assets_def(exclusions).keys == {exclusions}
+    curated = dg.AssetSelection.assets(dg.AssetKey(["curation", "sft"])).upstream(depth=1)
+    assert exclusions in curated.resolve(graph)
+
+
 def test_every_group_has_assets_and_every_asset_a_description(
     specs: list[dg.AssetSpec],
 ) -> None:

@@ -316,46 +316,50 @@ REVIEW_STATE = "review_state"
 REVIEW_EXCLUSIONS = "review_exclusions"
 
 
-@dg.multi_asset(
-    outs={
-        REVIEW_STATE: dg.AssetOut(
-            key=[SOURCE, REVIEW_STATE],
-            kinds={"polars"},
-            tags=GLOBAL_TAG,
-            description=(
-                "The latest review decision per example (id, decision, notes, reviewer, ts) "
-                "from `distilled/review/decisions.jsonl`, written by `distill review`."
-            ),
-        ),
-        REVIEW_EXCLUSIONS: dg.AssetOut(
-            key=[SOURCE, REVIEW_EXCLUSIONS],
-            kinds={"polars"},
-            tags=GLOBAL_TAG,
-            description=(
-                "Examples a reviewer rejected, as (source, subject, reason): curation drops their "
-                "rows from every config (EXCLUSION_TABLES)."
-            ),
-        ),
-    },
+@dg.asset(
+    key=[SOURCE, REVIEW_EXCLUSIONS],
     deps=[dg.AssetKey([SOURCE, EXAMPLES])],
     group_name=SOURCE,
-    can_subset=False,
+    tags=GLOBAL_TAG,
+    kinds={"polars"},
 )
-def review_state(
+def review_exclusions_table(
     context: dg.AssetExecutionContext, settings: DistillSettings
-) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Apply review decisions to the release and refresh the seed's review folders.
+) -> pl.DataFrame:
+    """Examples a reviewer rejected, as (source, subject, reason), for curation to drop.
 
-    Runs with the release (global). Refreshes `distilled/pending_review/batch_YYYYMMDD.json` (per
-    ingest date, what still awaits review) and `distilled/approved/reviewed_YYYYMMDD.jsonl` (per
-    decision date, what was reviewed), writing only the files whose partition or decisions
-    changed (review_files.py); the metadata counts the files written, kept and deleted.
+    Runs with the release (global): the latest decision per example from
+    `distilled/review/decisions.jsonl`; curation drops a rejected example's rows from every config
+    (`EXCLUSION_TABLES`). It reads the decisions only, so curation does not wait for the review
+    folders (`escalations/review_state` refreshes them beside it).
+    """
+    exclusions = review_exclusions(read_decisions(distilled_root(settings.resolved().data_dir)))
+    context.add_output_metadata({"rejected": exclusions.height})
+    return exclusions
+
+
+@dg.asset(
+    key=[SOURCE, REVIEW_STATE],
+    deps=[dg.AssetKey([SOURCE, EXAMPLES])],
+    group_name=SOURCE,
+    tags=GLOBAL_TAG,
+    kinds={"polars"},
+)
+def review_state(context: dg.AssetExecutionContext, settings: DistillSettings) -> pl.DataFrame:
+    """Refresh the seed's review folders; return the latest review decision per example.
+
+    Runs with the release (global), beside curation: nothing downstream waits for it (the
+    exclusions curation reads are `escalations/review_exclusions`). Returns (id, decision, notes,
+    reviewer, ts) from `distilled/review/decisions.jsonl`, written by `distill review`. Refreshes
+    `distilled/pending_review/batch_YYYYMMDD.json` (per ingest date, what still awaits review) and
+    `distilled/approved/reviewed_YYYYMMDD.jsonl` (per decision date, what was reviewed), writing
+    only the files whose partition or decisions changed (review_files.py); the metadata counts
+    the files written, kept and deleted.
     """
     cfg = settings.resolved()
     root = distilled_root(cfg.data_dir)
     decisions = read_decisions(root)
     written = refresh_review_files(root, cfg.lake_root, decisions)
-    exclusions = review_exclusions(decisions)
     context.add_output_metadata(
         {
             "decisions": decisions.height,
@@ -363,11 +367,9 @@ def review_state(
             "pending_examples": written.pending,
             "reviewed_examples": written.reviewed,
             **written.counts,
-        },
-        output_name=REVIEW_STATE,
+        }
     )
-    context.add_output_metadata({"rejected": exclusions.height}, output_name=REVIEW_EXCLUSIONS)
-    return decisions, exclusions
+    return decisions
 
 
 RELEASE_DATASET_KEY = dg.AssetKey(["release", "dataset"])
