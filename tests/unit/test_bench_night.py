@@ -6,6 +6,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from bench import night
 
 
@@ -263,3 +265,29 @@ def test_a_resumed_night_replaces_the_failed_attempts_and_adds_every_run() -> No
         0.25,
     )
     assert "re-executed from its failure" in record["conditions"]
+
+
+def test_night_projection_takes_walls_measured_alone_and_names_unrecorded_steps() -> None:
+    result = {
+        "raw_bytes": {"telemetry": 1e9},
+        "rows": [
+            {"step": "daily_ingest: telemetry__triage", "wall_s": 30.0},
+            {"step": "publish_release: review_state", "wall_s": 20.0},
+        ],
+    }
+    deps = {
+        "daily_ingest": {"telemetry__triage": [], "telemetry__dialogues": ["telemetry__triage"]},
+        "publish_release": {"escalations__review_state": []},
+    }
+    alone = night.parse_alone(["daily_ingest: telemetry__triage=12.5"])
+    assert alone == {("daily_ingest", "telemetry__triage"): 12.5}
+    # ×2; the step renamed since the night keeps its wall; the step added since counts 0 s
+    assert night.scaled_walls(result, 2.0, 1, alone) == {
+        ("daily_ingest", "telemetry__triage"): 25.0,
+        ("publish_release", "escalations__review_state"): 40.0,
+    }
+    assert night.project(result, deps, 2.0, 1, alone) == {"lower_s": 65, "upper_s": 130}
+    assert night.unrecorded_steps(result, deps) == ["daily_ingest: telemetry__dialogues"]
+    for bad in ("daily_ingest telemetry__triage=1", "daily_ingest: triage=-1", "x: y=z"):
+        with pytest.raises(ValueError, match="expected 'JOB: STEP=SECONDS'"):
+            night.parse_alone([bad])
