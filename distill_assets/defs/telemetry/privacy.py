@@ -36,6 +36,7 @@ from pathlib import Path
 
 import duckdb
 import polars as pl
+import pyarrow.parquet as pq
 
 from distill_assets.contracts.published import EXCLUSION_SCHEMA
 from distill_assets.defs.telemetry.events import events_with_ids, payload_fields
@@ -113,6 +114,13 @@ class SilverIdentity:
 PATTERN_CHARS = 25_000
 # silver rows one sort holds: a larger day is sorted range by range (`_write_in_order`)
 SORT_CHUNK_ROWS = 2_000_000
+# the Parquet bytes of the rows the range split's PARTITION_BY buffers hold together
+# (`partition_flush_rows`), and the bounds of its flush size. DuckDB holds a buffered row in
+# several times its Parquet size: on a 2 GB telemetry day (2 threads, 2 ranges, 559 bytes a row)
+# buffers of 240,000 rows each failed under the 2 GB limit (lib.sql.MEMORY_LIMIT), 60,000 passed
+PARTITION_BUFFER_BYTES = 128 * 2**20
+MIN_FLUSH_ROWS = 1_024
+DEFAULT_FLUSH_ROWS = 524_288
 # the player-id regexes one statement nests (DuckDB refuses expressions deeper than 1,000)
 NESTED_REGEXES = 100
 # the characters besides ASCII letters that RE2 matches case-insensitively to an ASCII letter
@@ -198,7 +206,15 @@ def write_accepted_events(
             "{redact_player_ids}", redaction
         )
         (accepted,) = con.execute("SELECT count(*) FROM accepted").fetchone()
-        rows = _write_in_order(con, query, params, target, scratch=spill, rows=accepted)
+        rows = _write_in_order(
+            con,
+            query,
+            params,
+            target,
+            scratch=spill,
+            rows=accepted,
+            row_bytes=parquet_row_bytes(events_file),
+        )
     finally:
         con.close()
         shutil.rmtree(spill, ignore_errors=True)
@@ -213,6 +229,7 @@ def _write_in_order(
     *,
     scratch: Path,
     rows: int,
+    row_bytes: int,
 ) -> int:
     """Write `query`'s rows to `target` ordered by `event_seq` (1 … `rows`); return the rows.
 
@@ -222,20 +239,27 @@ def _write_in_order(
     each range sorted into a file of its own, and those read back in order into `target`, so each
     sort holds one range. The rows and their order are those of a whole sort; the file is not
     byte for byte the same: bronze's required columns come out optional, and row groups may
-    split differently where ranges meet.
+    split differently where ranges meet. The split's buffers are bounded by the rows' size
+    (`row_bytes`, about: `partition_flush_rows`).
     """
     ordered = f"SELECT * FROM ({query}) ORDER BY event_seq"
     if rows <= SORT_CHUNK_ROWS:
         written = con.execute(f"COPY ({ordered}) TO '{target}' {DUCKDB_COPY_PARQUET}", params)
         return int(written.fetchone()[0])
     ranges = scratch / "ranges"
+    ranges_count = -(-rows // SORT_CHUNK_ROWS)
+    (threads,) = con.execute("SELECT current_setting('threads')").fetchone()
+    con.execute(
+        "SET partitioned_write_flush_threshold = "
+        f"{partition_flush_rows(int(threads) * ranges_count, row_bytes)}"
+    )
     con.execute(
         f"COPY (SELECT *, (event_seq - 1) // {SORT_CHUNK_ROWS} AS sort_range FROM ({query}))"
         f" TO '{ranges}' (FORMAT parquet, PARTITION_BY (sort_range))",
         params,
     )
     pieces = []
-    for index in range(-(-rows // SORT_CHUNK_ROWS)):
+    for index in range(ranges_count):
         piece = scratch / f"sorted-{index:05d}.parquet"
         files = f"'{ranges}/sort_range={index}/*.parquet'"
         con.execute(
@@ -248,6 +272,31 @@ def _write_in_order(
         f" {DUCKDB_COPY_PARQUET}"
     )
     return int(written.fetchone()[0])
+
+
+def parquet_row_bytes(path: Path) -> int:
+    """Return the uncompressed bytes per row of a Parquet file (at least 1).
+
+    The size of the encoded pages: a value repeated in a dictionary-encoded column counts once,
+    so it is about the row's size for columns of distinct texts, such as bronze payloads.
+    """
+    meta = pq.ParquetFile(path).metadata
+    size = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+    return max(1, size // max(1, meta.num_rows))
+
+
+def partition_flush_rows(buffers: int, row_bytes: int) -> int:
+    """Return the rows after which DuckDB flushes a `PARTITION_BY` buffer, so that all fit.
+
+    DuckDB keeps a buffer per thread and partition and flushes one past
+    `partitioned_write_flush_threshold` rows (524,288 by default): with payload rows of a few
+    kB, two threads and two ranges held more than the connection's memory limit on a 2 GB
+    telemetry day (`OutOfMemoryException` in `_write_in_order`). The threshold is chosen so the
+    `buffers` together hold about `PARTITION_BUFFER_BYTES` of Parquet rows of `row_bytes`,
+    between `MIN_FLUSH_ROWS` and DuckDB's default.
+    """
+    rows = PARTITION_BUFFER_BYTES // max(1, buffers * row_bytes)
+    return min(DEFAULT_FLUSH_ROWS, max(MIN_FLUSH_ROWS, rows))
 
 
 def prepare_redaction(

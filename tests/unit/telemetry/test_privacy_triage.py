@@ -453,3 +453,13 @@ def test_triage_context_follows_silver_order_and_nulls_first(tmp_path: Path) -> 
         "k2": "high_karma",
     }
     assert rows.get_column("event_id").to_list() == ["s-first", "s-next", "d-b", "d-a", "k1", "k2"]
+
+
+def test_the_range_split_flushes_its_buffers_by_the_rows_size(tmp_path: Path) -> None:
+    # 128 MiB over 4 buffers of 559-byte rows; never below the floor nor above DuckDB's default
+    assert privacy_module.partition_flush_rows(4, 559) == 128 * 2**20 // (4 * 559)
+    assert privacy_module.partition_flush_rows(10_000, 100_000) == privacy_module.MIN_FLUSH_ROWS
+    assert privacy_module.partition_flush_rows(1, 1) == privacy_module.DEFAULT_FLUSH_ROWS
+    path = tmp_path / "rows.parquet"
+    pl.DataFrame({"text": [f"{i:0100d}" for i in range(1000)]}).write_parquet(path)
+    assert 100 <= privacy_module.parquet_row_bytes(path) <= 110  # uncompressed, not on disk
