@@ -160,7 +160,8 @@ def write_accepted_events(
     join and the event order run on the events' keys, into a table of their own first
     (`select_accepted_keys.sql`), so that sort and the payloads' are not held at once: together
     they outgrew DuckDB's memory limit on a 10 GB telemetry day. Then the payloads are sorted
-    (range by range on a large day: `_write_in_order`).
+    (range by range on a large day: `_write_in_order`). With `DISTILL_INGEST_SHARDS` above 1 the
+    same parts run in several steps (`silver_shards`).
     """
     spill = working_dir("silver-spill")
     con = connect(private=True)

@@ -10,7 +10,7 @@ With `DISTILL_INGEST_SHARDS=N` above 1 (`defs.shards`: "a day across N workers")
    and whether every text goes through all of them, need all of it) is the union of the sets of
    any pieces of the day's events. Piece k reads a contiguous range of bronze's row groups
    (about 1/N of its bytes) and stages its tokens in `tokens-<k>.parquet`. This per-event
-   regex pass was two fifths of the unsharded step.
+   regex pass is over a third of the unsharded step.
 2. **The day's keys** (`stage_keys`, beside the pieces): the accepted events and their
    `event_seq` (day-wide: the order of the whole day), staged in `keys.parquet`.
 3. **N shards** (`write_shard`): the day's `event_seq` ranges of `privacy.SORT_CHUNK_ROWS` rows
