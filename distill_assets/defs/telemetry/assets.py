@@ -13,6 +13,7 @@ quality, payouts.
 
 import inspect
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import dagster as dg
@@ -586,7 +587,9 @@ def accepted_events_asset(shards: int) -> dg.AssetsDefinition:
                     silver_identity(cfg.lake_root, day, player_id_hasher),
                 )
             else:
-                silver_day = _silver_day(cfg.lake_root, day, player_id_hasher, events)
+                silver_day = replace(
+                    _silver_day(cfg.lake_root, day, player_id_hasher, events), validation=validation
+                )
                 merged = silver_shards.merge_or_compute(silver_day, target, shards)
                 if merged.not_merged is not None:
                     context.log.info(f"{merged.not_merged}: computed the day's silver here")
