@@ -75,6 +75,8 @@ KEYS_FILE = "keys.parquet"
 RANGES_FOLDER = "ranges"
 TOKENS_SCHEMA = pa.schema([("token", pa.string())])
 KEYS_SCHEMA = pa.schema([("event_id", pa.string()), ("event_seq", pa.int64())])
+# why a shard of a day of one range stages nothing
+ONE_RANGE = "the day's silver is one range: nothing to divide"
 # the key rows streamed to `keys.parquet` at a time
 KEY_BATCH_ROWS = 1_000_000
 
@@ -249,13 +251,15 @@ def write_shard(day: SilverDay, *, shard: int, shards: int) -> ShardWrite:
     `privacy.write_sorted_ranges` over bronze restricted to their keys, with the day's tokens,
     into `ranges/<i>.parquet`; then `shard-<k>.parquet` records the cover (`ShardCover`).
     """
+    if not divides(day.events_file):
+        return ShardWrite(None, ONE_RANGE)
     keys = _staged(day.staging / KEYS_FILE, day.fingerprint)
     tokens = staged_tokens(day.staging, day.tokens_fingerprint, shards)
     if keys is None or tokens is None:
         return ShardWrite(None, "the day's keys or tokens are not staged for these inputs")
     day_rows = range_rows(int(keys["rows"]))
     if len(day_rows) <= 1:
-        return ShardWrite(None, "the day's silver is one range: nothing to divide")
+        return ShardWrite(None, ONE_RANGE)
     span = split_sizes(day_rows, shards)[shard]
     cover = ShardCover(shard, shards, span.start, span.stop, day_rows[span.start : span.stop])
     if span:

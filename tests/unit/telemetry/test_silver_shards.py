@@ -163,6 +163,8 @@ def test_a_day_of_one_range_is_computed_by_the_merge(
     expected = whole_day(day, tmp_path)
     stage(day, 2)
     assert not day.staging.exists()  # as many bronze rows as one range: nothing staged
+    write = silver_shards.write_shard(day, shard=1, shards=2)
+    assert write == silver_shards.ShardWrite(None, silver_shards.ONE_RANGE)
     data, result = merged(day, tmp_path, 2)
     assert data == expected and result.merged == 0
 
