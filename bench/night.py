@@ -616,8 +616,12 @@ def table(result: dict[str, object]) -> str:
 # files cost unsharded, the merge 0.09 (docs/scaling-out.md). A config's products: the shards
 # divide 0.79 (dpo) and 0.78 (correction) of the step, the day's candidates and the merge stay
 # serial, 0.25 + 0.11 and 0.23 + 0.04 (`shards-2026-11-27`); the configs not measured take dpo's.
+# Silver (`telemetry/accepted_events`): the token pieces and the shards divide 0.40 + 0.58 of the
+# step, the day's keys and the merge stay serial, 0.08 + 0.09 (`bench.shards --silver 400`,
+# docs/scaling-out.md).
 BRONZE_SHARDS = (1.0, 0.09)
 PRODUCT_SHARDS = {"dpo": (0.79, 0.36), "correction": (0.78, 0.27)}
+SILVER_SHARDS = (0.98, 0.17)
 SHARDED_STEPS: dict[str, tuple[float, float]] = {
     **dict.fromkeys(
         ("escalation_records", "revision_validations", "telemetry_bronze", "traces_bronze"),
@@ -627,6 +631,7 @@ SHARDED_STEPS: dict[str, tuple[float, float]] = {
         f"curation__{config}_products": PRODUCT_SHARDS.get(config, PRODUCT_SHARDS["dpo"])
         for config in ("sft", "sft_tools", "dpo", "rlds", "cot", "instruction", "correction")
     },
+    "telemetry__accepted_events": SILVER_SHARDS,
 }
 TWO_HOURS_S = 7200.0
 # steps recorded under an earlier name -> their name in today's graph (the review folders' refresh

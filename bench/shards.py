@@ -19,6 +19,11 @@ unsharded step's (checked every repeat).
 `python -m bench.shards --products dpo,correction` measures a config's day of curation products
 instead (`run_products`, on the last day of the lake of `DISTILL_DATA_DIR`): the unsharded step
 against the sharded day's steps with 2 shards (the found step, each shard, the merge).
+
+`python -m bench.shards --silver MB` measures a telemetry day's silver (`accepted_events`)
+instead (`run_silver`, on `bench.telemetry_pipeline`'s generated day of MB megabytes): the
+unsharded step against the sharded day's steps with 2 shards (2 token pieces, the keys, each
+shard, the merge), with `SILVER_RANGE_ROWS` rows per sort range so the day has several.
 """
 
 import os
@@ -289,6 +294,149 @@ def run_products(configs: list[str]) -> str:
     return "\n".join(lines)
 
 
+SILVER_STEPS = ("whole", "tokens 0", "tokens 1", "keys", "shard 0", "shard 1", "merge")
+# rows per sort range of the measured silver day (`privacy.SORT_CHUNK_ROWS` is 2,000,000: a
+# 0.4 GB day of ~630,000 rows then has 5 ranges, as a 100 GB day has ~90)
+SILVER_RANGE_ROWS = 150_000
+
+
+def _silver_warm() -> None:
+    from distill_assets.defs.telemetry import privacy, silver_shards  # noqa: F401
+
+    privacy.SORT_CHUNK_ROWS = SILVER_RANGE_ROWS
+
+
+def _silver_day(lake: str):
+    """Return the silver inputs of DAY in the scratch `lake` (bronze, validation written)."""
+    from distill_assets.defs.player_ids import PlayerIdHasher
+    from distill_assets.defs.telemetry import assets, silver_shards
+    from distill_assets.lib.lake import partition_path
+
+    events = partition_path(lake, "telemetry", "events", DAY)
+    return silver_shards.SilverDay(
+        events_file=Path(events.path),
+        validation=assets.scan_partition(lake, "telemetry", "validation", DAY),
+        deleted=assets.deleted_up_to(lake, DAY),
+        identity=assets.silver_identity(lake, DAY, PlayerIdHasher(key="bench")),
+        staging=silver_shards.silver_shard_dir(lake, DAY),
+        fingerprint=silver_shards.silver_fingerprint(lake, DAY),
+        tokens_fingerprint=silver_shards.silver_fingerprint(lake, DAY, validation=False),
+    )
+
+
+def _silver_step(lake: str, step: str) -> tuple[float, float]:
+    """Run one silver step of DAY in this (warm) worker; return its wall and CPU s.
+
+    `whole`: the unsharded step (`privacy.write_accepted_events`, into `whole.parquet`); the
+    others: the sharded steps' functions (`silver_shards`), with 2 shards, the merge into
+    `merged.parquet`.
+    """
+    from distill_assets.defs.telemetry import privacy, silver_shards
+
+    day = _silver_day(lake)
+    if step == "whole":
+        target = Path(lake) / "whole.parquet"
+        return _timed(
+            lambda: privacy.write_accepted_events(
+                day.events_file, day.validation, day.deleted, target, day.identity
+            )
+        )
+    if step == "keys":
+        return _timed(lambda: silver_shards.stage_keys(day))
+    if step == "merge":
+        target = Path(lake) / "merged.parquet"
+        return _timed(lambda: silver_shards.merge_or_compute(day, target, 2))
+    kind, number = step.split()
+    if kind == "tokens":
+        return _timed(
+            lambda: silver_shards.stage_tokens(
+                day.events_file,
+                day.identity,
+                day.staging,
+                day.tokens_fingerprint,
+                piece=int(number),
+                pieces=2,
+            )
+        )
+    return _timed(lambda: silver_shards.write_shard(day, shard=int(number), shards=2))
+
+
+def _silver_lake(size_mb: int, root: Path) -> int:
+    """Ingest the generated telemetry day of `size_mb` into the scratch lake `root`.
+
+    Bronze (`ingest_partition`) and validation (`validate_events`); return the bronze rows.
+    """
+    import polars as pl
+
+    from bench.telemetry_pipeline import DAY as GENERATED_DAY
+    from bench.telemetry_pipeline import dataset
+    from distill_assets.contracts.telemetry import RAW
+    from distill_assets.defs.ingest import ingest_partition
+    from distill_assets.defs.player_ids import PlayerIdHasher
+    from distill_assets.defs.telemetry.assets import parse_params
+    from distill_assets.defs.telemetry.validation import validate_events
+    from distill_assets.lib.lake import move_into_place, partition_path
+    from distill_assets.lib.rawfiles import list_raw_files
+
+    raw = str(dataset(size_mb))
+    (root / "ingest").mkdir(parents=True)
+    result = ingest_partition(
+        RAW,
+        list_raw_files(raw, "telemetry", GENERATED_DAY),
+        raw_root=raw,
+        params=parse_params(PlayerIdHasher(key="bench"))[0],
+        bronze_exclude=("line",),
+        workdir=root / "ingest",
+    )
+    events = partition_path(str(root), "telemetry", "events", DAY)
+    move_into_place(result.bronze.path, events)
+    validation = partition_path(str(root), "telemetry", "validation", DAY)
+    validation.parent.mkdir(parents=True)
+    validate_events(pl.scan_parquet(events.path)).write_parquet(validation.path)
+    return result.bronze_rows
+
+
+def run_silver(size_mb: int) -> str:
+    """Measure a telemetry day's silver steps, unsharded vs 2 shards (see the module docstring).
+
+    One warm worker process runs the steps one after another (CPU s per step, not contention),
+    `REPEATS` interleaved repeats, fastest CPU. The merged file must be byte-identical to the
+    unsharded step's (checked every repeat).
+    """
+    from distill_assets.defs.release.layout import file_sha256
+
+    lines = [
+        "## Silver shards (`bench/shards.py --silver`)",
+        "",
+        f"{REPEATS} interleaved repeats in one warm worker, fastest CPU s (+ spread); the wall "
+        "of the fastest; merged file byte-identical to the unsharded step's: yes.",
+        "",
+        "| day | step | wall s | CPU s (+ spread) | × step CPU |",
+        "| --- | --- | ---: | ---: | ---: |",
+    ]
+    with (
+        tempfile.TemporaryDirectory(prefix="distill-bench-silver-") as scratch,
+        ProcessPoolExecutor(1, mp_context=get_context("spawn"), initializer=_silver_warm) as pool,
+    ):
+        lake = Path(scratch)
+        rows = _silver_lake(size_mb, lake)
+        cpu: dict[str, list[tuple[float, float]]] = {}
+        for _ in range(REPEATS):
+            for step in SILVER_STEPS:
+                cpu.setdefault(step, []).append(pool.submit(_silver_step, str(lake), step).result())
+            if file_sha256(lake / "merged.parquet") != file_sha256(lake / "whole.parquet"):
+                raise RuntimeError("silver: the merged shards differ from the whole day")
+        base = min(c for _, c in cpu["whole"])
+        for step in SILVER_STEPS:
+            wall, best = min(cpu[step], key=lambda run: run[1])
+            spread = max(c for _, c in cpu[step]) - best
+            lines.append(
+                f"| {size_mb} MB raw, {rows:,} bronze rows, ranges of {SILVER_RANGE_ROWS:,} | "
+                f"{step} | {wall:.1f} | {best:.1f} (+{spread:.1f}) | {best / base:.2f} |"
+            )
+    return "\n".join(lines)
+
+
 if __name__ == "__main__":
     import argparse
 
@@ -300,5 +448,16 @@ if __name__ == "__main__":
         help="measure the curation product steps of these configs (comma-separated) of the "
         "lake's last day (DISTILL_DATA_DIR) instead: unsharded vs found + 2 shards + merge",
     )
+    parser.add_argument(
+        "--silver",
+        type=int,
+        default=None,
+        metavar="MB",
+        help="measure a generated telemetry day of MB megabytes' silver steps instead: "
+        "unsharded vs 2 token pieces + keys + 2 shards + merge",
+    )
     args = parser.parse_args()
-    print(run_products(args.products.split(",")) if args.products else run())
+    if args.silver:
+        print(run_silver(args.silver))
+    else:
+        print(run_products(args.products.split(",")) if args.products else run())

@@ -188,6 +188,17 @@ def test_night_projection_splits_every_config_products_with_its_serial_share() -
     assert set(night.scaled_walls(result, 1.0, 1).values()) == {100.0}
 
 
+def test_night_projection_splits_silver_with_its_serial_share() -> None:
+    result = {
+        "raw_bytes": {"telemetry": 1e9},
+        "rows": [{"step": "daily_ingest: telemetry__accepted_events", "wall_s": 100.0}],
+    }
+    # 4 workers: the token pieces and shards 0.98 / 4, the keys and the merge 0.17 of the step
+    assert night.scaled_walls(result, 1.0, 4) == {
+        ("daily_ingest", "telemetry__accepted_events"): 100.0 * 0.98 / 4 + 100.0 * 0.17
+    }
+
+
 def test_a_resumed_night_replaces_the_failed_attempts_and_adds_every_run() -> None:
     label = "telemetry 1.00 GB"
     copy = {"input": label, "step": night.COPY_STEP, "wall_s": 10.0, "cpu_s": 20.0}

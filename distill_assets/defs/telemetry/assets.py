@@ -11,6 +11,9 @@ deletions, the deletion log (rewriting earlier partitions), consent, the exclusi
 quality, payouts.
 """
 
+import inspect
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import dagster as dg
@@ -27,8 +30,8 @@ from distill_assets.defs.jobs import GLOBAL_TAG
 from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.player_ids import DEVELOPMENT_SOURCE, PlayerIdHasher
 from distill_assets.defs.resources import DistillSettings, StagedParquet
-from distill_assets.defs.shards import ingest_day, shard_assets, shard_keys
-from distill_assets.defs.telemetry import deletion, privacy, witness
+from distill_assets.defs.shards import ingest_day, shard_assets, shard_count, shard_keys
+from distill_assets.defs.telemetry import deletion, privacy, silver_shards, witness
 from distill_assets.defs.telemetry.dialogues import DROP_REASONS, build_dialogues, gate_dialogues
 from distill_assets.defs.telemetry.events import BRONZE_SCHEMA, SILVER_SCHEMA
 from distill_assets.defs.telemetry.payouts import payouts
@@ -364,62 +367,265 @@ def telemetry_validation(
     return rows.select(VALIDATION_SCHEMA.names())
 
 
-@dg.asset(
-    key=[SOURCE, ACCEPTED],
-    partitions_def=daily_partitions(),
-    group_name=SOURCE,
-    kinds={"duckdb", "parquet"},
-    code_version=rules_version("telemetry_privacy"),
-    ins={"validation": dg.AssetIn(key=[SOURCE, VALIDATION])},
-    deps=[BRONZE_UP_TO_THE_DAY],
-)
-def telemetry_accepted_events(
-    context: dg.AssetExecutionContext,
-    settings: DistillSettings,
-    player_id_hasher: PlayerIdHasher,
-    validation: pl.LazyFrame,
-) -> StagedParquet:
-    """Silver telemetry: the events validation did not reject, de-identified.
-
-    See docs/sources/telemetry.md#silver.
-
-    Columns: event_id, event_type, player_key, session_id, event_time (server time floored to the
-    privacy bucket), event_seq (order within the partition), payload (precise location removed),
-    location_cell (generalised grid cell), flagged + flag_checks (validation flags kept for review),
-    source_ref (bronze file:line). No client clock, no unknown envelope fields. Players a deletion
-    request ingested on the day or before removed are left out, and so are events of a data type
-    (dialogue → sft, decision → dpo, trajectory step and episode end → rlds, reasoning → cot)
-    their player had not consented to at the event's time or withdrew by the day's end (requests
-    of later days remove rows with the release: `deletion_log`). Player ids in payload text (any
-    player known by the day's end, any case, and any token of the game's id shape) are replaced by
-    `[REDACTED_PLAYER_ID]`. Rules: `rules/telemetry_privacy.py`. DuckDB reads bronze and writes
-    silver (`privacy.write_accepted_events`): the payloads never pass through Python.
-    """
-    cfg = settings.resolved()
-    day = context.partition_key
-    target = working_dir(SOURCE) / f"{ACCEPTED}.parquet"
-    bronze = partition_path(cfg.lake_root, SOURCE, EVENTS, day)
-    identity = privacy.SilverIdentity(
-        pads=player_id_hasher.resolved().sql_params(),
-        known=_bronze_up_to(cfg.lake_root, day, ("player_key",)),
+def silver_identity(lake_root: str, day: str, hasher: PlayerIdHasher) -> privacy.SilverIdentity:
+    """Return the player state a day's silver reads: the bronze partitions up to `day`'s."""
+    return privacy.SilverIdentity(
+        pads=hasher.resolved().sql_params(),
+        known=_bronze_up_to(lake_root, day, ("player_key",)),
         consent_events=privacy.consent_events(
-            _account_events_up_to(cfg.lake_root, day).filter(pl.col("event_type") == "consent")
+            _account_events_up_to(lake_root, day).filter(pl.col("event_type") == "consent")
         ),
     )
-    with local_file(bronze) as events:
-        rows = privacy.write_accepted_events(
-            events, validation, deleted_up_to(cfg.lake_root, day), target, identity
-        )
-    summary = pl.read_parquet(target, columns=["event_type", "flagged"])
-    context.add_output_metadata(
-        {
-            **rules_metadata("telemetry_privacy"),
-            "accepted_events": rows,
-            "flagged_events": int(summary.get_column("flagged").sum()),
-            "by_event_type": column_counts(summary, "event_type"),
-        }
+
+
+def silver_tokens_key(piece: int) -> dg.AssetKey:
+    """Return the key of the step staging piece `piece` of a day's known-player tokens."""
+    return dg.AssetKey([SOURCE, f"{ACCEPTED}_tokens_{piece}"])
+
+
+SILVER_KEYS = dg.AssetKey([SOURCE, f"{ACCEPTED}_keys"])
+
+
+def silver_shard_key(shard: int) -> dg.AssetKey:
+    """Return the key of silver shard step `shard` (from 0)."""
+    return dg.AssetKey([SOURCE, f"{ACCEPTED}_shard_{shard}"])
+
+
+def _silver_day(
+    lake_root: str, day: str, hasher: PlayerIdHasher, events: Path
+) -> silver_shards.SilverDay:
+    """Return a day's silver inputs and staging for its shard steps and merge."""
+    return silver_shards.SilverDay(
+        events_file=events,
+        validation=scan_partition(lake_root, SOURCE, VALIDATION, day),
+        deleted=deleted_up_to(lake_root, day),
+        identity=silver_identity(lake_root, day, hasher),
+        staging=silver_shards.silver_shard_dir(lake_root, day),
+        fingerprint=silver_shards.silver_fingerprint(lake_root, day),
+        tokens_fingerprint=silver_shards.silver_fingerprint(lake_root, day, validation=False),
     )
-    return StagedParquet(target)
+
+
+def _silver_step(
+    key: dg.AssetKey, deps: list[dg.AssetKey | dg.AssetDep], description: str
+) -> Callable[[Callable[..., dg.MaterializeResult]], dg.AssetsDefinition]:
+    """Return the decorator of a step of a sharded day's silver (tokens, keys, shards)."""
+    return dg.asset(
+        key=key,
+        partitions_def=daily_partitions(),
+        group_name=SOURCE,
+        kinds={"duckdb", "parquet"},
+        code_version=rules_version("telemetry_privacy"),
+        deps=[BRONZE_UP_TO_THE_DAY, *deps],
+        description=description,
+    )
+
+
+def silver_tokens_asset(piece: int, pieces: int) -> dg.AssetsDefinition:
+    """Return the step staging piece `piece` of `pieces` of a day's known-player tokens."""
+
+    @_silver_step(
+        silver_tokens_key(piece),
+        [],
+        f"Piece {piece + 1} of {pieces} of the day's bronze telemetry (a range of its row "
+        "groups, about 1/N of the bytes): the tokens of its texts that name a known player, "
+        "staged for the silver shards, which redact with the union of the pieces "
+        f"(`silver_shards.stage_tokens`); removed by `{SOURCE}/{ACCEPTED}`. Nothing staged for "
+        "a day of one sort range.",
+    )
+    def tokens(
+        context: dg.AssetExecutionContext,
+        settings: DistillSettings,
+        player_id_hasher: PlayerIdHasher,
+    ) -> dg.MaterializeResult:
+        """Stage the piece's known-player tokens (their count in metadata, never the tokens)."""
+        lake_root, day = settings.resolved().lake_root, context.partition_key
+        with local_file(partition_path(lake_root, SOURCE, EVENTS, day)) as events:
+            found = silver_shards.stage_tokens(
+                events,
+                silver_identity(lake_root, day, player_id_hasher),
+                silver_shards.silver_shard_dir(lake_root, day),
+                silver_shards.silver_fingerprint(lake_root, day, validation=False),
+                piece=piece,
+                pieces=pieces,
+            )
+        return dg.MaterializeResult(
+            metadata={"staged": found is not None, "known_tokens": found or 0}
+        )
+
+    return tokens
+
+
+def silver_keys_asset() -> dg.AssetsDefinition:
+    """Return the step staging a day's accepted keys for its silver shards."""
+
+    @_silver_step(
+        SILVER_KEYS,
+        [dg.AssetKey([SOURCE, VALIDATION])],
+        "The day's accepted telemetry events and their order (event_id, event_seq: "
+        "`select_accepted_keys.sql`, day-wide), staged for the silver shards "
+        f"(`silver_shards.stage_keys`); removed by `{SOURCE}/{ACCEPTED}`. Nothing staged for a day "
+        "of one sort range.",
+    )
+    def telemetry_silver_keys(
+        context: dg.AssetExecutionContext,
+        settings: DistillSettings,
+        player_id_hasher: PlayerIdHasher,
+    ) -> dg.MaterializeResult:
+        """Stage the day's accepted keys (their count in metadata)."""
+        lake_root, day = settings.resolved().lake_root, context.partition_key
+        with local_file(partition_path(lake_root, SOURCE, EVENTS, day)) as events:
+            rows = silver_shards.stage_keys(_silver_day(lake_root, day, player_id_hasher, events))
+        return dg.MaterializeResult(
+            metadata={"staged": rows is not None, "accepted_events": rows or 0}
+        )
+
+    return telemetry_silver_keys
+
+
+def silver_shard_asset(shard: int, shards: int) -> dg.AssetsDefinition:
+    """Return silver shard step `shard` of `shards` (`silver_shards.write_shard`)."""
+
+    @_silver_step(
+        silver_shard_key(shard),
+        [
+            dg.AssetKey([SOURCE, VALIDATION]),
+            SILVER_KEYS,
+            *(silver_tokens_key(piece) for piece in range(shards)),
+        ],
+        f"Shard {shard + 1} of {shards} of the day's silver telemetry: a contiguous run of its "
+        "event_seq ranges (about 1/N of the rows), de-identified with the day's tokens and "
+        f"sorted, one staged file per range; `{SOURCE}/{ACCEPTED}` copies them in order into "
+        "the day's file (the same bytes) and removes them.",
+    )
+    def shard_step(
+        context: dg.AssetExecutionContext,
+        settings: DistillSettings,
+        player_id_hasher: PlayerIdHasher,
+    ) -> dg.MaterializeResult:
+        """Write and stage the shard's sorted ranges (which ones in metadata)."""
+        lake_root, day = settings.resolved().lake_root, context.partition_key
+        with local_file(partition_path(lake_root, SOURCE, EVENTS, day)) as events:
+            written = silver_shards.write_shard(
+                _silver_day(lake_root, day, player_id_hasher, events), shard=shard, shards=shards
+            )
+        if written.not_staged is not None:
+            context.log.info(f"{written.not_staged}: staged nothing")
+        cover = written.cover
+        return dg.MaterializeResult(
+            metadata={
+                "shard": f"{shard + 1} of {shards}",
+                "staged": cover is not None,
+                "ranges": f"{cover.first}..{cover.end}" if cover is not None else "",
+                "rows": sum(cover.rows) if cover is not None else 0,
+            }
+        )
+
+    return shard_step
+
+
+ACCEPTED_DESCRIPTION = """Silver telemetry: the events validation did not reject, de-identified.
+
+See docs/sources/telemetry.md#silver.
+
+Columns: event_id, event_type, player_key, session_id, event_time (server time floored to
+the privacy bucket), event_seq (order within the partition), payload (precise location
+removed), location_cell (generalised grid cell), flagged + flag_checks (validation flags
+kept for review), source_ref (bronze file:line). No client clock, no unknown envelope
+fields. Players a deletion request ingested on the day or before removed are left out,
+and so are events of a data type (dialogue → sft, decision → dpo, trajectory step and
+episode end → rlds, reasoning → cot) their player had not consented to at the event's
+time or withdrew by the day's end (requests of later days remove rows with the release:
+`deletion_log`). Player ids in payload text (any player known by the day's end, any
+case, and any token of the game's id shape) are replaced by `[REDACTED_PLAYER_ID]`.
+Rules: `rules/telemetry_privacy.py`. DuckDB reads bronze and writes silver
+(`privacy.write_accepted_events`): the payloads never pass through Python.
+"""
+
+
+def accepted_events_asset(shards: int) -> dg.AssetsDefinition:
+    """Return silver `telemetry/accepted_events`; with `shards` above 1, the shards' merge."""
+    merge = (
+        f" With {shards} shards it merges the day's shard steps (the same bytes), or computes "
+        "the day itself when they are missing or stale (`silver_shards.merge_or_compute`)."
+        if shards > 1
+        else ""
+    )
+
+    @dg.asset(
+        key=[SOURCE, ACCEPTED],
+        partitions_def=daily_partitions(),
+        group_name=SOURCE,
+        kinds={"duckdb", "parquet"},
+        code_version=rules_version("telemetry_privacy"),
+        ins={"validation": dg.AssetIn(key=[SOURCE, VALIDATION])},
+        deps=[
+            BRONZE_UP_TO_THE_DAY,
+            *(silver_shard_key(k) for k in range(shards) if shards > 1),
+        ],
+        description=inspect.cleandoc(ACCEPTED_DESCRIPTION) + merge,
+    )
+    def telemetry_accepted_events(
+        context: dg.AssetExecutionContext,
+        settings: DistillSettings,
+        player_id_hasher: PlayerIdHasher,
+        validation: pl.LazyFrame,
+    ) -> StagedParquet:
+        """Write the day's silver events (the asset's description says what they hold)."""
+        cfg = settings.resolved()
+        day = context.partition_key
+        target = working_dir(SOURCE) / f"{ACCEPTED}.parquet"
+        bronze = partition_path(cfg.lake_root, SOURCE, EVENTS, day)
+        sharding: dict[str, int] = {}
+        with local_file(bronze) as events:
+            if shards == 1:
+                rows = privacy.write_accepted_events(
+                    events,
+                    validation,
+                    deleted_up_to(cfg.lake_root, day),
+                    target,
+                    silver_identity(cfg.lake_root, day, player_id_hasher),
+                )
+            else:
+                silver_day = replace(
+                    _silver_day(cfg.lake_root, day, player_id_hasher, events), validation=validation
+                )
+                merged = silver_shards.merge_or_compute(silver_day, target, shards)
+                if merged.not_merged is not None:
+                    context.log.info(f"{merged.not_merged}: computed the day's silver here")
+                rows, sharding = merged.rows, {"shards": merged.merged}
+        summary = pl.read_parquet(target, columns=["event_type", "flagged"])
+        context.add_output_metadata(
+            {
+                **rules_metadata("telemetry_privacy"),
+                "accepted_events": rows,
+                "flagged_events": int(summary.get_column("flagged").sum()),
+                "by_event_type": column_counts(summary, "event_type"),
+                **sharding,
+            }
+        )
+        return StagedParquet(target)
+
+    return telemetry_accepted_events
+
+
+def silver_assets(shards: int) -> list[dg.AssetsDefinition]:
+    """Return the daily steps of silver telemetry: `accepted_events` (and, sharded, the rest).
+
+    With `shards` above 1: the token pieces, the keys and the shard steps it merges
+    (`silver_shards`).
+    """
+    if shards == 1:
+        return [accepted_events_asset(1)]
+    return [
+        *(silver_tokens_asset(piece, shards) for piece in range(shards)),
+        silver_keys_asset(),
+        *(silver_shard_asset(shard, shards) for shard in range(shards)),
+        accepted_events_asset(shards),
+    ]
+
+
+telemetry_silver = silver_assets(shard_count())
 
 
 @dg.asset(

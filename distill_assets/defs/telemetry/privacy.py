@@ -168,44 +168,16 @@ def write_accepted_events(
     join and the event order run on the events' keys, into a table of their own first
     (`select_accepted_keys.sql`), so that sort and the payloads' are not held at once: together
     they outgrew DuckDB's memory limit on a 10 GB telemetry day. Then the payloads are sorted
-    (range by range on a large day: `_write_in_order`).
+    (range by range on a large day: `_write_in_order`). With `DISTILL_INGEST_SHARDS` above 1 the
+    same parts run in several steps (`silver_shards`).
     """
-    checks = validation.select("event_id", "check", "decision").collect()
-    rejected = checks.filter(pl.col("decision") == "reject").select("event_id")
-    flags = checks.filter(pl.col("decision") == "flag").select("event_id", "check")
     spill = working_dir("silver-spill")
     con = connect(private=True)
     try:
-        con.execute(f"SET temp_directory = '{spill}'")
+        register_day(con, validation, deleted, identity, spill)
         con.read_parquet(str(events_file)).select(*BRONZE_COLUMNS).create_view("events")
-        con.register("rejected", rejected.to_arrow())
-        con.register("flags", flags.to_arrow())
-        con.register("deleted", deleted.select("player_key").collect().to_arrow())
-        con.register("known", identity.known.select("player_key").unique().collect().to_arrow())
-        con.register("data_types", _data_types().to_arrow())
-        consents = consent_timeline(identity.consent_events)
-        con.register("consents", consents.to_arrow())
-        con.register("withdrawals", withdrawals(consents).to_arrow())
-        tokens = con.execute(
-            load_sql("telemetry/select_player_tokens"),
-            {**identity.pads, "token": rules.TOKEN_CHARS, "match_keys": True},
-        ).fetchall()
-        redaction, redaction_params = prepare_redaction(con, [t for (t,) in tokens])
-        con.execute(
-            f"CREATE TEMP TABLE accepted AS {load_sql('telemetry/select_accepted_keys')}",
-            {"default_granted": rules.CONSENT_DEFAULT_GRANTED},
-        )
-        params = {
-            **redaction_params,
-            "bucket": float(rules.TIME_BUCKET_SECONDS),
-            "grid": rules.LOCATION_GRID_UNITS,
-            "patch": json.dumps({"location": None}),
-            "step_patch": json.dumps({"location": None, "observation": {"location": None}}),
-        }
-        query = load_sql("telemetry/select_accepted_events").replace(
-            "{redact_player_ids}", redaction
-        )
-        (accepted,) = con.execute("SELECT count(*) FROM accepted").fetchone()
+        query, params = silver_query(con, player_tokens(con, identity.pads))
+        accepted = create_accepted_keys(con)
         rows = _write_in_order(
             con,
             query,
@@ -219,6 +191,81 @@ def write_accepted_events(
         con.close()
         shutil.rmtree(spill, ignore_errors=True)
     return rows
+
+
+def register_day(
+    con: duckdb.DuckDBPyConnection,
+    validation: pl.LazyFrame,
+    deleted: pl.LazyFrame,
+    identity: SilverIdentity,
+    spill: Path,
+) -> None:
+    """Register what a day's silver reads besides its events; spill DuckDB's sorts to `spill`.
+
+    The tables `rejected`, `flags` (the day's validation decisions), `deleted`, `known`,
+    `data_types`, `consents` and `withdrawals`; the caller creates the view `events`
+    (`BRONZE_COLUMNS`).
+    """
+    checks = validation.select("event_id", "check", "decision").collect()
+    con.execute(f"SET temp_directory = '{spill}'")
+    con.register(
+        "rejected", checks.filter(pl.col("decision") == "reject").select("event_id").to_arrow()
+    )
+    con.register(
+        "flags", checks.filter(pl.col("decision") == "flag").select("event_id", "check").to_arrow()
+    )
+    con.register("deleted", deleted.select("player_key").collect().to_arrow())
+    con.register("known", identity.known.select("player_key").unique().collect().to_arrow())
+    con.register("data_types", _data_types().to_arrow())
+    consents = consent_timeline(identity.consent_events)
+    con.register("consents", consents.to_arrow())
+    con.register("withdrawals", withdrawals(consents).to_arrow())
+
+
+def player_tokens(con: duckdb.DuckDBPyConnection, pads: dict[str, bytes]) -> list[str]:
+    """Return the tokens of the texts of `events` that name a known player (sorted, distinct).
+
+    `select_player_tokens.sql`: a token names a player by itself, whatever text holds it, so the
+    tokens of a day are the union of those of any pieces of its events.
+    """
+    tokens = con.execute(
+        load_sql("telemetry/select_player_tokens"),
+        {**pads, "token": rules.TOKEN_CHARS, "match_keys": True},
+    ).fetchall()
+    return [token for (token,) in tokens]
+
+
+def create_accepted_keys(con: duckdb.DuckDBPyConnection) -> int:
+    """Create the table `accepted` (event_id, event_seq) of the day's `events`; return its rows.
+
+    `select_accepted_keys.sql`: day-wide, `event_seq` numbers the whole day's accepted events.
+    """
+    con.execute(
+        f"CREATE TEMP TABLE accepted AS {load_sql('telemetry/select_accepted_keys')}",
+        {"default_granted": rules.CONSENT_DEFAULT_GRANTED},
+    )
+    ((accepted,),) = con.execute("SELECT count(*) FROM accepted").fetchall()
+    return int(accepted)
+
+
+def silver_query(
+    con: duckdb.DuckDBPyConnection, tokens: list[str]
+) -> tuple[str, dict[str, object]]:
+    """Return `select_accepted_events.sql` over `events` and `accepted`, and its parameters.
+
+    `tokens` are the day's known-player tokens (`player_tokens` of the whole day): the redaction
+    of the texts of `events` is prepared with them (`prepare_redaction`).
+    """
+    redaction, redaction_params = prepare_redaction(con, tokens)
+    params = {
+        **redaction_params,
+        "bucket": float(rules.TIME_BUCKET_SECONDS),
+        "grid": rules.LOCATION_GRID_UNITS,
+        "patch": json.dumps({"location": None}),
+        "step_patch": json.dumps({"location": None, "observation": {"location": None}}),
+    }
+    query = load_sql("telemetry/select_accepted_events").replace("{redact_player_ids}", redaction)
+    return query, params
 
 
 def _write_in_order(
@@ -239,19 +286,45 @@ def _write_in_order(
     each range sorted into a file of its own, and those read back in order into `target`, so each
     sort holds one range. The rows and their order are those of a whole sort; the file is not
     byte for byte the same: bronze's required columns come out optional, and row groups may
-    split differently where ranges meet. The split's buffers are bounded by the rows' size
-    (`row_bytes`, about: `partition_flush_rows`).
+    split differently where ranges meet. `row_bytes`: the bronze rows' size (`parquet_row_bytes`).
     """
-    ordered = f"SELECT * FROM ({query}) ORDER BY event_seq"
     if rows <= SORT_CHUNK_ROWS:
+        ordered = f"SELECT * FROM ({query}) ORDER BY event_seq"
         written = con.execute(f"COPY ({ordered}) TO '{target}' {DUCKDB_COPY_PARQUET}", params)
         return int(written.fetchone()[0])
+    pieces = write_sorted_ranges(
+        con, query, params, scratch, range(sort_ranges(rows)), row_bytes=row_bytes
+    )
+    return concat_pieces(con, pieces, target)
+
+
+def sort_ranges(rows: int) -> int:
+    """Return how many ranges of `event_seq` a day of `rows` silver rows is sorted in."""
+    return -(-rows // SORT_CHUNK_ROWS)
+
+
+def write_sorted_ranges(
+    con: duckdb.DuckDBPyConnection,
+    query: str,
+    params: dict[str, object],
+    scratch: Path,
+    indices: range,
+    *,
+    row_bytes: int,
+) -> list[Path]:
+    """Write `query`'s rows, of the `event_seq` ranges `indices`, one sorted file per range.
+
+    Range i holds `event_seq` i * SORT_CHUNK_ROWS + 1 … (i + 1) * SORT_CHUNK_ROWS; `query` must
+    give rows of those ranges only. The rows are split by range into files (one pass,
+    unsorted), then each range is sorted into `scratch/sorted-<i>.parquet`; the paths are
+    returned in range order (`_write_in_order`). The split's buffers are bounded by the rows'
+    size (`row_bytes`, about: `partition_flush_rows`).
+    """
     ranges = scratch / "ranges"
-    ranges_count = -(-rows // SORT_CHUNK_ROWS)
     (threads,) = con.execute("SELECT current_setting('threads')").fetchone()
     con.execute(
         "SET partitioned_write_flush_threshold = "
-        f"{partition_flush_rows(int(threads) * ranges_count, row_bytes)}"
+        f"{partition_flush_rows(int(threads) * len(indices), row_bytes)}"
     )
     con.execute(
         f"COPY (SELECT *, (event_seq - 1) // {SORT_CHUNK_ROWS} AS sort_range FROM ({query}))"
@@ -259,19 +332,36 @@ def _write_in_order(
         params,
     )
     pieces = []
-    for index in range(ranges_count):
+    for index in indices:
         piece = scratch / f"sorted-{index:05d}.parquet"
         files = f"'{ranges}/sort_range={index}/*.parquet'"
         con.execute(
             f"COPY (SELECT * FROM read_parquet({files}, hive_partitioning = false)"
             f" ORDER BY event_seq) TO '{piece}' (FORMAT parquet)"
         )
-        pieces.append(f"'{piece}'")
-    written = con.execute(
-        f"COPY (SELECT * FROM read_parquet([{', '.join(pieces)}])) TO '{target}'"
-        f" {DUCKDB_COPY_PARQUET}"
-    )
-    return int(written.fetchone()[0])
+        pieces.append(piece)
+    shutil.rmtree(ranges, ignore_errors=True)
+    return pieces
+
+
+def concat_pieces(con: duckdb.DuckDBPyConnection, pieces: list[Path], target: Path) -> int:
+    """Copy the sorted range files `pieces`, in order, into `target`; return the rows written.
+
+    On one thread: with several, DuckDB joins the pieces' batches into row groups in the order
+    its threads finish them, so the row groups where ranges meet (and the file's bytes) changed
+    from run to run (1 run in 4 on a day of 5 ranges); one thread writes the same bytes every
+    time, which the shards' merge (`silver_shards`) relies on. `con` must be private (a
+    database of its own): the setting is the database's.
+    """
+    files = ", ".join(f"'{piece}'" for piece in pieces)
+    con.execute("SET threads = 1")
+    try:
+        ((rows,),) = con.execute(
+            f"COPY (SELECT * FROM read_parquet([{files}])) TO '{target}' {DUCKDB_COPY_PARQUET}"
+        ).fetchall()
+        return int(rows)
+    finally:
+        con.execute("RESET threads")
 
 
 def parquet_row_bytes(path: Path) -> int:
