@@ -17,6 +17,7 @@ in it are read back before the next rewrite.
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 import tempfile
 from collections.abc import Iterable
@@ -30,8 +31,12 @@ from distill_assets.contracts.escalations import (
     SEED_SQLITE_JSON_COLUMNS,
 )
 from distill_assets.defs.escalations.working_store import install_change_log
+from distill_assets.lib.sql import connect
 
 SOURCE = "escalations"
+# rows DuckDB hands SQLite at a time, and SQLite's page cache while it inserts them (KiB)
+INSERT_BATCH_ROWS = 50_000
+SQLITE_CACHE_KIB = 256 * 1024
 HISTORY_SCHEMA = pl.Schema(
     {"version": pl.String(), "example_id": pl.String(), "exported_at": pl.Float64()}
 )
@@ -99,37 +104,26 @@ def write_seed_sqlite(
     log of `working_store` installed, so changes made to it later are read back.
 
     `batches` hold every partition's examples (`SEED_SQLITE_COLUMNS` and `partition`, review
-    decisions and export counts applied), in any number of batches. They are staged on disk in
-    a scratch database next to `path`, then SQLite keeps the latest partition's row per id and
-    inserts them in (`created_at`, `id`) order, so memory holds one batch however long the
-    history. No batch at all gives an empty database.
+    decisions and export counts applied), in any number of batches. They are staged as Parquet
+    files in a scratch folder next to `path`; DuckDB keeps the latest partition's row per id (of
+    two in one partition, the later batch's) and orders them by (`created_at`, `id`), spilling
+    to disk past its memory limit, and SQLite takes them in that order a batch at a time, so
+    memory holds one batch however long the history. The table's secondary indexes are built
+    once the rows are in (one sort each, not a B-tree insert per row). No batch at all gives an
+    empty database.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, tmp = tempfile.mkstemp(prefix=".distillation-", suffix=".db", dir=path.parent)
     os.close(handle)
     staged = Path(f"{tmp}.staged")
-    columns = ", ".join(SEED_SQLITE_COLUMNS)
+    table, indexes = _seed_table_and_indexes()
     try:
+        files = _stage_batches(batches, staged)
         con = sqlite3.connect(tmp)
         try:
-            con.executescript(SEED_SQLITE_DDL)
-            con.execute("ATTACH DATABASE ? AS staged", (str(staged),))
-            con.execute(f"CREATE TABLE staged.examples ({columns}, from_partition)")
-            marks = ", ".join("?" * (len(SEED_SQLITE_COLUMNS) + 1))
-            for batch in batches:
-                rows = batch.select(
-                    *(
-                        _json_text(c) if c in SEED_SQLITE_JSON_COLUMNS else pl.col(c)
-                        for c in SEED_SQLITE_COLUMNS
-                    ),
-                    pl.col("partition").alias("from_partition"),
-                )
-                con.executemany(f"INSERT INTO staged.examples VALUES ({marks})", rows.iter_rows())
-            written = con.execute(
-                f"INSERT INTO distillation_examples SELECT {columns} FROM (SELECT *, "
-                "row_number() OVER (PARTITION BY id ORDER BY from_partition DESC) AS latest "
-                "FROM staged.examples) WHERE latest = 1 ORDER BY created_at, id"
-            ).rowcount
+            con.execute(f"PRAGMA cache_size = -{SQLITE_CACHE_KIB}")
+            con.executescript(table)
+            written = _insert_latest(con, files, staged)
             if kept is not None and not kept.is_empty():
                 # read from the database: JSON columns are TEXT already
                 rows = kept.select(SEED_SQLITE_COLUMNS)
@@ -138,13 +132,65 @@ def write_seed_sqlite(
                     f"INSERT OR IGNORE INTO distillation_examples VALUES ({marks})",
                     rows.iter_rows(),
                 ).rowcount
+            con.commit()
+            con.executescript(indexes)
             install_change_log(con)
             con.commit()
-            con.execute("DETACH DATABASE staged")
         finally:
             con.close()
         Path(tmp).replace(path)
     finally:
         Path(tmp).unlink(missing_ok=True)
-        staged.unlink(missing_ok=True)
+        shutil.rmtree(staged, ignore_errors=True)
+    return written
+
+
+def _seed_table_and_indexes() -> tuple[str, str]:
+    """Split `SEED_SQLITE_DDL` into its `CREATE TABLE` and its `CREATE INDEX` statements."""
+    statements = [s.strip() for s in SEED_SQLITE_DDL.split(";") if s.strip()]
+    table = [s for s in statements if not s.startswith("CREATE INDEX")]
+    indexes = [s for s in statements if s.startswith("CREATE INDEX")]
+    return ";\n".join(table) + ";", ";\n".join(indexes) + ";" if indexes else ""
+
+
+def _stage_batches(batches: Iterable[pl.DataFrame], folder: Path) -> list[Path]:
+    """Write each batch's seed columns (JSON as text), partition and order to `folder`."""
+    folder.mkdir()
+    files = []
+    for index, batch in enumerate(batches):
+        target = folder / f"{index:06d}.parquet"
+        batch.select(
+            *(
+                _json_text(c) if c in SEED_SQLITE_JSON_COLUMNS else pl.col(c)
+                for c in SEED_SQLITE_COLUMNS
+            ),
+            pl.col("partition").alias("from_partition"),
+            pl.lit(index, dtype=pl.Int64).alias("from_batch"),
+        ).write_parquet(target, compression="lz4")
+        files.append(target)
+    return files
+
+
+def _insert_latest(con: sqlite3.Connection, files: list[Path], spill: Path) -> int:
+    """Insert the latest partition's row per id of the staged `files`, by (created_at, id)."""
+    if not files:
+        return 0
+    columns = ", ".join(SEED_SQLITE_COLUMNS)
+    marks = ", ".join("?" * len(SEED_SQLITE_COLUMNS))
+    insert = f"INSERT INTO distillation_examples VALUES ({marks})"
+    engine = connect(private=True)
+    written = 0
+    try:
+        engine.execute(f"SET temp_directory = '{spill / 'spill'}'")
+        listed = ", ".join(f"'{f}'" for f in files)
+        reader = engine.sql(
+            f"SELECT {columns} FROM read_parquet([{listed}]) QUALIFY row_number() OVER "
+            "(PARTITION BY id ORDER BY from_partition DESC, from_batch DESC) = 1 "
+            "ORDER BY created_at, id"
+        ).to_arrow_reader(INSERT_BATCH_ROWS)
+        for batch in reader:
+            rows = zip(*(column.to_pylist() for column in batch.columns), strict=True)
+            written += con.executemany(insert, rows).rowcount
+    finally:
+        engine.close()
     return written

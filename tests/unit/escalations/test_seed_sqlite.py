@@ -7,7 +7,7 @@ from pathlib import Path
 
 import polars as pl
 
-from distill_assets.contracts.escalations import SEED_SQLITE_COLUMNS
+from distill_assets.contracts.escalations import SEED_SQLITE_COLUMNS, SEED_SQLITE_DDL
 from distill_assets.defs.escalations.compat import write_seed_sqlite
 from tests.unit.escalations.frames import example_frame
 
@@ -58,3 +58,29 @@ def test_no_batch_gives_an_empty_database_with_the_seed_schema(tmp_path: Path) -
         con.close()
     assert tuple(columns) == SEED_SQLITE_COLUMNS
     assert _rows(database) == []
+
+
+def test_the_schema_is_the_seeds_and_a_later_batch_wins_within_a_partition(
+    tmp_path: Path,
+) -> None:
+    first = _partition("2026-11-19", ("x", 2.0, "x first"), ("y", 1.0, "y"))
+    second = _partition("2026-11-19", ("x", 2.0, "x second"))
+    database = tmp_path / "distillation.db"
+
+    assert write_seed_sqlite([first, second], database) == 2
+
+    assert _rows(database) == [("y", 1.0, "y"), ("x", 2.0, "x second")]
+    seed = sqlite3.connect(":memory:")
+    written = sqlite3.connect(database)
+    try:
+        seed.executescript(SEED_SQLITE_DDL)
+        listing = (
+            "SELECT type, name, tbl_name, sql FROM sqlite_master"
+            " WHERE tbl_name = 'distillation_examples' AND type IN ('table', 'index')"
+        )
+        # the indexes are built after the rows: the same objects, in the seed's order
+        assert written.execute(listing).fetchall() == seed.execute(listing).fetchall()
+        assert written.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    finally:
+        seed.close()
+        written.close()
