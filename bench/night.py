@@ -635,8 +635,12 @@ SHARDED_STEPS: dict[str, tuple[float, float]] = {
 }
 TWO_HOURS_S = 7200.0
 # steps recorded under an earlier name -> their name in today's graph (the review folders' refresh
-# was the multi-asset `review_state` with the exclusions until they became steps of their own)
-RENAMED_STEPS = {"review_state": "escalations__review_state"}
+# and the Witness queue were multi-assets with their exclusions until those became steps of
+# their own)
+RENAMED_STEPS = {
+    "review_state": "escalations__review_state",
+    "telemetry_witness_review": "telemetry__witness_queue",
+}
 
 
 def step_dependencies() -> dict[str, dict[str, list[str]]]:

@@ -57,16 +57,25 @@ def test_groups_follow_the_data_flow(
     assert backward == []
 
 
-def test_review_folders_are_off_the_release_chain(definitions: dg.Definitions) -> None:
-    """Curation waits for the review exclusions only; the folder refresh runs beside it."""
+@pytest.mark.parametrize(
+    ("source", "folders", "exclusions"),
+    [
+        ("escalations", "review_state", "review_exclusions"),
+        ("telemetry", "witness_queue", "witness_exclusions"),
+    ],
+)
+def test_review_folders_and_queues_are_off_the_release_chain(
+    definitions: dg.Definitions, source: str, folders: str, exclusions: str
+) -> None:
+    """Curation waits for the review exclusions only; the folders and queues are built beside it."""
     graph = definitions.resolve_asset_graph()
-    state = dg.AssetKey(["escalations", "review_state"])
-    exclusions = dg.AssetKey(["escalations", "review_exclusions"])
+    state = dg.AssetKey([source, folders])
+    excluded = dg.AssetKey([source, exclusions])
     assert set(dg.AssetSelection.assets(state).downstream().resolve(graph)) == {state}
-    # separate steps: the exclusions do not wait for the folders' refresh
-    assert definitions.resolve_assets_def(exclusions).keys == {exclusions}
+    # separate steps: the exclusions do not wait for the folders' refresh or the queue's scan
+    assert definitions.resolve_assets_def(excluded).keys == {excluded}
     curated = dg.AssetSelection.assets(dg.AssetKey(["curation", "sft"])).upstream(depth=1)
-    assert exclusions in curated.resolve(graph)
+    assert excluded in curated.resolve(graph)
 
 
 def test_every_group_has_assets_and_every_asset_a_description(

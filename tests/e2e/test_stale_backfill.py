@@ -29,26 +29,25 @@ pytestmark = [pytest.mark.e2e, pytest.mark.filterwarnings("ignore:Use fetch_mate
 
 RULE_LINE = "MIN_EXCHANGES = 3\n"
 CHANGED_RULE_LINE = "MIN_EXCHANGES = 2\n"
-# every curated table reads every feed (its splits are decided over all configs) and the Witness
-# exclusions, which read every telemetry feed table (a rejected row leaves every config)
+# every curated table reads every feed (its splits are decided over all configs); the Witness
+# queue reads every telemetry feed table
 DOWNSTREAM = sorted(
     [
         *(f"curation/{config}" for config in CONFIG_FEEDS),
-        *(f"curation/{config}_duplicates" for config in CONFIG_FEEDS),
+        "curation/sft_duplicates",
         "escalations/export_history",
         "release/candidate",
         "release/dataset",
         "telemetry/deletion_log",
-        "telemetry/witness_exclusions",
         "telemetry/witness_queue",
     ]
 )
 # downstream of telemetry/dialogues in its own day: sft's products and their line scan, made
 # with the day's ingest
 DOWNSTREAM_DAILY = ["curation/sft_products", "release/sft_scanned_lines"]
-# not stale, but made by the same op as a stale table, so rebuilt with it: none since every
-# curated table is stale itself
-COMPANIONS: list[str] = []
+# not stale, but made by the same op as a stale table, so rebuilt with it: the other configs'
+# duplicates tables curation writes beside the curated tables (each reads its own feeds)
+COMPANIONS = sorted(f"curation/{config}_duplicates" for config in CONFIG_FEEDS if config != "sft")
 
 
 def _version(text: str) -> str:

@@ -18,46 +18,30 @@ WITNESS_QUEUE = "witness_queue"
 WITNESS_EXCLUSIONS = "witness_exclusions"
 
 
-@dg.multi_asset(
-    outs={
-        WITNESS_QUEUE: dg.AssetOut(
-            key=[SOURCE, WITNESS_QUEUE],
-            kinds={"polars"},
-            tags=GLOBAL_TAG,
-            code_version=rules_version("telemetry_witness"),
-            description=(
-                "Telemetry feed rows queued for Witness review (high ambiguity, extreme "
-                "novelty, fraud-flagged) with their triggers and the decision so far, from "
-                "`distilled/review/telemetry/decisions.jsonl` (`distill review --source "
-                "telemetry`)."
-            ),
-        ),
-        WITNESS_EXCLUSIONS: dg.AssetOut(
-            key=[SOURCE, WITNESS_EXCLUSIONS],
-            kinds={"polars"},
-            tags=GLOBAL_TAG,
-            code_version=rules_version("telemetry_witness"),
-            description=(
-                "Telemetry rows a Witness rejected, as (source, subject = row id, reason): "
-                "curation drops them from every config (EXCLUSION_TABLES)."
-            ),
-        ),
-    },
+@dg.asset(
+    key=[SOURCE, WITNESS_QUEUE],
     deps=[
         *(dg.AssetKey([SOURCE, table]) for table in witness.FEED_TABLES),
         dg.AssetKey([SOURCE, "player_quality"]),
     ],
     group_name=SOURCE,
-    can_subset=False,
+    tags=GLOBAL_TAG,
+    kinds={"polars"},
+    code_version=rules_version("telemetry_witness"),
 )
-def telemetry_witness_review(
+def telemetry_witness_queue(
     context: dg.AssetExecutionContext, settings: DistillSettings
-) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Build the Witness queue of all telemetry feed partitions and the rejected rows (global)."""
+) -> pl.DataFrame:
+    """Telemetry feed rows queued for Witness review, with their triggers and decision so far.
+
+    Global, with the release: high ambiguity, extreme novelty and fraud-flagged rows of every
+    telemetry feed partition, with the decisions of `distilled/review/telemetry/decisions.jsonl`
+    (`distill review --source telemetry`). Nothing downstream waits for it: curation reads the
+    rejections from `telemetry/witness_exclusions`.
+    """
     cfg = settings.resolved()
     decisions = witness.read_decisions(cfg.data_dir)
     queued = witness.queue(cfg.lake_root, decisions)
-    rejected = witness.exclusions(decisions)
     triggers = queued.select(pl.col("triggers").explode().alias("trigger")).drop_nulls()
     context.add_output_metadata(
         {
@@ -65,8 +49,27 @@ def telemetry_witness_review(
             "pending": queued.filter(pl.col("decision").is_null()).height,
             "by_trigger": column_counts(triggers, "trigger"),
             "by_decision": column_counts(decisions, "decision"),
-        },
-        output_name=WITNESS_QUEUE,
+        }
     )
-    context.add_output_metadata({"rejected": rejected.height}, output_name=WITNESS_EXCLUSIONS)
-    return queued, rejected
+    return queued
+
+
+@dg.asset(
+    key=[SOURCE, WITNESS_EXCLUSIONS],
+    group_name=SOURCE,
+    tags=GLOBAL_TAG,
+    kinds={"polars"},
+    code_version=rules_version("telemetry_witness"),
+)
+def telemetry_witness_exclusions(
+    context: dg.AssetExecutionContext, settings: DistillSettings
+) -> pl.DataFrame:
+    """Telemetry rows a Witness rejected, as (source, subject = row id, reason).
+
+    Global, with the release: curation drops them from every config (EXCLUSION_TABLES). Read
+    from the decisions alone, so curation does not wait for the queue's scan of every feed
+    partition.
+    """
+    rejected = witness.exclusions(witness.read_decisions(settings.resolved().data_dir))
+    context.add_output_metadata({"rejected": rejected.height})
+    return rejected
