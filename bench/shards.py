@@ -448,18 +448,22 @@ def _triage_warm() -> None:
     from distill_assets.defs.telemetry import triage, triage_shards  # noqa: F401
 
 
+def _triage_silver(lake: str) -> Path:
+    """Return DAY's silver file in the scratch `lake`."""
+    from distill_assets.lib.lake import partition_path
+
+    return Path(partition_path(lake, "telemetry", "accepted_events", DAY).path)
+
+
 def _triage_day(lake: str):
     """Return DAY's triage staging in the scratch `lake` (silver written)."""
     from upath import UPath
 
     from distill_assets.defs.telemetry import triage_shards
-    from distill_assets.lib.lake import partition_path
 
-    silver = UPath(partition_path(lake, "telemetry", "accepted_events", DAY))
     return triage_shards.TriageDay(
-        silver=Path(silver.path),
         staging=triage_shards.triage_shard_dir(lake, DAY),
-        fingerprint=triage_shards.triage_fingerprint(silver),
+        fingerprint=triage_shards.triage_fingerprint(UPath(_triage_silver(lake))),
     )
 
 
@@ -473,21 +477,23 @@ def _triage_step(lake: str, step: str) -> tuple[float, float]:
 
     from distill_assets.defs.telemetry import triage, triage_shards
 
-    day = _triage_day(lake)
+    day, silver = _triage_day(lake), _triage_silver(lake)
     if step == "whole":
         return _timed(
-            lambda: triage.write_triage(pl.scan_parquet(day.silver), Path(lake) / "whole.parquet")
+            lambda: triage.write_triage(pl.scan_parquet(silver), Path(lake) / "whole.parquet")
         )
     if step == "context":
         return _timed(lambda: triage_shards.stage_context(day, 2))
     if step == "merge":
         target = Path(lake) / "merged.parquet"
         return _timed(
-            lambda: triage_shards.merge_or_compute(day, pl.scan_parquet(day.silver), target, 2)
+            lambda: triage_shards.merge_or_compute(day, pl.scan_parquet(silver), target, 2)
         )
     kind, number = step.split()
     if kind == "candidates":
-        return _timed(lambda: triage_shards.stage_candidates(day, piece=int(number), pieces=2))
+        return _timed(
+            lambda: triage_shards.stage_candidates(day, silver, piece=int(number), pieces=2)
+        )
     return _timed(lambda: triage_shards.write_shard(day, shard=int(number), shards=2))
 
 
@@ -519,7 +525,7 @@ def run_triage(size_mb: int) -> str:
         lake = Path(scratch)
         _silver_lake(size_mb, lake)
         silver = _silver_day(str(lake))
-        target = _triage_day(str(lake)).silver
+        target = _triage_silver(str(lake))
         target.parent.mkdir(parents=True)
         privacy.write_accepted_events(
             silver.events_file, silver.validation, silver.deleted, target, silver.identity

@@ -647,10 +647,9 @@ def triage_shard_key(shard: int) -> dg.AssetKey:
     return dg.AssetKey([SOURCE, f"{TRIAGE}_shard_{shard}"])
 
 
-def _triage_day(lake_root: str, day: str, silver: Path) -> triage_shards.TriageDay:
+def _triage_day(lake_root: str, day: str) -> triage_shards.TriageDay:
     """Return a day's triage staging for its pieces, context, shards and merge."""
     return triage_shards.TriageDay(
-        silver=silver,
         staging=triage_shards.triage_shard_dir(lake_root, day),
         fingerprint=triage_shards.triage_fingerprint(
             partition_path(lake_root, SOURCE, ACCEPTED, day)
@@ -691,7 +690,7 @@ def triage_candidates_asset(piece: int, pieces: int) -> dg.AssetsDefinition:
         lake_root, day = settings.resolved().lake_root, context.partition_key
         with local_file(partition_path(lake_root, SOURCE, ACCEPTED, day)) as silver:
             rows = triage_shards.stage_candidates(
-                _triage_day(lake_root, day, silver), piece=piece, pieces=pieces
+                _triage_day(lake_root, day), silver, piece=piece, pieces=pieces
             )
         return dg.MaterializeResult(metadata={"candidates": rows})
 
@@ -714,8 +713,7 @@ def triage_context_asset(pieces: int) -> dg.AssetsDefinition:
     ) -> dg.MaterializeResult:
         """Stage the day's context (its rows in metadata)."""
         lake_root, day = settings.resolved().lake_root, context.partition_key
-        with local_file(partition_path(lake_root, SOURCE, ACCEPTED, day)) as silver:
-            rows = triage_shards.stage_context(_triage_day(lake_root, day, silver), pieces)
+        rows = triage_shards.stage_context(_triage_day(lake_root, day), pieces)
         if rows is None:
             context.log.info("the day's candidate pieces are not staged: staged nothing")
         return dg.MaterializeResult(metadata={"staged": rows is not None, "candidates": rows or 0})
@@ -738,10 +736,7 @@ def triage_shard_asset(shard: int, shards: int) -> dg.AssetsDefinition:
     ) -> dg.MaterializeResult:
         """Judge and stage the shard's rows (their count in metadata)."""
         lake_root, day = settings.resolved().lake_root, context.partition_key
-        with local_file(partition_path(lake_root, SOURCE, ACCEPTED, day)) as silver:
-            written = triage_shards.write_shard(
-                _triage_day(lake_root, day, silver), shard=shard, shards=shards
-            )
+        written = triage_shards.write_shard(_triage_day(lake_root, day), shard=shard, shards=shards)
         if written.not_staged is not None:
             context.log.info(f"{written.not_staged}: staged nothing")
         return dg.MaterializeResult(
@@ -798,10 +793,9 @@ def triage_asset(shards: int) -> dg.AssetsDefinition:
             candidates = write_triage(events, target)
         else:
             lake_root, day = settings.resolved().lake_root, context.partition_key
-            with local_file(partition_path(lake_root, SOURCE, ACCEPTED, day)) as silver:
-                merged = triage_shards.merge_or_compute(
-                    _triage_day(lake_root, day, silver), events, target, shards
-                )
+            merged = triage_shards.merge_or_compute(
+                _triage_day(lake_root, day), events, target, shards
+            )
             if merged.not_merged is not None:
                 context.log.info(f"{merged.not_merged}: judged the day's triage here")
             candidates, sharding = merged.rows, {"shards": merged.merged}

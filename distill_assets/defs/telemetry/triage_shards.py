@@ -102,9 +102,8 @@ def triage_fingerprint(silver: UPath) -> str:
 
 @dataclass(frozen=True)
 class TriageDay:
-    """A day's silver file (local), the staging folder of its triage shards, their fingerprint."""
+    """The staging folder of a day's triage shards and the fingerprint of its inputs."""
 
-    silver: Path
     staging: UPath
     fingerprint: str
 
@@ -136,13 +135,14 @@ def _piece(day: TriageDay, name: str, piece: int) -> UPath:
     return day.staging / f"{name}-{piece}.parquet"
 
 
-def stage_candidates(day: TriageDay, *, piece: int, pieces: int) -> int:
+def stage_candidates(day: TriageDay, silver: Path, *, piece: int, pieces: int) -> int:
     """Stage the candidates and peer predictions of piece `piece` of `pieces`; return candidates.
 
-    The piece's silver rows are a contiguous range of row groups (`token_rows`), read alone.
+    The piece's rows of the day's silver file `silver` (local) are a contiguous range of its row
+    groups (`token_rows`), read alone.
     """
-    rows = token_rows(day.silver, piece, pieces)
-    events = triage.triage_events(pl.scan_parquet(day.silver).slice(rows.start, len(rows)))
+    rows = token_rows(silver, piece, pieces)
+    events = triage.triage_events(pl.scan_parquet(silver).slice(rows.start, len(rows)))
     footer = _footer(day.fingerprint, piece=piece, pieces=pieces)
     _write_staged(triage.peer_batches(events), _piece(day, "peer", piece), footer)
     return _write_staged(triage.candidate_batches(events), _piece(day, "candidates", piece), footer)

@@ -26,6 +26,7 @@ from tests.conftest import isolate
 DAY = "2026-11-19"
 T0 = 1795082400.0
 FINGERPRINT = "inputs-1"
+SILVER = "accepted_events.parquet"
 
 
 def step(episode: str, index: int, action_type: str, moisture: float) -> dict:
@@ -94,20 +95,19 @@ def small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def make_day(folder: Path, count: int = 40) -> triage_shards.TriageDay:
-    silver = folder / "accepted_events.parquet"
-    day_silver(count).write_parquet(silver, row_group_size=5)
-    return triage_shards.TriageDay(silver, UPath(folder / "staging"), FINGERPRINT)
+    day_silver(count).write_parquet(folder / SILVER, row_group_size=5)
+    return triage_shards.TriageDay(UPath(folder / "staging"), FINGERPRINT)
 
 
 def whole_day(day: triage_shards.TriageDay, folder: Path) -> bytes:
     target = folder / "whole.parquet"
-    triage.write_triage(pl.scan_parquet(day.silver), target)
+    triage.write_triage(pl.scan_parquet(folder / SILVER), target)
     return target.read_bytes()
 
 
-def stage(day: triage_shards.TriageDay, shards: int) -> None:
+def stage(day: triage_shards.TriageDay, folder: Path, shards: int) -> None:
     for piece in range(shards):
-        triage_shards.stage_candidates(day, piece=piece, pieces=shards)
+        triage_shards.stage_candidates(day, folder / SILVER, piece=piece, pieces=shards)
     assert triage_shards.stage_context(day, shards) is not None
     for shard in range(shards):
         assert triage_shards.write_shard(day, shard=shard, shards=shards).rows is not None
@@ -117,7 +117,7 @@ def merged(
     day: triage_shards.TriageDay, folder: Path, shards: int
 ) -> tuple[bytes, triage_shards.MergedTriage]:
     target = folder / "merged.parquet"
-    result = triage_shards.merge_or_compute(day, pl.scan_parquet(day.silver), target, shards)
+    result = triage_shards.merge_or_compute(day, pl.scan_parquet(folder / SILVER), target, shards)
     return target.read_bytes(), result
 
 
@@ -125,7 +125,7 @@ def merged(
 def test_merged_shards_are_byte_identical_to_the_unsharded_day(tmp_path: Path, shards: int) -> None:
     day = make_day(tmp_path)
     expected = whole_day(day, tmp_path)
-    rows = triage.triage(pl.scan_parquet(day.silver))
+    rows = triage.triage(pl.scan_parquet(tmp_path / SILVER))
     reasons = dict(rows.select("event_id", "reason").iter_rows())
     # the day-wide context, across the shards: karma, previous action, state hash, peer
     assert {e: reasons[e].removeprefix("audit:") for e in ("d-first", "s-again", "d-again")} == {
@@ -134,7 +134,7 @@ def test_merged_shards_are_byte_identical_to_the_unsharded_day(tmp_path: Path, s
         "d-again": "seen_scenario",
     }
     assert reasons["r-decides"] == "peer_flagged"
-    stage(day, shards)
+    stage(day, tmp_path, shards)
     sizes = [pl.read_parquet(day.staging / f"judged-{k}.parquet").height for k in range(shards)]
     assert all(sizes) and sum(sizes) == rows.height
     content, result = merged(day, tmp_path, shards)
@@ -145,9 +145,9 @@ def test_merged_shards_are_byte_identical_to_the_unsharded_day(tmp_path: Path, s
 
 def test_an_empty_day_merges_into_the_unsharded_empty_file(tmp_path: Path) -> None:
     day = make_day(tmp_path, count=0)
-    pl.DataFrame(schema=SILVER_SCHEMA).write_parquet(day.silver)
+    pl.DataFrame(schema=SILVER_SCHEMA).write_parquet(tmp_path / SILVER)
     expected = whole_day(day, tmp_path)
-    stage(day, 2)
+    stage(day, tmp_path, 2)
     content, result = merged(day, tmp_path, 2)
     assert (content, result.merged) == (expected, 2)
 
@@ -156,27 +156,27 @@ def test_missing_or_stale_shards_make_the_merge_compute_the_day(tmp_path: Path) 
     day = make_day(tmp_path)
     expected = whole_day(day, tmp_path)
 
-    stage(day, 2)
+    stage(day, tmp_path, 2)
     (day.staging / "judged-1.parquet").unlink()
     content, result = merged(day, tmp_path, 2)
     assert content == expected and result.merged == 0
     assert result.not_merged == "shard 1 is not staged for these inputs"
     assert not day.staging.exists()
 
-    stage(day, 2)
-    stale = triage_shards.TriageDay(day.silver, day.staging, "inputs-2")
+    stage(day, tmp_path, 2)
+    stale = triage_shards.TriageDay(day.staging, "inputs-2")
     content, result = merged(stale, tmp_path, 2)
     assert content == expected and result.merged == 0
     assert "not staged for these inputs" in str(result.not_merged)
 
-    stage(day, 3)  # staged for 3 shards, merged as 2
+    stage(day, tmp_path, 3)  # staged for 3 shards, merged as 2
     content, result = merged(day, tmp_path, 2)
     assert content == expected and result.merged == 0
 
 
 def test_a_shard_without_the_days_context_stages_nothing(tmp_path: Path) -> None:
     day = make_day(tmp_path)
-    triage_shards.stage_candidates(day, piece=0, pieces=2)
+    triage_shards.stage_candidates(day, tmp_path / SILVER, piece=0, pieces=2)
     assert triage_shards.stage_context(day, 2) is None
     written = triage_shards.write_shard(day, shard=0, shards=2)
     assert written.rows is None and "not staged" in str(written.not_staged)
