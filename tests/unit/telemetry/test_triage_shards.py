@@ -223,3 +223,14 @@ def test_triage_shard_steps_and_the_merge_as_assets(
     merged_step = result.asset_materializations_for_node("telemetry__triage")[0]
     assert merged_step.metadata["shards"].value == 2
     assert not triage_shards.triage_shard_dir(lake_root, DAY).exists()
+
+
+def test_a_day_of_fewer_row_groups_than_shards_leaves_a_shard_empty(tmp_path: Path) -> None:
+    day = make_day(tmp_path)
+    day_silver(40).write_parquet(tmp_path / SILVER, row_group_size=20)
+    expected = whole_day(day, tmp_path)
+    stage(day, tmp_path, 3)
+    sizes = [pl.read_parquet(day.staging / f"judged-{k}.parquet").height for k in range(3)]
+    assert sorted(sizes)[0] == 0 and sum(sizes) > 0
+    content, result = merged(day, tmp_path, 3)
+    assert (content, result.merged) == (expected, 3)
