@@ -88,15 +88,17 @@ def peer_batches(events: pl.LazyFrame) -> Iterator[pl.DataFrame]:
 
 
 def context_query(
-    con: duckdb.DuckDBPyConnection, candidates: str, peer: str
+    con: duckdb.DuckDBPyConnection,
+    candidates: duckdb.DuckDBPyRelation,
+    peer: duckdb.DuckDBPyRelation,
 ) -> duckdb.DuckDBPyRelation:
-    """Return `select_triage_context.sql` over the relations (SQL) `candidates` and `peer`.
+    """Return `select_triage_context.sql` over the relations `candidates` and `peer` of `con`.
 
     Creates the query's views (`candidates`, `peer`, the trajectory `steps` and their
     `step_state`) in `con`.
     """
-    con.sql(f"CREATE TEMP VIEW candidates AS {candidates}")
-    con.sql(f"CREATE TEMP VIEW peer AS {peer}")
+    candidates.create_view("candidates")
+    peer.create_view("peer")
     con.sql(
         "CREATE TEMP VIEW steps AS SELECT event_id, episode_id, step_index, "
         "observation_game_state AS game_state, observation_skill_state AS skill_state "
@@ -123,9 +125,7 @@ def _contexts(events: pl.LazyFrame) -> Iterator[pl.DataFrame]:
         write_frames(candidate_batches(events), candidates)
         write_frames(peer_batches(events), peer)
         reader = context_query(
-            con,
-            f"SELECT * FROM read_parquet('{candidates}')",
-            f"SELECT * FROM read_parquet('{peer}')",
+            con, con.read_parquet(str(candidates)), con.read_parquet(str(peer))
         ).fetch_record_batch(JUDGE_BATCH_ROWS)
         empty = True
         for batch in reader:

@@ -179,8 +179,8 @@ def stage_context(day: TriageDay, pieces: int) -> int | None:
             nulls = ", ".join(f"NULL::{kind} AS {name}" for name, kind in JUDGED_ONLY.items())
             query = triage.context_query(
                 con,
-                f"SELECT * REPLACE ({nulls}) FROM read_parquet({files['candidates']!r})",
-                f"SELECT * FROM read_parquet({files['peer']!r})",
+                con.read_parquet(files["candidates"]).select(f"* REPLACE ({nulls})"),
+                con.read_parquet(files["peer"]),
             )
             reader = query.fetch_record_batch(triage.JUDGE_BATCH_ROWS)
             columns = ("event_id", *CONTEXT_COLUMNS)
