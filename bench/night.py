@@ -618,10 +618,13 @@ def table(result: dict[str, object]) -> str:
 # serial, 0.25 + 0.11 and 0.23 + 0.04 (`shards-2026-11-27`); the configs not measured take dpo's.
 # Silver (`telemetry/accepted_events`): the token pieces and the shards divide 0.40 + 0.58 of the
 # step, the day's keys and the merge stay serial, 0.08 + 0.09 (`bench.shards --silver 400`,
-# docs/scaling-out.md).
+# docs/scaling-out.md). Triage (`telemetry/triage`): the candidate pieces and the shards divide
+# 0.39 + 0.28 of the step, the day's context and the merge stay serial, 0.37 + 0.06
+# (`bench.shards --triage 400`, docs/scaling-out.md).
 BRONZE_SHARDS = (1.0, 0.09)
 PRODUCT_SHARDS = {"dpo": (0.79, 0.36), "correction": (0.78, 0.27)}
 SILVER_SHARDS = (0.98, 0.17)
+TRIAGE_SHARDS = (0.67, 0.43)
 SHARDED_STEPS: dict[str, tuple[float, float]] = {
     **dict.fromkeys(
         ("escalation_records", "revision_validations", "telemetry_bronze", "traces_bronze"),
@@ -632,6 +635,7 @@ SHARDED_STEPS: dict[str, tuple[float, float]] = {
         for config in ("sft", "sft_tools", "dpo", "rlds", "cot", "instruction", "correction")
     },
     "telemetry__accepted_events": SILVER_SHARDS,
+    "telemetry__triage": TRIAGE_SHARDS,
 }
 TWO_HOURS_S = 7200.0
 # steps recorded under an earlier name -> their name in today's graph (the review folders' refresh

@@ -24,6 +24,10 @@ against the sharded day's steps with 2 shards (the found step, each shard, the m
 instead (`run_silver`, on `bench.telemetry_pipeline`'s generated day of MB megabytes): the
 unsharded step against the sharded day's steps with 2 shards (2 token pieces, the keys, each
 shard, the merge), with `SILVER_RANGE_ROWS` rows per sort range so the day has several.
+
+`python -m bench.shards --triage MB` measures that day's `telemetry/triage` instead
+(`run_triage`, on its silver): the unsharded step against the sharded day's steps with 2 shards
+(2 candidate pieces, the context, each shard, the merge).
 """
 
 import os
@@ -437,6 +441,113 @@ def run_silver(size_mb: int) -> str:
     return "\n".join(lines)
 
 
+TRIAGE_STEPS = ("whole", "candidates 0", "candidates 1", "context", "shard 0", "shard 1", "merge")
+
+
+def _triage_warm() -> None:
+    from distill_assets.defs.telemetry import triage, triage_shards  # noqa: F401
+
+
+def _triage_silver(lake: str) -> Path:
+    """Return DAY's silver file in the scratch `lake`."""
+    from distill_assets.lib.lake import partition_path
+
+    return Path(partition_path(lake, "telemetry", "accepted_events", DAY).path)
+
+
+def _triage_day(lake: str):
+    """Return DAY's triage staging in the scratch `lake` (silver written)."""
+    from upath import UPath
+
+    from distill_assets.defs.telemetry import triage_shards
+
+    return triage_shards.TriageDay(
+        staging=triage_shards.triage_shard_dir(lake, DAY),
+        fingerprint=triage_shards.triage_fingerprint(UPath(_triage_silver(lake))),
+    )
+
+
+def _triage_step(lake: str, step: str) -> tuple[float, float]:
+    """Run one triage step of DAY in this (warm) worker; return its wall and CPU s.
+
+    `whole`: the unsharded step (`triage.write_triage`, into `whole.parquet`); the others: the
+    sharded steps' functions (`triage_shards`), with 2 shards, the merge into `merged.parquet`.
+    """
+    import polars as pl
+
+    from distill_assets.defs.telemetry import triage, triage_shards
+
+    day, silver = _triage_day(lake), _triage_silver(lake)
+    if step == "whole":
+        return _timed(
+            lambda: triage.write_triage(pl.scan_parquet(silver), Path(lake) / "whole.parquet")
+        )
+    if step == "context":
+        return _timed(lambda: triage_shards.stage_context(day, 2))
+    if step == "merge":
+        target = Path(lake) / "merged.parquet"
+        return _timed(
+            lambda: triage_shards.merge_or_compute(day, pl.scan_parquet(silver), target, 2)
+        )
+    kind, number = step.split()
+    if kind == "candidates":
+        return _timed(
+            lambda: triage_shards.stage_candidates(day, silver, piece=int(number), pieces=2)
+        )
+    return _timed(lambda: triage_shards.write_shard(day, shard=int(number), shards=2))
+
+
+def run_triage(size_mb: int) -> str:
+    """Measure a telemetry day's triage steps, unsharded vs 2 shards (see the module docstring).
+
+    The day's silver is written once (`privacy.write_accepted_events`); then as `run_silver`:
+    one warm worker, `REPEATS` interleaved repeats, fastest CPU, the merged file checked
+    byte-identical to the unsharded step's every repeat.
+    """
+    import polars as pl
+
+    from distill_assets.defs.release.layout import file_sha256
+    from distill_assets.defs.telemetry import privacy
+
+    lines = [
+        "## Triage shards (`bench/shards.py --triage`)",
+        "",
+        f"{REPEATS} interleaved repeats in one warm worker, fastest CPU s (+ spread); the wall "
+        "of the fastest; merged file byte-identical to the unsharded step's: yes.",
+        "",
+        "| day | step | wall s | CPU s (+ spread) | × step CPU |",
+        "| --- | --- | ---: | ---: | ---: |",
+    ]
+    with (
+        tempfile.TemporaryDirectory(prefix="distill-bench-triage-") as scratch,
+        ProcessPoolExecutor(1, mp_context=get_context("spawn"), initializer=_triage_warm) as pool,
+    ):
+        lake = Path(scratch)
+        _silver_lake(size_mb, lake)
+        silver = _silver_day(str(lake))
+        target = _triage_silver(str(lake))
+        target.parent.mkdir(parents=True)
+        privacy.write_accepted_events(
+            silver.events_file, silver.validation, silver.deleted, target, silver.identity
+        )
+        rows = pl.scan_parquet(target).select(pl.len()).collect().item()
+        cpu: dict[str, list[tuple[float, float]]] = {}
+        for _ in range(REPEATS):
+            for step in TRIAGE_STEPS:
+                cpu.setdefault(step, []).append(pool.submit(_triage_step, str(lake), step).result())
+            if file_sha256(lake / "merged.parquet") != file_sha256(lake / "whole.parquet"):
+                raise RuntimeError("triage: the merged shards differ from the whole day")
+        base = min(c for _, c in cpu["whole"])
+        for step in TRIAGE_STEPS:
+            wall, best = min(cpu[step], key=lambda run: run[1])
+            spread = max(c for _, c in cpu[step]) - best
+            lines.append(
+                f"| {size_mb} MB raw, {rows:,} silver rows | {step} | {wall:.1f} | "
+                f"{best:.1f} (+{spread:.1f}) | {best / base:.2f} |"
+            )
+    return "\n".join(lines)
+
+
 if __name__ == "__main__":
     import argparse
 
@@ -456,8 +567,18 @@ if __name__ == "__main__":
         help="measure a generated telemetry day of MB megabytes' silver steps instead: "
         "unsharded vs 2 token pieces + keys + 2 shards + merge",
     )
+    parser.add_argument(
+        "--triage",
+        type=int,
+        default=None,
+        metavar="MB",
+        help="measure a generated telemetry day of MB megabytes' triage steps instead: "
+        "unsharded vs 2 candidate pieces + context + 2 shards + merge",
+    )
     args = parser.parse_args()
-    if args.silver:
+    if args.triage:
+        print(run_triage(args.triage))
+    elif args.silver:
         print(run_silver(args.silver))
     else:
         print(run_products(args.products.split(",")) if args.products else run())

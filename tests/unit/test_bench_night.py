@@ -115,9 +115,10 @@ def test_night_projection_bounds_the_wall_by_critical_path_and_work_over_workers
         },
         "publish_release": {"curate": []},
     }
-    # ×5 (10 GB from 2): bronze 500 s split over 4 workers + the merge (45 s), then triage 150 s;
-    # traces 50 s beside them; the release's 100 s after
-    ingest_path, ingest_work = 125 + 45 + 150, 125 + 45 + 150 + 50
+    # ×5 (10 GB from 2): bronze 500 s split over 4 workers + the merge (45 s), then triage 150 s
+    # split too (0.67 / 4 + 0.43 of it); traces 50 s beside them; the release's 100 s after
+    triage = 150 * 0.67 / 4 + 150 * 0.43
+    ingest_path, ingest_work = 125 + 45 + triage, 125 + 45 + triage + 50
     assert night.project(result, deps, 10.0, 4) == {
         "lower_s": round(max(ingest_path, ingest_work / 4) + 100),
         "upper_s": round(ingest_path + ingest_work / 4 + 100 + 100 / 4),
@@ -302,3 +303,14 @@ def test_night_projection_takes_walls_measured_alone_and_names_unrecorded_steps(
     for bad in ("daily_ingest telemetry__triage=1", "daily_ingest: triage=-1", "x: y=z"):
         with pytest.raises(ValueError, match="expected 'JOB: STEP=SECONDS'"):
             night.parse_alone([bad])
+
+
+def test_night_projection_splits_triage_with_its_serial_share() -> None:
+    result = {
+        "raw_bytes": {"telemetry": 1e9},
+        "rows": [{"step": "daily_ingest: telemetry__triage", "wall_s": 100.0}],
+    }
+    # 4 workers: the candidate pieces and shards 0.67 / 4, the context and the merge 0.43
+    assert night.scaled_walls(result, 1.0, 4) == {
+        ("daily_ingest", "telemetry__triage"): 100.0 * 0.67 / 4 + 100.0 * 0.43
+    }

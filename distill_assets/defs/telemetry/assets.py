@@ -31,7 +31,13 @@ from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.player_ids import DEVELOPMENT_SOURCE, PlayerIdHasher
 from distill_assets.defs.resources import DistillSettings, StagedParquet
 from distill_assets.defs.shards import ingest_day, shard_assets, shard_count, shard_keys
-from distill_assets.defs.telemetry import deletion, privacy, silver_shards, witness
+from distill_assets.defs.telemetry import (
+    deletion,
+    privacy,
+    silver_shards,
+    triage_shards,
+    witness,
+)
 from distill_assets.defs.telemetry.dialogues import DROP_REASONS, build_dialogues, gate_dialogues
 from distill_assets.defs.telemetry.events import BRONZE_SCHEMA, SILVER_SCHEMA
 from distill_assets.defs.telemetry.payouts import payouts
@@ -628,40 +634,209 @@ def silver_assets(shards: int) -> list[dg.AssetsDefinition]:
 telemetry_silver = silver_assets(shard_count())
 
 
-@dg.asset(
-    key=[SOURCE, TRIAGE],
-    partitions_def=daily_partitions(),
-    group_name=SOURCE,
-    kinds={"polars"},
-    code_version=rules_version("telemetry_triage"),
-    ins={"events": dg.AssetIn(key=[SOURCE, ACCEPTED])},
-)
-def telemetry_triage(context: dg.AssetExecutionContext, events: pl.LazyFrame) -> StagedParquet:
-    """Triage of candidate events before expensive processing (docs/sources/telemetry.md#triage).
+def triage_candidates_key(piece: int) -> dg.AssetKey:
+    """Return the key of the step staging piece `piece` of a day's triage candidates."""
+    return dg.AssetKey([SOURCE, f"{TRIAGE}_candidates_{piece}"])
 
-    One row per decision, trajectory step, reasoning and dialogue turn: event_id, player_key,
-    event_type, action_type, decision (process | sample | skip | audit), reason. Always-process
-    rules, a 15% stable-hash sample of high-entropy steps, skip rules and a 5% audit of skips:
-    `rules/telemetry_triage.py`. Pass rate per action type in metadata. The rows are written as
-    they are judged (`triage.write_triage`) and the metadata counted from the file, so memory
-    holds a batch, not the day.
-    """
-    target = working_dir(f"{SOURCE}-{TRIAGE}") / f"{TRIAGE}.parquet"
-    candidates = write_triage(events, target)
-    rows = pl.scan_parquet(target).select("action_type", "decision", "reason")
-    rates = pass_rates(rows)
-    context.add_output_metadata(
-        {
-            **rules_metadata("telemetry_triage"),
-            "candidates": candidates,
-            "passed": rows.select(pl.col("decision").is_in(PASS_DECISIONS).sum()).collect().item(),
-            "pass_rate": rates["all"],
-            **{f"pass_rate/{kind}": rate for kind, rate in rates.items() if kind != "all"},
-            "by_decision": column_counts(rows, "decision"),
-            "by_reason": column_counts(rows, "reason"),
-        }
+
+TRIAGE_CONTEXT = dg.AssetKey([SOURCE, f"{TRIAGE}_context"])
+
+
+def triage_shard_key(shard: int) -> dg.AssetKey:
+    """Return the key of triage shard step `shard` (from 0)."""
+    return dg.AssetKey([SOURCE, f"{TRIAGE}_shard_{shard}"])
+
+
+def _triage_day(lake_root: str, day: str) -> triage_shards.TriageDay:
+    """Return a day's triage staging for its pieces, context, shards and merge."""
+    return triage_shards.TriageDay(
+        staging=triage_shards.triage_shard_dir(lake_root, day),
+        fingerprint=triage_shards.triage_fingerprint(
+            partition_path(lake_root, SOURCE, ACCEPTED, day)
+        ),
     )
-    return StagedParquet(target)
+
+
+def _triage_step(
+    key: dg.AssetKey, deps: list[dg.AssetKey], description: str
+) -> Callable[[Callable[..., dg.MaterializeResult]], dg.AssetsDefinition]:
+    """Return the decorator of a step of a sharded day's triage (candidates, context, shards)."""
+    return dg.asset(
+        key=key,
+        partitions_def=daily_partitions(),
+        group_name=SOURCE,
+        kinds={"duckdb", "polars"},
+        code_version=rules_version("telemetry_triage"),
+        deps=[dg.AssetKey([SOURCE, ACCEPTED]), *deps],
+        description=description,
+    )
+
+
+def triage_candidates_asset(piece: int, pieces: int) -> dg.AssetsDefinition:
+    """Return the step staging piece `piece` of `pieces` of a day's triage candidates."""
+
+    @_triage_step(
+        triage_candidates_key(piece),
+        [],
+        f"Piece {piece + 1} of {pieces} of the day's silver telemetry (a range of its row "
+        "groups, about 1/N of the bytes): its triage candidates with their payload fields and "
+        "its peer predictions, staged for the day's context and triage shard "
+        f"(`triage_shards.stage_candidates`); removed by `{SOURCE}/{TRIAGE}`.",
+    )
+    def candidates(
+        context: dg.AssetExecutionContext, settings: DistillSettings
+    ) -> dg.MaterializeResult:
+        """Stage the piece's candidates (their count in metadata)."""
+        lake_root, day = settings.resolved().lake_root, context.partition_key
+        with local_file(partition_path(lake_root, SOURCE, ACCEPTED, day)) as silver:
+            rows = triage_shards.stage_candidates(
+                _triage_day(lake_root, day), silver, piece=piece, pieces=pieces
+            )
+        return dg.MaterializeResult(metadata={"candidates": rows})
+
+    return candidates
+
+
+def triage_context_asset(pieces: int) -> dg.AssetsDefinition:
+    """Return the step staging a day's triage context for its shards."""
+
+    @_triage_step(
+        TRIAGE_CONTEXT,
+        [triage_candidates_key(piece) for piece in range(pieces)],
+        "The day's triage context of every candidate (a player's karma, an episode's previous "
+        "action and state, the first sighting of a game state, the peer predictions: "
+        "`select_triage_context.sql`, day-wide), in silver order, staged for the triage shards "
+        f"(`triage_shards.stage_context`); removed by `{SOURCE}/{TRIAGE}`.",
+    )
+    def telemetry_triage_context(
+        context: dg.AssetExecutionContext, settings: DistillSettings
+    ) -> dg.MaterializeResult:
+        """Stage the day's context (its rows in metadata)."""
+        lake_root, day = settings.resolved().lake_root, context.partition_key
+        rows = triage_shards.stage_context(_triage_day(lake_root, day), pieces)
+        if rows is None:
+            context.log.info("the day's candidate pieces are not staged: staged nothing")
+        return dg.MaterializeResult(metadata={"staged": rows is not None, "candidates": rows or 0})
+
+    return telemetry_triage_context
+
+
+def triage_shard_asset(shard: int, shards: int) -> dg.AssetsDefinition:
+    """Return triage shard step `shard` of `shards` (`triage_shards.write_shard`)."""
+
+    @_triage_step(
+        triage_shard_key(shard),
+        [TRIAGE_CONTEXT, *(triage_candidates_key(piece) for piece in range(shards))],
+        f"Shard {shard + 1} of {shards} of the day's triage: piece {shard + 1}'s candidates "
+        f"judged with their rows of the day's context; `{SOURCE}/{TRIAGE}` writes the shards' "
+        "rows in order into the day's file (the same bytes) and removes them.",
+    )
+    def shard_step(
+        context: dg.AssetExecutionContext, settings: DistillSettings
+    ) -> dg.MaterializeResult:
+        """Judge and stage the shard's rows (their count in metadata)."""
+        lake_root, day = settings.resolved().lake_root, context.partition_key
+        written = triage_shards.write_shard(_triage_day(lake_root, day), shard=shard, shards=shards)
+        if written.not_staged is not None:
+            context.log.info(f"{written.not_staged}: staged nothing")
+        return dg.MaterializeResult(
+            metadata={
+                "shard": f"{shard + 1} of {shards}",
+                "staged": written.rows is not None,
+                "rows": written.rows or 0,
+            }
+        )
+
+    return shard_step
+
+
+# what `telemetry/triage` holds: its description (a sharded day's merge adds how it is made)
+TRIAGE_DESCRIPTION = """Triage of candidate events before expensive processing \
+(docs/sources/telemetry.md#triage).
+
+One row per decision, trajectory step, reasoning and dialogue turn: event_id, player_key,
+event_type, action_type, decision (process | sample | skip | audit), reason. Always-process
+rules, a 15% stable-hash sample of high-entropy steps, skip rules and a 5% audit of skips:
+`rules/telemetry_triage.py`. Pass rate per action type in metadata. The rows are written as
+they are judged (`triage.write_triage`) and the metadata counted from the file, so memory
+holds a batch, not the day.
+"""
+
+
+def triage_asset(shards: int) -> dg.AssetsDefinition:
+    """Return `telemetry/triage`; with `shards` above 1, the shards' merge."""
+    merge = (
+        f" With {shards} shards it merges the day's triage shard steps (the same bytes), or "
+        "judges the day itself when they are missing or stale "
+        "(`triage_shards.merge_or_compute`)."
+        if shards > 1
+        else ""
+    )
+
+    @dg.asset(
+        key=[SOURCE, TRIAGE],
+        partitions_def=daily_partitions(),
+        group_name=SOURCE,
+        kinds={"polars"},
+        code_version=rules_version("telemetry_triage"),
+        ins={"events": dg.AssetIn(key=[SOURCE, ACCEPTED])},
+        deps=[triage_shard_key(k) for k in range(shards) if shards > 1],
+        description=inspect.cleandoc(TRIAGE_DESCRIPTION) + merge,
+    )
+    def telemetry_triage(
+        context: dg.AssetExecutionContext, settings: DistillSettings, events: pl.LazyFrame
+    ) -> StagedParquet:
+        """Write the day's triage rows (the asset's description says what they hold)."""
+        target = working_dir(f"{SOURCE}-{TRIAGE}") / f"{TRIAGE}.parquet"
+        sharding: dict[str, int] = {}
+        if shards == 1:
+            candidates = write_triage(events, target)
+        else:
+            lake_root, day = settings.resolved().lake_root, context.partition_key
+            merged = triage_shards.merge_or_compute(
+                _triage_day(lake_root, day), events, target, shards
+            )
+            if merged.not_merged is not None:
+                context.log.info(f"{merged.not_merged}: judged the day's triage here")
+            candidates, sharding = merged.rows, {"shards": merged.merged}
+        rows = pl.scan_parquet(target).select("action_type", "decision", "reason")
+        rates = pass_rates(rows)
+        context.add_output_metadata(
+            {
+                **rules_metadata("telemetry_triage"),
+                "candidates": candidates,
+                "passed": rows.select(pl.col("decision").is_in(PASS_DECISIONS).sum())
+                .collect()
+                .item(),
+                "pass_rate": rates["all"],
+                **{f"pass_rate/{kind}": rate for kind, rate in rates.items() if kind != "all"},
+                "by_decision": column_counts(rows, "decision"),
+                "by_reason": column_counts(rows, "reason"),
+                **sharding,
+            }
+        )
+        return StagedParquet(target)
+
+    return telemetry_triage
+
+
+def triage_assets(shards: int) -> list[dg.AssetsDefinition]:
+    """Return the daily steps of telemetry triage: `triage` (and, sharded, the rest).
+
+    With `shards` above 1: the candidate pieces, the context and the shard steps it merges
+    (`triage_shards`).
+    """
+    if shards == 1:
+        return [triage_asset(1)]
+    return [
+        *(triage_candidates_asset(piece, shards) for piece in range(shards)),
+        triage_context_asset(shards),
+        *(triage_shard_asset(shard, shards) for shard in range(shards)),
+        triage_asset(shards),
+    ]
+
+
+telemetry_triage_steps = triage_assets(shard_count())
 
 
 def _bronze(lake_root: str, columns: tuple[str, ...]) -> pl.LazyFrame:

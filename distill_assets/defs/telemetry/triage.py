@@ -16,6 +16,7 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
+import duckdb
 import polars as pl
 
 from distill_assets.defs.telemetry.events import (
@@ -69,48 +70,63 @@ _FIELDS: dict[str, pl.DataType] = {
 _EVENT_COLUMNS = ("event_id", "event_type", "player_key", "event_time", "event_seq")
 
 
+def candidate_batches(events: pl.LazyFrame) -> Iterator[pl.DataFrame]:
+    """Yield the candidates of `events` with their payload fields (`_FIELDS`), in order.
+
+    A batch at a time (`payload_field_batches`); the reasoning text is reduced to whether there
+    is one (`reasoning_given`): the columns `select_triage_context.sql` reads as `candidates`.
+    """
+    reasoning_given = pl.col("reasoning").str.strip_chars().str.len_chars() > 0
+    for batch in payload_field_batches(events, CANDIDATE_TYPES, _FIELDS):
+        yield batch.with_columns(reasoning_given.alias("reasoning_given")).drop("reasoning")
+
+
+def peer_batches(events: pl.LazyFrame) -> Iterator[pl.DataFrame]:
+    """Yield `player_key, scenario_id` of the peer predictions of `events`, in order (`peer`)."""
+    for batch in payload_field_batches(events, "peer_prediction", {"scenario_id": pl.String()}):
+        yield batch.select("player_key", "scenario_id")
+
+
+def context_query(
+    con: duckdb.DuckDBPyConnection,
+    candidates: duckdb.DuckDBPyRelation,
+    peer: duckdb.DuckDBPyRelation,
+) -> duckdb.DuckDBPyRelation:
+    """Return `select_triage_context.sql` over the relations `candidates` and `peer` of `con`.
+
+    Creates the query's views (`candidates`, `peer`, the trajectory `steps` and their
+    `step_state`) in `con`.
+    """
+    candidates.create_view("candidates")
+    peer.create_view("peer")
+    con.sql(
+        "CREATE TEMP VIEW steps AS SELECT event_id, episode_id, step_index, "
+        "observation_game_state AS game_state, observation_skill_state AS skill_state "
+        "FROM candidates WHERE event_type = 'trajectory_step'"
+    )
+    con.sql(f"CREATE TEMP VIEW step_state AS {load_sql('telemetry/select_step_state')}")
+    return con.sql(load_sql("telemetry/select_triage_context"))
+
+
 def _contexts(events: pl.LazyFrame) -> Iterator[pl.DataFrame]:
     """Yield the candidates with the rules' context (`select_triage_context.sql`), in order.
 
     The candidates' payload fields are lifted a batch at a time and written to a scratch Parquet
-    file (the reasoning text reduced to whether there is one); DuckDB joins the step state and the
-    peer predictions, computes the per-player, per-episode and per-scenario context and orders
-    the rows, spilling past its memory limit, and the rows are read `JUDGE_BATCH_ROWS` at a time,
-    so no step holds the day in memory.
+    file (`candidate_batches`); DuckDB joins the step state and the peer predictions, computes
+    the per-player, per-episode and per-scenario context and orders the rows, spilling past its
+    memory limit, and the rows are read `JUDGE_BATCH_ROWS` at a time, so no step holds the day
+    in memory.
     """
-    reasoning_given = pl.col("reasoning").str.strip_chars().str.len_chars() > 0
     folder = working_dir(f"{SOURCE}-triage")
     candidates, peer = folder / "candidates.parquet", folder / "peer.parquet"
     con = connect(private=True)  # a memory limit is global to a database: not the shared one's
     try:
         con.execute(f"SET memory_limit = '{CONTEXT_MEMORY_LIMIT}'")
-        write_frames(
-            (
-                batch.with_columns(reasoning_given.alias("reasoning_given")).drop("reasoning")
-                for batch in payload_field_batches(events, CANDIDATE_TYPES, _FIELDS)
-            ),
-            candidates,
-        )
-        write_frames(
-            (
-                batch.select("player_key", "scenario_id")
-                for batch in payload_field_batches(
-                    events, "peer_prediction", {"scenario_id": pl.String()}
-                )
-            ),
-            peer,
-        )
-        for name, path in (("candidates", candidates), ("peer", peer)):
-            con.sql(f"CREATE TEMP VIEW {name} AS SELECT * FROM read_parquet('{path}')")
-        con.sql(
-            "CREATE TEMP VIEW steps AS SELECT event_id, episode_id, step_index, "
-            "observation_game_state AS game_state, observation_skill_state AS skill_state "
-            "FROM candidates WHERE event_type = 'trajectory_step'"
-        )
-        con.sql(f"CREATE TEMP VIEW step_state AS {load_sql('telemetry/select_step_state')}")
-        reader = con.sql(load_sql("telemetry/select_triage_context")).fetch_record_batch(
-            JUDGE_BATCH_ROWS
-        )
+        write_frames(candidate_batches(events), candidates)
+        write_frames(peer_batches(events), peer)
+        reader = context_query(
+            con, con.read_parquet(str(candidates)), con.read_parquet(str(peer))
+        ).fetch_record_batch(JUDGE_BATCH_ROWS)
         empty = True
         for batch in reader:
             empty = False
@@ -164,6 +180,11 @@ def _rule_reason() -> pl.Expr:
     )
 
 
+def triage_events(silver: pl.LazyFrame) -> pl.LazyFrame:
+    """Return the columns of silver events triage reads (`payload` and the event columns)."""
+    return silver_events(silver).select(*_EVENT_COLUMNS, "payload")
+
+
 def triage(silver: pl.LazyFrame) -> pl.DataFrame:
     """Return a partition's `telemetry/triage` rows (see `rules/telemetry_triage.py`)."""
     return pl.concat(triage_batches(silver))
@@ -175,9 +196,8 @@ def triage_batches(silver: pl.LazyFrame) -> Iterator[pl.DataFrame]:
     The rows' context is computed by DuckDB (`_contexts`); the rules judge it a batch at a time,
     so memory holds a batch of candidates and its triage rows.
     """
-    events = silver_events(silver).select(*_EVENT_COLUMNS, "payload")
-    for batch in _contexts(events):
-        yield _judge(batch)
+    for batch in _contexts(triage_events(silver)):
+        yield judge(batch)
 
 
 def write_triage(silver: pl.LazyFrame, target: Path) -> int:
@@ -188,7 +208,7 @@ def write_triage(silver: pl.LazyFrame, target: Path) -> int:
     return write_frames(triage_batches(silver), target)
 
 
-def _judge(candidates: pl.DataFrame) -> pl.DataFrame:
+def judge(candidates: pl.DataFrame) -> pl.DataFrame:
     """Return the triage rows of `candidates` (rows of `select_triage_context.sql`, in order)."""
     candidates = with_stable_bucket(candidates, "event_id", rules.SAMPLE_SALT, rules.HASH_BUCKETS)
     candidates = with_stable_bucket(
