@@ -143,6 +143,11 @@ def test_found_in_pieces_is_the_day_found_and_the_products_the_day(
     ]
     assert covered[0] is not None and covered[pieces - 1] is not None
     assert (covered[0].first, covered[pieces - 1].end) == (0, len(slices))
+    # slices of one row: the IBAN (revisions-2) in the first piece, its glued copy
+    # (escalations-4, after the 14 revisions rows) in the last
+    assert covered[0].end > 2 and covered[pieces - 1].first <= 14 + 4
+    assert slices[2].path.parent.name == "revision_pairs"
+    assert slices[14 + 4].path.parent.name == "preference_pairs"
     staged = stage_found(lake, context, DAY, pieces, slice_bytes=SLICE_BYTES)
     assert staged is not None and staged.from_pieces == 2
     assert staged.counts == {"iban": 1, "payment_card": 1}
