@@ -18,7 +18,8 @@ unsharded step's (checked every repeat).
 
 `python -m bench.shards --products dpo,correction` measures a config's day of curation products
 instead (`run_products`, on the last day of the lake of `DISTILL_DATA_DIR`): the unsharded step
-against the sharded day's steps with 2 shards (the found step, each shard, the merge).
+against the sharded day's steps with 2 shards (the 2 pieces of each checked rule's candidates,
+the found step collecting them, each shard, the merge) and the found step alone (no pieces).
 
 `python -m bench.shards --silver MB` measures a telemetry day's silver (`accepted_events`)
 instead (`run_silver`, on `bench.telemetry_pipeline`'s generated day of MB megabytes): the
@@ -199,8 +200,10 @@ def _product_step(lake: str, config: str, day: str, step: str) -> tuple[float, f
     """Run one product step of a day in this (warm) worker; return its wall and CPU s.
 
     `whole`: the unsharded step (`refresh_day`; its file is then moved aside to `whole.parquet`,
-    so the shards do not find the day fresh); `found`, `shard <k>`, `merge`: the sharded steps'
-    functions (`product_shards`), with 2 shards.
+    so the shards do not find the day fresh); `found <r> <k>` (piece k of the r-th checked
+    rule's candidates), `found`, `shard <k>`, `merge`: the sharded steps' functions
+    (`product_shards`), with 2 shards; `found alone`: the found step without pieces (what it
+    was before the pieces: the day's candidates collected in one step).
     """
     from upath import UPath
 
@@ -214,8 +217,17 @@ def _product_step(lake: str, config: str, day: str, step: str) -> tuple[float, f
         timing = _timed(lambda: refresh_day(lake, context, day))
         path.rename(UPath(lake) / "whole.parquet")
         return timing
-    if step == "found":
+    if step == "found alone":
         return _timed(lambda: product_shards.stage_found(lake, context, day))
+    if step == "found":
+        return _timed(lambda: product_shards.stage_found(lake, context, day, 2))
+    if step.startswith("found "):
+        rule, piece = (int(part) for part in step.split()[1:])
+        return _timed(
+            lambda: product_shards.stage_found_piece(
+                lake, context, day, rule=rule, piece=piece, pieces=2
+            )
+        )
     if step == "merge":
         return _timed(lambda: product_shards.merge_or_compute(lake, context, day, 2))
     shard = int(step.split()[1])
@@ -243,16 +255,28 @@ def _scratch_lake(config: str, root: Path) -> tuple[str, str, int]:
     return str(root), day, size
 
 
-PRODUCT_STEPS = ("whole", "found", "shard 0", "shard 1", "merge")
+PRODUCT_STEPS = (
+    "whole",
+    "found alone",
+    "found 0 0",
+    "found 0 1",
+    "found 1 0",
+    "found 1 1",
+    "found",
+    "shard 0",
+    "shard 1",
+    "merge",
+)
 
 
 def run_products(configs: list[str]) -> str:
     """Measure the product steps of the lake's last day (`DISTILL_DATA_DIR`), unsharded vs 2 shards.
 
     One warm worker process runs the steps one after another (CPU s per step, not contention):
-    for each config and repeat, the unsharded step, then the found step, both shards and the
-    merge; `REPEATS` interleaved repeats, fastest CPU. The merged file must be byte-identical to
-    the unsharded step's (checked every repeat).
+    for each config and repeat, the unsharded step, the found step alone (no pieces), then the
+    2 pieces of each checked rule's candidates, the found step collecting them, both shards
+    and the merge; `REPEATS` interleaved repeats, fastest CPU. The merged file must be
+    byte-identical to the unsharded step's (checked every repeat).
     """
     from distill_assets.defs.release.layout import file_sha256
 
@@ -557,7 +581,8 @@ if __name__ == "__main__":
         default=None,
         metavar="CONFIGS",
         help="measure the curation product steps of these configs (comma-separated) of the "
-        "lake's last day (DISTILL_DATA_DIR) instead: unsharded vs found + 2 shards + merge",
+        "lake's last day (DISTILL_DATA_DIR) instead: unsharded vs 2 found pieces per checked "
+        "rule + found + 2 shards + merge",
     )
     parser.add_argument(
         "--silver",

@@ -185,14 +185,30 @@ def scrub_candidates(
     frames = [frame] if isinstance(frame, pl.LazyFrame) else list(frame)
     found: dict[str, list[str]] = {}
     for index, redaction in enumerate(redactions):
-        if not redaction.check:
-            continue
-        hits: set[str] = set()
-        for part in frames:
-            scrubbed = _scrubbed(part, columns, redactions[:index], found)[0]
-            hits.update(checked_candidates(scrubbed, columns, redaction))
-        found[redaction.kind] = sorted(hits)
+        if redaction.check:
+            found[redaction.kind] = rule_candidates(frames, columns, index, found, redactions)
     return found
+
+
+def rule_candidates(
+    frames: Sequence[pl.LazyFrame],
+    columns: Mapping[str, pl.DataType],
+    index: int,
+    found: Mapping[str, Sequence[str]],
+    redactions: Sequence[Redaction] = REDACTIONS,
+) -> list[str]:
+    """Return the distinct valid matches of the checked rule `redactions[index]` in `frames`.
+
+    Collected on the text as the rules before it leave it, the checked ones among them
+    replacing their candidates `found` (of the whole day, not only of `frames`): one pass per
+    frame. The candidates of frames together are the union of each frame's, so the rule's
+    candidates of a day are the union of any of its pieces' with the same `found`.
+    """
+    hits: set[str] = set()
+    for part in frames:
+        scrubbed = _scrubbed(part, columns, redactions[:index], found)[0]
+        hits.update(checked_candidates(scrubbed, columns, redactions[index]))
+    return sorted(hits)
 
 
 def _scrubbed(

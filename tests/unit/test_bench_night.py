@@ -181,10 +181,11 @@ def test_night_projection_splits_every_config_products_with_its_serial_share() -
             {"step": "daily_ingest: curation__correction_products", "wall_s": 100.0},
         ],
     }
-    # 4 workers: dpo 0.79 / 4 + 0.36 of the step, correction 0.78 / 4 + 0.27; one worker: whole
+    # 4 workers: the found pieces and the shards divide dpo's 0.25 + 0.79 of the step, its merge
+    # 0.11 stays; correction's 0.23 + 0.78 and 0.04; one worker: whole
     assert night.scaled_walls(result, 1.0, 4) == {
-        ("daily_ingest", "curation__dpo_products"): 100.0 * 0.79 / 4 + 100.0 * 0.36,
-        ("daily_ingest", "curation__correction_products"): 100.0 * 0.78 / 4 + 100.0 * 0.27,
+        ("daily_ingest", "curation__dpo_products"): 100.0 * (0.79 + 0.25) / 4 + 100.0 * 0.11,
+        ("daily_ingest", "curation__correction_products"): 100.0 * (0.78 + 0.23) / 4 + 100.0 * 0.04,
     }
     assert set(night.scaled_walls(result, 1.0, 1).values()) == {100.0}
 

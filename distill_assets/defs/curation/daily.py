@@ -11,8 +11,9 @@ partition rewritten later, a rules change, a day ingested by `--source`): the re
 depends on these assets having run.
 
 With `DISTILL_INGEST_SHARDS=N` above 1 a config's day is split across workers too
-(`product_shards`): a step stages the day's checked candidates
-(`curation/<config>_products_found`), N shard steps (`curation/<config>_products_shard_<k>`)
+(`product_shards`): one round of N steps per checked redaction rule collects its candidates in
+N pieces of the day (`curation/<config>_products_found_<rule>_<piece>`), a step stages their
+union (`curation/<config>_products_found`), N shard steps (`curation/<config>_products_shard_<k>`)
 each compute a contiguous range of the day's slices, and `curation/<config>_products` merges
 them into the same bytes (or computes the day itself when they are missing or stale).
 """
@@ -27,11 +28,13 @@ from distill_assets.defs.curation.decontaminate import load_eval_ngrams
 from distill_assets.defs.curation.product_shards import (
     merge_or_compute,
     stage_found,
+    stage_found_piece,
     write_product_shard,
 )
 from distill_assets.defs.curation.products import (
     DayRefresh,
     ProductContext,
+    checked_rules,
     compute_products,
     products_table,
     refresh_day,
@@ -130,6 +133,11 @@ def found_key(config: str) -> dg.AssetKey:
     return dg.AssetKey([GROUP, f"{products_table(config)}_found"])
 
 
+def found_piece_key(config: str, rule: int, piece: int) -> dg.AssetKey:
+    """Return the key of piece `piece` of the `rule`-th checked rule's candidates (from 0)."""
+    return dg.AssetKey([GROUP, f"{products_table(config)}_found_{rule}_{piece}"])
+
+
 def product_shard_key(config: str, shard: int) -> dg.AssetKey:
     """Return the key of a config's product shard step `shard` (from 0)."""
     return dg.AssetKey([GROUP, f"{products_table(config)}_shard_{shard}"])
@@ -183,17 +191,66 @@ def products_asset(config: str, shards: int = 1) -> dg.AssetsDefinition:
     return products
 
 
-def found_asset(config: str) -> dg.AssetsDefinition:
-    """Return the step staging a day's checked candidates of `config` for its product shards."""
+def _round_deps(config: str, rule: int, pieces: int) -> list[dg.AssetKey]:
+    """Return the previous round's piece steps (none before the first checked rule's)."""
+    return [found_piece_key(config, rule - 1, k) for k in range(pieces)] if rule else []
+
+
+def found_piece_asset(config: str, rule: int, piece: int, pieces: int) -> dg.AssetsDefinition:
+    """Return the step collecting piece `piece` of `pieces` of a checked rule's candidates."""
+
+    @_daily_step(
+        key=found_piece_key(config, rule, piece),
+        deps=[*_feeds(config), *_round_deps(config, rule, pieces)],
+        kinds={"polars"},
+        description=(
+            f"Piece {piece + 1} of {pieces} of the day's `{config}` feed rows: the valid "
+            f"candidates of checked redaction rule {rule + 1} in it, on the text as the rules "
+            "before it leave it (with the day's candidates of the checked ones: the previous "
+            "round's pieces), staged for the found step "
+            f"(`curation/{products_table(config)}_found`). Removed by the merge."
+        ),
+    )
+    def found_piece(
+        context: dg.AssetExecutionContext, settings: DistillSettings, embedder: EmbedderResource
+    ) -> dg.MaterializeResult:
+        """Stage the piece's candidates (`product_shards.stage_found_piece`): a count."""
+        (product_context,) = product_contexts(settings, embedder, [config])
+        count = stage_found_piece(
+            settings.resolved().lake_root,
+            product_context,
+            context.partition_key,
+            rule=rule,
+            piece=piece,
+            pieces=pieces,
+        )
+        return dg.MaterializeResult(
+            metadata={
+                "piece": dg.MetadataValue.text(f"{piece + 1} of {pieces}"),
+                "staged": dg.MetadataValue.bool(count is not None),
+                "candidates": dg.MetadataValue.int(count or 0),
+            }
+        )
+
+    return found_piece
+
+
+def found_asset(config: str, pieces: int) -> dg.AssetsDefinition:
+    """Return the step staging a day's checked candidates of `config` for its product shards.
+
+    The union of the last round of `pieces` piece steps (`found_piece_asset`), the rounds of
+    the checked rules before it read by those.
+    """
 
     @_daily_step(
         key=found_key(config),
-        deps=_feeds(config),
+        deps=[*_feeds(config), *_round_deps(config, len(checked_rules()), pieces)],
         kinds={"polars"},
         description=(
             f"The checked numbers (cards, IBANs) found valid anywhere in the day's `{config}` "
-            "feed rows, staged once for the day's product shards: each shard replaces them in "
-            "its rows, as the whole day's scrub does. Removed by the merge "
+            "feed rows (the union of each checked rule's staged pieces, or collected here when "
+            "they are missing or stale), staged once for the day's product shards: each shard "
+            "replaces them in its rows, as the whole day's scrub does. Removed by the merge "
             f"(`curation/{products_table(config)}`); nothing staged for a fresh day."
         ),
     )
@@ -202,11 +259,19 @@ def found_asset(config: str) -> dg.AssetsDefinition:
     ) -> dg.MaterializeResult:
         """Stage the day's candidates (`product_shards.stage_found`): counts in metadata."""
         (product_context,) = product_contexts(settings, embedder, [config])
-        counts = stage_found(settings.resolved().lake_root, product_context, context.partition_key)
+        lake_root = settings.resolved().lake_root
+        staged = stage_found(lake_root, product_context, context.partition_key, pieces)
+        rules = len(checked_rules())
+        if staged is not None and staged.from_pieces < rules:
+            context.log.info(
+                f"{rules - staged.from_pieces} of {rules} checked rules' pieces not current: "
+                "collected here"
+            )
         return dg.MaterializeResult(
             metadata={
-                "staged": dg.MetadataValue.bool(counts is not None),
-                "candidates": dg.MetadataValue.json(counts or {}),
+                "staged": dg.MetadataValue.bool(staged is not None),
+                "candidates": dg.MetadataValue.json(staged.counts if staged else {}),
+                "rules_from_pieces": dg.MetadataValue.int(staged.from_pieces if staged else 0),
             }
         )
 
@@ -255,13 +320,19 @@ def product_shard_asset(config: str, shard: int, shards: int) -> dg.AssetsDefini
 def product_assets(config: str, shards: int) -> list[dg.AssetsDefinition]:
     """Return a config's daily product steps: its products asset (and, sharded, the rest).
 
-    With `shards` above 1: the step staging the day's candidates and the shard steps the
-    products asset merges.
+    With `shards` above 1: the pieces of each checked rule's candidates (`shards` per rule, a
+    round waiting for the previous one), the step staging the day's candidates and the shard
+    steps the products asset merges.
     """
     if shards == 1:
         return [products_asset(config)]
     return [
-        found_asset(config),
+        *(
+            found_piece_asset(config, rule, piece, shards)
+            for rule in range(len(checked_rules()))
+            for piece in range(shards)
+        ),
+        found_asset(config, shards),
         *(product_shard_asset(config, k, shards) for k in range(shards)),
         products_asset(config, shards),
     ]

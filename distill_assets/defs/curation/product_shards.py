@@ -1,15 +1,30 @@
 """One day's curation products split across workers: the day's candidates, shards, the merge.
 
 With `DISTILL_INGEST_SHARDS=N` above 1 (`defs.shards`: "a day across N workers"), a config's
-day of products (`curation/<config>_products`) is made by N + 2 steps (`daily.product_assets`):
+day of products (`curation/<config>_products`) is made by (R + 1) N + 2 steps, R the checked
+redaction rules (`iban`, `payment_card`: `daily.product_assets`):
 
-1. **The day's candidates** (`stage_found`): the scrub of checked numbers replaces, in every row,
-   the valid candidates found anywhere in the day (`products.day_found`), so no shard can scrub
-   its rows from its own rows' candidates. One step collects them once (a text-only pass over
-   the day, about a fifth of the unsharded step: docs/scaling-out.md) and stages them in
-   `found.parquet` with the product version and the feed fingerprint in its footer. They are the
-   valid checked numbers the day's feed partitions hold, in the same lake, removed by the merge,
-   never in metadata.
+0. **The day's candidates in pieces** (`stage_found_piece`): the scrub of checked numbers
+   replaces, in every row, the valid candidates found anywhere in the day (`products.day_found`),
+   so no shard can scrub its rows from its own rows' candidates. Collecting them is a text pass
+   per checked rule, each on the text as the rules before it leave it, the checked ones among
+   them replacing their *day's* candidates (`scrub.scrub_candidates`). A rule's candidates of
+   the day are the union of its candidates of any pieces of the day given those day sets
+   (`scrub.rule_candidates`: one pass per slice, a set union), but not without them: an IBAN
+   valid in one piece replaces its text glued to a word in another (no IBAN candidate there),
+   whose digits may hold a valid card number. So there is one round of N steps per checked
+   rule: piece k of round r collects rule r's candidates of its contiguous range of the day's
+   `found_slices` (about 1/N of the feed bytes) with the day's candidates of rules before it
+   (the union of their rounds' staged pieces, or collected here over the day when any is
+   missing or stale: `found_before`), staged in `found_<r>_<k>.parquet` with the product
+   version, the feed fingerprint and what it covers (`FoundPiece`) in its footer.
+1. **The day's candidates** (`stage_found`): each rule's are the union of its round's pieces
+   when they are all current and cover the day's slices exactly, else collected here, as the
+   one step collected them all before the pieces (about a quarter of the unsharded step:
+   docs/scaling-out.md). They are staged in `found.parquet` with the product version and the
+   feed fingerprint in its footer, the same bytes either way. They are the valid checked
+   numbers the day's feed partitions hold, in the same lake, removed by the merge, never in
+   metadata (counts only).
 2. **N shards** (`write_product_shard`): the day's product slices (`products.product_slices`)
    are cut into N contiguous ranges of about equal feed bytes (`defs.shards.split_sizes`); shard
    k computes its range with the day's candidates (its own `day_found` if none are staged or
@@ -22,7 +37,7 @@ day of products (`curation/<config>_products`) is made by N + 2 steps (`daily.pr
    file is byte-identical to the unsharded step's. Otherwise (a shard missing, a feed partition
    rewritten since, a rules change, another slice size) the step computes the day itself, as
    with one shard. Either way it removes the staging folder
-   `<lake>/_shards/curation/<config>/<day>`.
+   `<lake>/_shards/curation/<config>/<day>` (pieces, candidates, shards).
 
 A day whose product file is already fresh is reused by every step (nothing is staged), as
 `products.refresh_day` reuses it; the release's `curate` is unchanged: it reuses fresh product
@@ -48,13 +63,16 @@ from distill_assets.defs.curation.products import (
     FeedSlice,
     ProductContext,
     ProductWrite,
-    day_found,
+    checked_rules,
     feed_files_of_day,
     feed_name,
+    found_slices,
+    found_texts,
     product_footer,
     product_is_fresh,
     product_slices,
     products_table,
+    rule_found,
     write_day_products,
     write_product_groups,
 )
@@ -69,9 +87,12 @@ from distill_assets.lib.lake import (
     read_parquet_table,
     write_parquet_atomic,
 )
+from distill_assets.rules.curation import REDACTIONS
 
 # the footer key of a staged shard's file: the slices it covers (`ShardRange`)
 RANGE_KEY = b"distill.product_shard"
+# the footer key of a staged piece of a checked rule's candidates: what it covers (`FoundPiece`)
+PIECE_KEY = b"distill.found_piece"
 FOUND_FILE = "found.parquet"
 # where pyarrow keeps the Arrow schema a Parquet file was written with
 ARROW_SCHEMA_KEY = b"ARROW:schema"
@@ -142,21 +163,182 @@ def _current(path: UPath, context: ProductContext, fingerprint: str) -> dict[byt
     return stored if all(stored.get(k) == v for k, v in expected.items()) else None
 
 
-def stage_found(lake_root: str, context: ProductContext, day: str) -> dict[str, int] | None:
-    """Stage the day's checked candidates (`found.parquet`); return their count per rule.
+def found_piece_file(staging: UPath, rule: int, piece: int) -> UPath:
+    """Return the staged piece `piece` of round `rule` (the `rule`-th checked rule, from 0)."""
+    return staging / f"found_{rule}_{piece}.parquet"
 
+
+@dataclass(frozen=True)
+class FoundPiece:
+    """What a staged piece of a checked rule's candidates covers.
+
+    The rule's kind, piece `piece` of `pieces`: the day's `found_slices` `first .. end`, their
+    rows.
+    """
+
+    rule: str
+    piece: int
+    pieces: int
+    first: int
+    end: int
+    slice_rows: list[int]
+
+    def encode(self) -> bytes:
+        """Return the footer value of the piece's staged file."""
+        return json.dumps(asdict(self), sort_keys=True).encode()
+
+    @staticmethod
+    def read(metadata: dict[bytes, bytes]) -> FoundPiece | None:
+        """Return the piece in a staged file's footer key-values (None: not a piece's file)."""
+        value = metadata.get(PIECE_KEY)
+        return FoundPiece(**json.loads(value)) if value is not None else None
+
+
+def _staged_round(
+    staging: UPath,
+    context: ProductContext,
+    fingerprint: str,
+    *,
+    rule: int,
+    pieces: int,
+    slices: Sequence[FeedSlice],
+) -> list[str] | None:
+    """Return the union of round `rule`'s `pieces` staged pieces, or None if any is not current.
+
+    Each must exist, be of this product version and feed fingerprint, of the round's rule and
+    piece count, and together, in order, they must cover the day's `slices` exactly.
+    """
+    kind = REDACTIONS[checked_rules()[rule]].kind
+    values: set[str] = set()
+    end = 0
+    for number in range(pieces):
+        path = found_piece_file(staging, rule, number)
+        footer = _current(path, context, fingerprint) if path.exists() else None
+        covered = FoundPiece.read(footer) if footer is not None else None
+        if covered is None or (covered.rule, covered.piece, covered.pieces, covered.first) != (
+            kind,
+            number,
+            pieces,
+            end,
+        ):
+            return None
+        if covered.slice_rows != [p.rows for p in slices[covered.first : covered.end]]:
+            return None
+        (row,) = read_parquet_table(path).to_pylist()
+        values.update(row["values"])
+        end = covered.end
+    return sorted(values) if end == len(slices) else None
+
+
+def found_before(
+    lake_root: str,
+    context: ProductContext,
+    day: str,
+    *,
+    inputs: DayInputs,
+    rules: int,
+    pieces: int,
+    slices: Sequence[FeedSlice],
+) -> tuple[dict[str, list[str]], int]:
+    """Return the day's candidates of the first `rules` checked rules and how many were staged.
+
+    A rule's are the union of its round's `pieces` staged pieces when they are current
+    (`_staged_round`), else collected here over the whole day (`slices`, with the rules'
+    before it): what `products.day_found` collects for them, either way.
+    """
+    staging = product_shard_dir(lake_root, context.config, day)
+    found: dict[str, list[str]] = {}
+    staged = 0
+    for rule, index in enumerate(checked_rules()[:rules]):
+        values = _staged_round(
+            staging, context, inputs.fingerprint, rule=rule, pieces=pieces, slices=slices
+        )
+        if values is None:
+            texts = found_texts(inputs.files, day, context.config, slices)
+            values = rule_found(texts, context.config, index, found)
+        else:
+            staged += 1
+        found[REDACTIONS[index].kind] = values
+    return found, staged
+
+
+def stage_found_piece(
+    lake_root: str,
+    context: ProductContext,
+    day: str,
+    *,
+    rule: int,
+    piece: int,
+    pieces: int,
+    slice_bytes: int = SLICE_BYTES,
+) -> int | None:
+    """Stage piece `piece` of `pieces` of the `rule`-th checked rule's candidates; their count.
+
+    The piece's contiguous range of the day's `found_slices` (about equal feed bytes:
+    `split_sizes`), scrubbed by the rules before it with the day's candidates of the checked
+    ones (`found_before`: the previous rounds' staged pieces, else collected here), in
+    `found_<rule>_<piece>.parquet` with the product version, feed fingerprint and its
+    `FoundPiece` in the footer. None (nothing staged) for a day without a feed partition or
+    whose product file is fresh.
+    """
+    inputs = day_inputs(lake_root, context.config, day)
+    if not inputs.files or product_is_fresh(inputs.path, context, inputs.fingerprint):
+        return None
+    slices = found_slices(inputs.files, slice_bytes)
+    span = split_sizes([p.feed_bytes for p in slices], pieces)[piece]
+    mine = slices[span.start : span.stop]
+    earlier, _ = found_before(
+        lake_root, context, day, inputs=inputs, rules=rule, pieces=pieces, slices=slices
+    )
+    index = checked_rules()[rule]
+    texts = found_texts(inputs.files, day, context.config, mine)
+    values = rule_found(texts, context.config, index, earlier)
+    kind = REDACTIONS[index].kind
+    covered = FoundPiece(kind, piece, pieces, span.start, span.stop, [p.rows for p in mine])
+    metadata = {**product_footer(context, inputs.fingerprint), PIECE_KEY: covered.encode()}
+    table = pa.table({"rule": [kind], "values": [values]}, schema=FOUND_SCHEMA)
+    staging = product_shard_dir(lake_root, context.config, day)
+    write_parquet_atomic(
+        table.replace_schema_metadata(metadata), found_piece_file(staging, rule, piece)
+    )
+    return len(values)
+
+
+@dataclass(frozen=True)
+class StagedFound:
+    """The day's staged candidates: their count per rule, how many rules' came from pieces."""
+
+    counts: dict[str, int]
+    from_pieces: int
+
+
+def stage_found(
+    lake_root: str,
+    context: ProductContext,
+    day: str,
+    pieces: int = 0,
+    slice_bytes: int = SLICE_BYTES,
+) -> StagedFound | None:
+    """Stage the day's checked candidates (`found.parquet`): `products.day_found`'s.
+
+    Each checked rule's from its round's `pieces` staged pieces (`stage_found_piece`) when
+    they are current, else collected here (`found_before`; `pieces` 0: all of them here).
     None (nothing staged) for a day without a feed partition or whose product file is fresh.
     """
     inputs = day_inputs(lake_root, context.config, day)
     if not inputs.files or product_is_fresh(inputs.path, context, inputs.fingerprint):
         return None
-    found = day_found(inputs.files, day, context.config)
+    slices = found_slices(inputs.files, slice_bytes)
+    rules = len(checked_rules())
+    found, staged = found_before(
+        lake_root, context, day, inputs=inputs, rules=rules, pieces=pieces, slices=slices
+    )
     table = pa.table(
         {"rule": list(found), "values": list(found.values())}, schema=FOUND_SCHEMA
     ).replace_schema_metadata(product_footer(context, inputs.fingerprint))
     target = product_shard_dir(lake_root, context.config, day) / FOUND_FILE
     write_parquet_atomic(table, target)
-    return {rule: len(values) for rule, values in found.items()}
+    return StagedFound({rule: len(values) for rule, values in found.items()}, staged)
 
 
 def staged_found(

@@ -56,6 +56,7 @@ from distill_assets.lib.lake import (
 from distill_assets.lib.minhash import part_signatures, shingled
 from distill_assets.lib.scrub import (
     redaction_column,
+    rule_candidates,
     scrub,
     scrub_candidates,
     scrubbed_columns,
@@ -325,6 +326,23 @@ def scrub_found(feeds: Sequence[pl.LazyFrame], config: str) -> dict[str, list[st
     return scrub_candidates([published_shape(feed, config) for feed in feeds], columns)
 
 
+def rule_found(
+    feeds: Sequence[pl.LazyFrame], config: str, index: int, found: Mapping[str, Sequence[str]]
+) -> list[str]:
+    """Return the candidates of the checked rule `REDACTIONS[index]` in the feed rows of `feeds`.
+
+    One of `scrub_found`'s passes (`rule_candidates`): `found` must hold the day's candidates
+    of the checked rules before it.
+    """
+    columns = scrubbed_columns(published_schema(config))
+    return rule_candidates([published_shape(feed, config) for feed in feeds], columns, index, found)
+
+
+def checked_rules() -> list[int]:
+    """Return the indices in `REDACTIONS` of the checked rules, in order (one pass each)."""
+    return [index for index, redaction in enumerate(REDACTIONS) if redaction.check]
+
+
 def products_table(config: str) -> str:
     """Return the lake table (under `curation/`) of a config's products."""
     return f"{config}{PRODUCTS_SUFFIX}"
@@ -475,10 +493,20 @@ def day_found(
     Collected slice by slice in slices of feed bytes alone (they hold no vectors: fewer, larger
     passes than the products' slices), holding only the candidates.
     """
+    return scrub_found(found_texts(files, day, config, found_slices(files, slice_bytes)), config)
+
+
+def found_slices(files: list[FeedFile], slice_bytes: int = SLICE_BYTES) -> list[FeedSlice]:
+    """Return the slices `day_found` reads a day's feed files in (feed bytes alone)."""
+    return feed_slices([path for _, _, path in files], slice_bytes)
+
+
+def found_texts(
+    files: list[FeedFile], day: str, config: str, pieces: Sequence[FeedSlice]
+) -> list[pl.LazyFrame]:
+    """Return the lazy feed rows of `pieces` (some of the day's `found_slices`), one per slice."""
     scans = _day_scans(files, day, config)
-    paths = [path for _, _, path in files]
-    texts = [scans[str(p.path)].slice(p.offset, p.rows) for p in feed_slices(paths, slice_bytes)]
-    return scrub_found(texts, config)
+    return [scans[str(p.path)].slice(p.offset, p.rows) for p in pieces]
 
 
 def product_slices(

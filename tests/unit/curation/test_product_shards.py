@@ -115,7 +115,8 @@ def whole_day(lake: str, context: ProductContext, size: int) -> bytes:
 
 def run_shards(lake: str, context: ProductContext, shards: int, size: int) -> None:
     """Stage the day's candidates and its `shards` shards."""
-    assert stage_found(lake, context, DAY) == {"iban": 0, "payment_card": 1}
+    staged = stage_found(lake, context, DAY)
+    assert staged is not None and staged.counts == {"iban": 0, "payment_card": 1}
     for k in range(shards):
         write_product_shard(lake, context, DAY, shard=k, shards=shards, slice_bytes=size)
 
@@ -262,6 +263,7 @@ def test_product_shard_steps_and_the_merge_as_assets(
     assets = product_assets("dpo", 2)
     keys = [a.key for a in assets]
     assert [k.to_user_string() for k in keys] == [
+        *(f"curation/dpo_products_found_{rule}_{piece}" for rule in (0, 1) for piece in (0, 1)),
         "curation/dpo_products_found",
         "curation/dpo_products_shard_0",
         "curation/dpo_products_shard_1",
