@@ -29,6 +29,13 @@ shard, the merge), with `SILVER_RANGE_ROWS` rows per sort range so the day has s
 `python -m bench.shards --triage MB` measures that day's `telemetry/triage` instead
 (`run_triage`, on its silver): the unsharded step against the sharded day's steps with 2 shards
 (2 candidate pieces, the context, each shard, the merge).
+
+`python -m bench.shards --validation MB` measures what a split of that day's
+`telemetry/validation` by player would cost (`run_validation`, on its bronze; not split yet:
+docs/scaling-out.md): the unsharded step (`validate_events`), reading the bronze columns it needs
+once, and the first of N player buckets (N = 2, 4, 8, a stable hash of the player_key) validated
+alone, with the bronze scan filtered to its players (`filtered`: every check reads the day again)
+or its rows read once (`read once`).
 """
 
 import os
@@ -572,6 +579,98 @@ def run_triage(size_mb: int) -> str:
     return "\n".join(lines)
 
 
+# bronze columns `validate_events` reads
+VALIDATION_COLUMNS = (
+    "event_id",
+    "event_type",
+    "player_key",
+    "session_id",
+    "client_ts",
+    "server_ts",
+    "payload",
+)
+VALIDATION_BUCKETS = (2, 4, 8)
+VALIDATION_STEPS = (
+    "whole",
+    "read",
+    *(f"{how} {n}" for n in VALIDATION_BUCKETS for how in ("filtered", "read once")),
+)
+
+
+def _validation_warm() -> None:
+    from distill_assets.defs.telemetry import validation  # noqa: F401
+
+
+def _validation_step(lake: str, step: str) -> tuple[float, float]:
+    """Run one validation variant on DAY's bronze in this (warm) worker; return its wall and CPU s.
+
+    `whole`: `validate_events` over the day; `read`: the columns it reads, once; `filtered N` and
+    `read once N`: the players of bucket 0 of N (`with_stable_bucket` of the day's player keys)
+    validated alone, from the filtered scan or from their rows read once.
+    """
+    import polars as pl
+
+    from distill_assets.defs.telemetry.validation import validate_events
+    from distill_assets.lib.hashing import with_stable_bucket
+    from distill_assets.lib.lake import partition_path
+
+    events = pl.scan_parquet(partition_path(lake, "telemetry", "events", DAY).path)
+    if step == "whole":
+        return _timed(lambda: validate_events(events))
+    if step == "read":
+        return _timed(lambda: events.select(VALIDATION_COLUMNS).collect())
+    how, _, buckets = step.rpartition(" ")
+
+    def shard() -> None:
+        keys = events.select("player_key").unique().collect()
+        players = with_stable_bucket(keys, "player_key", "validation", int(buckets))
+        mine = players.filter(pl.col("bucket") == 0).get_column("player_key").implode()
+        rows = events.select(VALIDATION_COLUMNS).filter(pl.col("player_key").is_in(mine))
+        validate_events(rows if how == "filtered" else rows.collect().lazy())
+
+    return _timed(shard)
+
+
+def run_validation(size_mb: int) -> str:
+    """Measure a split of a telemetry day's validation by player (see the module docstring).
+
+    As `run_silver`: one warm worker, `REPEATS` interleaved repeats, fastest CPU; the share is
+    against the unsharded step's CPU.
+    """
+    lines = [
+        "## Validation by player (`bench/shards.py --validation`)",
+        "",
+        f"{REPEATS} interleaved repeats in one warm worker, fastest CPU s (+ spread); the wall "
+        "of the fastest; a shard is the first of N player buckets.",
+        "",
+        "| day | step | wall s | CPU s (+ spread) | × step CPU |",
+        "| --- | --- | ---: | ---: | ---: |",
+    ]
+    with (
+        tempfile.TemporaryDirectory(prefix="distill-bench-validation-") as scratch,
+        ProcessPoolExecutor(
+            1, mp_context=get_context("spawn"), initializer=_validation_warm
+        ) as pool,
+    ):
+        lake = Path(scratch)
+        rows = _silver_lake(size_mb, lake)
+        cpu: dict[str, list[tuple[float, float]]] = {}
+        for _ in range(REPEATS):
+            for step in VALIDATION_STEPS:
+                cpu.setdefault(step, []).append(
+                    pool.submit(_validation_step, str(lake), step).result()
+                )
+        base = min(c for _, c in cpu["whole"])
+        for step in VALIDATION_STEPS:
+            wall, best = min(cpu[step], key=lambda run: run[1])
+            spread = max(c for _, c in cpu[step]) - best
+            lines.append(
+                f"| {size_mb} MB raw, {rows:,} bronze rows | {step} | {wall:.1f} | "
+                f"{best:.1f} (+{spread:.1f}) | {best / base:.2f} |"
+            )
+    return "\n".join(lines)
+
+
 if __name__ == "__main__":
     import argparse
 
@@ -600,8 +699,18 @@ if __name__ == "__main__":
         help="measure a generated telemetry day of MB megabytes' triage steps instead: "
         "unsharded vs 2 candidate pieces + context + 2 shards + merge",
     )
+    parser.add_argument(
+        "--validation",
+        type=int,
+        default=None,
+        metavar="MB",
+        help="measure what a split of a generated telemetry day of MB megabytes' validation by "
+        "player would cost instead: unsharded vs the first of 2, 4, 8 player buckets",
+    )
     args = parser.parse_args()
-    if args.triage:
+    if args.validation:
+        print(run_validation(args.validation))
+    elif args.triage:
         print(run_triage(args.triage))
     elif args.silver:
         print(run_silver(args.silver))
