@@ -50,6 +50,7 @@ import base64
 import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from typing import ClassVar, Self
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -113,25 +114,33 @@ def shard_ranges(pieces: Sequence[FeedSlice], shards: int) -> list[range]:
     return split_sizes([piece.feed_bytes for piece in pieces], shards)
 
 
+class _FooterRecord:
+    """A staged file's record of what it covers, kept as JSON under the footer key `KEY`."""
+
+    KEY: ClassVar[bytes]
+
+    def encode(self) -> bytes:
+        """Return the footer value of the staged file."""
+        return json.dumps(asdict(self), sort_keys=True).encode()
+
+    @classmethod
+    def read(cls, metadata: dict[bytes, bytes]) -> Self | None:
+        """Return the record in a staged file's footer key-values (None: not such a file)."""
+        value = metadata.get(cls.KEY)
+        return cls(**json.loads(value)) if value is not None else None
+
+
 @dataclass(frozen=True)
-class ShardRange:
+class ShardRange(_FooterRecord):
     """What a staged product shard covers: slices `first .. end` of the day's, their rows."""
+
+    KEY: ClassVar[bytes] = RANGE_KEY
 
     shard: int
     shards: int
     first: int
     end: int
     slice_rows: list[int]
-
-    def encode(self) -> bytes:
-        """Return the footer value of the shard's staged file."""
-        return json.dumps(asdict(self), sort_keys=True).encode()
-
-    @staticmethod
-    def read(metadata: dict[bytes, bytes]) -> ShardRange | None:
-        """Return the range in a staged file's footer key-values (None: not a shard's file)."""
-        value = metadata.get(RANGE_KEY)
-        return ShardRange(**json.loads(value)) if value is not None else None
 
 
 @dataclass(frozen=True)
@@ -169,12 +178,14 @@ def found_piece_file(staging: UPath, rule: int, piece: int) -> UPath:
 
 
 @dataclass(frozen=True)
-class FoundPiece:
+class FoundPiece(_FooterRecord):
     """What a staged piece of a checked rule's candidates covers.
 
     The rule's kind, piece `piece` of `pieces`: the day's `found_slices` `first .. end`, their
     rows.
     """
+
+    KEY: ClassVar[bytes] = PIECE_KEY
 
     rule: str
     piece: int
@@ -182,16 +193,6 @@ class FoundPiece:
     first: int
     end: int
     slice_rows: list[int]
-
-    def encode(self) -> bytes:
-        """Return the footer value of the piece's staged file."""
-        return json.dumps(asdict(self), sort_keys=True).encode()
-
-    @staticmethod
-    def read(metadata: dict[bytes, bytes]) -> FoundPiece | None:
-        """Return the piece in a staged file's footer key-values (None: not a piece's file)."""
-        value = metadata.get(PIECE_KEY)
-        return FoundPiece(**json.loads(value)) if value is not None else None
 
 
 def _staged_round(

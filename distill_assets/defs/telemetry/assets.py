@@ -615,20 +615,36 @@ def accepted_events_asset(shards: int) -> dg.AssetsDefinition:
     return telemetry_accepted_events
 
 
+def day_split_steps(
+    shards: int,
+    merge: Callable[[int], dg.AssetsDefinition],
+    piece: Callable[[int, int], dg.AssetsDefinition],
+    day_wide: Callable[[], dg.AssetsDefinition],
+    shard: Callable[[int, int], dg.AssetsDefinition],
+) -> list[dg.AssetsDefinition]:
+    """Return a step split within the day: N pieces, the day-wide step, N shards, the merge.
+
+    One shard: the merge step alone, which computes the day itself.
+    """
+    if shards == 1:
+        return [merge(1)]
+    return [
+        *(piece(k, shards) for k in range(shards)),
+        day_wide(),
+        *(shard(k, shards) for k in range(shards)),
+        merge(shards),
+    ]
+
+
 def silver_assets(shards: int) -> list[dg.AssetsDefinition]:
     """Return the daily steps of silver telemetry: `accepted_events` (and, sharded, the rest).
 
     With `shards` above 1: the token pieces, the keys and the shard steps it merges
     (`silver_shards`).
     """
-    if shards == 1:
-        return [accepted_events_asset(1)]
-    return [
-        *(silver_tokens_asset(piece, shards) for piece in range(shards)),
-        silver_keys_asset(),
-        *(silver_shard_asset(shard, shards) for shard in range(shards)),
-        accepted_events_asset(shards),
-    ]
+    return day_split_steps(
+        shards, accepted_events_asset, silver_tokens_asset, silver_keys_asset, silver_shard_asset
+    )
 
 
 telemetry_silver = silver_assets(shard_count())
@@ -826,14 +842,13 @@ def triage_assets(shards: int) -> list[dg.AssetsDefinition]:
     With `shards` above 1: the candidate pieces, the context and the shard steps it merges
     (`triage_shards`).
     """
-    if shards == 1:
-        return [triage_asset(1)]
-    return [
-        *(triage_candidates_asset(piece, shards) for piece in range(shards)),
-        triage_context_asset(shards),
-        *(triage_shard_asset(shard, shards) for shard in range(shards)),
-        triage_asset(shards),
-    ]
+    return day_split_steps(
+        shards,
+        triage_asset,
+        triage_candidates_asset,
+        lambda: triage_context_asset(shards),
+        triage_shard_asset,
+    )
 
 
 telemetry_triage_steps = triage_assets(shard_count())
