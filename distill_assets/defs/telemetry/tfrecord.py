@@ -29,11 +29,14 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from distill_assets.defs.telemetry.action_space import action_space
 from distill_assets.lib import tfexample
@@ -156,40 +159,94 @@ def feature_spec() -> dict[str, Any]:
     }
 
 
-_KIND = {"string": tfexample.BYTES, "json": tfexample.BYTES, "float32": tfexample.FLOATS}
-
-
-def _encode(dtype: str, value: Any) -> Any:
-    if dtype == "string":
-        return value.encode()
-    if dtype == "json":
-        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-        return text.encode()
-    if dtype == "float32":
-        return math.nan if value is None else float(value)
-    return int(value)
-
-
-def _get(record: Mapping[str, Any], path: str) -> Any:
-    for part in path.split("/"):
-        record = record[part]
-    return record
-
-
-def episode_example(row: Mapping[str, Any]) -> bytes:
-    """Serialize one `rlds` row (episode fields + RLDS steps) as TFDS does, deterministically."""
-    features: dict[str, bytes] = {}
-    for path, (dtype, _, _) in _leaves({k: v for k, v in EPISODE_FEATURES.items() if k != "steps"}):
-        features[path] = tfexample.feature(
-            _KIND.get(dtype, tfexample.INT64S), [_encode(dtype, row[path])]
+# episodes encoded at once: their steps' columns and serialized examples are what is in memory
+BATCH_EPISODES = 4_096
+# Python's `json.dumps(..., ensure_ascii=False)` escapes: backslash first, then the quote and the
+# control characters (the short forms, the others as lowercase \u00XX)
+_JSON_ESCAPES = (
+    ("\\", "\\\\"),
+    ('"', '\\"'),
+    *(
+        (
+            chr(code),
+            {8: "\\b", 9: "\\t", 10: "\\n", 12: "\\f", 13: "\\r"}.get(code, f"\\u{code:04x}"),
         )
-    steps = row["steps"]
+        for code in range(0x20)
+    ),
+)
+_NEEDS_ESCAPE = r'[\x00-\x1f"\\]'
+
+
+def _json_strings(items: pl.Expr) -> pl.Expr:
+    """Return `items` (strings) as JSON string literals, escaped as `json.dumps` escapes them."""
+    for raw, escaped in _JSON_ESCAPES:
+        items = items.str.replace_all(raw, escaped, literal=True)
+    return '"' + items + '"'
+
+
+def _json_texts(column: pa.Array) -> pa.Array:
+    """Return a `json` feature's text: a string as it is, a list of strings as `json.dumps`.
+
+    A null is `null`, as `json.dumps(None)`; a list is `[a, b]` with `", "` between items. The
+    escapes run only when some item of the column has a character to escape.
+    """
+    if pa.types.is_list(column.type) or pa.types.is_large_list(column.type):
+        lists = pl.Series(column)
+        items = pl.element()
+        plain = not lists.explode().str.contains(_NEEDS_ESCAPE).any()
+        quoted = '"' + items + '"' if plain else _json_strings(items)
+        texts = lists.list.eval(pl.when(items.is_null()).then(pl.lit("null")).otherwise(quoted))
+        joined = "[" + texts.list.join(", ") + "]"
+        return joined.fill_null("null").to_arrow(compat_level=pl.CompatLevel.oldest())
+    if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+        raise TypeError(f"a json feature must be text or a list of text, not {column.type}")
+    return pc.fill_null(column, "null")
+
+
+def _leaf_feature(dtype: str, column: pa.Array, groups: np.ndarray) -> tfexample.Fields:
+    """Return one serialized feature per group of `column`'s values, by the leaf's dtype."""
+    if dtype == "string":
+        return tfexample.bytes_lists(column, groups)
+    if dtype == "json":
+        return tfexample.bytes_lists(_json_texts(column), groups)
+    if dtype == "float32":
+        values = pc.fill_null(column.cast(pa.float64()), math.nan).to_numpy(zero_copy_only=False)
+        return tfexample.float_lists(values, groups)
+    if column.null_count:
+        raise ValueError(f"an {dtype} feature has {column.null_count} null value(s)")
+    values = column.cast(pa.int64()).to_numpy(zero_copy_only=False)
+    return tfexample.int64_lists(values, groups)
+
+
+def _list_parts(column: pa.Array) -> tuple[pa.Array, np.ndarray]:
+    """Return a list column's values and each row's start (len + 1, from 0) in them."""
+    offsets = np.asarray(column.offsets, dtype=np.int64)
+    return column.flatten(), offsets - offsets[0]
+
+
+def episode_examples(rows: pl.DataFrame) -> pa.LargeBinaryArray:
+    """Serialize `rlds` rows (episode fields + RLDS steps) as TFDS does, one Example per row.
+
+    Deterministic: the same rows give the same bytes (`lib/tfexample.py`). An episode field is
+    a one-value list; a step field lists every step's value in order (a vector field its values
+    flattened, step after step).
+    """
+    table = rows.to_arrow(compat_level=pl.CompatLevel.oldest())
+    one_each = np.arange(rows.height + 1)
+    features = {
+        path: _leaf_feature(dtype, table.column(path).combine_chunks(), one_each)
+        for path, (dtype, _, _) in _leaves(
+            {k: v for k, v in EPISODE_FEATURES.items() if k != "steps"}
+        )
+    }
+    steps, per_episode = _list_parts(table.column("steps").combine_chunks())
     for path, (dtype, shape, _) in _leaves(STEP_FEATURES):
-        per_step = [_get(step, path) for step in steps]
-        flat = [v for vector in per_step for v in vector] if shape else per_step
-        kind = _KIND.get(dtype, tfexample.INT64S)
-        features[f"steps/{path}"] = tfexample.feature(kind, [_encode(dtype, v) for v in flat])
-    return tfexample.example(features)
+        column, groups = pc.struct_field(steps, path.split("/")), per_episode
+        if shape:
+            column, per_step = _list_parts(column)
+            groups = per_step[per_episode]
+        features[f"steps/{path}"] = _leaf_feature(dtype, column, groups)
+    return tfexample.examples(features)
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
@@ -197,6 +254,17 @@ def _write_atomic(path: Path, data: bytes) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_bytes(data)
     os.replace(tmp, path)
+
+
+def _write_records(path: Path, chunks: Iterable[bytes]) -> int:
+    """Write `chunks` one after another to `path` atomically; return the bytes written."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp, size = path.with_name(f".{path.name}.tmp"), 0
+    with tmp.open("wb") as out:
+        for chunk in chunks:
+            size += out.write(chunk)
+    os.replace(tmp, path)
+    return size
 
 
 def _json_bytes(value: Any, indent: int) -> bytes:
@@ -234,17 +302,21 @@ def dataset_info(split_sizes: Mapping[str, tuple[int, int]]) -> dict[str, Any]:
 def write_tfds_folder(episodes: pl.DataFrame, folder: Path) -> list[Path]:
     """Write `rlds` rows (with a `split` column) as a TFDS folder; return the files written.
 
-    One shard per split, episodes in id order. A per-episode loop: the release writes each
-    published episode once, off the daily hot path.
+    One shard per split, episodes in id order, encoded `BATCH_EPISODES` at a time.
     """
     written, sizes = [], {}
     for split in episodes.get_column("split").unique().sort().to_list():
         rows = episodes.filter(pl.col("split") == split).sort("id")
-        data = b"".join(tfexample.frame(episode_example(row)) for row in rows.iter_rows(named=True))
         path = folder / shard_name(split)
-        _write_atomic(path, data)
+        size = _write_records(
+            path,
+            (
+                tfexample.framed(episode_examples(rows.slice(start, BATCH_EPISODES)))
+                for start in range(0, rows.height, BATCH_EPISODES)
+            ),
+        )
         written.append(path)
-        sizes[split] = (rows.height, len(data))
+        sizes[split] = (rows.height, size)
     for name, value, indent in (
         ("features.json", features_json(), 4),
         ("dataset_info.json", dataset_info(sizes), 2),

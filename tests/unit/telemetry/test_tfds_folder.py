@@ -10,12 +10,14 @@ import hashlib
 import json
 import math
 import os
+import struct
 import subprocess
 import sys
 from pathlib import Path
 
 import polars as pl
 
+from distill_assets.defs.telemetry import tfrecord
 from distill_assets.defs.telemetry.episodes import rlds_steps
 from distill_assets.defs.telemetry.tfrecord import (
     feature_spec,
@@ -97,6 +99,42 @@ def test_an_episode_is_one_example_with_nested_step_keys(tmp_path: Path) -> None
     assert [round(m, 4) for m in moisture] == [0.8, 0.7, 0.7]
     symmetry = a["steps/observation/game_state_values/symmetry"]
     assert len(symmetry) == 3 and all(math.isnan(v) for v in symmetry)  # the game gave none
+
+
+AWKWARD_ITEMS = ['say "hi"', "back\\slash", "tab\tnew\nline\x00\x1f\x7f", "é ☃ 🐍", "\u2028", ""]
+
+
+def test_json_text_and_numbers_come_back_exactly_as_python_would_write_them(
+    tmp_path: Path,
+) -> None:
+    rows = rlds_rows()
+    steps = rows.get_column("steps").to_list()
+    steps[0][0]["observation"]["inventory"] = AWKWARD_ITEMS
+    steps[0][1]["observation"]["inventory"] = None
+    steps[0][1]["observation"]["game_state"] = None
+    steps[0][2]["observation"]["inventory"] = ["kept", None]
+    steps[0][0]["reward"] = -1e-45  # rounds to float32 as struct.pack("<f") does
+    steps[0][0]["step_index"] = -(2**40)
+    rows = rows.with_columns(pl.Series("steps", steps, dtype=rows.schema["steps"]))
+    write_release_files({"rlds": rows}, None, tmp_path)
+    a, _ = read_examples(tmp_path / "rlds/tfds/rlds-train.tfrecord-00000-of-00001")
+    assert a["steps/observation/inventory"] == [
+        json.dumps(AWKWARD_ITEMS, ensure_ascii=False).encode(),
+        b"null",
+        b'["kept", null]',
+    ]
+    assert a["steps/observation/game_state"][1] == b"null"
+    assert a["steps/step_index"][0] == -(2**40)
+    assert a["steps/reward"][0] == struct.unpack("<f", struct.pack("<f", -1e-45))[0]
+
+
+def test_batches_of_episodes_write_the_same_bytes_as_one(tmp_path: Path, monkeypatch) -> None:
+    write_release_files({"rlds": rlds_rows()}, None, tmp_path / "one")
+    monkeypatch.setattr(tfrecord, "BATCH_EPISODES", 1)
+    write_release_files({"rlds": rlds_rows()}, None, tmp_path / "each")
+    for name in ("rlds-train.tfrecord-00000-of-00001", "dataset_info.json"):
+        one = (tmp_path / "one/rlds/tfds" / name).read_bytes()
+        assert (tmp_path / "each/rlds/tfds" / name).read_bytes() == one
 
 
 def test_the_feature_spec_lists_every_step_feature_with_dtype_and_shape() -> None:
