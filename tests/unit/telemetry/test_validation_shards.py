@@ -19,7 +19,7 @@ from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.resources import DistillSettings, LakeIOManager
 from distill_assets.defs.telemetry import validation_shards
 from distill_assets.defs.telemetry.assets import validation_assets, validation_shard_key
-from distill_assets.defs.telemetry.validation import validate_events
+from distill_assets.defs.telemetry.validation import validate_events, validation_rows
 from distill_assets.lib.hashing import with_stable_bucket
 from distill_assets.lib.lake import partition_path, write_parquet_atomic
 from tests.conftest import isolate
@@ -198,6 +198,9 @@ def test_ids_two_shards_share_make_the_merge_validate_the_day(tmp_path: Path) ->
     assert ("action_after_episode_end", "step 5 received 5.0 s after episode_end") in found
     assert ("turn_out_of_order", "turn 3 is 3.0 s earlier than turn 2") in found
     stage(day, 2)
+    # the shards alone miss both: each judged its own player's part of the reused ids
+    staged = pl.concat([pl.read_parquet(day.staging / f"{k}.parquet") for k in range(2)])
+    assert validation_rows(staged.lazy()).height == rows.height - 2
     content, result = merged(day, tmp_path, 2)
     assert (result.merged, result.not_merged) == (0, "2 ids span shards")
     assert content == expected
