@@ -421,12 +421,15 @@ def validation_asset(shards: int) -> dg.AssetsDefinition:
         context: dg.AssetExecutionContext, settings: DistillSettings
     ) -> pl.DataFrame:
         """Validate the day (the asset's description says what the rows hold)."""
-        day = _validation_day(settings.resolved().lake_root, context.partition_key)
+        lake_root, day = settings.resolved().lake_root, context.partition_key
         sharding: dict[str, object] = {}
         if shards == 1:
-            rows = validate_events(day.events())
+            events = scan_partition(lake_root, SOURCE, EVENTS, day)
+            rows = validate_events(
+                events.join(deleted_up_to(lake_root, day), on="player_key", how="anti")
+            )
         else:
-            merged = validation_shards.merge_or_compute(day, shards)
+            merged = validation_shards.merge_or_compute(_validation_day(lake_root, day), shards)
             if merged.not_merged is not None:
                 context.log.info(f"{merged.not_merged}: validated the day here")
                 sharding["not_merged"] = merged.not_merged
