@@ -31,9 +31,10 @@ shard, the merge), with `SILVER_RANGE_ROWS` rows per sort range so the day has s
 (2 candidate pieces, the context, each shard, the merge).
 
 `python -m bench.shards --validation MB` measures that day's `telemetry/validation` instead
-(`run_validation`, on its bronze): the unsharded step (`validate_events`) against the sharded
-day's steps by player with 2 shards (each shard, the merge), and the first shard of 4 and of 8
-alone (what a shard costs as N grows: its players' share of the checks plus the day's read).
+(`run_validation`, on its bronze, every 50th event's client clock skewed so the day fails
+checks): the unsharded step (`validate_events`) against the sharded day's steps by player with
+2 shards (each shard, the merge), and the first shard of 4 and of 8 alone (what a shard costs as
+N grows: its players' share of the checks plus the day's read).
 """
 
 import os
@@ -632,12 +633,41 @@ def _validation_step(lake: str, step: str) -> tuple[float, float]:
     return timing
 
 
+# every this many-th bronze event of the measured day gets a client clock behind the server's
+# beyond the skew limit (`_plant_clock_skew`), so that the day fails checks
+VALIDATION_SKEWED_EVERY = 50
+
+
+def _plant_clock_skew(lake: Path) -> int:
+    """Put every `VALIDATION_SKEWED_EVERY`-th event's client clock 400 s behind; the rows failed.
+
+    The generated day fails no check; a skewed clock fails `clock_skew` and, where it breaks
+    its conversation's or episode's sequence, the turn or step order, so the byte check has
+    rows to compare. Returns the validation rows of the planted day.
+    """
+    import polars as pl
+
+    from distill_assets.defs.telemetry.validation import validate_events
+    from distill_assets.lib.lake import partition_path
+
+    events = Path(partition_path(str(lake), "telemetry", "events", DAY).path)
+    skewed = pl.int_range(pl.len()) % VALIDATION_SKEWED_EVERY == 0
+    planted = pl.read_parquet(events).with_columns(
+        pl.when(skewed)
+        .then(pl.col("server_ts") - 400.0)
+        .otherwise(pl.col("client_ts"))
+        .alias("client_ts")
+    )
+    planted.write_parquet(events)
+    return validate_events(planted.lazy()).height
+
+
 def run_validation(size_mb: int) -> str:
     """Measure a telemetry day's validation steps, unsharded vs by player (module docstring).
 
-    The day's bronze is ingested once (`_silver_lake`); then as `run_silver`: one warm worker,
-    `REPEATS` interleaved repeats, fastest CPU, the merged file checked byte-identical to the
-    unsharded step's every repeat.
+    The day's bronze is ingested once (`_silver_lake`) and given skewed clocks
+    (`_plant_clock_skew`); then as `run_silver`: one warm worker, `REPEATS` interleaved repeats,
+    fastest CPU, the merged file checked byte-identical to the unsharded step's every repeat.
     """
     from distill_assets.defs.release.layout import file_sha256
 
@@ -658,6 +688,7 @@ def run_validation(size_mb: int) -> str:
     ):
         lake = Path(scratch)
         rows = _silver_lake(size_mb, lake)
+        failed = _plant_clock_skew(lake)
         cpu: dict[str, list[tuple[float, float]]] = {}
         for _ in range(REPEATS):
             for step in VALIDATION_STEPS:
@@ -671,8 +702,8 @@ def run_validation(size_mb: int) -> str:
             wall, best = min(cpu[step], key=lambda run: run[1])
             spread = max(c for _, c in cpu[step]) - best
             lines.append(
-                f"| {size_mb} MB raw, {rows:,} bronze rows | {step} | {wall:.1f} | "
-                f"{best:.1f} (+{spread:.1f}) | {best / base:.2f} |"
+                f"| {size_mb} MB raw, {rows:,} bronze rows, {failed:,} failed checks | {step} | "
+                f"{wall:.1f} | {best:.1f} (+{spread:.1f}) | {best / base:.2f} |"
             )
     return "\n".join(lines)
 
