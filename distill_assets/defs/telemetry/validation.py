@@ -4,7 +4,7 @@ The checks, their decisions and thresholds are `rules/telemetry_validation.py`
 (docs/sources/telemetry.md#validation, the anti-gaming layer included). Everything is judged
 within one ingest-date partition, so re-running a day gives the same rows whatever else was
 processed. Every group a check compares events within is one player's (a player's sessions) or
-one client-chosen id's (`GROUP_IDS`: a conversation's turns, an episode's steps and end), which
+one client-chosen id's (a conversation's turns, an episode's steps and end), which
 `check_events` returns beside the rows, so a day split by player can tell whether its parts
 judged the same groups (`validation_shards`).
 """
@@ -39,9 +39,8 @@ EVENT_COLUMNS = (
     "server_ts",
     "payload",
 )
-# the client-chosen ids whose events a check compares, whoever sent them: turn order by
-# conversation; step order, backwards steps and actions after the end by episode
-GROUP_IDS = ("conversation_id", "episode_id")
+# the client-chosen ids whose events a check compares, whoever sent them (`group`: turn order by
+# conversation_id; step order, backwards steps and actions after the end by episode_id)
 GROUP_IDS_SCHEMA = pl.Schema({"group": pl.String(), "id": pl.String()})
 # events whose sessions `bot_sessions` sorts at once (more are judged in buckets of players)
 BOT_BUCKET_ROWS = 1_000_000

@@ -9,7 +9,7 @@ of which only the merge stays serial (docs/scaling-out.md):
    (`lib.hashing.with_stable_bucket`, `PLAYER_SALT`) is k, writes their bronze rows once to a
    local scratch Parquet file (removed after) and runs the checks on it
    (`validation.check_events`: every check reads that file, not the day). It stages its
-   validation rows in `<k>.parquet` and the groups its checks compared (`validation.GROUP_IDS`:
+   validation rows in `<k>.parquet` and the groups its checks compared (`CheckedEvents.groups`:
    conversation and episode ids, no player key, no payload) in `ids-<k>.parquet`.
 2. **The merge** (`merge_or_compute`, the `telemetry/validation` step): when every shard is
    current and no conversation or episode id is in two shards' ids, the shards' rows are
