@@ -38,20 +38,18 @@ they are removed by the merge and never logged nor put in metadata.
 from __future__ import annotations
 
 import hashlib
-import json
 import shutil
 from dataclasses import dataclass
 
 import polars as pl
 from upath import UPath
 
-from distill_assets.defs.shards import shard_dir
+from distill_assets.defs.shards import shard_dir, staged_current, staged_footer
 from distill_assets.defs.telemetry import validation
 from distill_assets.lib.cleanup import working_dir
 from distill_assets.lib.hashing import with_stable_bucket
 from distill_assets.lib.lake import (
     feed_fingerprint,
-    parquet_key_values,
     partition_files,
     read_parquet_table,
     write_parquet_atomic,
@@ -103,16 +101,6 @@ class ValidationDay:
         return self.bronze.join(self.deleted, on="player_key", how="anti")
 
 
-def _footer(fingerprint: str, **holds: object) -> dict[bytes, bytes]:
-    return {STAGED_KEY: json.dumps({"fingerprint": fingerprint, **holds}, sort_keys=True).encode()}
-
-
-def _current(path: UPath, fingerprint: str, **holds: object) -> bool:
-    """Return whether a staged file exists, is for `fingerprint` and holds `holds`."""
-    value = parquet_key_values(path).get(STAGED_KEY)
-    return value is not None and json.loads(value) == {"fingerprint": fingerprint, **holds}
-
-
 def _rows_file(day: ValidationDay, shard: int) -> UPath:
     return day.staging / f"{shard}.parquet"
 
@@ -158,7 +146,7 @@ def write_shard(day: ValidationDay, *, shard: int, shards: int) -> ShardWrite:
         ids = checked.groups.collect()
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    footer = _footer(day.fingerprint, shard=shard, shards=shards)
+    footer = staged_footer(STAGED_KEY, day.fingerprint, shard=shard, shards=shards)
     for frame, path in ((checked.rows, _rows_file(day, shard)), (ids, _ids_file(day, shard))):
         write_parquet_atomic(frame.to_arrow().replace_schema_metadata(footer), path)
     return ShardWrite(checked.rows.height, ids.height)
@@ -172,7 +160,7 @@ def check_shards(day: ValidationDay, shards: int) -> str | None:
     """
     for shard in range(shards):
         for path in (_rows_file(day, shard), _ids_file(day, shard)):
-            if not _current(path, day.fingerprint, shard=shard, shards=shards):
+            if not staged_current(path, STAGED_KEY, day.fingerprint, shard=shard, shards=shards):
                 return f"shard {shard} is not staged for these inputs"
     ids = pl.concat(
         [pl.from_arrow(read_parquet_table(_ids_file(day, shard))) for shard in range(shards)]
