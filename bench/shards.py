@@ -30,12 +30,11 @@ shard, the merge), with `SILVER_RANGE_ROWS` rows per sort range so the day has s
 (`run_triage`, on its silver): the unsharded step against the sharded day's steps with 2 shards
 (2 candidate pieces, the context, each shard, the merge).
 
-`python -m bench.shards --validation MB` measures what a split of that day's
-`telemetry/validation` by player would cost (`run_validation`, on its bronze; not split yet:
-docs/scaling-out.md): the unsharded step (`validate_events`), reading the bronze columns it needs
-once, and the first of N player buckets (N = 2, 4, 8, a stable hash of the player_key) validated
-alone, with the bronze scan filtered to its players (`filtered`: every check reads the day again)
-or its rows read once (`read once`).
+`python -m bench.shards --validation MB` measures that day's `telemetry/validation` instead
+(`run_validation`, on its bronze, every 50th event's client clock skewed so the day fails
+checks): the unsharded step (`validate_events`) against the sharded day's steps by player with
+2 shards (each shard, the merge), and the first shard of 4 and of 8 alone (what a shard costs as
+N grows: its players' share of the checks plus the day's read).
 """
 
 import os
@@ -579,69 +578,104 @@ def run_triage(size_mb: int) -> str:
     return "\n".join(lines)
 
 
-# bronze columns `validate_events` reads
-VALIDATION_COLUMNS = (
-    "event_id",
-    "event_type",
-    "player_key",
-    "session_id",
-    "client_ts",
-    "server_ts",
-    "payload",
-)
-VALIDATION_BUCKETS = (2, 4, 8)
+# the shards of one of N (the first) measured beside the 2 shards of the merged day
+VALIDATION_FIRST_OF = (4, 8)
 VALIDATION_STEPS = (
     "whole",
-    "read",
-    *(f"{how} {n}" for n in VALIDATION_BUCKETS for how in ("filtered", "read once")),
+    *(f"shard 0 of {n}" for n in VALIDATION_FIRST_OF),
+    "shard 0",
+    "shard 1",
+    "merge",
 )
 
 
 def _validation_warm() -> None:
-    from distill_assets.defs.telemetry import validation  # noqa: F401
+    from distill_assets.defs.telemetry import validation, validation_shards  # noqa: F401
 
 
 def _validation_step(lake: str, step: str) -> tuple[float, float]:
-    """Run one validation variant on DAY's bronze in this (warm) worker; return its wall and CPU s.
+    """Run one validation step of DAY in this (warm) worker; return its wall and CPU s.
 
-    `whole`: `validate_events` over the day; `read`: the columns it reads, once; `filtered N` and
-    `read once N`: the players of bucket 0 of N (`with_stable_bucket` of the day's player keys)
-    validated alone, from the filtered scan or from their rows read once.
+    `whole`: the unsharded step (`validate_events`, its rows written to `whole.parquet` as the
+    lake's IO manager writes them, untimed); `shard 0 of N`: the first shard of N alone (its
+    staged files removed after); `shard k`, `merge`: the sharded steps' functions
+    (`validation_shards`) with 2 shards, the merge's rows written to `merged.parquet`.
+    """
+    from upath import UPath
+
+    from distill_assets.defs.telemetry import validation_shards
+    from distill_assets.defs.telemetry.assets import deleted_up_to
+    from distill_assets.defs.telemetry.validation import validate_events
+    from distill_assets.lib.lake import scan_partition, write_parquet_atomic
+
+    day = validation_shards.ValidationDay(
+        bronze=scan_partition(lake, "telemetry", "events", DAY),
+        deleted=deleted_up_to(lake, DAY),
+        staging=validation_shards.validation_shard_dir(lake, DAY),
+        fingerprint=validation_shards.validation_fingerprint(lake, DAY),
+    )
+    found: list[object] = []
+    if step == "whole":
+        timing = _timed(lambda: found.append(validate_events(day.events())))
+        write_parquet_atomic(found[0], UPath(lake) / "whole.parquet")
+        return timing
+    if step == "merge":
+        timing = _timed(lambda: found.append(validation_shards.merge_or_compute(day, 2)))
+        if found[0].merged != 2:
+            raise RuntimeError(f"validation: the shards were not merged: {found[0].not_merged}")
+        write_parquet_atomic(found[0].rows, UPath(lake) / "merged.parquet")
+        return timing
+    shard, _, of = step.removeprefix("shard ").partition(" of ")
+    shards = int(of or 2)
+    timing = _timed(lambda: validation_shards.write_shard(day, shard=int(shard), shards=shards))
+    if shards != 2:
+        day.staging.fs.rm(day.staging.path, recursive=True)
+    return timing
+
+
+# every this many-th bronze event of the measured day gets a client clock behind the server's
+# beyond the skew limit (`_plant_clock_skew`), so that the day fails checks
+VALIDATION_SKEWED_EVERY = 50
+
+
+def _plant_clock_skew(lake: Path) -> int:
+    """Put every `VALIDATION_SKEWED_EVERY`-th event's client clock 400 s behind; the rows failed.
+
+    The generated day fails no check; a skewed clock fails `clock_skew` and, where it breaks
+    its conversation's or episode's sequence, the turn or step order, so the byte check has
+    rows to compare. Returns the validation rows of the planted day.
     """
     import polars as pl
 
     from distill_assets.defs.telemetry.validation import validate_events
-    from distill_assets.lib.hashing import with_stable_bucket
     from distill_assets.lib.lake import partition_path
 
-    events = pl.scan_parquet(partition_path(lake, "telemetry", "events", DAY).path)
-    if step == "whole":
-        return _timed(lambda: validate_events(events))
-    if step == "read":
-        return _timed(lambda: events.select(VALIDATION_COLUMNS).collect())
-    how, _, buckets = step.rpartition(" ")
-
-    def shard() -> None:
-        keys = events.select("player_key").unique().collect()
-        players = with_stable_bucket(keys, "player_key", "validation", int(buckets))
-        mine = players.filter(pl.col("bucket") == 0).get_column("player_key").implode()
-        rows = events.select(VALIDATION_COLUMNS).filter(pl.col("player_key").is_in(mine))
-        validate_events(rows if how == "filtered" else rows.collect().lazy())
-
-    return _timed(shard)
+    events = Path(partition_path(str(lake), "telemetry", "events", DAY).path)
+    skewed = pl.int_range(pl.len()) % VALIDATION_SKEWED_EVERY == 0
+    planted = pl.read_parquet(events).with_columns(
+        pl.when(skewed)
+        .then(pl.col("server_ts") - 400.0)
+        .otherwise(pl.col("client_ts"))
+        .alias("client_ts")
+    )
+    planted.write_parquet(events)
+    return validate_events(planted.lazy()).height
 
 
 def run_validation(size_mb: int) -> str:
-    """Measure a split of a telemetry day's validation by player (see the module docstring).
+    """Measure a telemetry day's validation steps, unsharded vs by player (module docstring).
 
-    As `run_silver`: one warm worker, `REPEATS` interleaved repeats, fastest CPU; the share is
-    against the unsharded step's CPU.
+    The day's bronze is ingested once (`_silver_lake`) and given skewed clocks
+    (`_plant_clock_skew`); then as `run_silver`: one warm worker, `REPEATS` interleaved repeats,
+    fastest CPU, the merged file checked byte-identical to the unsharded step's every repeat.
     """
+    from distill_assets.defs.release.layout import file_sha256
+
     lines = [
-        "## Validation by player (`bench/shards.py --validation`)",
+        "## Validation shards (`bench/shards.py --validation`)",
         "",
         f"{REPEATS} interleaved repeats in one warm worker, fastest CPU s (+ spread); the wall "
-        "of the fastest; a shard is the first of N player buckets.",
+        "of the fastest; merged file byte-identical to the unsharded step's: yes.",
         "",
         "| day | step | wall s | CPU s (+ spread) | × step CPU |",
         "| --- | --- | ---: | ---: | ---: |",
@@ -654,19 +688,22 @@ def run_validation(size_mb: int) -> str:
     ):
         lake = Path(scratch)
         rows = _silver_lake(size_mb, lake)
+        failed = _plant_clock_skew(lake)
         cpu: dict[str, list[tuple[float, float]]] = {}
         for _ in range(REPEATS):
             for step in VALIDATION_STEPS:
                 cpu.setdefault(step, []).append(
                     pool.submit(_validation_step, str(lake), step).result()
                 )
+            if file_sha256(lake / "merged.parquet") != file_sha256(lake / "whole.parquet"):
+                raise RuntimeError("validation: the merged shards differ from the whole day")
         base = min(c for _, c in cpu["whole"])
         for step in VALIDATION_STEPS:
             wall, best = min(cpu[step], key=lambda run: run[1])
             spread = max(c for _, c in cpu[step]) - best
             lines.append(
-                f"| {size_mb} MB raw, {rows:,} bronze rows | {step} | {wall:.1f} | "
-                f"{best:.1f} (+{spread:.1f}) | {best / base:.2f} |"
+                f"| {size_mb} MB raw, {rows:,} bronze rows, {failed:,} failed checks | {step} | "
+                f"{wall:.1f} | {best:.1f} (+{spread:.1f}) | {best / base:.2f} |"
             )
     return "\n".join(lines)
 
@@ -704,8 +741,8 @@ if __name__ == "__main__":
         type=int,
         default=None,
         metavar="MB",
-        help="measure what a split of a generated telemetry day of MB megabytes' validation by "
-        "player would cost instead: unsharded vs the first of 2, 4, 8 player buckets",
+        help="measure a generated telemetry day of MB megabytes' validation steps instead: "
+        "unsharded vs 2 shards by player + merge, and the first shard of 4 and of 8",
     )
     args = parser.parse_args()
     if args.validation:

@@ -25,8 +25,9 @@ unchanged. The merge rewrites bronze once: its cost is in docs/scaling-out.md.
 
 The same knob splits a config's day of curation products by slice range
 (`defs/curation/product_shards.py`, with `split_sizes` and `shard_dir` from here), a day's
-silver telemetry by `event_seq` range (`defs/telemetry/silver_shards.py`) and a day's telemetry
-triage by range of silver's row groups (`defs/telemetry/triage_shards.py`).
+silver telemetry by `event_seq` range (`defs/telemetry/silver_shards.py`), a day's telemetry
+triage by range of silver's row groups (`defs/telemetry/triage_shards.py`) and a day's telemetry
+validation by player (`defs/telemetry/validation_shards.py`).
 """
 
 import json
@@ -55,6 +56,7 @@ from distill_assets.lib.lake import (
     RowGroupWriter,
     local_file,
     move_into_place,
+    parquet_key_values,
 )
 from distill_assets.lib.rawcontract import RawContract
 from distill_assets.lib.rawfiles import PROBLEM_SCHEMA, ReadStats
@@ -339,6 +341,17 @@ def shard_dir(lake_root: str, *parts: str) -> UPath:
     config's product shards: `shard_dir(lake, "curation", config, day)`.
     """
     return UPath(lake_root).joinpath(SHARDS_FOLDER, *parts)
+
+
+def staged_footer(key: bytes, fingerprint: str, **holds: object) -> dict[bytes, bytes]:
+    """Return a staged file's footer: under `key`, its inputs' fingerprint and `holds` (JSON)."""
+    return {key: json.dumps({"fingerprint": fingerprint, **holds}, sort_keys=True).encode()}
+
+
+def staged_current(path: UPath, key: bytes, fingerprint: str, **holds: object) -> bool:
+    """Return whether the staged file `path` exists with `staged_footer(key, fingerprint, …)`."""
+    value = parquet_key_values(path).get(key)
+    return value is not None and json.loads(value) == {"fingerprint": fingerprint, **holds}
 
 
 def shard_key(source: str, shard: int) -> dg.AssetKey:

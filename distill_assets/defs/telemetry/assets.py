@@ -36,6 +36,7 @@ from distill_assets.defs.telemetry import (
     privacy,
     silver_shards,
     triage_shards,
+    validation_shards,
     witness,
 )
 from distill_assets.defs.telemetry.dialogues import DROP_REASONS, build_dialogues, gate_dialogues
@@ -331,46 +332,139 @@ def exclusions_up_to(lake_root: str, day: str) -> pl.DataFrame:
     )
 
 
-@dg.asset(
-    key=[SOURCE, VALIDATION],
-    partitions_def=daily_partitions(),
-    group_name=SOURCE,
-    kinds={"polars"},
-    code_version=rules_version("telemetry_validation"),
-    deps=[BRONZE_UP_TO_THE_DAY],
-)
-def telemetry_validation(
-    context: dg.AssetExecutionContext, settings: DistillSettings
-) -> pl.DataFrame:
-    """One row per event and validation check it failed (anti-gaming layer).
+def validation_shard_key(shard: int) -> dg.AssetKey:
+    """Return the key of validation shard step `shard` (from 0)."""
+    return dg.AssetKey([SOURCE, f"{VALIDATION}_shard_{shard}"])
 
-    See docs/sources/telemetry.md#validation.
 
-    Columns: event_id, player_key, event_type, check, category (timestamp_sanity |
-    action_plausibility | bot_signature), decision (flag | reject), reason. Impossible actions and
-    insane timestamps are flagged for review; a bot signature rejects every event of the player
-    that day. Rules: `rules/telemetry_validation.py`. Players a deletion request ingested on the
-    day or before removed are left out (the day's bronze and the earlier days' requests are read
-    from the lake: `BRONZE_UP_TO_THE_DAY`).
-    """
-    lake_root, day = settings.resolved().lake_root, context.partition_key
-    events = scan_partition(lake_root, SOURCE, EVENTS, day)
-    rows = validate_events(events.join(deleted_up_to(lake_root, day), on="player_key", how="anti"))
-    context.add_output_metadata(
-        {
-            **rules_metadata("telemetry_validation"),
-            "failed_checks": rows.height,
-            "by_check": column_counts(rows, "check"),
-            "rejected_events": rows.filter(pl.col("decision") == "reject")
-            .get_column("event_id")
-            .n_unique(),
-            "flagged_events": rows.filter(pl.col("decision") == "flag")
-            .get_column("event_id")
-            .n_unique(),
-            "preview": preview(rows.drop("player_key")),
-        }
+def _validation_day(lake_root: str, day: str) -> validation_shards.ValidationDay:
+    """Return a day's validation inputs (bronze, deleted players) and its shards' staging."""
+    return validation_shards.ValidationDay(
+        bronze=scan_partition(lake_root, SOURCE, EVENTS, day),
+        deleted=deleted_up_to(lake_root, day),
+        staging=validation_shards.validation_shard_dir(lake_root, day),
+        fingerprint=validation_shards.validation_fingerprint(lake_root, day),
     )
-    return rows.select(VALIDATION_SCHEMA.names())
+
+
+def validation_shard_asset(shard: int, shards: int) -> dg.AssetsDefinition:
+    """Return validation shard step `shard` of `shards` (`validation_shards.write_shard`)."""
+
+    @dg.asset(
+        key=validation_shard_key(shard),
+        partitions_def=daily_partitions(),
+        group_name=SOURCE,
+        kinds={"polars"},
+        code_version=rules_version("telemetry_validation"),
+        deps=[BRONZE_UP_TO_THE_DAY],
+        description=f"Shard {shard + 1} of {shards} of the day's validation: the players whose "
+        "stable bucket of the player_key is this shard's, their bronze rows checked from a local "
+        "copy; their rows and the conversation and episode ids they judged are staged for "
+        f"`{SOURCE}/{VALIDATION}`, which merges them (the same bytes) and removes them.",
+    )
+    def shard_step(
+        context: dg.AssetExecutionContext, settings: DistillSettings
+    ) -> dg.MaterializeResult:
+        """Validate and stage the shard's players (counts in metadata)."""
+        lake_root, day = settings.resolved().lake_root, context.partition_key
+        written = validation_shards.write_shard(
+            _validation_day(lake_root, day), shard=shard, shards=shards
+        )
+        return dg.MaterializeResult(
+            metadata={
+                "shard": f"{shard + 1} of {shards}",
+                "failed_checks": written.rows,
+                "group_ids": written.ids,
+            }
+        )
+
+    return shard_step
+
+
+# what `telemetry/validation` holds: its description (a sharded day's merge adds how it is made)
+VALIDATION_DESCRIPTION = """One row per event and validation check it failed (anti-gaming layer).
+
+See docs/sources/telemetry.md#validation.
+
+Columns: event_id, player_key, event_type, check, category (timestamp_sanity |
+action_plausibility | bot_signature), decision (flag | reject), reason. Impossible actions and
+insane timestamps are flagged for review; a bot signature rejects every event of the player
+that day. Rules: `rules/telemetry_validation.py`. Players a deletion request ingested on the
+day or before removed are left out (the day's bronze and the earlier days' requests are read
+from the lake: `BRONZE_UP_TO_THE_DAY`).
+"""
+
+
+def validation_asset(shards: int) -> dg.AssetsDefinition:
+    """Return `telemetry/validation`; with `shards` above 1, the shards' merge."""
+    merge = (
+        f" With {shards} shards it merges the day's validation shard steps (the same bytes), or "
+        "validates the day itself when they are missing or stale or a conversation or episode "
+        "id spans shards (`validation_shards.merge_or_compute`)."
+        if shards > 1
+        else ""
+    )
+
+    @dg.asset(
+        key=[SOURCE, VALIDATION],
+        partitions_def=daily_partitions(),
+        group_name=SOURCE,
+        kinds={"polars"},
+        code_version=rules_version("telemetry_validation"),
+        deps=[
+            BRONZE_UP_TO_THE_DAY,
+            *(validation_shard_key(k) for k in range(shards) if shards > 1),
+        ],
+        description=inspect.cleandoc(VALIDATION_DESCRIPTION) + merge,
+    )
+    def telemetry_validation(
+        context: dg.AssetExecutionContext, settings: DistillSettings
+    ) -> pl.DataFrame:
+        """Validate the day (the asset's description says what the rows hold)."""
+        lake_root, day = settings.resolved().lake_root, context.partition_key
+        sharding: dict[str, object] = {}
+        if shards == 1:
+            events = scan_partition(lake_root, SOURCE, EVENTS, day)
+            rows = validate_events(
+                events.join(deleted_up_to(lake_root, day), on="player_key", how="anti")
+            )
+        else:
+            merged = validation_shards.merge_or_compute(_validation_day(lake_root, day), shards)
+            if merged.not_merged is not None:
+                context.log.info(f"{merged.not_merged}: validated the day here")
+                sharding["not_merged"] = merged.not_merged
+            rows, sharding["shards"] = merged.rows, merged.merged
+        context.add_output_metadata(
+            {
+                **rules_metadata("telemetry_validation"),
+                "failed_checks": rows.height,
+                "by_check": column_counts(rows, "check"),
+                "rejected_events": rows.filter(pl.col("decision") == "reject")
+                .get_column("event_id")
+                .n_unique(),
+                "flagged_events": rows.filter(pl.col("decision") == "flag")
+                .get_column("event_id")
+                .n_unique(),
+                "preview": preview(rows.drop("player_key")),
+                **sharding,
+            }
+        )
+        return rows.select(VALIDATION_SCHEMA.names())
+
+    return telemetry_validation
+
+
+def validation_assets(shards: int) -> list[dg.AssetsDefinition]:
+    """Return the daily steps of telemetry validation: `validation` (and, sharded, its shards).
+
+    With `shards` above 1: the shard steps it merges (`validation_shards`).
+    """
+    if shards == 1:
+        return [validation_asset(1)]
+    return [*(validation_shard_asset(k, shards) for k in range(shards)), validation_asset(shards)]
+
+
+telemetry_validation_steps = validation_assets(shard_count())
 
 
 def silver_identity(lake_root: str, day: str, hasher: PlayerIdHasher) -> privacy.SilverIdentity:

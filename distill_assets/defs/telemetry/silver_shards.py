@@ -50,7 +50,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from upath import UPath
 
-from distill_assets.defs.shards import shard_dir, split_sizes
+from distill_assets.defs.shards import shard_dir, split_sizes, staged_footer
 from distill_assets.defs.telemetry import privacy
 from distill_assets.lib.cleanup import working_dir
 from distill_assets.lib.lake import (
@@ -99,10 +99,6 @@ def silver_fingerprint(lake_root: str, day: str, *, validation: bool = True) -> 
     inputs = feed_fingerprint([f for f in files if f.exists()])
     version = rules_version("telemetry_privacy")
     return hashlib.sha256(f"{inputs} {version} {privacy.SORT_CHUNK_ROWS}".encode()).hexdigest()
-
-
-def _footer(fingerprint: str, **holds: object) -> dict[bytes, bytes]:
-    return {STAGED_KEY: json.dumps({"fingerprint": fingerprint, **holds}, sort_keys=True).encode()}
 
 
 def _staged(path: UPath, fingerprint: str) -> dict[str, object] | None:
@@ -158,7 +154,7 @@ def stage_tokens(
     finally:
         con.close()
     table = pa.table({"token": tokens}, schema=TOKENS_SCHEMA)
-    footer = _footer(fingerprint, piece=piece, pieces=pieces)
+    footer = staged_footer(STAGED_KEY, fingerprint, piece=piece, pieces=pieces)
     write_parquet_atomic(table.replace_schema_metadata(footer), staging / f"tokens-{piece}.parquet")
     return len(tokens)
 
@@ -208,7 +204,7 @@ def stage_keys(day: SilverDay) -> int | None:
         events.create_view("events")
         rows = privacy.create_accepted_keys(con)
         keys = con.sql("SELECT event_id, event_seq FROM accepted ORDER BY event_seq")
-        schema = KEYS_SCHEMA.with_metadata(_footer(day.fingerprint, rows=rows))
+        schema = KEYS_SCHEMA.with_metadata(staged_footer(STAGED_KEY, day.fingerprint, rows=rows))
         with parquet_writer_atomic(day.staging / KEYS_FILE, schema) as writer:
             for batch in keys.to_arrow_reader(KEY_BATCH_ROWS):
                 writer.write_batch(batch.cast(KEYS_SCHEMA))
@@ -264,7 +260,7 @@ def write_shard(day: SilverDay, *, shard: int, shards: int) -> ShardWrite:
     cover = ShardCover(shard, shards, span.start, span.stop, day_rows[span.start : span.stop])
     if span:
         _write_ranges(day, tokens, span)
-    footer = _footer(day.fingerprint, **asdict(cover))
+    footer = staged_footer(STAGED_KEY, day.fingerprint, **asdict(cover))
     write_parquet_atomic(
         pa.table({}).replace_schema_metadata(footer), day.staging / f"shard-{shard}.parquet"
     )

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import json
 from collections.abc import Iterable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -44,7 +43,7 @@ import polars as pl
 import pyarrow.parquet as pq
 from upath import UPath
 
-from distill_assets.defs.shards import shard_dir
+from distill_assets.defs.shards import shard_dir, staged_current, staged_footer
 from distill_assets.defs.telemetry import triage
 from distill_assets.defs.telemetry.silver_shards import token_rows
 from distill_assets.lib.lake import (
@@ -52,7 +51,6 @@ from distill_assets.lib.lake import (
     feed_fingerprint,
     frame_batches,
     local_file,
-    parquet_key_values,
     parquet_writer_atomic,
     write_frames,
 )
@@ -108,16 +106,6 @@ class TriageDay:
     fingerprint: str
 
 
-def _footer(fingerprint: str, **holds: object) -> dict[bytes, bytes]:
-    return {STAGED_KEY: json.dumps({"fingerprint": fingerprint, **holds}, sort_keys=True).encode()}
-
-
-def _current(path: UPath, fingerprint: str, **holds: object) -> bool:
-    """Return whether a staged file exists, is for `fingerprint` and holds `holds`."""
-    value = parquet_key_values(path).get(STAGED_KEY)
-    return value is not None and json.loads(value) == {"fingerprint": fingerprint, **holds}
-
-
 def _write_staged(frames: Iterable[pl.DataFrame], path: UPath, footer: dict[bytes, bytes]) -> int:
     """Write `frames` (at least one, maybe empty) to `path` atomically with `footer`; the rows."""
     iterator = iter(frames)
@@ -143,14 +131,16 @@ def stage_candidates(day: TriageDay, silver: Path, *, piece: int, pieces: int) -
     """
     rows = token_rows(silver, piece, pieces)
     events = triage.triage_events(pl.scan_parquet(silver).slice(rows.start, len(rows)))
-    footer = _footer(day.fingerprint, piece=piece, pieces=pieces)
+    footer = staged_footer(STAGED_KEY, day.fingerprint, piece=piece, pieces=pieces)
     _write_staged(triage.peer_batches(events), _piece(day, "peer", piece), footer)
     return _write_staged(triage.candidate_batches(events), _piece(day, "candidates", piece), footer)
 
 
 def _pieces_current(day: TriageDay, pieces: int) -> bool:
     return all(
-        _current(_piece(day, name, piece), day.fingerprint, piece=piece, pieces=pieces)
+        staged_current(
+            _piece(day, name, piece), STAGED_KEY, day.fingerprint, piece=piece, pieces=pieces
+        )
         for name in ("candidates", "peer")
         for piece in range(pieces)
     )
@@ -189,7 +179,7 @@ def stage_context(day: TriageDay, pieces: int) -> int | None:
             return _write_staged(
                 itertools.chain(batches, [empty]),
                 day.staging / CONTEXT_FILE,
-                _footer(day.fingerprint, pieces=pieces),
+                staged_footer(STAGED_KEY, day.fingerprint, pieces=pieces),
             )
     finally:
         con.close()
@@ -211,8 +201,8 @@ def write_shard(day: TriageDay, *, shard: int, shards: int) -> ShardWrite:
     `triage.JUDGE_BATCH_ROWS` at a time into `judged-<shard>.parquet`.
     """
     context_file = day.staging / CONTEXT_FILE
-    if not _pieces_current(day, shards) or not _current(
-        context_file, day.fingerprint, pieces=shards
+    if not _pieces_current(day, shards) or not staged_current(
+        context_file, STAGED_KEY, day.fingerprint, pieces=shards
     ):
         return ShardWrite(None, "the day's candidates or context are not staged for these inputs")
     sizes = [_rows(_piece(day, "candidates", piece)) for piece in range(shards)]
@@ -224,7 +214,7 @@ def write_shard(day: TriageDay, *, shard: int, shards: int) -> ShardWrite:
         judged = _write_staged(
             _judged(pl.scan_parquet(candidates), pl.scan_parquet(context), offset, rows),
             _piece(day, "judged", shard),
-            _footer(day.fingerprint, piece=shard, pieces=shards),
+            staged_footer(STAGED_KEY, day.fingerprint, piece=shard, pieces=shards),
         )
     return ShardWrite(judged, None)
 
@@ -256,11 +246,11 @@ def check_shards(day: TriageDay, shards: int) -> str | None:
     """
     if not _pieces_current(day, shards):
         return "the day's candidate pieces are not staged for these inputs"
-    if not _current(day.staging / CONTEXT_FILE, day.fingerprint, pieces=shards):
+    if not staged_current(day.staging / CONTEXT_FILE, STAGED_KEY, day.fingerprint, pieces=shards):
         return "the day's context is not staged for these inputs"
     for shard in range(shards):
         judged = _piece(day, "judged", shard)
-        if not _current(judged, day.fingerprint, piece=shard, pieces=shards):
+        if not staged_current(judged, STAGED_KEY, day.fingerprint, piece=shard, pieces=shards):
             return f"shard {shard} is not staged for these inputs"
     return None
 

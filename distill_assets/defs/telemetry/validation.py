@@ -3,10 +3,15 @@
 The checks, their decisions and thresholds are `rules/telemetry_validation.py`
 (docs/sources/telemetry.md#validation, the anti-gaming layer included). Everything is judged
 within one ingest-date partition, so re-running a day gives the same rows whatever else was
-processed.
+processed. Every group a check compares events within is one player's (a player's sessions) or
+one client-chosen id's (a conversation's turns, an episode's steps and end), which
+`check_events` returns beside the rows, so a day split by player can tell whether its parts
+judged the same groups (`validation_shards`).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import polars as pl
 
@@ -24,6 +29,19 @@ VALIDATION_SCHEMA = pl.Schema(
         "reason": pl.String(),
     }
 )
+# the bronze columns the checks read
+EVENT_COLUMNS = (
+    "event_id",
+    "event_type",
+    "player_key",
+    "session_id",
+    "client_ts",
+    "server_ts",
+    "payload",
+)
+# the client-chosen ids whose events a check compares, whoever sent them (`group`: turn order by
+# conversation_id; step order, backwards steps and actions after the end by episode_id)
+GROUP_IDS_SCHEMA = pl.Schema({"group": pl.String(), "id": pl.String()})
 # events whose sessions `bot_sessions` sorts at once (more are judged in buckets of players)
 BOT_BUCKET_ROWS = 1_000_000
 _ROW = ("event_id", "player_key", "event_type", "check", "reason")
@@ -112,7 +130,9 @@ def _range_checks(steps: pl.LazyFrame) -> list[pl.LazyFrame]:
     return checks
 
 
-def _transition_checks(events: pl.LazyFrame, steps: pl.LazyFrame) -> list[pl.LazyFrame]:
+def _transition_checks(
+    events: pl.LazyFrame, steps: pl.LazyFrame, ends: pl.LazyFrame
+) -> list[pl.LazyFrame]:
     arrival = steps.sort("episode_id", "server_ts", "step_index", "event_id").with_columns(
         pl.col("step_index").cum_max().shift(1).over("episode_id").alias("highest_before")
     )
@@ -128,13 +148,9 @@ def _transition_checks(events: pl.LazyFrame, steps: pl.LazyFrame) -> list[pl.Laz
             + pl.col("highest_before").cast(pl.String)
         ).alias("reason"),
     )
-    ends = (
-        payload_fields(events, "episode_end", {"episode_id": pl.String()})
-        .group_by("episode_id")
-        .agg(pl.col("server_ts").min().alias("ended_at"))
-    )
+    ended = ends.group_by("episode_id").agg(pl.col("server_ts").min().alias("ended_at"))
     after_end = (
-        steps.join(ends, on="episode_id", how="inner")
+        steps.join(ended, on="episode_id", how="inner")
         .filter(pl.col("server_ts") > pl.col("ended_at"))
         .select(
             "event_id",
@@ -244,36 +260,77 @@ def _bot_checks(events: pl.LazyFrame) -> pl.LazyFrame:
     )
 
 
-def validate_events(events: pl.LazyFrame) -> pl.DataFrame:
-    """Return a partition's `telemetry/validation` rows (see the module docstring)."""
-    events = events.select(
-        "event_id", "event_type", "player_key", "session_id", "client_ts", "server_ts", "payload"
-    )
+@dataclass(frozen=True)
+class CheckedEvents:
+    """What `check_events` found: the validation rows and the groups of events it compared.
+
+    `groups` (`GROUP_IDS_SCHEMA`, lazy: computed only when read) holds each conversation id of
+    the turns (`group` conversation_id) and each episode id of the steps and episode ends
+    (episode_id) once; a step without an episode id is compared with the others without one
+    (null), an end without one with no step (left out).
+    """
+
+    rows: pl.DataFrame
+    groups: pl.LazyFrame
+
+
+def check_events(events: pl.LazyFrame) -> CheckedEvents:
+    """Run every check on `events` (bronze rows); return the rows and the groups compared."""
+    events = events.select(EVENT_COLUMNS)
     steps = _steps(events)
     turns = payload_fields(
         events, "dialogue_turn", {"conversation_id": pl.String(), "turn_index": pl.Int64()}
     )
+    ends = payload_fields(events, "episode_end", {"episode_id": pl.String()})
     parts = [
         *_timestamp_checks(events),
         _sequence_check(turns, "conversation_id", "turn_index", "turn_out_of_order", "turn"),
         _sequence_check(steps, "episode_id", "step_index", "step_out_of_order", "step"),
         *_range_checks(steps),
-        *_transition_checks(events, steps),
+        *_transition_checks(events, steps, ends),
         _bot_checks(events),
     ]
     # one check at a time: collected together, every check's sort would be in memory at once
     rows = pl.concat([p.select(_ROW).collect() for p in parts], how="vertical_relaxed").lazy()
+    labelled = rows.with_columns(
+        pl.col("check").replace_strict(rules.CATEGORIES).alias("category"),
+        pl.col("check").replace_strict(rules.DECISIONS).alias("decision"),
+    )
+    groups = pl.concat(
+        [
+            _group_ids(turns, "conversation_id"),
+            _group_ids(steps, "episode_id"),
+            _group_ids(ends, "episode_id").drop_nulls(),
+        ]
+    )
+    return CheckedEvents(validation_rows(labelled), groups.unique(maintain_order=True))
+
+
+def _group_ids(rows: pl.LazyFrame, group: str) -> pl.LazyFrame:
+    return rows.select(
+        pl.lit(group).alias("group"), pl.col(group).cast(pl.String).alias("id")
+    ).cast(dict(GROUP_IDS_SCHEMA))
+
+
+def validation_rows(rows: pl.LazyFrame) -> pl.DataFrame:
+    """Return a partition's validation table from failed-check rows in check order.
+
+    The first row of each (event_id, check) is kept (a step out of several ranges: the first
+    range's), sorted by event id and check: rows of disjoint sets of events, each in check order,
+    give the table of all their events whatever order the sets come in.
+    """
     return (
-        rows.with_columns(
-            pl.col("check").replace_strict(rules.CATEGORIES).alias("category"),
-            pl.col("check").replace_strict(rules.DECISIONS).alias("decision"),
-        )
-        .select(VALIDATION_SCHEMA.names())
+        rows.select(VALIDATION_SCHEMA.names())
         .unique(["event_id", "check"], keep="first", maintain_order=True)
         .sort("event_id", "check")
         .collect()
         .cast(dict(VALIDATION_SCHEMA))
     )
+
+
+def validate_events(events: pl.LazyFrame) -> pl.DataFrame:
+    """Return a partition's `telemetry/validation` rows (see the module docstring)."""
+    return check_events(events).rows
 
 
 def rejected_events(validation: pl.LazyFrame) -> pl.LazyFrame:
