@@ -31,7 +31,7 @@ run: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 
 ## test: the whole test suite
 test: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=25
 
 ## test-integration: PostgreSQL storage and the S3 lake/hub against real servers on localhost
 test-integration: $(VENV)/.installed-integration

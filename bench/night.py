@@ -760,19 +760,27 @@ def unrecorded_steps(result: dict[str, object], deps: dict[str, dict[str, list[s
     ]
 
 
-def parse_alone(values: list[str]) -> dict[tuple[str, str], float]:
-    """`--alone 'JOB: STEP=SECONDS'` values as `scaled_walls`' `alone` (a clear error if not)."""
+def parse_alone(values: list[str], night_gb: float | None = None) -> dict[tuple[str, str], float]:
+    """`--alone 'JOB: STEP=SECONDS[@GB]'` values as `scaled_walls`' `alone` (a clear error if not).
+
+    Without `@GB` the wall was measured at the recorded night's scale; with it, on a day of `GB`
+    of telemetry (another kept night's lake), and it is scaled linearly to the recorded night's
+    `night_gb`, as `scaled_walls` scales every step.
+    """
     alone = {}
     for value in values:
-        name, _, seconds = value.rpartition("=")
+        name, _, measured = value.rpartition("=")
         job, _, step = name.partition(": ")
+        seconds, at, scale = measured.partition("@")
         try:
-            wall = float(seconds)
+            wall, gb = float(seconds), float(scale) if at else night_gb
         except ValueError:
-            wall = -1.0
-        if not step or wall < 0:
-            raise ValueError(f"--alone {value!r}: expected 'JOB: STEP=SECONDS'")
-        alone[(job, step)] = wall
+            wall, gb = -1.0, night_gb
+        if not step or wall < 0 or (at and (gb is None or gb <= 0)):
+            raise ValueError(f"--alone {value!r}: expected 'JOB: STEP=SECONDS[@GB]'")
+        if at and night_gb is None:
+            raise ValueError(f"--alone {value!r}: @GB needs the recorded night's telemetry GB")
+        alone[(job, step)] = wall * (night_gb / gb if at else 1.0)
     return alone
 
 
@@ -833,11 +841,12 @@ def run(quick: bool = False) -> str:
 
 def print_projection(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     """`--project`: print the projection of a recorded night (a usage error for a bad `--alone`)."""
+    result = json.loads(args.project.read_text())
     try:
-        alone = parse_alone(args.alone)
+        alone = parse_alone(args.alone, result["raw_bytes"]["telemetry"] / 1e9)
     except ValueError as error:
         parser.error(str(error))
-    print(projection_table(json.loads(args.project.read_text()), args.to_gb, alone=alone))
+    print(projection_table(result, args.to_gb, alone=alone))
     return 0
 
 
@@ -867,7 +876,8 @@ def main(argv: list[str] | None = None) -> int:
         "--alone",
         action="append",
         default=[],
-        help="'JOB: STEP=SECONDS': a step's wall measured alone since the night (--project)",
+        help="'JOB: STEP=SECONDS[@GB]': a step's wall measured alone since the night, at its "
+        "scale or on a day of GB of telemetry (--project)",
     )
     parser.add_argument(
         "--resume",

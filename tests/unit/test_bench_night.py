@@ -301,9 +301,22 @@ def test_night_projection_takes_walls_measured_alone_and_names_unrecorded_steps(
     }
     assert night.project(result, deps, 2.0, 1, alone) == {"lower_s": 65, "upper_s": 130}
     assert night.unrecorded_steps(result, deps) == ["daily_ingest: telemetry__dialogues"]
-    for bad in ("daily_ingest telemetry__triage=1", "daily_ingest: triage=-1", "x: y=z"):
-        with pytest.raises(ValueError, match="expected 'JOB: STEP=SECONDS'"):
-            night.parse_alone([bad])
+    # measured on a day of 0.5 GB: scaled to the night's 1 GB as every step is
+    assert night.parse_alone(["daily_ingest: telemetry__triage=6@0.5"], 1.0) == {
+        ("daily_ingest", "telemetry__triage"): 12.0
+    }
+    with pytest.raises(ValueError, match="needs the recorded night's telemetry GB"):
+        night.parse_alone(["daily_ingest: telemetry__triage=6@0.5"])
+    bad_values = (
+        "daily_ingest telemetry__triage=1",
+        "daily_ingest: triage=-1",
+        "x: y=z",
+        "x: y=1@0",
+        "x: y=1@z",
+    )
+    for bad in bad_values:
+        with pytest.raises(ValueError, match="expected 'JOB: STEP=SECONDS"):
+            night.parse_alone([bad], 1.0)
 
 
 def test_night_projection_splits_triage_with_its_serial_share() -> None:
