@@ -50,7 +50,7 @@ from distill_assets.defs.telemetry.trust import (
 )
 from distill_assets.lib.cleanup import working_dir
 from distill_assets.lib.lake import scan_partition, scan_partitions
-from distill_assets.lib.metadata import column_counts, histogram, preview
+from distill_assets.lib.metadata import column_counts, funnel, histogram, preview
 from distill_assets.rules import rules_metadata, rules_version
 from distill_assets.rules.telemetry_novelty import DUPLICATE_REASON
 
@@ -350,7 +350,7 @@ def telemetry_episodes(
             "novelty_score": histogram(pl.concat(day.scores)),
             "episodes": day.built,
             "triage_passed_episodes": day.passed,
-            "triage_by_verdict": column_counts(pl.concat(day.verdicts).to_frame(), "triage"),
+            "triage_by_verdict": funnel(day.verdicts, "triage"),
             **{f"audited/{kind}": found["audited"] for kind, found in audit.items()},
             **{f"audit_false_negative_rate/{kind}": found["rate"] for kind, found in audit.items()},
             "dropped_below_trust_floor": day.below_floor,

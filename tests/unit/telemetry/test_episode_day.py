@@ -44,6 +44,7 @@ from distill_assets.defs.telemetry.trust import (
 )
 from distill_assets.lib.embed import load_embedder
 from distill_assets.lib.lake import partition_path, write_parquet_atomic
+from distill_assets.lib.metadata import reason_counts
 from distill_assets.rules.telemetry_triage import AUDIT_VALUABLE_CLASSES
 
 DAY = "2026-11-19"
@@ -150,7 +151,7 @@ def _whole_day(inputs: DayInputs, embedder) -> tuple[pl.DataFrame, pl.DataFrame,
     counts = {
         "built": built.height,
         "passed": episodes.height,
-        "verdicts": verdicts.get_column("triage").sort().to_list(),
+        "verdicts": reason_counts(verdicts, "triage"),
         "audit": audit,
         "below_floor": below_floor,
         "index_rows": index.height,
@@ -206,7 +207,7 @@ def test_buckets_write_the_whole_day_build_byte_for_byte(
     got = {
         "built": day.built,
         "passed": day.passed,
-        "verdicts": pl.concat(day.verdicts).sort().to_list(),
+        "verdicts": day.verdicts,
         "audit": audit_rates(day.audit),
         "below_floor": day.below_floor,
         "index_rows": day.index_rows,
@@ -232,7 +233,7 @@ def test_the_planted_day_exercises_every_path(day_inputs: DayInputs) -> None:
     assert (counts["built"], counts["passed"], rows.height) == (14, 10, 2)
     assert (counts["duplicates"], counts["index_rows"], pairs.height) == (3, 2, 2)
     assert counts["below_floor"] == 2
-    assert counts["verdicts"].count("pass") == 10
+    assert counts["verdicts"]["pass"] == 10
     assert counts["audit"]["wheel_manipulation"] == {
         "audited": 8,
         "false_negatives": 1,
