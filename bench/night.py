@@ -623,11 +623,15 @@ def table(result: dict[str, object]) -> str:
 # step, the day's keys and the merge stay serial, 0.08 + 0.09 (`bench.shards --silver 400`,
 # docs/scaling-out.md). Triage (`telemetry/triage`): the candidate pieces and the shards divide
 # 0.39 + 0.28 of the step, the day's context and the merge stay serial, 0.37 + 0.06
-# (`bench.shards --triage 400`, docs/scaling-out.md).
+# (`bench.shards --triage 400`, docs/scaling-out.md). Episodes (`telemetry_episodes`): the shards
+# divide 0.68 of the step (their ranges of episode buckets), what every shard reads whatever its
+# range (the inputs, the lift of the day's steps and ends) and the merge (novelty, the ordered
+# write, the pairs) stay serial, 0.16 + 0.22 (`bench.shards --episodes 400`, docs/scaling-out.md).
 BRONZE_SHARDS = (1.0, 0.09)
 PRODUCT_SHARDS = {"dpo": (0.79 + 0.25, 0.11), "correction": (0.78 + 0.23, 0.04)}
 SILVER_SHARDS = (0.98, 0.17)
 TRIAGE_SHARDS = (0.67, 0.43)
+EPISODE_SHARDS = (0.68, 0.38)
 SHARDED_STEPS: dict[str, tuple[float, float]] = {
     **dict.fromkeys(
         ("escalation_records", "revision_validations", "telemetry_bronze", "traces_bronze"),
@@ -639,6 +643,7 @@ SHARDED_STEPS: dict[str, tuple[float, float]] = {
     },
     "telemetry__accepted_events": SILVER_SHARDS,
     "telemetry__triage": TRIAGE_SHARDS,
+    "telemetry_episodes": EPISODE_SHARDS,
 }
 TWO_HOURS_S = 7200.0
 # steps recorded under an earlier name -> their name in today's graph (the review folders' refresh
