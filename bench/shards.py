@@ -593,7 +593,7 @@ EPISODE_BUCKET = 2_000
 
 
 def _episodes_warm() -> None:
-    from distill_assets.defs.telemetry import episode_shards, training_assets  # noqa: F401
+    from distill_assets.defs.telemetry import episode_assets, episode_shards  # noqa: F401
 
 
 def _episode_inputs(lake: str):
@@ -603,7 +603,7 @@ def _episode_inputs(lake: str):
     from distill_assets.defs.telemetry import witness
     from distill_assets.defs.telemetry.assets import trust_history
     from distill_assets.defs.telemetry.episode_day import DayInputs
-    from distill_assets.defs.telemetry.training_assets import _dpo_excluded
+    from distill_assets.defs.telemetry.training_assets import dpo_excluded
     from distill_assets.defs.telemetry.triage import TRIAGE_SCHEMA
     from distill_assets.lib.lake import scan_partition
 
@@ -612,7 +612,7 @@ def _episode_inputs(lake: str):
         triage=scan_partition(lake, "telemetry", "triage", DAY).cast(dict(TRIAGE_SCHEMA)),
         classes=scan_partition(lake, "telemetry", "competence", DAY),
         walk=trust_history(lake, DAY),
-        excluded=_dpo_excluded(lake, DAY),
+        excluded=dpo_excluded(lake, DAY),
         decisions=pl.DataFrame(schema=witness.DECISION_SCHEMA),
         lake_root=lake,
         partition=DAY,

@@ -16,11 +16,12 @@ from upath import UPath
 
 from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.resources import DistillSettings, EmbedderResource, LakeIOManager
-from distill_assets.defs.telemetry import episode_day, episode_shards, training_assets, witness
+from distill_assets.defs.telemetry import episode_assets as episode_wiring
+from distill_assets.defs.telemetry import episode_day, episode_shards, witness
 from distill_assets.defs.telemetry.competence import competence, pairs_of_candidates
+from distill_assets.defs.telemetry.episode_assets import episode_assets, episode_shard_key
 from distill_assets.defs.telemetry.episode_day import DayInputs, audit_rates, build_episode_day
 from distill_assets.defs.telemetry.episodes import build_episodes
-from distill_assets.defs.telemetry.training_assets import episode_assets, episode_shard_key
 from distill_assets.defs.telemetry.trust import trust_signals, trust_walk
 from distill_assets.lib import lake
 from distill_assets.lib.embed import load_embedder
@@ -206,7 +207,7 @@ def test_episode_shard_steps_and_the_merge_as_assets(
 ) -> None:
     """Three shard steps and the merge write the unsharded step's files; their metadata too."""
     settings = isolate(tmp_path, monkeypatch)
-    monkeypatch.setattr(training_assets, "BUCKET_EPISODES", BUCKET_EPISODES)
+    monkeypatch.setattr(episode_wiring, "BUCKET_EPISODES", BUCKET_EPISODES)
     lake_root = settings.lake_root
     events, triage = planted_day()
     silver = events.with_columns(event_seq=pl.int_range(pl.len(), dtype=pl.Int64)).collect()
