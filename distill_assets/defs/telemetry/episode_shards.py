@@ -2,7 +2,7 @@
 
 With `DISTILL_INGEST_SHARDS=N` above 1 (`defs.shards`: "a day across N workers"), a day of
 `telemetry/episodes` and `telemetry/episode_pairs` (`episode_day.build_episode_day`) is made by
-N + 1 steps (`training_assets`), of which the merge and what every shard reads of the whole day
+N + 1 steps (`episode_assets`), of which the merge and what every shard reads of the whole day
 stay serial (docs/scaling-out.md):
 
 1. **N shards** (`write_shard`): the day's buckets of episodes are cut by the competence rows as
