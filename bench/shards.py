@@ -30,6 +30,14 @@ shard, the merge), with `SILVER_RANGE_ROWS` rows per sort range so the day has s
 (`run_triage`, on its silver): the unsharded step against the sharded day's steps with 2 shards
 (2 candidate pieces, the context, each shard, the merge).
 
+`python -m bench.shards --episodes MB` measures that day's `telemetry/episodes` (+ `episode_pairs`)
+instead (`run_episodes`, on its silver, triage and competence, in buckets of `EPISODE_BUCKET`
+episodes so the day has several): the unsharded step against the sharded day's steps with 2 shards
+(each shard's range of buckets, the merge) and against what every shard costs whatever its range
+(`fixed`: the inputs and the lift of the whole day's steps and ends); every step reads its inputs
+(the trust walk, the pair exclusions) as the asset does, and the whole step and the merge make the
+pairs (not their novelty, the same in both).
+
 `python -m bench.shards --validation MB` measures that day's `telemetry/validation` instead
 (`run_validation`, on its bronze, every 50th event's client clock skewed so the day fails
 checks): the unsharded step (`validate_events`) against the sharded day's steps by player with
@@ -578,6 +586,181 @@ def run_triage(size_mb: int) -> str:
     return "\n".join(lines)
 
 
+EPISODE_STEPS = ("whole", "fixed", "shard 0", "shard 1", "merge")
+# episodes per bucket in `run_episodes`: several buckets on a bench-sized day
+EPISODE_BUCKET = 2_000
+
+
+def _episodes_warm() -> None:
+    from distill_assets.defs.telemetry import episode_assets, episode_shards  # noqa: F401
+
+
+def _episode_inputs(lake: str):
+    """Return DAY's `episode_day.DayInputs` in the scratch `lake`, as the episodes asset does."""
+    import polars as pl
+
+    from distill_assets.defs.telemetry import witness
+    from distill_assets.defs.telemetry.assets import trust_history
+    from distill_assets.defs.telemetry.episode_day import DayInputs
+    from distill_assets.defs.telemetry.training_assets import dpo_excluded
+    from distill_assets.defs.telemetry.triage import TRIAGE_SCHEMA
+    from distill_assets.lib.lake import scan_partition
+
+    return DayInputs(
+        events=scan_partition(lake, "telemetry", "accepted_events", DAY),
+        triage=scan_partition(lake, "telemetry", "triage", DAY).cast(dict(TRIAGE_SCHEMA)),
+        classes=scan_partition(lake, "telemetry", "competence", DAY),
+        walk=trust_history(lake, DAY),
+        excluded=dpo_excluded(lake, DAY),
+        decisions=pl.DataFrame(schema=witness.DECISION_SCHEMA),
+        lake_root=lake,
+        partition=DAY,
+        table="episodes",
+    )
+
+
+def _episode_step(lake: str, step: str) -> tuple[float, float]:
+    """Run one episodes step of DAY in this (warm) worker; return its wall and CPU s.
+
+    `whole`: the unsharded step (`build_episode_day` into `whole.parquet`, then the pairs);
+    `fixed`: what every shard reads whatever its range (the inputs, the lift of the day's steps
+    and ends: `built_buckets` over no bucket); the others: the sharded steps' functions
+    (`episode_shards`), with 2 shards, the merge into `merged.parquet` (then the pairs). The
+    pairs' rows go to `<whole|merged>-pairs.parquet`.
+    """
+    from distill_assets.defs.telemetry import episode_shards
+    from distill_assets.defs.telemetry.competence import pairs_of_candidates
+    from distill_assets.defs.telemetry.episode_day import (
+        EpisodeDay,
+        bucket_bounds,
+        build_episode_day,
+        built_buckets,
+    )
+    from distill_assets.defs.telemetry.trust import trust_weighted_pairs
+    from distill_assets.lib.embed import load_embedder
+
+    embedder = load_embedder()
+    staging = episode_shards.EpisodeStaging(
+        episode_shards.episode_shard_dir(lake, DAY), "bench", EPISODE_BUCKET
+    )
+
+    def work() -> None:
+        inputs = _episode_inputs(lake)
+        if step == "fixed":
+            bounds = bucket_bounds(inputs.classes, EPISODE_BUCKET)
+            with tempfile.TemporaryDirectory(prefix="distill-bench-lift-") as folder:
+                lifted = built_buckets(
+                    inputs,
+                    embedder,
+                    bounds=bounds,
+                    buckets=range(0),
+                    folder=Path(folder),
+                    day=EpisodeDay(),
+                )
+                if list(lifted):
+                    raise RuntimeError("episodes: a range of no bucket built rows")
+            return
+        if step.startswith("shard"):
+            shard = int(step.split()[1])
+            episode_shards.write_shard(staging, inputs, embedder, shard=shard, shards=2)
+            return
+        name = "whole" if step == "whole" else "merged"
+        out = Path(lake) / f"{name}.parquet"
+        if step == "whole":
+            day = build_episode_day(inputs, embedder, out, EPISODE_BUCKET)
+        else:
+            merged = episode_shards.merge_or_compute(staging, inputs, embedder, out, 2)
+            if merged.merged != 2:
+                raise RuntimeError(f"episodes: the shards were not merged ({merged.not_merged})")
+            day = merged.day
+        pairs, _ = trust_weighted_pairs(pairs_of_candidates(day.candidates()), inputs.walk)
+        pairs.write_parquet(Path(lake) / f"{name}-pairs.parquet")
+
+    return _timed(work)
+
+
+def run_episodes(size_mb: int) -> str:
+    """Measure a telemetry day's episodes steps, unsharded vs 2 shards (see the module docstring).
+
+    The day's silver, triage and competence are written once; then as `run_silver`: one warm
+    worker, `REPEATS` interleaved repeats, fastest CPU, the merged rows and pairs checked
+    byte-identical to the unsharded step's every repeat.
+    """
+    import polars as pl
+
+    from distill_assets.defs.release.layout import file_sha256
+    from distill_assets.defs.telemetry import privacy, triage
+    from distill_assets.defs.telemetry.competence import write_competence
+    from distill_assets.lib.embed import load_embedder
+    from distill_assets.lib.lake import partition_path
+
+    lines = [
+        "## Episode shards (`bench/shards.py --episodes`)",
+        "",
+        f"{REPEATS} interleaved repeats in one warm worker, fastest CPU s (+ spread); the wall "
+        "of the fastest; merged rows and pairs byte-identical to the unsharded step's: yes.",
+        "",
+        "| day | step | wall s | CPU s (+ spread) | × step CPU |",
+        "| --- | --- | ---: | ---: | ---: |",
+    ]
+    with (
+        tempfile.TemporaryDirectory(prefix="distill-bench-episodes-") as scratch,
+        ProcessPoolExecutor(1, mp_context=get_context("spawn"), initializer=_episodes_warm) as pool,
+    ):
+        lake = Path(scratch)
+        _silver_lake(size_mb, lake)
+        silver = _silver_day(str(lake))
+        paths = {
+            table: Path(partition_path(str(lake), "telemetry", table, DAY).path)
+            for table in ("accepted_events", "triage", "competence")
+        }
+        for path in paths.values():
+            path.parent.mkdir(parents=True)
+        privacy.write_accepted_events(
+            silver.events_file,
+            silver.validation,
+            silver.deleted,
+            paths["accepted_events"],
+            silver.identity,
+        )
+        events = pl.scan_parquet(paths["accepted_events"])
+        triage.write_triage(events, paths["triage"])
+        episodes = write_competence(events, load_embedder(), paths["competence"])
+        cpu: dict[str, list[tuple[float, float]]] = {}
+        for _ in range(REPEATS):
+            for step in EPISODE_STEPS:
+                cpu.setdefault(step, []).append(
+                    pool.submit(_episode_step, str(lake), step).result()
+                )
+            for name in ("", "-pairs"):
+                merged, whole = lake / f"merged{name}.parquet", lake / f"whole{name}.parquet"
+                if file_sha256(merged) != file_sha256(whole):
+                    raise RuntimeError("episodes: the merged shards differ from the whole day")
+        base = min(c for _, c in cpu["whole"])
+        buckets = -(-episodes // EPISODE_BUCKET)
+        for step in EPISODE_STEPS:
+            wall, best = min(cpu[step], key=lambda run: run[1])
+            spread = max(c for _, c in cpu[step]) - best
+            lines.append(
+                f"| {size_mb} MB raw, {episodes:,} episodes, {buckets} buckets | {step} | "
+                f"{wall:.1f} | {best:.1f} (+{spread:.1f}) | {best / base:.2f} |"
+            )
+    return "\n".join(lines)
+
+
+# bronze columns `validate_events` reads
+VALIDATION_COLUMNS = (
+    "event_id",
+    "event_type",
+    "player_key",
+    "session_id",
+    "client_ts",
+    "server_ts",
+    "payload",
+)
+VALIDATION_BUCKETS = (2, 4, 8)
+
+
 # the shards of one of N (the first) measured beside the 2 shards of the merged day
 VALIDATION_FIRST_OF = (4, 8)
 VALIDATION_STEPS = (
@@ -737,6 +920,14 @@ if __name__ == "__main__":
         "unsharded vs 2 candidate pieces + context + 2 shards + merge",
     )
     parser.add_argument(
+        "--episodes",
+        type=int,
+        default=None,
+        metavar="MB",
+        help="measure a generated telemetry day of MB megabytes' episodes steps instead: "
+        "unsharded vs 2 shards of its episode buckets + merge",
+    )
+    parser.add_argument(
         "--validation",
         type=int,
         default=None,
@@ -747,6 +938,8 @@ if __name__ == "__main__":
     args = parser.parse_args()
     if args.validation:
         print(run_validation(args.validation))
+    elif args.episodes:
+        print(run_episodes(args.episodes))
     elif args.triage:
         print(run_triage(args.triage))
     elif args.silver:

@@ -26,8 +26,9 @@ unchanged. The merge rewrites bronze once: its cost is in docs/scaling-out.md.
 The same knob splits a config's day of curation products by slice range
 (`defs/curation/product_shards.py`, with `split_sizes` and `shard_dir` from here), a day's
 silver telemetry by `event_seq` range (`defs/telemetry/silver_shards.py`), a day's telemetry
-triage by range of silver's row groups (`defs/telemetry/triage_shards.py`) and a day's telemetry
-validation by player (`defs/telemetry/validation_shards.py`).
+triage by range of silver's row groups (`defs/telemetry/triage_shards.py`), a day's telemetry
+validation by player (`defs/telemetry/validation_shards.py`) and a day's telemetry episodes by
+range of episode buckets (`defs/telemetry/episode_shards.py`).
 """
 
 import json

@@ -17,12 +17,18 @@ set of whole subjects at a time (a stable hash of the subject), in the day's row
 rows then take their scores and go to the output file a row group at a time. The hard-negative
 pairs need a task's best successes over the day: a bucket adds its candidates to the partners so
 far (`competence.partners`) and its hard negatives, which the pairs are made of at the end.
+
+The bucket loop (`built_buckets`, over any contiguous range of the buckets) and the day-wide part
+after it (`finish_day`: novelty, the ordered write) are separate, so that a sharded day
+(`episode_shards.py`) builds ranges of buckets in other steps and its merge runs the same
+`finish_day` over their rows; a range's counts and pair candidates fold into the day's
+(`EpisodeDay.absorb`) as a bucket's do.
 """
 
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -56,6 +62,7 @@ from distill_assets.lib.cleanup import working_dir
 from distill_assets.lib.embed import Embedder
 from distill_assets.lib.hashing import with_stable_bucket
 from distill_assets.lib.lake import ROW_GROUP_SIZE, write_frames_as_one
+from distill_assets.lib.metadata import reason_counts
 from distill_assets.rules.telemetry_triage import AUDIT_VALUABLE_CLASSES
 
 # episodes per bucket (about): a bucket's steps, tokens and rows are what is in memory at once
@@ -66,7 +73,7 @@ _SUBJECT_SALT = "episodes-subject:"
 _EVENT_COLUMNS = ("event_id", "event_type", "player_key", "session_id", "event_time")
 _LIFTED = {**STEP_FIELDS, **END_FIELDS}
 _POSITION = "_position"
-_SUBJECT_BUCKET = "_subject_bucket"
+SUBJECT_BUCKET = "_subject_bucket"
 # the metadata preview's rows and columns
 HEAD_ROWS = 5
 PREVIEW_COLUMNS = ("id", "episode_id", "task_description", "success")
@@ -80,7 +87,7 @@ class EpisodeDay:
     negatives: list[pl.DataFrame] = field(default_factory=list)
     built: int = 0
     passed: int = 0
-    verdicts: list[pl.Series] = field(default_factory=list)
+    verdicts: dict[str, int] = field(default_factory=dict)
     audit: dict[str, dict[str, int]] = field(default_factory=dict)
     below_floor: int = 0
     published: int = 0
@@ -91,6 +98,42 @@ class EpisodeDay:
     scores: list[pl.Series] = field(default_factory=list)
     value_classes: dict[str, int] = field(default_factory=dict)
     head: list[tuple] = field(default_factory=list)
+
+    def absorb(self, part: EpisodeDay) -> None:
+        """Add the bucket counts and pair candidates of a later range of the day's buckets."""
+        self.built += part.built
+        self.passed += part.passed
+        _add_counts(self.verdicts, part.verdicts)
+        _add_audit(self.audit, part.audit)
+        self.below_floor += part.below_floor
+        self.flagged_steps += part.flagged_steps
+        self.add_partners(part.partners)
+        self.negatives += part.negatives
+
+    def bucket_counts(self) -> dict[str, object]:
+        """Return the counts the bucket loop made (JSON), as `with_bucket_counts` reads them."""
+        return {
+            "built": self.built,
+            "passed": self.passed,
+            "verdicts": self.verdicts,
+            "audit": self.audit,
+            "below_floor": self.below_floor,
+            "flagged_steps": self.flagged_steps,
+        }
+
+    @classmethod
+    def with_bucket_counts(
+        cls, counts: dict, partners: pl.DataFrame, negatives: pl.DataFrame
+    ) -> EpisodeDay:
+        """Return the day of a range of buckets from its `bucket_counts` and pair candidates."""
+        return cls(partners=partners, negatives=[negatives], **counts)
+
+    def add_partners(self, found: pl.DataFrame | None) -> None:
+        """Keep the successful partners among the partners so far and `found` candidates."""
+        # the partners of a set of candidates are the partners of its parts' partners
+        if found is not None:
+            both = found if self.partners is None else pl.concat([self.partners, found])
+            self.partners = partners(both)
 
     def candidates(self) -> pl.DataFrame:
         """Return the pair candidates `competence.pairs_of_candidates` makes the day's pairs of."""
@@ -138,27 +181,42 @@ def _in_bucket(index: int, bounds: pl.Series) -> pl.Expr:
     return inside
 
 
-def _scatter(events: pl.LazyFrame, bounds: pl.Series, folder: Path) -> list[Path]:
-    """Lift the steps and ends of `events` into one Parquet file per bucket; return the files."""
+def bucket_count(bounds: pl.Series) -> int:
+    """Return how many buckets `bounds` (`bucket_bounds`) cut the day into."""
+    return bounds.len() + 1
+
+
+def _scatter(events: pl.LazyFrame, bounds: pl.Series, buckets: range, folder: Path) -> list[Path]:
+    """Lift the steps and ends of `events` into one Parquet file per bucket of `buckets`.
+
+    Returns the files, in bucket order; the steps and ends of other buckets are dropped.
+    """
     columns = (*_EVENT_COLUMNS, "payload", "flag_checks")
     batches = payload_field_batches(
         events.select(columns), ("trajectory_step", "episode_end"), _LIFTED
     )
-    paths = [folder / f"lifted-{index}.parquet" for index in range(bounds.len() + 1)]
+    paths = [folder / f"lifted-{index}.parquet" for index in buckets]
     writers: list[pq.ParquetWriter] = []
     try:
         for batch in batches:
             if not writers:
                 schema = batch.to_arrow().schema
                 writers = [pq.ParquetWriter(path, schema) for path in paths]
-            buckets = _bucket_of(batch.get_column("episode_id"), bounds).alias("_b")
-            parts = batch.with_columns(buckets).partition_by("_b", as_dict=True)
-            for (index,), part in parts.items():
-                writers[index].write_table(part.drop("_b").to_arrow().cast(schema))
+            index = _bucket_of(batch.get_column("episode_id"), bounds) - buckets.start
+            kept = batch.with_columns(index.alias("_b")).filter(
+                pl.col("_b").is_between(0, len(buckets) - 1)
+            )
+            for (part_index,), part in kept.partition_by("_b", as_dict=True).items():
+                writers[part_index].write_table(part.drop("_b").to_arrow().cast(schema))
     finally:
         for writer in writers:
             writer.close()
     return paths
+
+
+def _add_counts(total: dict[str, int], part: dict[str, int]) -> None:
+    for name, count in part.items():
+        total[name] = total.get(name, 0) + count
 
 
 def _add_audit(total: dict[str, dict[str, int]], part: dict[str, dict[str, float | int]]) -> None:
@@ -221,11 +279,11 @@ def _build_bucket(
     episodes = passed(built, verdicts, "episode_id")
     day.built += built.height
     day.passed += episodes.height
-    day.verdicts.append(verdicts.get_column("triage"))
+    _add_counts(day.verdicts, reason_counts(verdicts, "triage"))
     day.flagged_steps += int(episodes.get_column("flagged_steps").sum())
     found = pair_candidates(episodes, classes, inputs.excluded)
     # the partners so far and every hard negative: what the day's pairs are made of
-    day.partners = partners(pl.concat([day.partners, found]) if day.partners is not None else found)
+    day.add_partners(found)
     day.negatives.append(found.filter(pl.col("competence") == "hard_negative"))
     rows = rlds_rows(episodes, classes).select(
         *(pl.col(name).cast(dtype) for name, dtype in feed_schema("rlds").items()),
@@ -242,18 +300,18 @@ def _build_bucket(
 
 
 def _subject_scores(
-    paths: list[Path], buckets: int, inputs: DayInputs, day: EpisodeDay
+    paths: Sequence[Path], buckets: int, inputs: DayInputs, day: EpisodeDay
 ) -> np.ndarray:
     """Return every built row's best similarity (`novelty.best_similarity`), in the day's order.
 
     The rows of `buckets` sets of whole subjects at a time: their keys and vectors only.
     """
-    scan = pl.concat([pl.scan_parquet(path) for path in paths])
+    scan = pl.concat([pl.scan_parquet(path) for path in paths]).with_row_index(_POSITION)
     total = scan.select(pl.len()).collect().item()
     best = np.zeros(total, dtype=np.float64)
     for index in range(buckets):
         rows = (
-            scan.filter(pl.col(_SUBJECT_BUCKET) == index)
+            scan.filter(pl.col(SUBJECT_BUCKET) == index)
             .select(_POSITION, SUBJECT_COLUMN, EMBEDDING)
             .collect()
         )
@@ -267,18 +325,17 @@ def _subject_scores(
     return best
 
 
-def _published(paths: list[Path], best: np.ndarray, day: EpisodeDay) -> Iterator[pl.DataFrame]:
+def _published(paths: Sequence[Path], best: np.ndarray, day: EpisodeDay) -> Iterator[pl.DataFrame]:
     """Yield the built rows that are no near-duplicate, in order, `ROW_GROUP_SIZE` at a time."""
-    empty = True
+    position = 0
     for path in paths:
         with pq.ParquetFile(path) as built:
             for batch in built.iter_batches(batch_size=ROW_GROUP_SIZE):
-                rows = pl.from_arrow(batch)
-                positions = rows.get_column(_POSITION).to_numpy()
-                empty = False
-                yield _scored(rows.drop(_POSITION, _SUBJECT_BUCKET), best[positions], day)
-    if empty:
-        rows = pl.read_parquet(paths[0], n_rows=0).drop(_POSITION, _SUBJECT_BUCKET)
+                rows = pl.from_arrow(batch).drop(SUBJECT_BUCKET)
+                yield _scored(rows, best[position : position + rows.height], day)
+                position += rows.height
+    if not position:
+        rows = pl.read_parquet(paths[0], n_rows=0).drop(SUBJECT_BUCKET)
         yield _scored(rows, best[:0], day)
 
 
@@ -299,6 +356,48 @@ def _scored(rows: pl.DataFrame, best: np.ndarray, day: EpisodeDay) -> pl.DataFra
     return kept
 
 
+def subject_sets(bounds: pl.Series) -> int:
+    """Return how many sets of whole subjects the day's rows are scored for novelty in."""
+    return -(-bucket_count(bounds) // BUCKETS_PER_SUBJECT_SET)
+
+
+def built_buckets(
+    inputs: DayInputs,
+    embedder: Embedder,
+    *,
+    bounds: pl.Series,
+    buckets: range,
+    folder: Path,
+    day: EpisodeDay,
+) -> Iterator[pl.DataFrame]:
+    """Yield the rows of each bucket of `buckets` in order, built (`_build_bucket`) into `day`.
+
+    The steps and ends of the range are lifted into `folder` first (`_scatter`); a row carries
+    the set of subjects it is scored for novelty with (`SUBJECT_BUCKET`, `subject_sets`), which
+    depends on the day's buckets alone, not on the range.
+    """
+    lifted = _scatter(inputs.events, bounds, buckets, folder)
+    sets = subject_sets(bounds)
+    for index, path in zip(buckets, lifted, strict=True):
+        rows = _build_bucket(
+            path, index=index, bounds=bounds, inputs=inputs, embedder=embedder, day=day
+        )
+        path.unlink()
+        yield with_stable_bucket(rows, SUBJECT_COLUMN, _SUBJECT_SALT, sets, SUBJECT_BUCKET)
+
+
+def finish_day(
+    built: Sequence[Path], bounds: pl.Series, inputs: DayInputs, day: EpisodeDay, out: Path
+) -> None:
+    """Score the day's built rows for novelty and write the kept ones to `out`, in order.
+
+    `built`: local Parquet files holding every bucket's rows (`built_buckets`) in bucket order,
+    however they are cut into files (at least one file).
+    """
+    best = _subject_scores(built, subject_sets(bounds), inputs, day)
+    write_frames_as_one(_published(built, best, day), out)
+
+
 def build_episode_day(
     inputs: DayInputs, embedder: Embedder, out: Path, bucket_episodes: int = BUCKET_EPISODES
 ) -> EpisodeDay:
@@ -311,26 +410,16 @@ def build_episode_day(
     folder = working_dir("telemetry-episodes")
     try:
         bounds = bucket_bounds(inputs.classes, bucket_episodes)
-        lifted = _scatter(inputs.events, bounds, folder)
-        subject_sets = -(-len(lifted) // BUCKETS_PER_SUBJECT_SET)
         built = []
-        offset = 0
-        for index, path in enumerate(lifted):
-            rows = _build_bucket(
-                path, index=index, bounds=bounds, inputs=inputs, embedder=embedder, day=day
-            )
-            path.unlink()
-            rows = with_stable_bucket(
-                rows, SUBJECT_COLUMN, _SUBJECT_SALT, subject_sets, _SUBJECT_BUCKET
-            )
-            rows = rows.with_columns(
-                (pl.int_range(pl.len(), dtype=pl.Int64) + offset).alias(_POSITION)
-            )
-            offset += rows.height
+        buckets = range(bucket_count(bounds))
+        for index, rows in zip(
+            buckets,
+            built_buckets(inputs, embedder, bounds=bounds, buckets=buckets, folder=folder, day=day),
+            strict=True,
+        ):
             built.append(folder / f"rows-{index}.parquet")
             rows.write_parquet(built[-1])
-        best = _subject_scores(built, subject_sets, inputs, day)
-        write_frames_as_one(_published(built, best, day), out)
+        finish_day(built, bounds, inputs, day, out)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     return day

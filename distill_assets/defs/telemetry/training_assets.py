@@ -4,7 +4,8 @@ Decisions, episodes, reasoning, competence and novelty (docs/sources/telemetry.m
 
 Daily, from silver `accepted_events` and `triage`: `decisions` (with outcomes) → `decision_pairs`
 (`dpo`); `competence` (stage 5) → `episodes` (`rlds`) + `episode_pairs` (hard negatives, `dpo`);
-`reasoning` (`cot`). A day's products read only its own silver and the player state up to and
+`reasoning` (`cot`). The episodes' steps are wired in `episode_assets.py` (with this module's
+names and rules). A day's products read only its own silver and the player state up to and
 including that day (`assets.BRONZE_UP_TO_THE_DAY`), never a table a release wrote. With the
 release (global): `pair_exclusions`, the pair subjects an excluded player takes out of `dpo`.
 Builders: `decisions.py`, `episodes.py`, `tokenize.py`,
@@ -26,11 +27,9 @@ from distill_assets.defs.telemetry.assets import (
     trust_history,
 )
 from distill_assets.defs.telemetry.competence import (
-    pairs_of_candidates,
     write_competence,
 )
 from distill_assets.defs.telemetry.decisions import decision_pairs, decisions
-from distill_assets.defs.telemetry.episode_day import DayInputs, audit_rates, build_episode_day
 from distill_assets.defs.telemetry.novelty import apply_novelty, published_index
 from distill_assets.defs.telemetry.pairs import (
     PAIR_COLUMNS,
@@ -94,12 +93,12 @@ REASONING_RULES = (
 )
 
 
-def _dpo_excluded(lake_root: str, day: str) -> pl.DataFrame:
+def dpo_excluded(lake_root: str, day: str) -> pl.DataFrame:
     """Players excluded from dpo at the end of `day` (deleted, or without dpo consent by then)."""
     return dpo_excluded_players(exclusions_up_to(lake_root, day).lazy())
 
 
-def _novel(
+def novel_rows(
     context: dg.AssetExecutionContext,
     settings: DistillSettings,
     embedder: EmbedderResource,
@@ -143,7 +142,7 @@ def _trust(lake_root: str, day: str) -> pl.LazyFrame:
     )
 
 
-def _triage(settings: DistillSettings, partition: str) -> pl.LazyFrame:
+def triage_of(settings: DistillSettings, partition: str) -> pl.LazyFrame:
     """Read the partition's `telemetry/triage` rows (a dep of the products it gates)."""
     lake_root = settings.resolved().lake_root
     return scan_partition(lake_root, SOURCE, "triage", partition).cast(dict(TRIAGE_SCHEMA))
@@ -219,10 +218,12 @@ def telemetry_decision_pairs(
     """
     lake_root = settings.resolved().lake_root
     rows, below_floor = trust_weighted_pairs(
-        decision_pairs(made, _dpo_excluded(lake_root, context.partition_key)),
+        decision_pairs(made, dpo_excluded(lake_root, context.partition_key)),
         trust_history(lake_root, context.partition_key),
     )
-    rows, novelty = _novel(context, settings, embedder, rows, config="dpo", table=DECISION_PAIRS)
+    rows, novelty = novel_rows(
+        context, settings, embedder, rows, config="dpo", table=DECISION_PAIRS
+    )
     kinds = rows.select(pl.col("metadata").str.json_path_match("$.pair_kind").alias("pair_kind"))
     context.add_output_metadata(
         {
@@ -272,102 +273,6 @@ def telemetry_competence(
     return StagedParquet(target)
 
 
-@dg.multi_asset(
-    outs={
-        EPISODES: dg.AssetOut(
-            key=[SOURCE, EPISODES],
-            kinds={"polars"},
-            description=(
-                "`rlds` feed rows: one episode per row with its steps in RLDS layout "
-                "(is_first/is_last/is_terminal, observation, action with action_tokens, reward, "
-                "discount); noise episodes left out."
-            ),
-        ),
-        EPISODE_PAIRS: dg.AssetOut(
-            key=[SOURCE, EPISODE_PAIRS],
-            kinds={"polars"},
-            description=(
-                "`dpo` feed rows: a successful episode (chosen) vs a hard-negative episode of the "
-                "same task (rejected); source_ref names both episodes."
-            ),
-        ),
-    },
-    partitions_def=daily_partitions(),
-    group_name=SOURCE,
-    code_version=rules_version(*EPISODE_RULES),
-    ins={"events": dg.AssetIn(key=ACCEPTED), "classes": dg.AssetIn(key=[SOURCE, COMPETENCE])},
-    # both outputs' novelty indexes read their earlier days, which this same step wrote: one
-    # dependency on the earlier days of `episodes` orders the step (a dependency of each output
-    # on the other's earlier days would be a cycle between the two assets)
-    deps=[TRIAGE, BRONZE_UP_TO_THE_DAY, earlier_days_of(EPISODES)],
-)
-def telemetry_episodes(
-    context: dg.AssetExecutionContext,
-    settings: DistillSettings,
-    embedder: EmbedderResource,
-    events: pl.LazyFrame,
-    classes: pl.LazyFrame,
-):
-    """Episodes in RLDS layout with action tokens and hard-negative pairs.
-
-    See docs/sources/telemetry.md#episodes.
-
-    Only episodes triage passed (a step processed or sampled) are published; the audited skips
-    are evaluated against competence (false-negative rate per action type in the metadata).
-    Rules: `rules/action_tokens.py` (axes, smoothing, bins, discount),
-    `rules/telemetry_competence.py`, `rules/telemetry_triage.py` and `rules/telemetry_novelty.py`
-    (both outputs carry a novelty_score; near-duplicates of published rows are dropped).
-    """
-    lake_root = settings.resolved().lake_root
-    walk = trust_history(lake_root, context.partition_key)
-    folder = working_dir(f"{SOURCE}-{EPISODES}")
-    day = build_episode_day(
-        DayInputs(
-            events=events,
-            triage=_triage(settings, context.partition_key),
-            classes=classes,
-            walk=walk,
-            excluded=_dpo_excluded(lake_root, context.partition_key),
-            decisions=witness.read_decisions(settings.resolved().data_dir),
-            lake_root=lake_root,
-            partition=context.partition_key,
-            table=EPISODES,
-        ),
-        embedder.embedder(),
-        folder / "episodes.parquet",
-    )
-    pairs, pairs_below_floor = trust_weighted_pairs(pairs_of_candidates(day.candidates()), walk)
-    pairs, pair_novelty = _novel(
-        context, settings, embedder, pairs, config="dpo", table=EPISODE_PAIRS
-    )
-    audit = audit_rates(day.audit)
-    context.add_output_metadata(
-        {
-            **rules_metadata(*EPISODE_RULES),
-            "by_value_class": day.value_classes,
-            "index_rows": day.index_rows,
-            f"dropped_{DUPLICATE_REASON}": day.duplicates,
-            "novelty_score": histogram(pl.concat(day.scores)),
-            "episodes": day.built,
-            "triage_passed_episodes": day.passed,
-            "triage_by_verdict": column_counts(pl.concat(day.verdicts).to_frame(), "triage"),
-            **{f"audited/{kind}": found["audited"] for kind, found in audit.items()},
-            **{f"audit_false_negative_rate/{kind}": found["rate"] for kind, found in audit.items()},
-            "dropped_below_trust_floor": day.below_floor,
-            "published_episodes": day.published,
-            "steps": day.steps,
-            "flagged_steps": day.flagged_steps,
-            "preview": preview(day.preview_rows()),
-        },
-        output_name=EPISODES,
-    )
-    context.add_output_metadata(
-        {"pairs": pairs.height, "dropped_below_trust_floor": pairs_below_floor, **pair_novelty},
-        output_name=EPISODE_PAIRS,
-    )
-    return StagedParquet(folder / "episodes.parquet"), pairs
-
-
 @dg.asset(
     key=[SOURCE, REASONING],
     partitions_def=daily_partitions(),
@@ -390,13 +295,13 @@ def telemetry_reasoning(
     novelty_score each, near-duplicates of published rows dropped. Rules:
     `rules/telemetry_reasoning.py`, `rules/telemetry_triage.py`, `rules/telemetry_novelty.py`.
     """
-    traces = without_skipped(events, _triage(settings, context.partition_key), "reasoning")
+    traces = without_skipped(events, triage_of(settings, context.partition_key), "reasoning")
     rows, below_floor = trust_weighted(
         reasoning_rows(traces, made),
         trust_history(settings.resolved().lake_root, context.partition_key),
         event_flags(events, "reasoning", "source_ref", ""),
     )
-    rows, novelty = _novel(context, settings, embedder, rows, config="cot", table=REASONING)
+    rows, novelty = novel_rows(context, settings, embedder, rows, config="cot", table=REASONING)
     context.add_output_metadata(
         {
             **rules_metadata(*REASONING_RULES),

@@ -6,7 +6,6 @@ the day gated, built and tokenized at once, then weighed, classed and scored for
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import polars as pl
@@ -30,7 +29,6 @@ from distill_assets.defs.telemetry.episodes import build_episodes, rlds_rows
 from distill_assets.defs.telemetry.novelty import apply_novelty, published_index
 from distill_assets.defs.telemetry.taxonomy import class_counts, with_value_class
 from distill_assets.defs.telemetry.triage import (
-    TRIAGE_SCHEMA,
     audit_false_negatives,
     gate,
     passed,
@@ -44,88 +42,12 @@ from distill_assets.defs.telemetry.trust import (
 )
 from distill_assets.lib.embed import load_embedder
 from distill_assets.lib.lake import partition_path, write_parquet_atomic
+from distill_assets.lib.metadata import reason_counts
 from distill_assets.rules.telemetry_triage import AUDIT_VALUABLE_CLASSES
+from tests.unit.telemetry.episode_frames import planted_day
 
 DAY = "2026-11-19"
 EARLIER = "2026-11-18"
-TASKS = ("Throw a tall vase", "Fire a glazed bowl")
-# per step: (action_type, action_details) cycled over the steps of an episode
-ACTIONS = (
-    ("wheel_manipulation", {"hand_pressure": 0.6, "lift_rate": 0.3}),
-    ("wheel_manipulation", {"hand_pressure": 0.2, "wheel_speed_adjust": -0.4}),
-    ("move", {"dx": 0.5, "dy": -0.5}),
-    ("craft", {"a": 0.1, "b": 0.2, "c": 0.3, "d": 0.4, "e": 0.5, "f": 0.6, "g": 0.7}),
-)
-DECISIONS = ("skip", "process", "audit", "sample", "skip", "audit", "skip")
-
-
-def _day() -> tuple[pl.LazyFrame, pl.LazyFrame]:
-    """Return a day's silver events (steps out of order, copies, strays) and its triage rows."""
-    events, triage = [], []
-
-    def add(player: str, event_type: str, payload: dict, flags=None, decision=None) -> None:
-        n = len(events)
-        event_id = f"ev{(n * 7919) % 1000:03d}-{n}"
-        events.append(
-            (event_id, event_type, player, f"s-{player}", 1000.0 + n % 17, payload, flags)
-        )
-        if event_type == "trajectory_step":
-            decision = decision or DECISIONS[n % len(DECISIONS)]
-            action = payload.get("action", {}).get("action_type", "")
-            triage.append((event_id, player, event_type, action, decision, "r"))
-
-    for e in range(14):
-        player = f"p{e % 4}"
-        episode = f"ep-{(e * 5) % 14:02d}"
-        # episodes 3 and 4 copy episode 2's steps: near-duplicates of one player (p2 and p3 too)
-        shape = 2 if e in {3, 4, 6} else e
-        for s in reversed(range(3 + shape % 4)):
-            kind, details = ACTIONS[(s + shape) % len(ACTIONS)]
-            step = {
-                "episode_id": episode,
-                "step_index": s,
-                "observation": {
-                    "game_state": {"clay_moisture": 0.1 * s, "symmetry": 0.5},
-                    "inventory": ["clay"] if s % 2 else [],
-                    "skill_state": {"pottery": 3},
-                    "natural_language_instruction": TASKS[shape % 2] if s == 0 else "Go on",
-                },
-                "action": {"action_type": kind, "action_details": details},
-                "reward": 0.25 * ((s + shape) % 4),
-            }
-            flags = ["payload_range"] if (e + s) % 5 == 0 else []
-            # episodes 5 and 9 are skipped by triage, 13 (an expert) is audited and not passed
-            decision = {5: "skip", 9: "skip", 13: "skip" if s else "audit"}.get(e)
-            add(player, "trajectory_step", step, flags, decision)
-        if e % 5 != 2:
-            end = {
-                "episode_id": episode,
-                "success": e % 2 == 0,
-                "task_description": TASKS[shape % 2],
-                "competence_score": None if e == 1 else 0.45 + 0.035 * e,
-            }
-            add(player, "episode_end", end)
-            add(player, "episode_end", {**end, "success": not end["success"]})
-    # trust: p2 fails gold standards (below the floor from its first), p0 passes one
-    for _ in range(6):
-        add("p2", "gold_standard_result", {"passed": False})
-    add("p0", "gold_standard_result", {"passed": True})
-    add("p1", "trajectory_step", {"step_index": 0, "action": {"action_type": "move"}})
-    add("p1", "trajectory_step", {"episode_id": "ep-00", "action": {"action_type": "move"}})
-    silver = pl.LazyFrame(
-        {
-            "event_id": [r[0] for r in events],
-            "event_type": [r[1] for r in events],
-            "player_key": [r[2] for r in events],
-            "session_id": [r[3] for r in events],
-            "event_time": [r[4] for r in events],
-            "payload": [json.dumps(r[5]) for r in events],
-            "flag_checks": [r[6] for r in events],
-        },
-        schema_overrides={"flag_checks": pl.List(pl.String)},
-    )
-    rows = pl.LazyFrame(triage, schema=TRIAGE_SCHEMA, orient="row")
-    return silver, rows
 
 
 def _whole_day(inputs: DayInputs, embedder) -> tuple[pl.DataFrame, pl.DataFrame, dict]:
@@ -150,7 +72,7 @@ def _whole_day(inputs: DayInputs, embedder) -> tuple[pl.DataFrame, pl.DataFrame,
     counts = {
         "built": built.height,
         "passed": episodes.height,
-        "verdicts": verdicts.get_column("triage").sort().to_list(),
+        "verdicts": reason_counts(verdicts, "triage"),
         "audit": audit,
         "below_floor": below_floor,
         "index_rows": index.height,
@@ -164,7 +86,7 @@ def _whole_day(inputs: DayInputs, embedder) -> tuple[pl.DataFrame, pl.DataFrame,
 @pytest.fixture(scope="module")
 def day_inputs(tmp_path_factory: pytest.TempPathFactory) -> DayInputs:
     lake_root = str(tmp_path_factory.mktemp("lake"))
-    events, triage = _day()
+    events, triage = planted_day()
     embedder = load_embedder()
     classes = competence(build_episodes(events), embedder)
     inputs = DayInputs(
@@ -206,7 +128,7 @@ def test_buckets_write_the_whole_day_build_byte_for_byte(
     got = {
         "built": day.built,
         "passed": day.passed,
-        "verdicts": pl.concat(day.verdicts).sort().to_list(),
+        "verdicts": day.verdicts,
         "audit": audit_rates(day.audit),
         "below_floor": day.below_floor,
         "index_rows": day.index_rows,
@@ -232,7 +154,7 @@ def test_the_planted_day_exercises_every_path(day_inputs: DayInputs) -> None:
     assert (counts["built"], counts["passed"], rows.height) == (14, 10, 2)
     assert (counts["duplicates"], counts["index_rows"], pairs.height) == (3, 2, 2)
     assert counts["below_floor"] == 2
-    assert counts["verdicts"].count("pass") == 10
+    assert counts["verdicts"]["pass"] == 10
     assert counts["audit"]["wheel_manipulation"] == {
         "audited": 8,
         "false_negatives": 1,
