@@ -817,7 +817,7 @@ def projection_table(
         f"{most} the night still takes at least {final['lower_s']:,} s (its critical paths).",
     ]
     if alone:
-        measured = ", ".join(f"`{job}: {step}` {wall:g} s" for (job, step), wall in alone.items())
+        measured = ", ".join(f"`{job}: {step}` {wall:.1f} s" for (job, step), wall in alone.items())
         lines += ["", f"Walls measured alone since the night (at its scale): {measured}."]
     missing = unrecorded_steps(result, deps)
     if missing:
