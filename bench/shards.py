@@ -748,16 +748,6 @@ def run_episodes(size_mb: int) -> str:
     return "\n".join(lines)
 
 
-# bronze columns `validate_events` reads
-VALIDATION_COLUMNS = (
-    "event_id",
-    "event_type",
-    "player_key",
-    "session_id",
-    "client_ts",
-    "server_ts",
-    "payload",
-)
 VALIDATION_BUCKETS = (2, 4, 8)
 
 
