@@ -687,21 +687,24 @@ def scaled_walls(
 
     Every step's wall scales with the day from the recorded night (linear through zero:
     conservative for fixed costs); `alone` replaces a recorded step's wall by one measured since
-    at the night's scale (a step changed after the night, run alone on its kept lake). On several
+    at the night's scale (a step changed after the night, run alone on its kept lake), or gives
+    the wall of a step added since the night. On several
     workers a step the shards split (`SHARDED_STEPS`) runs as that many shards, 1/`workers` of
     its divided share each, plus its serial share.
     """
     factor = gb / (result["raw_bytes"]["telemetry"] / 1e9)
-    walls = {}
+    recorded = {}
     for row in result["rows"]:
         job, _, step = str(row["step"]).partition(": ")
-        step = RENAMED_STEPS.get(step, step)
         if step:
-            wall = (alone or {}).get((job, step), float(row["wall_s"])) * factor
-            if step in SHARDED_STEPS and workers > 1:
-                divided, serial = SHARDED_STEPS[step]
-                wall = wall * divided / workers + wall * serial
-            walls[(job, step)] = wall
+            recorded[(job, RENAMED_STEPS.get(step, step))] = float(row["wall_s"])
+    walls = {}
+    for (job, step), at_night in {**recorded, **(alone or {})}.items():
+        wall = at_night * factor
+        if step in SHARDED_STEPS and workers > 1:
+            divided, serial = SHARDED_STEPS[step]
+            wall = wall * divided / workers + wall * serial
+        walls[(job, step)] = wall
     return walls
 
 
@@ -751,9 +754,13 @@ def project(
     return {key: round(value) for key, value in bounds.items()}
 
 
-def unrecorded_steps(result: dict[str, object], deps: dict[str, dict[str, list[str]]]) -> list[str]:
-    """The steps of today's graph (`job: step`) the recorded night has no row for."""
-    recorded = set()
+def unrecorded_steps(
+    result: dict[str, object],
+    deps: dict[str, dict[str, list[str]]],
+    alone: dict[tuple[str, str], float] | None = None,
+) -> list[str]:
+    """The steps of today's graph (`job: step`) neither the recorded night nor `alone` times."""
+    recorded = {f"{job}: {step}" for job, step in alone or {}}
     for row in result["rows"]:
         job, _, step = str(row["step"]).partition(": ")
         recorded.add(f"{job}: {RENAMED_STEPS.get(step, step)}")
@@ -818,8 +825,12 @@ def projection_table(
     ]
     if alone:
         measured = ", ".join(f"`{job}: {step}` {wall:.1f} s" for (job, step), wall in alone.items())
-        lines += ["", f"Walls measured alone since the night (at its scale): {measured}."]
-    missing = unrecorded_steps(result, deps)
+        lines += [
+            "",
+            f"Walls measured alone since the night (at its scale, or of steps added since): "
+            f"{measured}.",
+        ]
+    missing = unrecorded_steps(result, deps, alone)
     if missing:
         lines += ["", f"Not in the record, counted 0 s: {', '.join(f'`{s}`' for s in missing)}."]
     walls = scaled_walls(result, gb, most, alone)

@@ -170,3 +170,15 @@ def test_checks_are_named_by_what_they_prove(definitions: dg.Definitions) -> Non
     names = {key.name for ac in definitions.asset_checks or [] for key in ac.check_keys}
     assert "feed_schema" not in names
     assert {"matches_sft_feed_schema", "matches_sft_tools_feed_schema"} <= names
+
+
+def test_the_seed_database_is_staged_beside_curation(definitions: dg.Definitions) -> None:
+    """Issue 31: the SQLite rewrite is staged off the release chain; export_history finishes it."""
+    graph = definitions.resolve_asset_graph()
+    staged = dg.AssetKey(["escalations", "seed_database"])
+    upstream = dg.AssetSelection.assets(staged).upstream().resolve(graph)
+    assert {key.path[0] for key in upstream} == {"escalations"}
+    history = dg.AssetKey(["escalations", "export_history"])
+    assert staged in dg.AssetSelection.assets(history).upstream(depth=1).resolve(graph)
+    release = definitions.resolve_job_def("publish_release").asset_layer.selected_asset_keys
+    assert {staged, history} <= release

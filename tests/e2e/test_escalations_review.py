@@ -24,7 +24,8 @@ DAY = "2026-11-19"
 SEED = Path(__file__).resolve().parents[1] / "fixtures" / "escalations" / "seed_example.json"
 RELEASE = (
     'group:curation or group:release or key:"escalations/review_state" '
-    'or key:"escalations/review_exclusions" or key:"escalations/export_history"'
+    'or key:"escalations/review_exclusions" or key:"escalations/seed_database" '
+    'or key:"escalations/export_history"'
 )
 CONFIGS = ("instruction", "cot", "dpo", "correction")
 

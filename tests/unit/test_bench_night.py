@@ -301,6 +301,12 @@ def test_night_projection_takes_walls_measured_alone_and_names_unrecorded_steps(
     }
     assert night.project(result, deps, 2.0, 1, alone) == {"lower_s": 65, "upper_s": 130}
     assert night.unrecorded_steps(result, deps) == ["daily_ingest: telemetry__dialogues"]
+    # a step added since the night, measured alone: counted, and no longer unrecorded
+    added = {("daily_ingest", "telemetry__dialogues"): 4.0}
+    assert (
+        night.scaled_walls(result, 2.0, 1, added)[("daily_ingest", "telemetry__dialogues")] == 8.0
+    )
+    assert night.unrecorded_steps(result, deps, added) == []
     # measured on a day of 0.5 GB: scaled to the night's 1 GB as every step is
     assert night.parse_alone(["daily_ingest: telemetry__triage=6@0.5"], 1.0) == {
         ("daily_ingest", "telemetry__triage"): 12.0

@@ -17,33 +17,30 @@ import dagster as dg
 import polars as pl
 from upath import UPath
 
-from distill_assets.contracts.escalations import RAW, SEED_SQLITE_COLUMNS
+from distill_assets.contracts.escalations import RAW
 from distill_assets.contracts.release import ReleaseManifest
 from distill_assets.defs.escalations.compat import (
     HISTORY_SCHEMA,
     merge_history,
     release_rows,
     with_export_counts,
-    write_seed_sqlite,
 )
-from distill_assets.defs.escalations.examples import BATCH_ROWS, example_batches
+from distill_assets.defs.escalations.examples import example_batches
 from distill_assets.defs.escalations.exports import FORMATS, write_export
 from distill_assets.defs.escalations.legacy import STORED_TABLES, migrate_databases
 from distill_assets.defs.escalations.llm_extraction import extract_with_llm
 from distill_assets.defs.escalations.records import RECORDS, RECORDS_EXCLUDE, SOURCE
 from distill_assets.defs.escalations.review import (
     apply_decisions,
-    decisions_path,
     distilled_root,
-    example_partitions,
     read_decisions,
     review_exclusions,
-    scan_examples,
     with_corrected_responses,
 )
 from distill_assets.defs.escalations.review_files import refresh_review_files
+from distill_assets.defs.escalations.seed_database import finish_database, stage_database
 from distill_assets.defs.escalations.stats import STATS_COLUMNS, stats_metadata
-from distill_assets.defs.escalations.working_store import database_path, harvest, inserted_rows
+from distill_assets.defs.escalations.working_store import database_path
 from distill_assets.defs.ingest import QUARANTINE_TABLE, bronze_outs, ingest_metadata
 from distill_assets.defs.jobs import GLOBAL_TAG
 from distill_assets.defs.partitions import daily_partitions
@@ -59,6 +56,7 @@ from distill_assets.rules import rules_metadata, rules_version
 EXAMPLES = "distillation_examples"
 LEGACY_SUFFIXES = (".db",)
 EXPORT_HISTORY = "export_history"
+SEED_DATABASE = "seed_database"
 PREVIEW_COLUMNS = ("id", "source_ref", "reasoning_type", "domain", "quality_score", "query")
 
 
@@ -375,9 +373,46 @@ def review_state(context: dg.AssetExecutionContext, settings: DistillSettings) -
 RELEASE_DATASET_KEY = dg.AssetKey(["release", "dataset"])
 
 
+def _previous_history(lake_root: str) -> pl.DataFrame:
+    """Return the export history recorded so far (empty before the first release)."""
+    path = global_path(lake_root, SOURCE, EXPORT_HISTORY)
+    return pl.read_parquet(str(path)) if path.exists() else pl.DataFrame(schema=HISTORY_SCHEMA)
+
+
+@dg.asset(
+    key=[SOURCE, SEED_DATABASE],
+    deps=[dg.AssetKey([SOURCE, EXAMPLES])],
+    group_name=SOURCE,
+    tags=GLOBAL_TAG,
+    kinds={"polars", "sqlite"},
+)
+def seed_database(settings: DistillSettings) -> dg.MaterializeResult:
+    """Stage the seed's SQLite file beside curation; `escalations/export_history` finishes it.
+
+    Runs with the release (global), off its chain: reads back what was changed in
+    `distilled/distillation.db` since the last release (working_store.py), then writes the whole
+    database, review decisions applied and export counts from the history recorded so far, to
+    `distilled/.distillation.staged.db` with what it was built from (seed_database.py).
+    """
+    cfg = settings.resolved()
+    root = distilled_root(cfg.data_dir)
+    written = stage_database(cfg.lake_root, cfg.raw_root, root, _previous_history(cfg.lake_root))
+    return dg.MaterializeResult(
+        metadata={
+            "staged_rows": written.rows,
+            "sqlite_decisions_read_back": written.counts["decisions"],
+            "sqlite_rows_inserted_by_others": written.counts["inserted"],
+        }
+    )
+
+
 @dg.asset(
     key=[SOURCE, EXPORT_HISTORY],
-    deps=[RELEASE_DATASET_KEY, dg.AssetKey([SOURCE, EXAMPLES])],
+    deps=[
+        RELEASE_DATASET_KEY,
+        dg.AssetKey([SOURCE, EXAMPLES]),
+        dg.AssetKey([SOURCE, SEED_DATABASE]),
+    ],
     # it runs after the publish: in the release group the UI draws the groups in data-flow order
     group_name="release",
     tags=GLOBAL_TAG,
@@ -386,23 +421,20 @@ RELEASE_DATASET_KEY = dg.AssetKey(["release", "dataset"])
 def export_history(context: dg.AssetExecutionContext, settings: DistillSettings) -> pl.DataFrame:
     """Which published versions each escalation example appeared in, and the seed's SQLite file.
 
-    First reads back what was changed in `distilled/distillation.db` since the last release
-    (reviews, notes and corrected answers become decisions in `review/decisions.jsonl`; rows
-    another writer inserted land in the raw folder of their date: working_store.py).
-
     After a publish, records (version, example_id, exported_at) for the escalation rows of the
     published version (read from the checked candidate, which is what was published; nothing
-    before the first release), then writes `distilled/distillation.db` in exactly the seed's
-    schema with `export_count` and `last_exported_at` from this history and review decisions
-    applied (compat.py).
+    before the first release). Then reads back again what was changed in
+    `distilled/distillation.db` (reviews, notes and corrected answers become decisions in
+    `review/decisions.jsonl`; rows another writer inserted land in the raw folder of their date:
+    working_store.py), and finishes the file `escalations/seed_database` staged: the changes since
+    it was staged and the published examples' `export_count` and `last_exported_at` applied, then
+    renamed into place. A missing or stale staged file is logged and the database rewritten whole
+    in exactly the seed's schema (compat.py, seed_database.py).
     """
     cfg = settings.resolved()
-    previous_path = global_path(cfg.lake_root, SOURCE, EXPORT_HISTORY)
-    history = (
-        pl.read_parquet(str(previous_path))
-        if previous_path.exists()
-        else pl.DataFrame(schema=HISTORY_SCHEMA)
-    )
+    history = _previous_history(cfg.lake_root)
+    versions = set(history.get_column("version").to_list())
+    published = pl.DataFrame(schema=HISTORY_SCHEMA)
     candidate = UPath(cfg.lake_root) / "release" / "candidate"
     if (candidate / "release.json").exists():
         manifest = ReleaseManifest.model_validate_json((candidate / "release.json").read_text())
@@ -411,42 +443,30 @@ def export_history(context: dg.AssetExecutionContext, settings: DistillSettings)
             for f in manifest.files
         ]
         rows = pl.concat(frames) if frames else pl.DataFrame()
-        history = merge_history(
-            history, release_rows(manifest.version, manifest.newest_partition, rows)
-        )
+        published = release_rows(manifest.version, manifest.newest_partition, rows)
+        history = merge_history(history, published)
     root = distilled_root(cfg.data_dir)
-    inserted = inserted_rows(root)
-    # which of the inserted rows' ids the lake knows (not every id of the lake)
-    known = set(
-        scan_examples(cfg.lake_root, ["id"])
-        .filter(pl.col("id").is_in(inserted.get_column("id").to_list()))
-        .select("id")
-        .collect()
-        .get_column("id")
-        .to_list()
+    written = finish_database(
+        cfg.lake_root,
+        cfg.raw_root,
+        root,
+        history,
+        versions=versions,
+        published=published.get_column("example_id").to_list(),
     )
-    harvested = harvest(root, decisions_path(root), cfg.raw_root, known)
-    kept = inserted.filter(~pl.col("id").is_in(list(known)))
-    decisions = read_decisions(root)
-    database = database_path(root)
-    written = write_seed_sqlite(
-        (
-            with_export_counts(apply_decisions(batch, decisions), history)
-            for batch in example_partitions(
-                cfg.lake_root, (*SEED_SQLITE_COLUMNS, "answer_rejection"), BATCH_ROWS
-            )
-        ),
-        database,
-        kept,
-    )
+    if written.rewritten_because is not None:
+        context.log.info(
+            f"seed database: the staged file {written.rewritten_because}; rewriting it whole"
+        )
     context.add_output_metadata(
         {
             "versions": history.get_column("version").n_unique(),
             "rows": history.height,
-            "sqlite_path": dg.MetadataValue.path(str(database)),
-            "sqlite_rows": written,
-            "sqlite_decisions_read_back": harvested["decisions"],
-            "sqlite_rows_inserted_by_others": harvested["inserted"],
+            "sqlite_path": dg.MetadataValue.path(str(database_path(root))),
+            "sqlite_rows": written.rows,
+            "sqlite_from_staged": written.rewritten_because is None,
+            "sqlite_decisions_read_back": written.counts["decisions"],
+            "sqlite_rows_inserted_by_others": written.counts["inserted"],
         }
     )
     return history

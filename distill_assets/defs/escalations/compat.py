@@ -11,7 +11,8 @@ id) in exactly the seed's `CREATE TABLE distillation_examples` and five indexes
 (`contracts.escalations.SEED_SQLITE_DDL`), JSON columns as TEXT. It is built in a temporary file
 and renamed into place, so a reader never sees a half-written database (a crash leaves the
 previous file). It also holds `working_store`'s change log: reviews, edits and rows others make
-in it are read back before the next rewrite.
+in it are read back before the next rewrite. It is written in two steps (seed_database.py):
+staged beside curation, finished after the publish.
 """
 
 from __future__ import annotations
@@ -95,13 +96,18 @@ def _json_text(column: str) -> pl.Expr:
 
 
 def write_seed_sqlite(
-    batches: Iterable[pl.DataFrame], path: Path, kept: pl.DataFrame | None = None
+    batches: Iterable[pl.DataFrame],
+    path: Path,
+    kept: pl.DataFrame | None = None,
+    *,
+    change_log: bool = True,
 ) -> int:
     """Write examples into a fresh seed-schema SQLite database at `path`; return the rows.
 
     `kept` (seed columns) are rows to keep as they are when no example has their id: the rows
     another writer inserted that the lake has not ingested yet. The file ends with the change
-    log of `working_store` installed, so changes made to it later are read back.
+    log of `working_store` installed, so changes made to it later are read back (with
+    `change_log` False it is left out: a staged file installs it when finished, seed_database.py).
 
     `batches` hold every partition's examples (`SEED_SQLITE_COLUMNS` and `partition`, review
     decisions and export counts applied), in any number of batches. They are staged as Parquet
@@ -134,7 +140,8 @@ def write_seed_sqlite(
                 ).rowcount
             con.commit()
             con.executescript(indexes)
-            install_change_log(con)
+            if change_log:
+                install_change_log(con)
             con.commit()
         finally:
             con.close()

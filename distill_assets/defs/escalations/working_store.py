@@ -20,8 +20,9 @@ and reads those changes back first, so none is lost:
 - **Inserted rows** (`inserted_records`): rows another writer inserted, as raw escalation lines
   (the seed's Interaction fields and pre-labels) with `distillation_db_ref` =
   `distillation.db#distillation_examples/<id>`, which becomes the example's `source_ref`.
-- **Harvest** (`harvest`, run by `escalations/export_history` just before it rewrites the
-  database): the database's decisions are appended to `review/decisions.jsonl` (a change already
+- **Harvest** (`harvest`, run by `escalations/seed_database` before it stages the database and
+  by `escalations/export_history` again before it finishes it, seed_database.py): the database's
+  decisions are appended to `review/decisions.jsonl` (a change already
   there, same id and ts, is not appended twice) and its inserted rows land as
   `<raw root>/escalations/<created_at date>/distillation_db-<digest>.jsonl` (the digest of the
   file's content: the same rows give the same file), so the next run of that partition ingests
