@@ -16,7 +16,7 @@ from upath import UPath
 from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.player_ids import PlayerIdHasher, hmac_pads, player_key
 from distill_assets.defs.resources import DistillSettings, LakeIOManager
-from distill_assets.defs.telemetry import privacy, silver_shards
+from distill_assets.defs.telemetry import mention_index, privacy, silver_shards
 from distill_assets.defs.telemetry.assets import silver_assets, silver_shard_key
 from distill_assets.defs.telemetry.privacy import SilverIdentity, write_accepted_events
 from distill_assets.lib.lake import partition_path
@@ -278,6 +278,13 @@ def test_silver_shard_steps_and_the_merge_as_assets(
     assert dg.materialize([single, source], partition_key=DAY, resources=resources).success
     expected = silver.read_bytes()
     silver.unlink()
+    # the day's mention index: the known players its texts name (all six)
+    index = mention_index.day_index(lake, DAY)
+    assert mention_index.current_keys(index) == sorted(
+        player_key(KEY, player) for player in PLAYERS
+    )
+    expected_index = index.path.read_bytes()
+    index.path.unlink()
 
     assets = silver_assets(2)
     assert [a.key.to_user_string() for a in assets] == [
@@ -292,6 +299,7 @@ def test_silver_shard_steps_and_the_merge_as_assets(
     assert {silver_shard_key(0), silver_shard_key(1)} <= set(merge.asset_deps[merge.key])
     result = dg.materialize([*assets, source], partition_key=DAY, resources=resources)
     assert result.success and silver.read_bytes() == expected
+    assert index.path.read_bytes() == expected_index  # the union of the token pieces'
     shard = result.asset_materializations_for_node("telemetry__accepted_events_shard_1")[0]
     assert shard.metadata["staged"].value is True
     merged_step = result.asset_materializations_for_node("telemetry__accepted_events")[0]
