@@ -641,7 +641,10 @@ time or withdrew by the day's end (requests of later days remove rows with the r
 `deletion_log`). Player ids in payload text (any player known by the day's end, any
 case, and any token of the game's id shape) are replaced by `[REDACTED_PLAYER_ID]`.
 Rules: `rules/telemetry_privacy.py`. DuckDB reads bronze and writes silver
-(`privacy.write_accepted_events`): the payloads never pass through Python.
+(`privacy.write_accepted_events`): the payloads never pass through Python. The keys of the
+known players the day's texts name go to its mention index
+(`<lake>/_index/telemetry/mentions/<day>.parquet`, keys only), which spares the deletion log
+the partitions that name no newly deleted player (docs/privacy.md#the-mention-index).
 """
 
 
