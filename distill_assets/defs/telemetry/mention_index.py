@@ -185,8 +185,10 @@ def restamp(lake_root: str, plan: MentionPlan, redacted: list[str]) -> int:
     """Rewrite each index `plan` found current without `redacted`, stamped with bronze now.
 
     Run after the deletion's rewrites of bronze (rows removed, the `redacted` players' raw ids
-    replaced in the texts): what each index says of the other players stays true. Returns the
-    indexes rewritten (one unchanged is left as it is).
+    replaced in the texts): what each index says of the other players stays true. Only those
+    rewrites may have changed bronze since the plan: the deletion log is a global step, which
+    runs under the data dir's exclusive lock (`lib.runlock`), so no ingest writes bronze
+    meanwhile. Returns the indexes rewritten (one unchanged is left as it is).
     """
     fingerprints = day_fingerprints(lake_root)
     gone = set(redacted)
