@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import dagster as dg
@@ -218,6 +219,25 @@ def test_missing_or_stale_shards_make_the_merge_compute_the_day(
     stage(day, 2)  # staged for two shards, merged as three
     data, result = merged(day, tmp_path, 3)
     assert data == expected and result.merged == 0
+
+
+@pytest.mark.parametrize("missing", [None, "shard-1.parquet", "mentions-0.parquet"])
+def test_the_merge_writes_the_days_mention_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, missing: str | None
+) -> None:
+    """Merged from the pieces or computed by the merge: the same index (none if a piece lacks)."""
+    monkeypatch.setattr(privacy, "SORT_CHUNK_ROWS", 7)
+    index = mention_index.MentionIndex(UPath(tmp_path / "index.parquet"), "inputs-1")
+    day = replace(make_day(tmp_path, 60), mentions=index)
+    stage(day, 3)
+    if missing is not None:
+        (day.staging / missing).unlink()
+    merged(day, tmp_path, 3)
+    if missing == "mentions-0.parquet":  # the shards merge, the pieces' keys are not all there
+        assert not index.path.exists()
+        return
+    # every player is named in the texts; the deleted one too (the index is of bronze)
+    assert mention_index.current_keys(index) == sorted(player_key(KEY, p) for p in PLAYERS)
 
 
 def test_a_shard_without_the_days_tokens_stages_nothing(
