@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import dagster as dg
@@ -34,6 +35,16 @@ def hmac_pads(key: bytes) -> tuple[bytes, bytes]:
 def player_key(key: bytes, player_id: str) -> str:
     """Return the hex HMAC-SHA256 of a player id (UTF-8) under `key`."""
     return hmac.new(key, player_id.encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+def pads_player_key(pads: Mapping[str, bytes], player_id: str) -> str:
+    """Return `player_key` of a player id from the key's pads (`ResolvedKey.sql_params`).
+
+    `sha256(outer_pad || sha256(inner_pad || player_id))`, as the ingest SQL computes it: the
+    pads are block-sized, so this is the HMAC-SHA256 of `player_key`.
+    """
+    inner = hashlib.sha256(pads["inner_pad"] + player_id.encode("utf-8")).digest()
+    return hashlib.sha256(pads["outer_pad"] + inner).hexdigest()
 
 
 PLAYER_ID_HASHER = "player_id_hasher"

@@ -401,7 +401,14 @@ def feed_fingerprint(paths: list[UPath]) -> str:
     The footer holds every column chunk's offset, size and statistics, so a rewritten partition
     with other content gets another fingerprint without the data being read.
     """
+    prefixes = feed_fingerprints(paths)
+    return prefixes[-1] if prefixes else hashlib.sha256().hexdigest()
+
+
+def feed_fingerprints(paths: list[UPath]) -> list[str]:
+    """Return `feed_fingerprint(paths[: i + 1])` for every i, each footer read once."""
     digest = hashlib.sha256()
+    prefixes = []
     for path in paths:
         with path.open("rb") as handle:
             size = handle.seek(0, 2)
@@ -411,4 +418,5 @@ def feed_fingerprint(paths: list[UPath]) -> str:
             footer = handle.read(footer_length)
         digest.update(f"{path.parent.name}/{path.name} {size}\n".encode())
         digest.update(hashlib.sha256(footer).digest())
-    return digest.hexdigest()
+        prefixes.append(digest.hexdigest())
+    return prefixes

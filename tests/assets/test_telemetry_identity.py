@@ -17,6 +17,7 @@ import polars as pl
 import pytest
 
 from distill_assets.defs.player_ids import DEVELOPMENT_KEY, KEY_ENV, player_key
+from distill_assets.defs.telemetry import mention_index
 from distill_assets.lib.settings import Settings
 from tests.conftest import land, materialize
 
@@ -158,3 +159,6 @@ def test_erasure_reaches_bronze_quarantine_and_the_instance(landed: Settings) ->
     for asset_key in instance.get_asset_keys():
         for record in instance.fetch_materializations(asset_key, limit=1000).records:
             assert deleted not in repr(record.asset_materialization.metadata), asset_key
+    # silver's mention index of the day, re-stamped after the rewrite, without the deleted player
+    index = mention_index.day_index(landed.lake_root, DAY)
+    assert mention_index.current_keys(index) == sorted([key(CONSENTING), key(UNCONSENTED)])

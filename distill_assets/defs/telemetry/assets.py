@@ -33,6 +33,7 @@ from distill_assets.defs.resources import DistillSettings, StagedParquet
 from distill_assets.defs.shards import ingest_day, shard_assets, shard_count, shard_keys
 from distill_assets.defs.telemetry import (
     deletion,
+    mention_index,
     privacy,
     silver_shards,
     triage_shards,
@@ -503,6 +504,7 @@ def _silver_day(
         staging=silver_shards.silver_shard_dir(lake_root, day),
         fingerprint=silver_shards.silver_fingerprint(lake_root, day),
         tokens_fingerprint=silver_shards.silver_fingerprint(lake_root, day, validation=False),
+        mentions=mention_index.day_index(lake_root, day),
     )
 
 
@@ -639,7 +641,10 @@ time or withdrew by the day's end (requests of later days remove rows with the r
 `deletion_log`). Player ids in payload text (any player known by the day's end, any
 case, and any token of the game's id shape) are replaced by `[REDACTED_PLAYER_ID]`.
 Rules: `rules/telemetry_privacy.py`. DuckDB reads bronze and writes silver
-(`privacy.write_accepted_events`): the payloads never pass through Python.
+(`privacy.write_accepted_events`): the payloads never pass through Python. The keys of the
+known players the day's texts name go to its mention index
+(`<lake>/_index/telemetry/mentions/<day>.parquet`, keys only), which spares the deletion log
+the partitions that name no newly deleted player (docs/privacy.md#the-mention-index).
 """
 
 
@@ -685,6 +690,7 @@ def accepted_events_asset(shards: int) -> dg.AssetsDefinition:
                     deleted_up_to(cfg.lake_root, day),
                     target,
                     silver_identity(cfg.lake_root, day, player_id_hasher),
+                    mentions=mention_index.day_index(cfg.lake_root, day),
                 )
             else:
                 silver_day = replace(
@@ -1017,19 +1023,23 @@ def telemetry_deletion_log(
     A consent withdrawal (latest decision for a data type) removes that type's rows from silver
     and the training tables the same way (counted in `withdrawn_rows_removed`). For a request
     logged for the first time, the player's raw id written by others in bronze payloads and
-    quarantined lines is replaced too (`mentions_redacted`).
+    quarantined lines is replaced too (`mentions_redacted`); a bronze partition whose mention
+    index (written by silver) says it names none of them is not scanned (`mention_index`), and
+    the indexes are re-stamped after the rewrites.
     """
     cfg = settings.resolved()
     players = privacy.deleted_players(deletions.lazy()).collect().get_column("player_key").to_list()
     previous_path = global_path(cfg.lake_root, SOURCE, DELETION_LOG)
     previous = pl.read_parquet(str(previous_path)) if previous_path.exists() else None
     logged = set() if previous is None else set(previous.get_column("player_key").to_list())
+    new = [p for p in players if p not in logged]
+    # planned before bronze is rewritten: a rewrite changes the mention indexes' fingerprints
+    plan = mention_index.plan_redaction(cfg.lake_root, new)
     removed = deletion.remove_players(cfg.lake_root, players)
     mentions = deletion.redact_mentions(
-        cfg.lake_root,
-        [p for p in players if p not in logged],
-        player_id_hasher.resolved().sql_params(),
+        cfg.lake_root, new, player_id_hasher.resolved().sql_params(), skipped=plan.skipped
     )
+    mention_index.restamp(cfg.lake_root, plan, new)
     withdrawn = deletion.remove_withdrawn(
         cfg.lake_root, consent.filter(~pl.col("granted")).select("player_key", "data_type")
     )
@@ -1054,6 +1064,8 @@ def telemetry_deletion_log(
             "rows_removed_now": int(removed.get_column("rows").sum()),
             "withdrawn_rows_removed": int(withdrawn.get_column("rows").sum()),
             "mentions_redacted": mentions,
+            # bronze partitions whose mention index spared them the scan
+            "mention_scans_skipped": len(plan.skipped),
             "instance_rows_erased": erased,
             "removed_by_table": funnel(
                 {

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import json
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from contextlib import AbstractContextManager as ContextManager
 from pathlib import Path
 from typing import Any
@@ -120,14 +120,21 @@ def _rewrite_without(path: UPath, involved: pl.Expr, *changes: pl.Expr) -> None:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def redact_mentions(lake_root: str, players: list[str], pads: dict[str, bytes]) -> int:
+def redact_mentions(
+    lake_root: str,
+    players: list[str],
+    pads: dict[str, bytes],
+    *,
+    skipped: Collection[str] = frozenset(),
+) -> int:
     """Replace, in bronze payloads and quarantined raw lines, the raw ids of `players` others wrote.
 
     Another player's text may name a deleted player; past bronze that id is already replaced, and
     this removes it from bronze and quarantine too. The tokens are found as silver finds them
     (`select_player_tokens.sql`: the keyed hash of each distinct token against the deleted keys);
     a partition holding some is rewritten with them replaced by the placeholder. Returns the rows
-    changed.
+    changed. `skipped`: bronze partition files known to name none of `players`, not read
+    (`mention_index.plan_redaction`).
     """
     changed = 0
     if not players:
@@ -135,6 +142,8 @@ def redact_mentions(lake_root: str, players: list[str], pads: dict[str, bytes]) 
     deleted = pl.DataFrame({"player_key": players}, schema={"player_key": pl.String()})
     for table, column in MENTION_COLUMNS.items():
         for path in partition_files(lake_root, SOURCE, table):
+            if table == BRONZE_TABLE and path in skipped:
+                continue
             con = connect(private=True)
             try:
                 with local_file(UPath(path)) as local:

@@ -40,6 +40,7 @@ import pyarrow.parquet as pq
 
 from distill_assets.contracts.published import EXCLUSION_SCHEMA
 from distill_assets.defs.telemetry.events import events_with_ids, payload_fields
+from distill_assets.defs.telemetry.mention_index import MentionIndex, mentioned_keys, write_index
 from distill_assets.lib.cleanup import working_dir
 from distill_assets.lib.lake import DUCKDB_COPY_PARQUET
 from distill_assets.lib.sql import connect, load_sql
@@ -150,6 +151,8 @@ def write_accepted_events(
     deleted: pl.LazyFrame,
     target: Path,
     identity: SilverIdentity,
+    *,
+    mentions: MentionIndex | None = None,
 ) -> int:
     """Write the silver events of a partition to `target` and return the rows written.
 
@@ -168,15 +171,19 @@ def write_accepted_events(
     join and the event order run on the events' keys, into a table of their own first
     (`select_accepted_keys.sql`), so that sort and the payloads' are not held at once: together
     they outgrew DuckDB's memory limit on a 10 GB telemetry day. Then the payloads are sorted
-    (range by range on a large day: `_write_in_order`). With `DISTILL_INGEST_SHARDS` above 1 the
-    same parts run in several steps (`silver_shards`).
+    (range by range on a large day: `_write_in_order`). With `mentions`, the known players the
+    tokens name are written to the day's mention index too (`mention_index`). With
+    `DISTILL_INGEST_SHARDS` above 1 the same parts run in several steps (`silver_shards`).
     """
     spill = working_dir("silver-spill")
     con = connect(private=True)
     try:
         register_day(con, validation, deleted, identity, spill)
         con.read_parquet(str(events_file)).select(*BRONZE_COLUMNS).create_view("events")
-        query, params = silver_query(con, player_tokens(con, identity.pads))
+        tokens = player_tokens(con, identity.pads)
+        if mentions is not None:
+            write_index(mentions, mentioned_keys(con, tokens, identity.pads))
+        query, params = silver_query(con, tokens)
         accepted = create_accepted_keys(con)
         rows = _write_in_order(
             con,

@@ -9,8 +9,10 @@ With `DISTILL_INGEST_SHARDS=N` above 1 (`defs.shards`: "a day across N workers")
    texts name a known player is decided per token, so the day's set (the redaction's regexes,
    and whether every text goes through all of them, need all of it) is the union of the sets of
    any pieces of the day's events. Piece k reads a contiguous range of bronze's row groups
-   (about 1/N of its bytes) and stages its tokens in `tokens-<k>.parquet`. This per-event
-   regex pass is over a third of the unsharded step.
+   (about 1/N of its bytes) and stages its tokens in `tokens-<k>.parquet`, and the known
+   players they name in `mentions-<k>.parquet` (the merge writes their union as the day's
+   mention index, `mention_index`). This per-event regex pass is over a third of the unsharded
+   step.
 2. **The day's keys** (`stage_keys`, beside the pieces): the accepted events and their
    `event_seq` (day-wide: the order of the whole day), staged in `keys.parquet`.
 3. **N shards** (`write_shard`): the day's `event_seq` ranges of `privacy.SORT_CHUNK_ROWS` rows
@@ -52,6 +54,12 @@ from upath import UPath
 
 from distill_assets.defs.shards import shard_dir, split_sizes, staged_footer
 from distill_assets.defs.telemetry import privacy
+from distill_assets.defs.telemetry.mention_index import (
+    INDEX_SCHEMA,
+    MentionIndex,
+    mentioned_keys,
+    write_index,
+)
 from distill_assets.lib.cleanup import working_dir
 from distill_assets.lib.lake import (
     feed_fingerprint,
@@ -136,6 +144,7 @@ def stage_tokens(
 ) -> int | None:
     """Stage the known-player tokens of piece `piece` of a bronze day; return how many.
 
+    The keys of the known players they name are staged beside them (`mention_index`).
     `identity` gives the player keys known by the day's end and the HMAC key pads (its consent
     decisions are not read). None: the day has nothing to divide (`divides`).
     """
@@ -151,12 +160,28 @@ def stage_tokens(
             & (number < duckdb.ConstantExpression(rows.stop))
         ).select("payload").create_view("events")
         tokens = privacy.player_tokens(con, identity.pads)
+        keys = mentioned_keys(con, tokens, identity.pads)
     finally:
         con.close()
-    table = pa.table({"token": tokens}, schema=TOKENS_SCHEMA)
     footer = staged_footer(STAGED_KEY, fingerprint, piece=piece, pieces=pieces)
+    named = pa.table({"player_key": keys}, schema=INDEX_SCHEMA)
+    write_parquet_atomic(
+        named.replace_schema_metadata(footer), staging / f"mentions-{piece}.parquet"
+    )
+    table = pa.table({"token": tokens}, schema=TOKENS_SCHEMA)
     write_parquet_atomic(table.replace_schema_metadata(footer), staging / f"tokens-{piece}.parquet")
     return len(tokens)
+
+
+def staged_mentions(staging: UPath, fingerprint: str, pieces: int) -> list[str] | None:
+    """Return the day's mentioned keys (the union of its staged pieces') if all are current."""
+    keys: set[str] = set()
+    for piece in range(pieces):
+        path = staging / f"mentions-{piece}.parquet"
+        if _staged(path, fingerprint) != {"piece": piece, "pieces": pieces}:
+            return None
+        keys.update(read_parquet_table(path).column("player_key").to_pylist())
+    return sorted(keys)
 
 
 def staged_tokens(staging: UPath, fingerprint: str, pieces: int) -> list[str] | None:
@@ -176,7 +201,7 @@ class SilverDay:
 
     `events_file`: the day's bronze file (local); `staging`: `silver_shard_dir`; `fingerprint`:
     `silver_fingerprint` of the day's inputs, `tokens_fingerprint` that of the token pieces'
-    (without validation).
+    (without validation); `mentions`: the day's mention index the merge writes (None: none).
     """
 
     events_file: Path
@@ -186,6 +211,7 @@ class SilverDay:
     staging: UPath
     fingerprint: str
     tokens_fingerprint: str
+    mentions: MentionIndex | None = None
 
 
 def stage_keys(day: SilverDay) -> int | None:
@@ -337,17 +363,27 @@ class MergedSilver:
 def merge_or_compute(day: SilverDay, target: Path, shards: int) -> MergedSilver:
     """Write the day's silver to `target` from its `shards` staged shards, or compute it.
 
-    Shards that pass `check_shards` are copied in range order (`privacy.concat_pieces`);
-    otherwise the day is computed here (`privacy.write_accepted_events`). The staging folder is
-    removed in every case.
+    Shards that pass `check_shards` are copied in range order (`privacy.concat_pieces`), and
+    the token pieces' mentioned keys, when all are current, written as the day's mention index
+    (`day.mentions`); otherwise the day is computed here (`privacy.write_accepted_events`, which
+    writes the index). The staging folder is removed in every case.
     """
     try:
         reason = check_shards(day.staging, day.fingerprint, shards)
         if reason is not None:
             rows = privacy.write_accepted_events(
-                day.events_file, day.validation, day.deleted, target, day.identity
+                day.events_file,
+                day.validation,
+                day.deleted,
+                target,
+                day.identity,
+                mentions=day.mentions,
             )
             return MergedSilver(rows, 0, reason)
+        if day.mentions is not None:
+            keys = staged_mentions(day.staging, day.tokens_fingerprint, shards)
+            if keys is not None:
+                write_index(day.mentions, keys)
         return MergedSilver(_concat_staged(day.staging, target), shards, None)
     finally:
         if day.staging.exists():

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import dagster as dg
@@ -16,7 +17,7 @@ from upath import UPath
 from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.player_ids import PlayerIdHasher, hmac_pads, player_key
 from distill_assets.defs.resources import DistillSettings, LakeIOManager
-from distill_assets.defs.telemetry import privacy, silver_shards
+from distill_assets.defs.telemetry import mention_index, privacy, silver_shards
 from distill_assets.defs.telemetry.assets import silver_assets, silver_shard_key
 from distill_assets.defs.telemetry.privacy import SilverIdentity, write_accepted_events
 from distill_assets.lib.lake import partition_path
@@ -220,6 +221,25 @@ def test_missing_or_stale_shards_make_the_merge_compute_the_day(
     assert data == expected and result.merged == 0
 
 
+@pytest.mark.parametrize("missing", [None, "shard-1.parquet", "mentions-0.parquet"])
+def test_the_merge_writes_the_days_mention_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, missing: str | None
+) -> None:
+    """Merged from the pieces or computed by the merge: the same index (none if a piece lacks)."""
+    monkeypatch.setattr(privacy, "SORT_CHUNK_ROWS", 7)
+    index = mention_index.MentionIndex(UPath(tmp_path / "index.parquet"), "inputs-1")
+    day = replace(make_day(tmp_path, 60), mentions=index)
+    stage(day, 3)
+    if missing is not None:
+        (day.staging / missing).unlink()
+    merged(day, tmp_path, 3)
+    if missing == "mentions-0.parquet":  # the shards merge, the pieces' keys are not all there
+        assert not index.path.exists()
+        return
+    # every player is named in the texts; the deleted one too (the index is of bronze)
+    assert mention_index.current_keys(index) == sorted(player_key(KEY, p) for p in PLAYERS)
+
+
 def test_a_shard_without_the_days_tokens_stages_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -278,6 +298,13 @@ def test_silver_shard_steps_and_the_merge_as_assets(
     assert dg.materialize([single, source], partition_key=DAY, resources=resources).success
     expected = silver.read_bytes()
     silver.unlink()
+    # the day's mention index: the known players its texts name (all six)
+    index = mention_index.day_index(lake, DAY)
+    assert mention_index.current_keys(index) == sorted(
+        player_key(KEY, player) for player in PLAYERS
+    )
+    expected_index = index.path.read_bytes()
+    index.path.unlink()
 
     assets = silver_assets(2)
     assert [a.key.to_user_string() for a in assets] == [
@@ -292,6 +319,7 @@ def test_silver_shard_steps_and_the_merge_as_assets(
     assert {silver_shard_key(0), silver_shard_key(1)} <= set(merge.asset_deps[merge.key])
     result = dg.materialize([*assets, source], partition_key=DAY, resources=resources)
     assert result.success and silver.read_bytes() == expected
+    assert index.path.read_bytes() == expected_index  # the union of the token pieces'
     shard = result.asset_materializations_for_node("telemetry__accepted_events_shard_1")[0]
     assert shard.metadata["staged"].value is True
     merged_step = result.asset_materializations_for_node("telemetry__accepted_events")[0]
