@@ -57,9 +57,14 @@ class MentionIndex:
     fingerprint: str
 
 
+def index_folder(lake_root: str) -> UPath:
+    """Return the folder of the bronze days' mention index files."""
+    return UPath(lake_root).joinpath(INDEX_FOLDER, SOURCE, "mentions")
+
+
 def index_path(lake_root: str, day: str) -> UPath:
     """Return the mention index file of a bronze day."""
-    return UPath(lake_root).joinpath(INDEX_FOLDER, SOURCE, "mentions", f"{day}.parquet")
+    return index_folder(lake_root) / f"{day}.parquet"
 
 
 def _bronze_files(lake_root: str) -> list[UPath]:
@@ -188,9 +193,16 @@ def restamp(lake_root: str, plan: MentionPlan, redacted: list[str]) -> int:
     replaced in the texts): what each index says of the other players stays true. Only those
     rewrites may have changed bronze since the plan: the deletion log is a global step, which
     runs under the data dir's exclusive lock (`lib.runlock`), so no ingest writes bronze
-    meanwhile. Returns the indexes rewritten (one unchanged is left as it is).
+    meanwhile. An index that was not current (its bronze changed since silver wrote it, or the
+    day is gone) is removed: it could not be used again, and it may list a player just deleted;
+    silver writes the day's again when it runs. Returns the indexes rewritten (one unchanged is
+    left as it is).
     """
     fingerprints = day_fingerprints(lake_root)
+    folder = index_folder(lake_root)
+    for path in sorted(folder.glob("*.parquet")) if folder.exists() else []:
+        if path.stem not in plan.current:
+            path.unlink()
     gone = set(redacted)
     rewritten = 0
     for day, keys in plan.current.items():

@@ -214,9 +214,14 @@ def test_a_stale_index_is_scanned(lakes: tuple[Path, Path]) -> None:
     plan = mention_index.plan_redaction(str(indexed), [KEYS["carol"]])
     assert sorted(plan.current) == [D1, D2]
     assert plan.skipped == {str(indexed / "telemetry" / "events" / f"{D1}.parquet")}
+    stale = mention_index.index_path(str(indexed), D3)
+    assert stale.exists()
     assert delete(indexed, [KEYS["carol"]]) == delete(plain, [KEYS["carol"]]) == 4
     assert stores(indexed) == stores(plain)
     assert "carol_x" not in texts(indexed).lower()
+    # the stale index is removed (it could name a player just deleted); the current ones stay
+    assert not stale.exists()
+    assert mention_index.index_path(str(indexed), D2).exists()
 
 
 def test_without_index_files_every_partition_is_scanned(lakes: tuple[Path, Path]) -> None:
