@@ -255,8 +255,9 @@ def test_no_raw_player_id_past_ingest(planted_env: Settings) -> None:
         for raw_id in planted.PLAYERS:
             assert raw_id.encode() not in data, (path, raw_id)
             assert raw_id not in text, (path, raw_id)
-    # and per day the raw_files integrity table the raw_reconciles check writes (issue 28)
-    assert telemetry_files == (len(DAILY) + 1) * 2 + len(GLOBAL)
+    # and per day the raw_files integrity table the raw_reconciles check writes (issue 28) and
+    # the mention index silver writes (`_index/telemetry/mentions`, checked above like the rest)
+    assert telemetry_files == (len(DAILY) + 2) * 2 + len(GLOBAL)
 
 
 def test_trust_peer_prediction_and_flags(planted_env: Settings) -> None:
