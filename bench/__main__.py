@@ -2,6 +2,9 @@
 
 `python -m bench` (what `make bench` runs) uses each module's full default sizes;
 `python -m bench --quick` runs tiny sizes as a smoke test. Results also go to bench/results/.
+A benchmark module defines `run(quick)`; the others are helpers (`process`) or tools run on
+their own against a kept lake or another checkout (`bronze_identity`, `seed_database`, modules
+starting with `_`), and are not run here.
 """
 
 import argparse
@@ -29,6 +32,8 @@ def main(argv: list[str] | None = None) -> int:
     RESULTS.mkdir(parents=True, exist_ok=True)
     for name in names:
         module = importlib.import_module(f"bench.{name}")
+        if not hasattr(module, "run"):
+            continue
         section = module.run(quick=args.quick)
         (RESULTS / f"{name}{'-quick' if args.quick else ''}.md").write_text(section + "\n")
         print(section)
