@@ -355,6 +355,22 @@ def staged_current(path: UPath, key: bytes, fingerprint: str, **holds: object) -
     return value is not None and json.loads(value) == {"fingerprint": fingerprint, **holds}
 
 
+def merge_description(
+    shards: int, steps: str, computes: str, module: str, when: str = "they are missing or stale"
+) -> str:
+    """Return what a day split's merge step adds to its description (nothing with one shard).
+
+    `steps`: the shard steps it merges; `computes`: its verb when it makes the day itself; `when`:
+    when it does; `module`: the module of its `merge_or_compute`.
+    """
+    if shards == 1:
+        return ""
+    return (
+        f" With {shards} shards it merges the day's {steps} (the same bytes), or {computes} the "
+        f"day itself when {when} (`{module}.merge_or_compute`)."
+    )
+
+
 def shard_key(source: str, shard: int) -> dg.AssetKey:
     """Return the asset key of a source's shard step `shard` (from 0)."""
     return dg.AssetKey([source, f"ingest_shard_{shard}"])

@@ -30,7 +30,13 @@ from distill_assets.defs.jobs import GLOBAL_TAG
 from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.player_ids import DEVELOPMENT_SOURCE, PlayerIdHasher
 from distill_assets.defs.resources import DistillSettings, StagedParquet
-from distill_assets.defs.shards import ingest_day, shard_assets, shard_count, shard_keys
+from distill_assets.defs.shards import (
+    ingest_day,
+    merge_description,
+    shard_assets,
+    shard_count,
+    shard_keys,
+)
 from distill_assets.defs.telemetry import (
     deletion,
     mention_index,
@@ -398,12 +404,12 @@ from the lake: `BRONZE_UP_TO_THE_DAY`).
 
 def validation_asset(shards: int) -> dg.AssetsDefinition:
     """Return `telemetry/validation`; with `shards` above 1, the shards' merge."""
-    merge = (
-        f" With {shards} shards it merges the day's validation shard steps (the same bytes), or "
-        "validates the day itself when they are missing or stale or a conversation or episode "
-        "id spans shards (`validation_shards.merge_or_compute`)."
-        if shards > 1
-        else ""
+    merge = merge_description(
+        shards,
+        "validation shard steps",
+        "validates",
+        "validation_shards",
+        when="they are missing or stale or a conversation or episode id spans shards",
     )
 
     @dg.asset(
@@ -650,12 +656,7 @@ the partitions that name no newly deleted player (docs/privacy.md#the-mention-in
 
 def accepted_events_asset(shards: int) -> dg.AssetsDefinition:
     """Return silver `telemetry/accepted_events`; with `shards` above 1, the shards' merge."""
-    merge = (
-        f" With {shards} shards it merges the day's shard steps (the same bytes), or computes "
-        "the day itself when they are missing or stale (`silver_shards.merge_or_compute`)."
-        if shards > 1
-        else ""
-    )
+    merge = merge_description(shards, "shard steps", "computes", "silver_shards")
 
     @dg.asset(
         key=[SOURCE, ACCEPTED],
@@ -881,13 +882,7 @@ holds a batch, not the day.
 
 def triage_asset(shards: int) -> dg.AssetsDefinition:
     """Return `telemetry/triage`; with `shards` above 1, the shards' merge."""
-    merge = (
-        f" With {shards} shards it merges the day's triage shard steps (the same bytes), or "
-        "judges the day itself when they are missing or stale "
-        "(`triage_shards.merge_or_compute`)."
-        if shards > 1
-        else ""
-    )
+    merge = merge_description(shards, "triage shard steps", "judges", "triage_shards")
 
     @dg.asset(
         key=[SOURCE, TRIAGE],

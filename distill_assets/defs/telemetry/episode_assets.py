@@ -14,7 +14,7 @@ from upath import UPath
 
 from distill_assets.defs.partitions import daily_partitions
 from distill_assets.defs.resources import DistillSettings, EmbedderResource, StagedParquet
-from distill_assets.defs.shards import shard_count
+from distill_assets.defs.shards import merge_description, shard_count
 from distill_assets.defs.telemetry import witness
 from distill_assets.defs.telemetry.assets import (
     BRONZE_UP_TO_THE_DAY,
@@ -153,13 +153,7 @@ def episode_shard_asset(shard: int, shards: int) -> dg.AssetsDefinition:
 
 def episodes_asset(shards: int) -> dg.AssetsDefinition:
     """Return `telemetry/episodes` + `episode_pairs`; with `shards` above 1, the shards' merge."""
-    merge = (
-        f" With {shards} shards it merges the day's episode shard steps (the same bytes), or "
-        "builds the day itself when they are missing or stale "
-        "(`episode_shards.merge_or_compute`)."
-        if shards > 1
-        else ""
-    )
+    merge = merge_description(shards, "episode shard steps", "builds", "episode_shards")
 
     @dg.multi_asset(
         outs={
