@@ -170,8 +170,9 @@ def _varint(value: int) -> bytes:
 
 
 def _column_bytes(column: pa.LargeBinaryArray) -> bytes:
+    """Return a column's values one after another (one copy of its span of the data buffer)."""
     offsets = _offsets(column)
-    return column.buffers()[2].to_pybytes()[offsets[0] : offsets[-1]]
+    return memoryview(column.buffers()[2])[offsets[0] : offsets[-1]].tobytes()
 
 
 def _masked_crcs(crcs: np.ndarray) -> np.ndarray:
